@@ -1,0 +1,41 @@
+# Two entry points for a fresh machine (Python 3.11, pip, apt):
+#   make run   installs the project and starts the dashboard on the bundled sample data
+#   make test  installs everything (Chromium included) and runs the whole test suite
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test install install-test browser lint bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e ".[dashboard,samples]"
+
+install-test: $(BIN)/python
+	$(BIN)/pip install -q -e ".[test]"
+
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
+
+run: install
+	$(BIN)/streamlit run dashboard/app.py
+
+test: install-test browser
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: install-test
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

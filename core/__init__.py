@@ -1,0 +1,86 @@
+"""Calibscope core: calibration assessment and recalibration for probabilistic classifiers.
+
+The public API is re-exported here and imported lazily, so ``import core`` stays
+fast (plotly, scipy.optimize and friends load only when a function needs them).
+
+Examples
+--------
+>>> import numpy as np, core
+>>> p = np.array([0.2, 0.8, 0.9, 0.4]); y = np.array([0, 1, 1, 1])
+>>> round(core.calibration_error(p, y, lens="binary", n_bins=2).value, 4)
+0.2
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors and registries
+    "CalibscopeError": "core.errors",
+    "DataError": "core.errors",
+    "ConfigError": "core.errors",
+    "EstimationError": "core.errors",
+    "FitError": "core.errors",
+    "Registry": "core.registry",
+    # data
+    "Predictions": "core.data",
+    "LintFinding": "core.data",
+    "LintReport": "core.data",
+    "load_predictions": "core.data",
+    # lenses and binning
+    "LENSES": "core.lenses",
+    "LensView": "core.lenses",
+    "apply_lens": "core.lenses",
+    "BINNINGS": "core.binning",
+    "BinStats": "core.binning",
+    "bin_indices": "core.binning",
+    "bin_stats": "core.binning",
+    # estimators
+    "ESTIMATORS": "core.estimators",
+    "CalibrationErrorResult": "core.calibration",
+    "calibration_error": "core.calibration",
+    # scores and intervals
+    "accuracy": "core.scores",
+    "brier_score": "core.scores",
+    "log_loss": "core.scores",
+    "ConfidenceInterval": "core.intervals",
+    "BootstrapResult": "core.intervals",
+    "bootstrap_interval": "core.intervals",
+    "bin_intervals": "core.intervals",
+    # one-call analysis shared by the dashboard, the CLI and reports
+    "AnalysisConfig": "core.analysis",
+    "ReliabilityAnalysis": "core.analysis",
+    "analyze": "core.analysis",
+    # calibration tests
+    "TESTS": "core.calibration_tests",
+    "CalibrationTestResult": "core.calibration_tests",
+    "calibration_test": "core.calibration_tests",
+    # recalibration
+    "RECALIBRATORS": "core.recalibration",
+    "make_recalibrator": "core.recalibration",
+    # ground-truth worlds and bias vs n
+    "PRESET_WORLDS": "core.worlds",
+    "World": "core.worlds",
+    "true_calibration_error": "core.worlds",
+    "bias_vs_n": "core.bias",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,187 @@
+"""Boundary checks for array inputs of the public API.
+
+File loading (with its lint report) lives in :mod:`core.data`; these checks are
+the light ones every public function applies to raw arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core.errors import ConfigError, DataError
+
+#: Tolerance on row sums of a probability matrix (float32 softmax outputs sum to 1 ± 1e-6).
+ROW_SUM_TOL = 1e-4
+
+
+def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
+    """Return predictions as an ``(n, K)`` float64 matrix with ``K >= 2``.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` probabilities of the positive class, or an ``(n, K)`` matrix
+        whose rows are probability vectors.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)`` float64; a 1-D input becomes ``[1 - p, p]``.
+
+    Raises
+    ------
+    DataError
+        If values are not finite, lie outside [0, 1], or rows do not sum to 1.
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim == 2 and p.shape[1] == 1:
+        p = p[:, 0]
+    if p.ndim == 1:
+        p = np.column_stack([1.0 - p, p])
+    elif p.ndim != 2:
+        raise DataError(
+            f"Predictions must be 1-D (binary P(y=1)) or 2-D (n, K); got shape {p.shape}."
+        )
+    if p.shape[0] == 0:
+        raise DataError("There are no predictions (0 rows).")
+    if not np.isfinite(p).all():
+        bad = int((~np.isfinite(p)).any(axis=1).sum())
+        raise DataError(f"{bad} row(s) of predictions contain NaN or infinity; drop or fix them.")
+    if p.min() < 0.0 or p.max() > 1.0:
+        raise DataError(
+            "Predictions must be probabilities in [0, 1]; found values in "
+            f"[{p.min():.4g}, {p.max():.4g}]. If these are logits, load them with core.load_predictions, "
+            "which converts logits with a notice."
+        )
+    sums = p.sum(axis=1)
+    if np.abs(sums - 1.0).max() > ROW_SUM_TOL:
+        bad = int((np.abs(sums - 1.0) > ROW_SUM_TOL).sum())
+        raise DataError(
+            f"{bad} row(s) of the probability matrix do not sum to 1 (within {ROW_SUM_TOL:g}); "
+            "renormalise them or load the file with core.load_predictions(renormalize=True)."
+        )
+    return p
+
+
+def as_labels(labels: ArrayLike, n_classes: int, n_rows: int | None = None) -> np.ndarray:
+    """Return labels as an int64 vector of class indices ``0..K-1``.
+
+    Parameters
+    ----------
+    labels : array_like
+        Integer class indices (booleans allowed for two classes).
+    n_classes : int
+        Number of classes ``K``.
+    n_rows : int, optional
+        Expected length.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 labels.
+
+    Raises
+    ------
+    DataError
+        If labels are not integers in ``0..K-1`` or the length differs.
+    """
+    y = np.asarray(labels)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise DataError(f"Labels must be a 1-D vector; got shape {y.shape}.")
+    if n_rows is not None and y.shape[0] != n_rows:
+        raise DataError(
+            f"There are {n_rows} predictions but {y.shape[0]} labels; they must match row for row."
+        )
+    if y.dtype == bool:
+        y = y.astype(np.int64)
+    elif y.dtype.kind == "f":
+        if not np.isfinite(y).all() or (y != np.round(y)).any():
+            raise DataError(
+                "Labels must be whole class indices; found non-integer or missing values."
+            )
+        y = y.astype(np.int64)
+    elif y.dtype.kind not in "iu":
+        raise DataError(
+            f"Labels must be integer class indices 0..{n_classes - 1}; got values of type {y.dtype}. "
+            "Use core.load_predictions to map class names or 1-indexed labels."
+        )
+    y = y.astype(np.int64, copy=False)
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise DataError(
+            f"Labels must lie in 0..{n_classes - 1} for {n_classes} classes; found "
+            f"{int(y.min())}..{int(y.max())}. 1-indexed labels are converted by core.load_predictions."
+        )
+    return y
+
+
+def check_probs_labels(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a prediction matrix and its labels together.
+
+    Parameters
+    ----------
+    probs : array_like
+        See :func:`as_prob_matrix`.
+    labels : array_like
+        See :func:`as_labels`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(P, y)`` with ``P`` of shape ``(n, K)`` and ``y`` of shape ``(n,)``.
+    """
+    p = as_prob_matrix(probs)
+    return p, as_labels(labels, p.shape[1], p.shape[0])
+
+
+def check_norm(norm: float | str) -> float:
+    """Return the norm as ``1.0``, ``2.0`` or ``inf``.
+
+    Parameters
+    ----------
+    norm : {1, 2, numpy.inf, "inf", "l1", "l2", "linf"}
+        The ℓp norm.
+
+    Returns
+    -------
+    float
+        ``1.0``, ``2.0`` or ``numpy.inf``.
+    """
+    aliases = {
+        "1": 1.0,
+        "l1": 1.0,
+        "2": 2.0,
+        "l2": 2.0,
+        "inf": np.inf,
+        "linf": np.inf,
+        "max": np.inf,
+    }
+    if isinstance(norm, str):
+        key = norm.strip().lower()
+        if key not in aliases:
+            raise ConfigError(f"Unknown norm {norm!r}; use 1, 2 or inf.")
+        return aliases[key]
+    value = float(norm)
+    if value not in (1.0, 2.0, np.inf):
+        raise ConfigError(f"Unsupported norm {norm!r}; use 1 (ECE), 2 (ℓ2 CE) or inf (MCE).")
+    return value
+
+
+def check_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a seed or generator.
+
+    Parameters
+    ----------
+    seed : int, Generator or None
+        ``None`` means seed 0, so results are reproducible by default.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(0 if seed is None else seed)

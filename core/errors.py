@@ -1,0 +1,28 @@
+"""Typed errors raised by :mod:`core`.
+
+Every error is a :class:`ValueError` subclass whose message is written for the
+person using the tool: what is wrong, and how to fix it.  The dashboard shows
+the message in place; the CLI prints it on one line and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class CalibscopeError(ValueError):
+    """Base class of every error raised deliberately by :mod:`core`."""
+
+
+class DataError(CalibscopeError):
+    """The predictions or labels cannot be used as given (file, columns, values)."""
+
+
+class ConfigError(CalibscopeError):
+    """An option is unknown, out of range, or incompatible with another option."""
+
+
+class EstimationError(CalibscopeError):
+    """An estimator or test cannot be computed on this data (e.g. too few rows per bin)."""
+
+
+class FitError(CalibscopeError):
+    """A recalibrator cannot be fitted on this data (e.g. a single class)."""

@@ -1,0 +1,171 @@
+"""Lenses: how a prediction becomes one or more 1-D (score, outcome) problems.
+
+- ``binary``: P(y=1) against 1[y = 1] (two classes only).
+- ``top-label``: the largest probability against 1[y = argmax]; ties go to the lowest index.
+- ``classwise``: one-vs-rest per class, P(y=k) against 1[y = k], with class weights
+  (uniform by default) used to aggregate.
+- ``canonical``: the full vector (kernel estimators only; it has no 1-D view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core._validation import check_probs_labels
+from core.errors import ConfigError
+from core.registry import Registry
+
+
+@dataclass(frozen=True, eq=False)
+class LensView:
+    """One or more 1-D calibration problems derived from predictions.
+
+    Attributes
+    ----------
+    lens : str
+        The lens name.
+    scores : tuple of numpy.ndarray
+        One float64 score vector per component.
+    outcomes : tuple of numpy.ndarray
+        Matching float64 vectors of 0/1 outcomes.
+    names : tuple of str
+        Component names (class names for ``classwise``).
+    weights : numpy.ndarray
+        Aggregation weights of the components, summing to 1.
+    """
+
+    lens: str
+    scores: tuple[np.ndarray, ...]
+    outcomes: tuple[np.ndarray, ...]
+    names: tuple[str, ...]
+    weights: np.ndarray
+
+
+def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the confidence and predicted class of each row.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` probability matrix.
+
+    Returns
+    -------
+    confidence : numpy.ndarray
+        ``max_k probs[i, k]``.
+    predicted : numpy.ndarray
+        ``argmax_k probs[i, k]``; ties go to the lowest index.
+    """
+    predicted = probs.argmax(axis=1)  # numpy returns the first maximum: ties to the lowest index
+    return probs[np.arange(probs.shape[0]), predicted], predicted
+
+
+def apply_lens(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    lens: str = "top-label",
+    *,
+    class_names: tuple[str, ...] | None = None,
+    class_weights: ArrayLike | None = None,
+) -> LensView:
+    """Turn predictions and labels into 1-D score/outcome problems.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    lens : {"binary", "top-label", "classwise"}
+        See the module docstring.
+    class_names : tuple of str, optional
+        Names for the classwise components; default ``"0"``, ``"1"``, ...
+    class_weights : array_like, optional
+        Non-negative weights per class for ``classwise``; normalised to sum 1.
+        Default uniform.
+
+    Returns
+    -------
+    LensView
+        The components.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown lens, ``binary`` with more than two classes, ``canonical``
+        (which has no 1-D view) or bad class weights.
+    """
+    p, y = check_probs_labels(probs, labels)
+    k = p.shape[1]
+    names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+    if len(names) != k:
+        raise ConfigError(f"{len(names)} class names given for {k} classes.")
+    entry = LENSES.get(lens)
+    if entry.meta.get("kernel_only"):
+        raise ConfigError(
+            f"The {lens!r} lens has no one-dimensional view; it is for kernel estimators (SKCE, MMCE)."
+        )
+    return entry.func(p, y, names, class_weights)
+
+
+LENSES: Registry = Registry("lens")
+
+
+@LENSES.register(
+    "binary", label="Binary P(y=1)", description="P(y=1) against the label; two classes only."
+)
+def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: object) -> LensView:
+    if p.shape[1] != 2:
+        raise ConfigError(
+            f"The binary lens needs two classes; these predictions have {p.shape[1]}. "
+            "Use the top-label or classwise lens."
+        )
+    return LensView("binary", (p[:, 1],), ((y == 1).astype(np.float64),), (names[1],), np.ones(1))
+
+
+@LENSES.register(
+    "top-label",
+    label="Top-label (confidence)",
+    description="Confidence of the predicted class against whether the prediction is correct.",
+)
+def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: object) -> LensView:
+    conf, pred = top_label(p)
+    return LensView(
+        "top-label", (conf,), ((pred == y).astype(np.float64),), ("top-label",), np.ones(1)
+    )
+
+
+@LENSES.register(
+    "classwise",
+    label="Classwise (marginal)",
+    description="Each class one-vs-rest; errors aggregated over classes with class weights.",
+)
+def _classwise(
+    p: np.ndarray, y: np.ndarray, names: tuple[str, ...], class_weights: ArrayLike | None
+) -> LensView:
+    k = p.shape[1]
+    if class_weights is None:
+        w = np.full(k, 1.0 / k)
+    else:
+        w = np.asarray(class_weights, dtype=np.float64)
+        if w.shape != (k,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise ConfigError(
+                f"class_weights must be {k} non-negative numbers with a positive sum."
+            )
+        w = w / w.sum()
+    scores = tuple(np.ascontiguousarray(p[:, j]) for j in range(k))
+    outcomes = tuple((y == j).astype(np.float64) for j in range(k))
+    return LensView("classwise", scores, outcomes, names, w)
+
+
+@LENSES.register(
+    "canonical",
+    label="Canonical (full vector)",
+    description="The whole probability vector; for kernel estimators (SKCE, MMCE).",
+    kernel_only=True,
+)
+def _canonical(*_args: object) -> LensView:
+    raise ConfigError("The canonical lens has no one-dimensional view.")
