@@ -1,0 +1,1 @@
+"""Benchmarks (committed scripts, not timed tests): ``python -m benchmarks.run [--quick]``."""

@@ -1,0 +1,207 @@
+"""Binned estimators against a minimal numpy floor on the same arrays.
+
+Floors:
+- binary equal-width: ``k = minimum((s*B).astype(int), B-1)`` and three ``bincount`` calls;
+- top-label: the same after ``max``/``argmax`` of the probability matrix;
+- equal-mass: one ``argsort``, the rank-to-bin map, and three ``bincount`` calls;
+- classwise equal-mass: one column-wise ``argsort`` and one offset ``bincount`` per statistic.
+
+Each estimator is timed twice: end to end through ``calibration_error`` (input validation
+included) and as the registered function on already validated arrays (the estimator work).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import best_of, peer_module, row
+from core._validation import check_probs_labels
+from core.calibration import calibration_error
+from core.estimators import ESTIMATORS
+
+B = 15
+
+
+def _binary_data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    s = rng.beta(2.0, 1.0, n)
+    # a true curve that crosses the diagonal, so binning choices matter
+    t = 1.0 / (1.0 + np.exp(-(1.6 * np.log(s / (1.0 - s + 1e-12) + 1e-12) + 0.35)))
+    return s, (rng.random(n) < t).astype(np.int64)
+
+
+def _multiclass_data(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(n, k)) * 3.0
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    # labels from a tempered version of the model: miscalibrated on purpose
+    top = probs.argmax(axis=1)
+    y = np.where(rng.random(n) < 0.8, top, rng.integers(0, k, n))
+    return probs, y
+
+
+def _ew_floor(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    k = np.minimum((s * B).astype(int), B - 1)
+    return (
+        np.bincount(k, minlength=B),
+        np.bincount(k, weights=s, minlength=B),
+        np.bincount(k, weights=y, minlength=B),
+    )
+
+
+def _em_floor(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    n = s.shape[0]
+    order = np.argsort(s, kind="stable")
+    k = np.empty(n, dtype=np.intp)
+    k[order] = np.arange(n) * B // n
+    return (
+        np.bincount(k, minlength=B),
+        np.bincount(k, weights=s, minlength=B),
+        np.bincount(k, weights=y, minlength=B),
+    )
+
+
+def _classwise_em_floor(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    n, k = probs.shape
+    order = np.argsort(probs, axis=0, kind="stable")
+    bins = np.empty((n, k), dtype=np.intp)
+    np.put_along_axis(bins, order, (np.arange(n) * B // n)[:, None], axis=0)
+    bins += np.arange(k) * B
+    hits = np.zeros((n, k))
+    hits[np.arange(n), y] = 1.0
+    flat = bins.ravel()
+    return (
+        np.bincount(flat, minlength=k * B),
+        np.bincount(flat, weights=probs.ravel(), minlength=k * B),
+        np.bincount(flat, weights=hits.ravel(), minlength=k * B),
+    )
+
+
+def _direct(name: str, p: np.ndarray, y: np.ndarray, **kw: Any) -> Any:
+    settings = {
+        "lens": "top-label",
+        "norm": 1.0,
+        "binning": "equal-width",
+        "n_bins": B,
+        "tie_policy": "split",
+        "class_weights": None,
+        "class_names": None,
+        "rng": np.random.default_rng(0),
+    }
+    settings.update(kw)
+    return ESTIMATORS.get(name).func(p, y, **settings)
+
+
+def _peer_rows(s: np.ndarray, y: np.ndarray, floor: float, repeat: int) -> list[dict[str, Any]]:
+    rows = []
+    label = f"peer binary EW ECE n={s.shape[0]:,}"
+    sk = peer_module("sklearn")
+    if sk is not None:
+        from sklearn.calibration import calibration_curve
+
+        t = best_of(lambda: calibration_curve(y, s, n_bins=B, strategy="uniform"), repeat=repeat)
+        rows.append(row(f"{label}: sklearn calibration_curve", t, floor, "bin means only, no ECE"))
+    else:
+        rows.append(row(f"{label}: sklearn", float("nan"), None, "not installed"))
+    tm = peer_module("torchmetrics")
+    if tm is not None:
+        import torch
+        from torchmetrics.functional.classification import binary_calibration_error
+
+        ts, ty = torch.from_numpy(s), torch.from_numpy(y)
+        t = best_of(lambda: binary_calibration_error(ts, ty, n_bins=B), repeat=repeat)
+        rows.append(row(f"{label}: torchmetrics", t, floor))
+    else:
+        rows.append(row(f"{label}: torchmetrics", float("nan"), None, "not installed"))
+    rp = peer_module("relplot")
+    if rp is not None:
+        t = best_of(lambda: rp.metrics.binnedECE(s, y, nbins=B), repeat=repeat)
+        rows.append(row(f"{label}: relplot binnedECE", t, floor))
+    else:
+        rows.append(row(f"{label}: relplot", float("nan"), None, "not installed"))
+    nc = peer_module("netcal")
+    if nc is not None:
+        from netcal.metrics import ECE
+
+        t = best_of(lambda: ECE(bins=B).measure(s, y), repeat=repeat)
+        rows.append(row(f"{label}: netcal ECE", t, floor))
+    else:
+        rows.append(row(f"{label}: netcal", float("nan"), None, "not installed"))
+    uc = peer_module("calibration")
+    if uc is not None:
+        t = best_of(lambda: uc.get_ece(s, y, num_bins=B), repeat=1, warmup=0)
+        rows.append(row(f"{label}: uncertainty-calibration get_ece", t, floor))
+    else:
+        rows.append(row(f"{label}: uncertainty-calibration", float("nan"), None, "not installed"))
+    return rows
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Time the binned estimators; return rows of name, seconds, ratio_to_floor, notes."""
+    repeat = 3 if quick else 7
+    rows: list[dict[str, Any]] = []
+
+    # binary, n = 1e6, 15 equal-width bins
+    n = 200_000 if quick else 1_000_000
+    s, y = _binary_data(n)
+    floor = best_of(lambda: _ew_floor(s, y), repeat=repeat)
+    rows.append(row(f"floor binary EW n={n:,}", floor, floor, "(s*B).astype(int) + 3 bincounts"))
+    p2, y2 = check_probs_labels(s, y)
+    for name in ESTIMATORS.names(binned=True):
+        norm = 2.0 if name == "debiased" else 1.0
+        kw = {"lens": "binary", "norm": norm, "estimator": name}
+        t = best_of(lambda kw=kw: calibration_error(s, y, **kw), repeat=repeat)
+        rows.append(row(f"{name} binary EW n={n:,} (end to end)", t, floor))
+        t = best_of(
+            lambda name=name, norm=norm: _direct(name, p2, y2, lens="binary", norm=norm),
+            repeat=repeat,
+        )
+        rows.append(row(f"{name} binary EW n={n:,} (validated input)", t, floor))
+    rows.extend(_peer_rows(s, y, floor, repeat))
+
+    # equal mass, n = 1e6
+    em_floor = best_of(lambda: _em_floor(s, y), repeat=repeat)
+    rows.append(row(f"floor binary EM n={n:,}", em_floor, em_floor, "argsort + 3 bincounts"))
+    t = best_of(lambda: calibration_error(s, y, lens="binary", binning="equal-mass"), repeat=repeat)
+    rows.append(
+        row(f"plugin binary EM n={n:,} (end to end)", t, em_floor, f"{t / floor:.1f}× EW floor")
+    )
+    t = best_of(
+        lambda: calibration_error(s, y, lens="binary", binning="equal-mass", estimator="sweep"),
+        repeat=repeat,
+    )
+    rows.append(row(f"sweep binary EM n={n:,} (end to end)", t, em_floor))
+
+    # multiclass top-label, 50,000 × 1,000
+    n, k = (10_000, 200) if quick else (50_000, 1_000)
+    probs, labels = _multiclass_data(n, k)
+
+    def top_floor() -> tuple[np.ndarray, ...]:
+        pred = probs.argmax(axis=1)
+        conf = probs[np.arange(n), pred]
+        return _ew_floor(conf, (pred == labels).astype(np.float64))
+
+    floor = best_of(top_floor, repeat=repeat)
+    rows.append(row(f"floor top-label EW {n:,}×{k:,}", floor, floor, "argmax + take + EW floor"))
+    pv, yv = check_probs_labels(probs, labels)
+    t = best_of(lambda: calibration_error(probs, labels), repeat=repeat)
+    rows.append(row(f"plugin top-label EW {n:,}×{k:,} (end to end)", t, floor))
+    t = best_of(lambda: _direct("plugin", pv, yv), repeat=repeat)
+    rows.append(row(f"plugin top-label EW {n:,}×{k:,} (validated input)", t, floor))
+    t = best_of(lambda: check_probs_labels(probs, labels), repeat=repeat)
+    rows.append(row(f"input validation {n:,}×{k:,}", t, floor, "core._validation"))
+
+    # classwise equal-mass debiased ℓ2, same matrix
+    reps = 1 if quick else 2
+    floor = best_of(lambda: _classwise_em_floor(probs, labels), repeat=reps)
+    rows.append(
+        row(f"floor classwise EM {n:,}×{k:,}", floor, floor, "column argsort + 3 bincounts")
+    )
+    kw = {"lens": "classwise", "binning": "equal-mass", "estimator": "debiased", "norm": 2}
+    t = best_of(lambda: calibration_error(probs, labels, **kw), repeat=reps)
+    rows.append(row(f"debiased ℓ2 classwise EM {n:,}×{k:,} (end to end)", t, floor))
+    return rows

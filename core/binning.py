@@ -1,0 +1,456 @@
+"""Binning schemes for 1-D scores and the per-bin statistics every binned estimator uses.
+
+Conventions
+-----------
+- **Equal-width** (``"equal-width"``): bin ``k`` is ``[k/B, (k+1)/B)`` and the last bin is
+  closed at 1.  The edges are ``np.arange(B + 1) / B`` (each the correctly rounded ``k/B``),
+  and a score equal to an edge lies in the upper bin, so 0.3 with ``B = 10`` is in bin 3.
+  The index is ``floor(s·B)`` followed by a ±1 correction against those float edges, so
+  float rounding of ``s·B`` can never move a point across an edge.
+- **Equal-mass** (``"equal-mass"``): by rank after one stable sort (ties in input order).
+  With ``tie_policy="split"`` (default) bin ``k`` holds the ranks
+  ``ceil(k·n/B) … ceil((k+1)·n/B) − 1``: sizes differ by at most one, a block of equal scores
+  may be split across neighbouring bins, and bins are empty only when ``B > n``.
+  With ``tie_policy="keep"`` every rank boundary that falls inside a block of equal scores
+  is moved up to the end of that block (the whole block joins the lower bin, as in the
+  midpoint edges of Kumar et al.'s ``get_equal_bins``), then boundaries that coincide are
+  merged; the result has ``B' ≤ B`` bins, none empty, and no value spread over two bins.
+  The edges are midpoints between the last score of one bin and the first of the next
+  (0 and 1 at the ends), so with ``"keep"`` the edges reproduce the assignment.
+- **Discrete** (``"discrete"``): one bin per distinct score; ``n_bins`` is ignored and the
+  edges are midpoints between consecutive distinct values.
+
+A registered binning function has the signature
+``func(scores, n_bins, tie_policy) -> (idx, edges)`` with ``idx`` int64 of shape ``(n,)``
+and ``edges`` float64 of shape ``(B + 1,)``; it assumes validated input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from core.errors import ConfigError, DataError
+from core.registry import Registry
+
+BINNINGS: Registry = Registry("binning")
+
+#: Accepted values of ``tie_policy`` (only equal-mass binning depends on it).
+TIE_POLICIES = ("split", "keep")
+
+
+@dataclass(frozen=True, eq=False)
+class BinStats:
+    """Sufficient statistics of one binned 1-D calibration problem.
+
+    Attributes
+    ----------
+    edges : numpy.ndarray
+        ``(B + 1,)`` bin edges (for display and for merging; equal-mass edges are data
+        dependent).
+    counts : numpy.ndarray
+        ``(B,)`` int64 number of points per bin.
+    score_sums : numpy.ndarray
+        ``(B,)`` sum of the scores per bin.
+    label_sums : numpy.ndarray
+        ``(B,)`` sum of the outcomes per bin.
+    scheme : str
+        Name of the binning that produced the bins.
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    score_sums: np.ndarray
+    label_sums: np.ndarray
+    scheme: str
+
+    @property
+    def n(self) -> int:
+        """Total number of points."""
+        return int(self.counts.sum())
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins ``B`` (empty bins included)."""
+        return int(self.counts.shape[0])
+
+    @property
+    def mean_score(self) -> np.ndarray:
+        """Mean score per bin (NaN for empty bins)."""
+        return _safe_mean(self.score_sums, self.counts)
+
+    @property
+    def mean_label(self) -> np.ndarray:
+        """Mean outcome per bin (NaN for empty bins)."""
+        return _safe_mean(self.label_sums, self.counts)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Fraction of the points in each bin, ``counts / n``."""
+        n = self.counts.sum()
+        return self.counts / n if n else np.zeros(self.n_bins)
+
+    def __add__(self, other: object) -> BinStats:
+        """Merge the statistics of two disjoint samples binned on identical edges."""
+        if not isinstance(other, BinStats):
+            return NotImplemented
+        if self.scheme != other.scheme or not np.array_equal(self.edges, other.edges):
+            raise ConfigError(
+                "Only bin statistics with identical edges and scheme can be added; "
+                "bin every chunk with the same fixed edges (equal-width or discrete on a "
+                "shared set of values), not with data-dependent equal-mass edges."
+            )
+        return BinStats(
+            self.edges,
+            self.counts + other.counts,
+            self.score_sums + other.score_sums,
+            self.label_sums + other.label_sums,
+            self.scheme,
+        )
+
+    def __radd__(self, other: object) -> BinStats:
+        # lets ``sum(list_of_binstats)`` start from 0
+        if isinstance(other, int) and other == 0:
+            return self
+        return NotImplemented
+
+    def isclose(self, other: BinStats, *, rtol: float = 1e-12, atol: float = 1e-9) -> bool:
+        """Return whether two bin statistics agree up to float rounding of the sums.
+
+        Parameters
+        ----------
+        other : BinStats
+            The statistics to compare with.
+        rtol, atol : float
+            Tolerances for the score and label sums (counts and edges must be equal).
+
+        Returns
+        -------
+        bool
+            True when scheme, edges and counts are equal and the sums are close.
+        """
+        return (
+            self.scheme == other.scheme
+            and np.array_equal(self.edges, other.edges)
+            and np.array_equal(self.counts, other.counts)
+            and np.allclose(self.score_sums, other.score_sums, rtol=rtol, atol=atol)
+            and np.allclose(self.label_sums, other.label_sums, rtol=rtol, atol=atol)
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the bin table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``bin, lower, upper, count, mean_score, mean_label, gap`` where
+            ``gap = mean_score − mean_label`` (positive means over-confident; NaN for
+            empty bins).
+        """
+        mean_score = self.mean_score
+        mean_label = self.mean_label
+        return pd.DataFrame(
+            {
+                "bin": np.arange(self.n_bins, dtype=np.int64),
+                "lower": self.edges[:-1],
+                "upper": self.edges[1:],
+                "count": self.counts,
+                "mean_score": mean_score,
+                "mean_label": mean_label,
+                "gap": mean_score - mean_label,
+            }
+        )
+
+
+def _safe_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    out = np.full(sums.shape, np.nan)
+    np.divide(sums, counts, out=out, where=counts > 0)
+    return out
+
+
+# --------------------------------------------------------------------------- schemes
+
+
+#: Distance of s·B from an integer below which the float edges decide (rounding is ~1e-15·B).
+_EDGE_TOL = 1e-7
+
+
+def equal_width_edges(n_bins: int) -> np.ndarray:
+    """Return the equal-width edges ``np.arange(B + 1) / B``.
+
+    Parameters
+    ----------
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B + 1,)`` float64 edges from 0 to 1.
+    """
+    return np.arange(n_bins + 1, dtype=np.float64) / n_bins
+
+
+@BINNINGS.register(
+    "equal-width",
+    label="Equal width",
+    description="B bins [k/B, (k+1)/B), the last closed at 1; a score on an edge goes up.",
+    formula="Guo et al. 2017; Roelofs et al. 2022 §2.1 (left-closed, exact float edges)",
+    data_dependent=False,
+)
+def _equal_width(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
+    edges = equal_width_edges(n_bins)
+    t = scores * n_bins
+    idx = t.astype(np.intp)
+    np.minimum(idx, n_bins - 1, out=idx)
+    # floor(s·B) can differ from the bin of s only when s·B rounds to within a few ulps
+    # of an integer; only those points are checked against the float edges.
+    t -= idx
+    near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
+    if near.size:
+        k = idx[near]
+        s = scores[near]
+        upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
+        k -= s < edges[k]
+        k += s >= upper[k]
+        idx[near] = k
+    return idx, edges
+
+
+def equal_mass_starts(n: int, n_bins: int) -> np.ndarray:
+    """Return the first rank of each equal-mass bin, ``ceil(k·n/B)`` for ``k = 0..B``.
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B + 1,)`` int64; bin ``k`` holds the ranks ``starts[k] … starts[k+1] − 1``.
+    """
+    k = np.arange(n_bins + 1, dtype=np.int64)
+    return (k * n + n_bins - 1) // n_bins
+
+
+def _keep_ties(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    n = sorted_scores.shape[0]
+    inner = starts[1:-1]
+    inner = inner[(inner > 0) & (inner < n)]
+    cuts_tie = sorted_scores[inner - 1] == sorted_scores[inner]
+    moved = np.where(
+        cuts_tie, np.searchsorted(sorted_scores, sorted_scores[inner], side="right"), inner
+    )
+    moved = moved[moved < n]
+    return np.unique(np.concatenate(([0], moved, [n])))
+
+
+def _midpoint_edges(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    n = sorted_scores.shape[0]
+    inner = starts[1:-1]
+    below = sorted_scores[np.clip(inner - 1, 0, n - 1)]
+    above = sorted_scores[np.clip(inner, 0, n - 1)]
+    return np.concatenate(([0.0], 0.5 * (below + above), [1.0]))
+
+
+@BINNINGS.register(
+    "equal-mass",
+    label="Equal mass",
+    description="B bins of equal counts by rank (stable sort); tie policy 'split' or 'keep'.",
+    formula="Roelofs et al. 2022 §2.1.2 (rank-based); Kumar et al. 2019 get_equal_bins (keep ties)",
+    data_dependent=True,
+)
+def _equal_mass(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
+    n = scores.shape[0]
+    order = np.argsort(scores, kind="stable")
+    sorted_scores = scores[order]
+    starts = equal_mass_starts(n, n_bins)
+    if tie_policy == "keep":
+        starts = _keep_ties(sorted_scores, starts)
+    sizes = np.diff(starts)
+    idx = np.empty(n, dtype=np.intp)
+    idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
+    return idx, _midpoint_edges(sorted_scores, starts)
+
+
+@BINNINGS.register(
+    "discrete",
+    label="Discrete (one bin per value)",
+    description="One bin per distinct score; for models with finitely many outputs.",
+    formula="Kumar et al. 2019 Def. 5.1 (get_discrete_bins)",
+    data_dependent=True,
+)
+def _discrete(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
+    values, idx = np.unique(scores, return_inverse=True)
+    edges = np.concatenate(([0.0], 0.5 * (values[1:] + values[:-1]), [1.0]))
+    return idx.astype(np.intp, copy=False).reshape(-1), edges
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def check_n_bins(n_bins: object) -> int:
+    """Return ``n_bins`` as an int ≥ 1.
+
+    Parameters
+    ----------
+    n_bins : int
+        Number of bins.
+
+    Returns
+    -------
+    int
+        The validated number of bins.
+
+    Raises
+    ------
+    ConfigError
+        If it is not a whole number ≥ 1.
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer):
+        raise ConfigError(f"n_bins must be a whole number ≥ 1; got {n_bins!r}.")
+    if n_bins < 1:
+        raise ConfigError(f"n_bins must be at least 1; got {n_bins}.")
+    return int(n_bins)
+
+
+def check_tie_policy(tie_policy: object) -> str:
+    """Return a valid equal-mass tie policy.
+
+    Raises
+    ------
+    ConfigError
+        Unless it is ``"split"`` or ``"keep"``.
+    """
+    if tie_policy not in TIE_POLICIES:
+        raise ConfigError(
+            f"Unknown tie_policy {tie_policy!r}; use 'split' (rank order, equal counts) or "
+            "'keep' (equal scores share a bin; fewer bins may result)."
+        )
+    return str(tie_policy)
+
+
+def _as_unit_vector(values: ArrayLike, what: str) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise DataError(f"{what} must be a 1-D vector; got shape {v.shape}.")
+    if v.shape[0] == 0:
+        raise DataError(f"There are no {what.lower()} (0 values).")
+    # NaN fails both comparisons, so this also rejects missing values
+    if not (v.min() >= 0.0 and v.max() <= 1.0):
+        raise DataError(f"{what} must be finite numbers in [0, 1].")
+    return v
+
+
+def bin_indices(
+    scores: ArrayLike,
+    *,
+    binning: str = "equal-width",
+    n_bins: int = 15,
+    tie_policy: str = "split",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Assign each score to a bin.
+
+    Parameters
+    ----------
+    scores : array_like
+        1-D scores in [0, 1].
+    binning : {"equal-width", "equal-mass", "discrete"}
+        A name in :data:`BINNINGS`.
+    n_bins : int, default 15
+        Number of bins ``B`` (ignored by ``"discrete"``).
+    tie_policy : {"split", "keep"}, default "split"
+        Equal-mass treatment of equal scores (see the module docstring).
+
+    Returns
+    -------
+    idx : numpy.ndarray
+        int64 bin index of every score.
+    edges : numpy.ndarray
+        ``(B + 1,)`` float64 edges.
+
+    Examples
+    --------
+    >>> idx, edges = bin_indices([0.0, 0.3, 0.35, 1.0], n_bins=10)
+    >>> idx.tolist()
+    [0, 3, 3, 9]
+    """
+    s = _as_unit_vector(scores, "Scores")
+    entry = BINNINGS.get(binning)
+    return entry.func(s, check_n_bins(n_bins), check_tie_policy(tie_policy))
+
+
+def stats_from_indices(
+    idx: np.ndarray, edges: np.ndarray, scores: np.ndarray, labels: np.ndarray, scheme: str
+) -> BinStats:
+    """Return :class:`BinStats` from bin indices with one ``bincount`` per statistic.
+
+    Parameters
+    ----------
+    idx : numpy.ndarray
+        Bin index of each point, in ``0..len(edges) − 2``.
+    edges : numpy.ndarray
+        Bin edges.
+    scores, labels : numpy.ndarray
+        float64 scores and outcomes.
+    scheme : str
+        Name of the binning.
+
+    Returns
+    -------
+    BinStats
+        The per-bin statistics.
+    """
+    b = edges.shape[0] - 1
+    return BinStats(
+        edges=edges,
+        counts=np.bincount(idx, minlength=b).astype(np.int64, copy=False),
+        score_sums=np.bincount(idx, weights=scores, minlength=b),
+        label_sums=np.bincount(idx, weights=labels, minlength=b),
+        scheme=scheme,
+    )
+
+
+def bin_stats(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    *,
+    binning: str = "equal-width",
+    n_bins: int = 15,
+    tie_policy: str = "split",
+) -> BinStats:
+    """Bin scores and return the per-bin counts, score sums and label sums.
+
+    Parameters
+    ----------
+    scores : array_like
+        1-D scores in [0, 1].
+    labels : array_like
+        1-D outcomes in [0, 1] (usually 0/1), same length.
+    binning, n_bins, tie_policy
+        See :func:`bin_indices`.
+
+    Returns
+    -------
+    BinStats
+        The statistics.
+
+    Examples
+    --------
+    >>> st = bin_stats([0.2, 0.8, 0.9, 0.4], [0, 1, 1, 1], n_bins=2)
+    >>> st.counts.tolist(), st.mean_label.tolist()
+    ([2, 2], [0.5, 1.0])
+    """
+    s = _as_unit_vector(scores, "Scores")
+    y = _as_unit_vector(labels, "Labels")
+    if y.shape != s.shape:
+        raise DataError(f"There are {s.shape[0]} scores but {y.shape[0]} labels.")
+    entry = BINNINGS.get(binning)
+    idx, edges = entry.func(s, check_n_bins(n_bins), check_tie_policy(tie_policy))
+    return stats_from_indices(idx, edges, s, y, binning)

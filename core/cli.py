@@ -1,0 +1,478 @@
+"""The ``calibscope`` command line: the dashboard's analyses for batch jobs and CI.
+
+``calibscope metrics FILE`` loads predictions (CSV or Parquet, with ``--labels``
+for a separate labels file), runs :func:`core.analysis.analyze` and prints the
+calibration errors and scores with bootstrap intervals, as a table or as JSON
+(``--json``: every number, the config, the seed, the lint findings and the
+versions). ``calibscope lint FILE`` prints the data checks only.
+
+Bad input gives one line on stderr (``calibscope: error: ...``) and exit code 2.
+Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from core.errors import CalibscopeError
+
+PROG = "calibscope"
+EXIT_OK = 0
+EXIT_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{PROG}: error: {message} (see {self.prog} --help)\n")
+
+
+class _Failure(Exception):
+    """An error already phrased for the user."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        ``0`` on success, ``2`` on bad input or options (with one line on stderr).
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as stop:  # --help, --version or a parse error (already printed)
+        return int(stop.code or 0) if not isinstance(stop.code, str) else EXIT_ERROR
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        text = args.run(args)
+    except (CalibscopeError, _Failure, OSError, ValueError) as exc:
+        # ValueError covers parser errors of third-party readers on malformed files
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser (choices read from the registries).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser with one sub-command per entry of :data:`COMMANDS`.
+    """
+    import core
+
+    parser = _Parser(
+        prog=PROG,
+        description="Assess the calibration of probabilistic classifiers from saved predictions.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {core.__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for name, (help_text, add_arguments, run) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        add_arguments(cmd)
+        cmd.set_defaults(run=run)
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------
+# shared options
+
+
+def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("file", metavar="FILE", help="predictions: CSV or Parquet")
+    cmd.add_argument(
+        "--labels", metavar="FILE", help="separate labels file (one label per row, same order)"
+    )
+    cmd.add_argument("--label-column", metavar="NAME", help="label column (default: inferred)")
+    cmd.add_argument(
+        "--prob-columns",
+        metavar="A,B,...",
+        help="probability columns in class order, comma-separated (default: inferred)",
+    )
+    cmd.add_argument("--positive-class", metavar="VALUE", help="label value P(y=1) refers to")
+    cmd.add_argument(
+        "--logits",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the scores are logits (default: detect)",
+    )
+    cmd.add_argument(
+        "--renormalize", action="store_true", help="divide rows not summing to 1 by their sum"
+    )
+    cmd.add_argument(
+        "--drop-missing", action="store_true", help="drop rows with NaN/inf or missing labels"
+    )
+    cmd.add_argument("--model", metavar="NAME", help="analyse only this model of a long file")
+    cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cmd.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from core.data import load_predictions
+
+    prob_columns = None
+    if args.prob_columns:
+        prob_columns = [c.strip() for c in args.prob_columns.split(",") if c.strip()]
+    label_column: str | int | None = args.label_column
+    if label_column is not None and label_column.lstrip("-").isdigit():
+        label_column = int(label_column)
+    pred = load_predictions(
+        args.file,
+        labels=args.labels,
+        prob_columns=prob_columns,
+        label_column=label_column,
+        positive_class=args.positive_class,
+        logits={"auto": "auto", "yes": True, "no": False}[args.logits],
+        renormalize=args.renormalize,
+        drop_missing=args.drop_missing,
+    )
+    return pred
+
+
+def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]:
+    if pred.model is None:
+        if model is not None:
+            raise _Failure(f"--model {model!r} given but {pred.source} has no model column.")
+        return [(None, pred)]
+    parts = pred.by_model()
+    if model is None:
+        return list(parts.items())
+    if model not in parts:
+        raise _Failure(
+            f"No model {model!r} in {pred.source}; models: {', '.join(map(repr, parts))}."
+        )
+    return [(model, parts[model])]
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+
+
+def _add_metrics_arguments(cmd: argparse.ArgumentParser) -> None:
+    from core.binning import BINNINGS
+    from core.estimators import ESTIMATORS
+    from core.intervals import INTERVAL_METHODS
+    from core.lenses import LENSES
+
+    _add_input_arguments(cmd)
+    cmd.add_argument(
+        "--lens",
+        choices=LENSES.names(),
+        help="binary for one P(y=1) column or two classes, else top-label (default)",
+    )
+    cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
+    cmd.add_argument("--bins", type=int, default=15, metavar="N", help="number of bins (15)")
+    cmd.add_argument("--norm", choices=("1", "2", "inf"), default="1", help="ℓp norm (1 = ECE)")
+    cmd.add_argument(
+        "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
+    )
+    cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
+    cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
+    cmd.add_argument(
+        "--resamples", type=int, default=1000, metavar="R", help="bootstrap resamples (0 = none)"
+    )
+    cmd.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    cmd.add_argument(
+        "--interval-method", choices=INTERVAL_METHODS.names(), default="wilson", help="per bin"
+    )
+
+
+def _run_metrics(args: argparse.Namespace) -> str:
+    from core.analysis import AnalysisConfig, analyze
+
+    pred = _load(args)
+    lens = args.lens or ("binary" if pred.n_classes == 2 else "top-label")
+    config = AnalysisConfig(
+        lens=lens,
+        binning=args.binning,
+        n_bins=args.bins,
+        norm=args.norm,
+        estimator=args.estimator,
+        tie_policy=args.tie_policy,
+        seed=args.seed,
+        n_resamples=args.resamples,
+        level=args.level,
+        interval_method=args.interval_method,
+    )
+    results = []
+    for name, part in _select_models(pred, args.model):
+        probs = part.probs[:, 1] if part.binary else part.probs
+        analysis = analyze(probs, part.labels, config, class_names=part.class_names)
+        results.append((name, part, analysis))
+    if args.json:
+        return _dump(_metrics_record(args, pred, config, results))
+    return _metrics_text(pred, config, results)
+
+
+def _metrics_record(args: argparse.Namespace, pred: Any, config: Any, results: list) -> dict:
+    out_results = []
+    for name, part, analysis in results:
+        head = analysis.headline
+        boot = analysis.headline_interval
+        out_results.append(
+            {
+                "model": name,
+                "n": part.n,
+                "digest": part.digest,
+                "lint": part.lint.to_records(),
+                "headline": {
+                    "estimator": head.estimator,
+                    "lens": head.lens,
+                    "binning": head.binning,
+                    "n_bins": head.n_bins,
+                    "norm": _norm_text(head.norm),
+                    "value": head.value,
+                    "low": None if boot is None else boot.confidence_interval.low,
+                    "high": None if boot is None else boot.confidence_interval.high,
+                    "components": list(head.components),
+                    "component_values": list(head.component_values),
+                    "details": head.details,
+                },
+                "metrics": analysis.metrics.to_dict(orient="records"),
+                "bins": [
+                    {
+                        "component": c.name,
+                        "weight": c.weight,
+                        "rows": c.to_frame().to_dict("records"),
+                    }
+                    for c in analysis.components
+                ],
+            }
+        )
+    return {
+        "command": "metrics",
+        "calibscope": _version("calibscope"),
+        "versions": _versions(),
+        "input": _input_record(args, pred),
+        "config": config.to_dict(),
+        "seed": config.seed,
+        "lint": pred.lint.to_records(),
+        "results": out_results,
+    }
+
+
+def _metrics_text(pred: Any, config: Any, results: list) -> str:
+    lines = [_input_line(pred)]
+    cfg = config.to_dict()
+    lines.append(
+        "config: "
+        + ", ".join(
+            f"{k}={cfg[k]}"
+            for k in ("lens", "binning", "n_bins", "norm", "estimator", "tie_policy", "seed")
+        )
+        + f", n_resamples={config.n_resamples}, level={config.level:g}"
+    )
+    level = f"{config.level:.0%} interval"
+    for name, part, analysis in results:
+        lines.append("")
+        title = f"model {name!r}" if name is not None else "all rows"
+        head = analysis.headline
+        lines.append(
+            f"{title}: n = {part.n:,}; headline {head.estimator} = {_fmt(head.value)}"
+            + _interval_text(analysis.headline_interval)
+        )
+        table = [("metric", "value", level, "note")]
+        for row in analysis.metrics.itertuples(index=False):
+            interval = "" if _missing(row.low) else f"[{_fmt(row.low)}, {_fmt(row.high)}]"
+            table.append((row.label, _fmt(row.value), interval, row.note or ""))
+        lines.extend(_columns(table))
+        if name is not None:
+            lines.extend(_finding_lines(_value_findings(part), indent="  "))
+    shown = pred.lint.findings if pred.model is None else _load_findings(pred)
+    if shown:
+        lines.append("")
+        lines.append("data checks:")
+        lines.extend(_finding_lines(shown, indent="  "))
+    return "\n".join(lines) + "\n"
+
+
+def _value_findings(pred: Any) -> list:
+    from core.lint import VALUE_CODES
+
+    return [f for f in pred.lint if f.code in VALUE_CODES]
+
+
+def _load_findings(pred: Any) -> list:
+    from core.lint import VALUE_CODES
+
+    return [f for f in pred.lint if f.code not in VALUE_CODES]
+
+
+# ---------------------------------------------------------------------------------------------
+# lint
+
+
+def _run_lint(args: argparse.Namespace) -> str:
+    pred = _load(args)
+    parts = _select_models(pred, args.model)
+    if args.json:
+        return _dump(
+            {
+                "command": "lint",
+                "calibscope": _version("calibscope"),
+                "versions": _versions(),
+                "input": _input_record(args, pred),
+                "lint": pred.lint.to_records(),
+                "models": [
+                    {"model": name, "n": part.n, "lint": part.lint.to_records()}
+                    for name, part in parts
+                    if name is not None
+                ],
+            }
+        )
+    lines = [_input_line(pred)]
+    if pred.model is None:
+        lines.extend(_finding_lines(pred.lint, indent="  ") or ["  no findings"])
+        return "\n".join(lines) + "\n"
+    lines.extend(_finding_lines(_load_findings(pred), indent="  "))
+    for name, part in parts:
+        found = _value_findings(part)
+        lines.append(f"model {name!r} (n = {part.n:,}):" + ("" if found else " no findings"))
+        lines.extend(_finding_lines(found, indent="  "))
+    return "\n".join(lines) + "\n"
+
+
+#: name -> (help, add_arguments(parser), run(args) -> text)
+COMMANDS: dict[
+    str,
+    tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], str]],
+] = {
+    "metrics": (
+        "Calibration errors and scores with bootstrap intervals.",
+        _add_metrics_arguments,
+        _run_metrics,
+    ),
+    "lint": ("Check a predictions file and list the findings.", _add_input_arguments, _run_lint),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# formatting
+
+
+def _input_record(args: argparse.Namespace, pred: Any) -> dict:
+    return {
+        "file": str(args.file),
+        "labels": None if args.labels is None else str(args.labels),
+        "source": pred.source,
+        "n": pred.n,
+        "n_classes": pred.n_classes,
+        "class_names": list(pred.class_names),
+        "binary": pred.binary,
+        "models": list(pred.models),
+        "digest": pred.digest,
+        "columns": pred.columns,
+    }
+
+
+def _input_line(pred: Any) -> str:
+    kind = "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
+    models = f", {len(pred.models)} models" if pred.models else ""
+    return f"{pred.source}: {pred.n:,} rows, {kind}{models}"
+
+
+def _finding_lines(findings: Any, indent: str) -> list[str]:
+    out = []
+    for f in findings:
+        rows = f" [rows {', '.join(map(str, f.rows))}]" if f.rows else ""
+        out.append(f"{indent}{f.severity}: {f.code}: {f.message}{rows}")
+    return out
+
+
+def _interval_text(boot: Any) -> str:
+    if boot is None:
+        return ""
+    ci = boot.confidence_interval
+    return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({boot.level:.0%}, {boot.n_resamples} resamples)"
+
+
+def _columns(table: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(table[0]))]
+    return [
+        "  " + "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _fmt(x: Any) -> str:
+    if _missing(x):
+        return "–"
+    return f"{float(x):.4f}" if abs(float(x)) >= 1e-3 or float(x) == 0 else f"{float(x):.3e}"
+
+
+def _norm_text(norm: float) -> str:
+    return "inf" if math.isinf(norm) else str(int(norm))
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.generic):
+        return _jsonable(x.item())
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if x is None or isinstance(x, (str, int, bool)):
+        return x
+    if hasattr(x, "to_dict"):
+        return _jsonable(x.to_dict())
+    return str(x)
+
+
+def _dump(record: dict) -> str:
+    return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        if dist == "calibscope":
+            import core
+
+            return core.__version__
+        return None
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in ("numpy", "scipy", "pandas", "pyarrow"):
+        out[dist] = _version(dist)
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1220 @@
+"""Load predictions and labels from files, DataFrames or arrays, with a lint report.
+
+Accepted layouts (see :func:`load_predictions`):
+
+- **binary**: one P(y=1) column and a label column (0/1, booleans, or two values
+  with a ``positive_class``);
+- **multiclass**: K probability columns and a label column holding ``0..K-1``,
+  ``1..K`` (converted, with a notice) or class names matching the column names;
+- **headerless matrix + labels file**: a CSV of probabilities without a header
+  row and a separate file with one label per row;
+- **logits** instead of probabilities in any of these, converted by softmax
+  (sigmoid for one column) with a notice.
+
+Optional ``model``, ``split`` and ``group`` columns (names matched
+case-insensitively) are kept as object arrays. Files are parsed as CSV or Parquet
+(pyarrow); nothing is ever unpickled. Problems that make the data unusable raise
+:class:`core.errors.DataError` with what is wrong and how to fix it; everything
+else goes into the :class:`core.lint.LintReport` of the result.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core._validation import ROW_SUM_TOL
+from core.errors import DataError
+from core.lint import VALUE_CODES, LintFinding, LintReport, first_rows, format_rows, lint_values
+
+__all__ = [
+    "ColumnError",
+    "LintFinding",
+    "LintReport",
+    "Predictions",
+    "load_predictions",
+    "read_table",
+]
+
+#: Column names taken as the label column (compared in lower case).
+LABEL_NAMES = (
+    "label",
+    "labels",
+    "y",
+    "y_true",
+    "target",
+    "class",
+    "true",
+    "truth",
+    "true_label",
+    "true_class",
+    "ground_truth",
+    "gt",
+    "outcome",
+    "actual",
+    "y_test",
+)
+#: Optional role columns and the names that select them (lower case).
+ROLE_NAMES = {
+    "model": ("model", "model_name"),
+    "split": ("split",),
+    "group": ("group",),
+}
+#: Columns never taken as probabilities: row identifiers and predicted classes.
+ID_NAMES = frozenset({"id", "index", "idx", "row", "row_id", "sample", "sample_id", "unnamed: 0"})
+PRED_NAMES = frozenset(
+    {
+        "pred",
+        "predicted",
+        "prediction",
+        "y_pred",
+        "pred_class",
+        "predicted_class",
+        "pred_label",
+        "predicted_label",
+    }
+)
+#: Prefixes that mark probability (or logit) columns; the rest of the name is the class name.
+PROB_PREFIX = re.compile(
+    r"^(?:probability|proba|prob|logits?|score|p)(?:[_\-. :]+|(?=\d))(.+)$", re.IGNORECASE
+)
+PROB_PAREN = re.compile(r"^p\((?:y\s*=\s*)?(.+)\)$", re.IGNORECASE)
+POSITIVE_WORDS = frozenset({"1", "true", "t", "yes", "y", "pos", "positive"})
+NEGATIVE_WORDS = frozenset({"0", "false", "f", "no", "n", "neg", "negative"})
+#: Values this far outside [0, 1] are rounding noise and are clipped.
+CLIP_TOL = 1e-6
+PARQUET_SUFFIXES = frozenset({".parquet", ".pq", ".parq"})
+
+
+class ColumnError(DataError):
+    """The columns cannot be inferred unambiguously; one argument resolves it.
+
+    Attributes
+    ----------
+    argument : str
+        The :func:`load_predictions` argument to pass (``"label_column"``,
+        ``"prob_columns"`` or ``"positive_class"``).
+    candidates : tuple of str
+        The values that argument could take (column names or label values).
+    columns : tuple of str
+        All columns of the table, for a column-mapping UI.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argument: str,
+        candidates: Sequence[str] = (),
+        columns: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.candidates = tuple(candidates)
+        self.columns = tuple(columns)
+
+
+@dataclass(frozen=True, eq=False)
+class Predictions:
+    """Validated predictions, labels and their lint report.
+
+    Attributes
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` float64 probabilities, ``K >= 2``, rows summing to 1 (read-only).
+    labels : numpy.ndarray
+        ``(n,)`` int64 class indices ``0..K-1`` (read-only).
+    class_names : tuple of str
+        Names of the ``K`` classes (for binary input: negative, positive).
+    binary : bool
+        Whether the input was a single P(y=1) column.
+    model, split, group : numpy.ndarray or None
+        Object arrays of the optional role columns.
+    lint : LintReport
+        Findings of the load.
+    source : str
+        Where the data came from (a file name, ``"DataFrame"`` or ``"arrays"``).
+    digest : str
+        Exact content hash (blake2b) of the arrays, class names and role columns;
+        equal data gives an equal digest, so caches can key on it.
+    columns : dict
+        The column mapping used: ``label``, ``probs``, ``model``, ``split``,
+        ``group`` (source column names or None), ``positive_class``, ``logits``.
+    """
+
+    probs: np.ndarray
+    labels: np.ndarray
+    class_names: tuple[str, ...]
+    binary: bool
+    model: np.ndarray | None
+    split: np.ndarray | None
+    group: np.ndarray | None
+    lint: LintReport
+    source: str
+    digest: str
+    columns: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.labels.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``K``."""
+        return int(self.probs.shape[1])
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Model names in order of first appearance (empty without a model column)."""
+        if self.model is None:
+            return ()
+        return tuple(str(m) for m in pd.unique(self.model))
+
+    def subset(self, mask: np.ndarray | Sequence[int] | Sequence[bool]) -> Predictions:
+        """Return the rows selected by a boolean mask or an index array.
+
+        The value-level lint findings (ties, missing classes, few rows, ...) are
+        recomputed on the subset; findings about the load itself are kept.
+
+        Parameters
+        ----------
+        mask : array_like
+            Boolean ``(n,)`` mask or integer row positions.
+
+        Returns
+        -------
+        Predictions
+            The subset, with its own digest.
+
+        Raises
+        ------
+        DataError
+            If the subset is empty or the mask has the wrong length.
+        """
+        m = np.asarray(mask)
+        if m.dtype == bool and m.shape != (self.n,):
+            raise DataError(f"A boolean mask must have {self.n} entries; got shape {m.shape}.")
+        idx = np.flatnonzero(m) if m.dtype == bool else m.astype(np.int64)
+        if idx.size == 0:
+            raise DataError("The selection is empty: no rows match.")
+        probs, labels = self.probs[idx], self.labels[idx]
+        roles = {k: None if v is None else v[idx] for k, v in self._roles().items()}
+        kept = [f for f in self.lint if f.code not in VALUE_CODES]
+        found = lint_values(
+            probs,
+            labels,
+            binary=self.binary,
+            class_names=self.class_names,
+            prob_columns=tuple(self.columns.get("probs") or ()),
+        )
+        return _make(
+            probs,
+            labels,
+            self.class_names,
+            self.binary,
+            roles,
+            LintReport(tuple(kept + found)),
+            self.source,
+            dict(self.columns),
+        )
+
+    def by_model(self) -> dict[str, Predictions]:
+        """Split a long file with a ``model`` column into one :class:`Predictions` per model.
+
+        Returns
+        -------
+        dict of str to Predictions
+            In order of first appearance; without a model column, one entry named
+            after the source holding ``self``.
+        """
+        if self.model is None:
+            return {Path(self.source).stem or "model": self}
+        names = self.model.astype(str)
+        return {m: self.subset(names == m) for m in self.models}
+
+    def _roles(self) -> dict[str, np.ndarray | None]:
+        return {"model": self.model, "split": self.split, "group": self.group}
+
+
+# ---------------------------------------------------------------------------------------------
+# reading tables
+
+
+@dataclass
+class _Table:
+    frame: pd.DataFrame
+    headerless: bool
+    name: str
+    findings: list[LintFinding]
+
+
+def read_table(source: Any, *, name: str | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet source into a DataFrame, detecting a missing header row.
+
+    Parameters
+    ----------
+    source : path, file object, bytes or DataFrame
+        What :func:`load_predictions` accepts as ``source``.
+    name : str, optional
+        File name of bytes or a file object (its extension picks the format).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns are strings; a headerless file gets columns ``"0"``, ``"1"``, ...
+
+    Raises
+    ------
+    DataError
+        If the file cannot be found or parsed.
+    """
+    return _read(source, name).frame
+
+
+def _is_pathlike(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _is_filelike(x: Any) -> bool:
+    return hasattr(x, "read") and not isinstance(x, (str, bytes, os.PathLike))
+
+
+def _read(source: Any, name: str | None) -> _Table:
+    if isinstance(source, pd.DataFrame):
+        frame, findings = _dedupe_columns(source, list(map(str, source.columns)))
+        return _Table(frame, False, name or "DataFrame", findings)
+    if _is_pathlike(source):
+        path = Path(source)
+        if not path.is_file():
+            raise DataError(f"File not found: {str(path)!r}. Check the path.")
+        data = path.read_bytes()
+        name = name or path.name
+    elif _is_filelike(source):
+        name = name or str(getattr(source, "name", "") or "")
+        data = source.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise DataError(
+            f"Cannot read predictions from a {type(source).__name__}; pass a path, a file object, "
+            "bytes, a DataFrame or arrays."
+        )
+    name = Path(name).name if name else "upload"
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise DataError(f"{name}: the gzip file is damaged ({exc}).") from None
+        suffixes = suffixes[:-1] if suffixes and suffixes[-1] == ".gz" else suffixes
+    if not data.strip():
+        raise DataError(f"{name} is empty: it holds no rows.")
+    is_parquet = data[:4] == b"PAR1" or (suffixes and suffixes[-1] in PARQUET_SUFFIXES)
+    if is_parquet:
+        return _read_parquet(data, name)
+    return _read_csv(data, name, tab=bool(suffixes) and suffixes[-1] == ".tsv")
+
+
+def _read_parquet(data: bytes, name: str) -> _Table:
+    try:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(f"{name} is not a readable Parquet file: {exc}") from None
+    raw = list(map(str, table.column_names))
+    frame = table.to_pandas(ignore_metadata=True)
+    frame, findings = _dedupe_columns(frame, raw)
+    return _Table(frame, False, name, findings)
+
+
+def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
+    head = data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    first = lines[0]
+    if tab or ("\t" in first and "," not in first):
+        sep = "\t"
+    elif ";" in first and "," not in first:
+        sep = ";"
+    elif "," not in first and len(first.split()) > 1:
+        sep = r"\s+"
+    else:
+        sep = ","
+    fields = first.split() if sep == r"\s+" else next(csv.reader([first], delimiter=sep))
+    fields = [f.strip() for f in fields]
+    headerless = _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(data),
+            sep=sep,
+            header=None if headerless else 0,
+            encoding="utf-8-sig",
+            skipinitialspace=sep != r"\s+",
+            engine="c" if sep != r"\s+" else "python",
+            low_memory=False,
+        )
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(
+            f"{name} could not be parsed as CSV ({msg}). Check that every row has the same "
+            "number of comma-separated fields."
+        ) from None
+    if headerless:
+        frame.columns = [str(i) for i in range(frame.shape[1])]
+        return _Table(frame, True, name, [])
+    frame, findings = _dedupe_columns(frame, fields)
+    return _Table(frame, False, name, findings)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_headerless(fields: list[str], second: str | None, sep: str) -> bool:
+    if not all(_is_number(f) for f in fields if f) or not any(fields):
+        return False
+    # a header of column positions ("0,1,2" as pandas writes a RangeIndex) over real numbers
+    if second is not None and all(re.fullmatch(r"\d+", f) for f in fields) and len(fields) > 1:
+        ints = [int(f) for f in fields]
+        if ints in (list(range(len(ints))), list(range(1, len(ints) + 1))):
+            nxt = second.split() if sep == r"\s+" else second.split(sep)
+            if any(not re.fullmatch(r"\s*-?\d+\s*", v) for v in nxt):
+                return False
+    return True
+
+
+def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, list[LintFinding]]:
+    names = [str(c).strip() for c in raw]
+    seen: dict[str, int] = {}
+    out, dupes = [], []
+    for c in names:
+        if c in seen:
+            seen[c] += 1
+            new = f"{c}.{seen[c]}"
+            while new in names:
+                seen[c] += 1
+                new = f"{c}.{seen[c]}"
+            out.append(new)
+            dupes.append(c)
+        else:
+            seen[c] = 0
+            out.append(c)
+    frame = frame.copy(deep=False)
+    frame.columns = out if len(out) == frame.shape[1] else [str(c) for c in frame.columns]
+    findings = []
+    if dupes:
+        unique = sorted(set(dupes))
+        findings.append(
+            LintFinding(
+                "duplicate-columns",
+                "warning",
+                f"Column name(s) {', '.join(repr(d) for d in unique)} appear more than once; the "
+                "copies were renamed with a suffix (.1, .2, ...). Check which one holds the data "
+                "you mean and give each column a unique name.",
+                columns=tuple(unique),
+            )
+        )
+    return frame, findings
+
+
+# ---------------------------------------------------------------------------------------------
+# the loader
+
+
+def load_predictions(
+    source: Any,
+    *,
+    labels: Any = None,
+    prob_columns: Sequence[str] | str | None = None,
+    label_column: str | int | None = None,
+    positive_class: Any = None,
+    logits: bool | str = "auto",
+    renormalize: bool = False,
+    drop_missing: bool = False,
+    class_names: Sequence[str] | None = None,
+    name: str | None = None,
+) -> Predictions:
+    """Load predictions and labels, infer their layout and lint them.
+
+    Parameters
+    ----------
+    source : path, file object, bytes, DataFrame or array_like
+        A CSV or Parquet file (chosen by extension, else by content; ``.gz`` is
+        decompressed), its bytes or an open binary file (pass ``name`` for the
+        extension), a DataFrame, or an array of probabilities (``(n,)`` P(y=1) or
+        ``(n, K)``) with ``labels``.
+    labels : path, file object, bytes or array_like, optional
+        Labels kept apart from the probabilities: a labels file (one label per
+        row, header optional, e.g. the CIFAR format) or an array. When given, the
+        table's columns are all probability candidates.
+    prob_columns : str or sequence of str, optional
+        The probability (or logit) columns, in class order. Default: inferred.
+    label_column : str or int, optional
+        The label column (a name, matched case-insensitively, or a position for a
+        headerless file). Default: inferred from common names (``label``, ``y``,
+        ``target``, ``class``, ...).
+    positive_class : optional
+        For one probability column with two label values: the value the column
+        is the probability of. Default: inferred from the column name or
+        yes/no-style values.
+    logits : {"auto", True, False}
+        Whether the columns are logits. ``"auto"`` converts when values leave
+        [0, 1] (one column) or leave [0, 1] with rows not summing to 1 (several
+        columns), with a notice.
+    renormalize : bool
+        Divide rows that do not sum to 1 by their sum (with a notice) instead of
+        refusing them.
+    drop_missing : bool
+        Drop rows with NaN/inf probabilities or missing labels (with a notice)
+        instead of refusing them.
+    class_names : sequence of str, optional
+        Class names for a headerless matrix or arrays (default ``"0"``, ``"1"``, ...).
+    name : str, optional
+        File name of bytes or a file object, e.g. an uploaded file's name.
+
+    Returns
+    -------
+    Predictions
+        The validated data, its lint report and digest.
+
+    Raises
+    ------
+    ColumnError
+        If the label or probability columns (or the positive class) cannot be
+        inferred; ``argument`` and ``candidates`` say what to pass.
+    DataError
+        If the data cannot be used (see the message for the fix).
+
+    Notes
+    -----
+    Row numbers in messages and findings are 0-based positions of data rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"p": [0.2, 0.7, 0.9], "y": [0, 1, 1]})
+    >>> pred = load_predictions(df)
+    >>> pred.probs[:, 1].tolist(), pred.labels.tolist(), pred.binary
+    ([0.2, 0.7, 0.9], [0, 1, 1], True)
+    """
+    if logits not in ("auto", True, False):
+        raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
+    table = _source_table(source, name, class_names)
+    frame = table.frame
+    findings = list(table.findings)
+    columns = tuple(frame.columns)
+    if frame.shape[0] == 0:
+        raise DataError(f"{table.name} has a header but no data rows.")
+    roles = {} if table.headerless else _find_roles(columns)
+    used = set(roles.values())
+
+    if labels is not None:
+        label_values = _external_labels(labels, label_column, frame.shape[0])
+        label_name = None
+    else:
+        label_name = _find_label_column(frame, table, label_column, used)
+        used.add(label_name)
+        label_values = frame[label_name]
+    label_values = pd.Series(np.asarray(label_values, dtype=object), copy=False).infer_objects()
+    prob_names, notes = _find_prob_columns(
+        frame, prob_columns, used, label_values, logits, table.headerless
+    )
+    findings += notes
+    P = _numeric_matrix(frame, prob_names)
+
+    # missing values in probabilities or labels
+    bad = ~np.isfinite(P).all(axis=1) | label_values.isna().to_numpy()
+    keep = None
+    if bad.any():
+        rows, count = first_rows(bad)
+        if not drop_missing:
+            raise DataError(
+                f"{count} of {P.shape[0]} rows have a missing, NaN or infinite probability or "
+                f"label ({format_rows(rows, count)}). Fix or remove them, or load with "
+                "drop_missing=True to drop them."
+            )
+        if count == P.shape[0]:
+            raise DataError("Every row has a missing, NaN or infinite probability or label.")
+        findings.append(
+            LintFinding(
+                "missing-values",
+                "warning",
+                f"Dropped {count} rows with a missing, NaN or infinite probability or label "
+                "(drop_missing=True). Results describe the remaining rows only.",
+                rows=rows,
+                columns=tuple(prob_names) + ((label_name,) if label_name else ()),
+                count=count,
+            )
+        )
+        keep = ~bad
+        P = P[keep]
+        label_values = label_values[keep].reset_index(drop=True)
+
+    P, notes = _to_probabilities(P, prob_names, logits, renormalize)
+    findings += notes
+    names = _class_names(prob_names, table.headerless, class_names, P.shape[1])
+    binary = P.shape[1] == 1
+    y, names, positive, notes = _encode_labels(
+        label_values, names, binary, positive_class, prob_names, label_name, columns
+    )
+    findings += notes
+    if binary:
+        P = np.column_stack([1.0 - P[:, 0], P[:, 0]])
+    if P.shape[0] < 2:
+        raise DataError(
+            f"Only {P.shape[0]} usable row: calibration needs at least 2 predictions "
+            "(and a few hundred to say much)."
+        )
+    findings += lint_values(P, y, binary=binary, class_names=names, prob_columns=prob_names)
+    role_arrays = {}
+    for role in ("model", "split", "group"):
+        col = roles.get(role)
+        arr = None
+        if col is not None:
+            arr = frame[col].to_numpy(dtype=object)
+            arr = arr[keep] if keep is not None else arr
+            arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
+        role_arrays[role] = arr
+    mapping = {
+        "label": label_name,
+        "probs": list(prob_names),
+        **{r: roles.get(r) for r in ("model", "split", "group")},
+        "positive_class": positive,
+        "logits": any(f.code == "logits-converted" for f in findings),
+    }
+    return _make(P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping)
+
+
+def _source_table(source: Any, name: str | None, class_names: Sequence[str] | None) -> _Table:
+    if isinstance(source, pd.DataFrame) or _is_pathlike(source) or _is_filelike(source):
+        return _read(source, name)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _read(source, name)
+    if isinstance(source, pd.Series):
+        source = source.to_numpy()
+    try:
+        arr = np.asarray(source)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"Cannot read predictions from {type(source).__name__}: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        raise DataError(
+            f"The prediction array holds non-numeric values (dtype {arr.dtype}); pass numbers."
+        )
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise DataError(
+            f"Predictions must be 1-D (binary P(y=1)) or 2-D (n, K); got shape {arr.shape}."
+        )
+    frame = pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
+    return _Table(frame, True, name or "arrays", [])
+
+
+def _find_roles(columns: Sequence[str]) -> dict[str, str]:
+    lower = {c.lower(): c for c in reversed(columns)}
+    roles = {}
+    for role, options in ROLE_NAMES.items():
+        for opt in options:
+            if opt in lower:
+                roles[role] = lower[opt]
+                break
+    return roles
+
+
+def _external_labels(labels: Any, label_column: str | int | None, n: int) -> np.ndarray:
+    if _is_pathlike(labels) or _is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
+        table = _read(labels, None)
+        frame = table.frame
+        if frame.shape[1] == 1:
+            values = frame.iloc[:, 0].to_numpy()
+        else:
+            col = _find_label_column(frame, table, label_column, set())
+            values = frame[col].to_numpy()
+        what = f"the labels file {table.name}"
+    elif isinstance(labels, pd.DataFrame):
+        if labels.shape[1] != 1:
+            raise DataError(
+                f"labels must be one column; got a DataFrame with {labels.shape[1]} columns."
+            )
+        values = labels.iloc[:, 0].to_numpy()
+        what = "the labels"
+    else:
+        values = np.asarray(labels, dtype=object if not isinstance(labels, np.ndarray) else None)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise DataError(f"labels must be a 1-D vector; got shape {values.shape}.")
+        what = "the labels"
+    if values.shape[0] != n:
+        raise DataError(
+            f"The predictions have {n} rows but {what} has {values.shape[0]}; they must match row "
+            "for row, in the same order (check for a header line or a trailing summary row)."
+        )
+    return values
+
+
+def _find_label_column(
+    frame: pd.DataFrame, table: _Table, label_column: str | int | None, used: set[str]
+) -> str:
+    columns = list(frame.columns)
+    if label_column is not None:
+        if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
+            pos = int(label_column)
+            if not -len(columns) <= pos < len(columns):
+                raise DataError(
+                    f"label_column={label_column} is out of range: the table has {len(columns)} "
+                    "columns."
+                )
+            return columns[pos]
+        match = [c for c in columns if c.lower() == str(label_column).strip().lower()]
+        if not match:
+            raise ColumnError(
+                f"No column named {label_column!r}. Columns: {_col_list(columns)}.",
+                argument="label_column",
+                candidates=columns,
+                columns=columns,
+            )
+        return match[0]
+    if table.headerless:
+        raise ColumnError(
+            f"{table.name} has no header row, so its label column cannot be found by name. Pass "
+            "labels= (a labels file or array, as in the CIFAR format) or label_column=<position>.",
+            argument="labels",
+            columns=columns,
+        )
+    free = [c for c in columns if c not in used]
+    named = [c for c in free if c.lower() in LABEL_NAMES]
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        raise ColumnError(
+            f"Several columns could be the labels: {_col_list(named)}. Pass label_column= with one "
+            "of them.",
+            argument="label_column",
+            candidates=named,
+            columns=columns,
+        )
+    # no conventional name: a single non-float column among float columns is the label
+    kinds = {c: frame[c].dtype.kind for c in free}
+    non_float = [c for c in free if kinds[c] in "iubOSUT" and c.lower() not in ID_NAMES]
+    if len(non_float) == 1 and any(kinds[c] == "f" for c in free):
+        return non_float[0]
+    raise ColumnError(
+        f"Could not tell which column holds the labels among {_col_list(free)}. Pass "
+        "label_column= (or labels= for a separate labels file); common names such as 'label', "
+        "'y' or 'target' are found automatically.",
+        argument="label_column",
+        candidates=free,
+        columns=columns,
+    )
+
+
+def _col_list(cols: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(repr(c) for c in cols[:limit])
+    return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "") or "(none)"
+
+
+def _class_part(column: str) -> str | None:
+    m = PROB_PAREN.match(column) or PROB_PREFIX.match(column)
+    return m.group(1).strip() if m else None
+
+
+def _mostly_numeric(series: pd.Series) -> bool:
+    values = series.dropna()
+    if values.empty:
+        return False
+    parsed = pd.to_numeric(values.astype(str).str.strip(), errors="coerce")
+    return parsed.notna().mean() >= 0.9
+
+
+def _find_prob_columns(
+    frame: pd.DataFrame,
+    prob_columns: Sequence[str] | str | None,
+    used: set[str],
+    label_values: pd.Series,
+    logits: bool | str,
+    headerless: bool,
+) -> tuple[list[str], list[LintFinding]]:
+    columns = list(frame.columns)
+    if prob_columns is not None:
+        wanted = [prob_columns] if isinstance(prob_columns, str) else list(prob_columns)
+        lower = {c.lower(): c for c in reversed(columns)}
+        missing = [w for w in wanted if str(w).lower() not in lower]
+        if missing:
+            raise ColumnError(
+                f"Probability column(s) {_col_list(missing)} not found. Columns: "
+                f"{_col_list(columns)}.",
+                argument="prob_columns",
+                candidates=[c for c in columns if c not in used],
+                columns=columns,
+            )
+        if not wanted:
+            raise DataError("prob_columns is empty; name at least one probability column.")
+        return [lower[str(w).lower()] for w in wanted], []
+
+    free = [c for c in columns if c not in used]
+    ignored = [c for c in free if c.lower() in ID_NAMES or c.lower() in PRED_NAMES]
+    free = [c for c in free if c not in ignored]
+    numeric, text = [], []
+    for c in free:
+        kind = frame[c].dtype.kind
+        if kind in "iuf":
+            numeric.append(c)
+        elif kind in "OSUT" and (_class_part(c) is not None or _mostly_numeric(frame[c])):
+            numeric.append(c)  # kept so that the non-numeric values are reported
+        else:
+            text.append(c)
+    ignored += text
+    chosen, basis = numeric, "numeric"
+    label_set = {str(v) for v in pd.unique(label_values.dropna())}
+    if label_values.dtype.kind in "OSUT" and len(label_set) >= 2:
+        by_name = [c for c in numeric if c in label_set or (_class_part(c) or "\0") in label_set]
+        if len(by_name) >= 2:
+            chosen, basis = by_name, "named"
+    if basis == "numeric":
+        patterned = [c for c in numeric if _class_part(c) is not None]
+        if patterned:
+            chosen, basis = patterned, "named"
+    ignored += [c for c in numeric if c not in chosen]
+    if not chosen:
+        raise ColumnError(
+            f"No numeric probability column found among {_col_list(free or columns)}. Pass "
+            "prob_columns= with the probability (or logit) columns in class order.",
+            argument="prob_columns",
+            candidates=free,
+            columns=columns,
+        )
+    if basis == "numeric" and len(chosen) >= 2 and not headerless and logits is not True:
+        P = _numeric_matrix(frame, chosen, strict=False)
+        ok = np.isfinite(P).all(axis=1)
+        if ok.any():
+            sums = P[ok].sum(axis=1)
+            if np.abs(sums - 1.0).max() > ROW_SUM_TOL or P[ok].min() < 0 or P[ok].max() > 1:
+                raise ColumnError(
+                    f"Columns {_col_list(chosen)} are all numeric but do not form probability "
+                    "rows (they do not sum to 1). Pass prob_columns= with the probability "
+                    "columns in class order (and logits=True if they are logits).",
+                    argument="prob_columns",
+                    candidates=chosen,
+                    columns=columns,
+                )
+    notes = []
+    if ignored:
+        notes.append(
+            LintFinding(
+                "ignored-columns",
+                "info",
+                f"Column(s) {_col_list(ignored)} were not used (not probabilities, labels, model, "
+                "split or group). Pass prob_columns= to choose the probability columns yourself.",
+                columns=tuple(ignored),
+            )
+        )
+    return chosen, notes
+
+
+def _numeric_matrix(frame: pd.DataFrame, names: Sequence[str], strict: bool = True) -> np.ndarray:
+    cols = []
+    for c in names:
+        s = frame[c]
+        if s.dtype.kind == "b":
+            s = s.astype(np.float64)
+        elif s.dtype.kind not in "iuf":
+            text = s.astype(str).str.strip()
+            parsed = pd.to_numeric(text, errors="coerce")
+            bad = parsed.isna().to_numpy() & s.notna().to_numpy()
+            if bad.any() and strict:
+                rows, count = first_rows(bad)
+                example = text.to_numpy()[rows[0]]
+                hint = ""
+                if re.fullmatch(r"-?\d+,\d+", example):
+                    hint = " It looks like a decimal comma: save the file with decimal points."
+                raise DataError(
+                    f"Probability column {c!r} holds non-numeric values such as {example!r} "
+                    f"({format_rows(rows, count)}). Fix these cells or choose other columns "
+                    f"with prob_columns=.{hint}"
+                )
+            s = parsed
+        cols.append(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    return np.column_stack(cols) if cols else np.empty((frame.shape[0], 0))
+
+
+def _to_probabilities(
+    P: np.ndarray, names: Sequence[str], logits: bool | str, renormalize: bool
+) -> tuple[np.ndarray, list[LintFinding]]:
+    findings: list[LintFinding] = []
+    cols = tuple(names)
+    k = P.shape[1]
+    outside = (P < 0.0) | (P > 1.0)
+    far = (P < -CLIP_TOL) | (P > 1.0 + CLIP_TOL)
+    sums = P.sum(axis=1)
+    sums_ok = k == 1 or np.abs(sums - 1.0).max() <= ROW_SUM_TOL
+    looks_logit = bool(far.any()) and (k == 1 or not sums_ok)
+    if logits is True or (logits == "auto" and looks_logit):
+        log_probs = k > 1 and P.max() <= 0 and np.abs(_logsumexp(P)).max() <= ROW_SUM_TOL
+        P = _sigmoid(P) if k == 1 else _softmax(P)
+        how = "sigmoid" if k == 1 else "softmax"
+        if logits is True:
+            why = "logits=True"
+        else:
+            why = "values outside [0, 1]" + ("" if k == 1 else " and rows not summing to 1")
+        kind = "log-probabilities" if log_probs else "logits"
+        findings.append(
+            LintFinding(
+                "logits-converted",
+                "warning",
+                f"The scores were read as {kind} ({why}) and converted to probabilities with a "
+                f"{how}. If they are already probabilities, load with logits=False to see "
+                "what is wrong with them.",
+                columns=cols,
+                count=int(P.shape[0]),
+            )
+        )
+        return P, findings
+    if far.any():
+        rows, count = first_rows(far.any(axis=1))
+        why = " although their rows sum to 1, so they are not logits either" if sums_ok else ""
+        raise DataError(
+            f"{count} rows have probabilities outside [0, 1]{why} (values from {np.min(P):.4g} "
+            f"to {np.max(P):.4g}; {format_rows(rows, count)}). If these are logits, load with "
+            "logits=True; otherwise fix the values."
+        )
+    if outside.any():
+        rows, count = first_rows(outside.any(axis=1))
+        P = np.clip(P, 0.0, 1.0)
+        findings.append(
+            LintFinding(
+                "clipped",
+                "info",
+                f"{count} rows had probabilities outside [0, 1] by less than {CLIP_TOL:g} "
+                "(rounding); they were clipped to [0, 1].",
+                rows=rows,
+                columns=cols,
+                count=count,
+            )
+        )
+        sums = P.sum(axis=1)
+    if k > 1:
+        dev = np.abs(sums - 1.0)
+        off = dev > ROW_SUM_TOL
+        if off.any():
+            rows, count = first_rows(off)
+            worst = float(dev.max())
+            if not renormalize:
+                raise DataError(
+                    f"{count} of {P.shape[0]} rows of probabilities do not sum to 1 (largest "
+                    f"deviation {worst:.3g}; {format_rows(rows, count)}). Load with "
+                    "renormalize=True to divide each row by its sum, or check that all K class "
+                    "columns were selected (prob_columns=) and that they are not logits "
+                    "(logits=True)."
+                )
+            if (sums[off] <= 0).any():
+                raise DataError(
+                    "Some rows of probabilities are all zero and cannot be renormalised; fix or "
+                    "drop them."
+                )
+            P = P / sums[:, None]
+            findings.append(
+                LintFinding(
+                    "renormalized",
+                    "warning",
+                    f"{count} rows did not sum to 1 (largest deviation {worst:.3g}) and were "
+                    "divided by their sum (renormalize=True).",
+                    rows=rows,
+                    columns=cols,
+                    count=count,
+                )
+            )
+    return P, findings
+
+
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    m = a.max(axis=1, keepdims=True)
+    return (m + np.log(np.exp(a - m).sum(axis=1, keepdims=True)))[:, 0]
+
+
+def _softmax(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    from scipy.special import expit
+
+    return expit(a)
+
+
+def _class_names(
+    prob_names: Sequence[str], headerless: bool, given: Sequence[str] | None, k: int
+) -> tuple[str, ...]:
+    if given is not None:
+        names = tuple(str(c) for c in given)
+        if len(names) != max(k, 2):
+            raise DataError(f"{len(names)} class names given for {max(k, 2)} classes.")
+        return names
+    if k == 1:
+        return ("0", "1")
+    if headerless:
+        return tuple(str(i) for i in range(k))
+    parts = [_class_part(c) for c in prob_names]
+    if all(parts) and len(set(parts)) == k:
+        return tuple(parts)  # type: ignore[arg-type]
+    return tuple(prob_names)
+
+
+def _encode_labels(
+    values: pd.Series,
+    names: tuple[str, ...],
+    binary: bool,
+    positive_class: Any,
+    prob_names: Sequence[str],
+    label_name: str | None,
+    columns: Sequence[str],
+) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    findings: list[LintFinding] = []
+    col = (label_name,) if label_name else ()
+    k = 2 if binary else len(names)
+    arr = values.to_numpy()
+    kind = _label_kind(arr)
+    if kind == "bool":
+        arr = arr.astype(bool).astype(np.int64)
+        kind = "int"
+    uniques = pd.unique(arr)
+
+    if binary:
+        if kind == "float":
+            raise DataError(_float_label_message(arr))
+        if len(uniques) > 2:
+            shown = ", ".join(repr(_py(u)) for u in uniques[:6])
+            raise DataError(
+                f"There is one probability column but the labels take {len(uniques)} values "
+                f"({shown}{' ...' if len(uniques) > 6 else ''}). For multiclass data pass all K "
+                "probability columns (prob_columns=)."
+            )
+        strs = [str(_py(u)) for u in uniques]
+        if positive_class is not None:
+            pos = str(positive_class)
+            if pos not in strs:
+                if kind == "int" and len(strs) == 1 and pos in ("0", "1"):
+                    strs.append(pos)  # a single observed class: the other is implied
+                else:
+                    raise ColumnError(
+                        f"positive_class={positive_class!r} is not among the label values "
+                        f"({', '.join(map(repr, strs))}).",
+                        argument="positive_class",
+                        candidates=strs,
+                        columns=columns,
+                    )
+            y = (np.array([str(_py(v)) for v in arr], dtype=object) == pos).astype(np.int64)
+            others = [s for s in strs if s != pos]
+            neg = others[0] if others else ("0" if pos == "1" else f"not {pos}")
+            return y, (neg, pos), _py(positive_class), findings
+        if kind == "int":
+            ints = set(int(u) for u in uniques)
+            if ints <= {0, 1}:
+                return arr.astype(np.int64), names, None, findings
+            if ints <= {1, 2}:
+                findings.append(_one_indexed_note(2, col))
+                return arr.astype(np.int64) - 1, ("1", "2"), None, findings
+            if ints <= {-1, 1}:
+                findings.append(
+                    LintFinding(
+                        "label-mapping",
+                        "warning",
+                        "Labels are -1/+1; read -1 as the negative class and +1 as the positive "
+                        "class (the probability column is P(y=+1)).",
+                        columns=col,
+                    )
+                )
+                return (arr.astype(np.int64) == 1).astype(np.int64), ("-1", "1"), 1, findings
+            raise DataError(
+                f"Binary labels must be 0/1, booleans, or two values with positive_class; found "
+                f"{', '.join(map(str, sorted(ints)))}. Pass positive_class= (the value the "
+                "probability column refers to)."
+            )
+        # two string values: which one is the column about?
+        part = (_class_part(prob_names[0]) or prob_names[0]).lower() if prob_names else ""
+        match = [s for s in strs if s.lower() == part]
+        if not match and len(strs) == 2:
+            low = [s.lower() for s in strs]
+            if low[0] in POSITIVE_WORDS and low[1] in NEGATIVE_WORDS:
+                match = [strs[0]]
+            elif low[1] in POSITIVE_WORDS and low[0] in NEGATIVE_WORDS:
+                match = [strs[1]]
+        if len(match) != 1:
+            raise ColumnError(
+                f"The labels are the values {', '.join(map(repr, sorted(strs)))}; pass "
+                "positive_class= to say which one the probability column is the probability of.",
+                argument="positive_class",
+                candidates=sorted(strs),
+                columns=columns,
+            )
+        pos = match[0]
+        neg = next((s for s in strs if s != pos), f"not {pos}")
+        findings.append(
+            LintFinding(
+                "label-mapping",
+                "info",
+                f"The probability column was read as P(y = {pos!r}) (inferred from the "
+                f"{'column name' if pos.lower() == part else 'label values'}); pass "
+                "positive_class= to change it.",
+                columns=col,
+            )
+        )
+        y = (np.array([str(v) for v in arr], dtype=object) == pos).astype(np.int64)
+        return y, (neg, pos), pos, findings
+
+    # multiclass
+    strs = {str(_py(u)) for u in uniques}
+    plain = names == tuple(str(i) for i in range(k))
+    if not plain and strs <= set(names) and kind != "float":
+        index = {nm: i for i, nm in enumerate(names)}
+        y = np.array([index[str(_py(v))] for v in arr], dtype=np.int64)
+        return y, names, None, findings
+    if kind == "str":
+        lower = {nm.lower(): i for i, nm in enumerate(names)}
+        if {s.lower() for s in strs} <= set(lower):
+            y = np.array([lower[str(v).lower()] for v in arr], dtype=np.int64)
+            return y, names, None, findings
+        unknown = sorted(s for s in strs if s.lower() not in lower)
+        raise DataError(
+            f"Label value(s) {_col_list(unknown)} do not match any class name "
+            f"({_col_list(list(names))}, taken from the probability columns). Rename the "
+            "columns or the labels so that they match, or use integer labels 0..K-1."
+        )
+    if kind == "float":
+        raise DataError(_float_label_message(arr))
+    y = arr.astype(np.int64)
+    lo, hi = int(y.min()), int(y.max())
+    if lo >= 0 and hi <= k - 1:
+        return y, names, None, findings
+    if lo >= 1 and hi == k:
+        findings.append(_one_indexed_note(k, col))
+        return y - 1, names, None, findings
+    out = (y < 0) | (y > k - 1)
+    rows, count = first_rows(out)
+    raise DataError(
+        f"Labels must be class indices 0..{k - 1} (or 1..{k}) for the {k} probability columns; "
+        f"found values from {lo} to {hi} ({count} out of range: {format_rows(rows, count)}). "
+        "Check that every class has a probability column, in the same order as the labels."
+    )
+
+
+def _label_kind(arr: np.ndarray) -> str:
+    if arr.dtype == bool:
+        return "bool"
+    if arr.dtype.kind in "iu":
+        return "int"
+    if arr.dtype.kind == "f":
+        return "int" if (arr == np.round(arr)).all() else "float"
+    values = [v for v in arr]
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return "bool"
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return "int"
+    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in values):
+        f = np.asarray(values, dtype=np.float64)
+        return "int" if (f == np.round(f)).all() else "float"
+    return "str"
+
+
+def _float_label_message(arr: np.ndarray) -> str:
+    f = np.asarray(arr, dtype=np.float64)
+    rows, count = first_rows(f != np.round(f))
+    return (
+        f"Labels must be whole class indices or class names; {count} are fractional "
+        f"({format_rows(rows, count)}). Did you pick a probability column as the label column? "
+        "Pass label_column= to choose another."
+    )
+
+
+def _one_indexed_note(k: int, col: tuple[str, ...]) -> LintFinding:
+    return LintFinding(
+        "one-indexed-labels",
+        "warning",
+        f"Labels run from 1 to {k}: read as 1-indexed and shifted to 0..{k - 1} (label 1 is the "
+        "first probability column). If label 1 means the second column, relabel the data.",
+        columns=col,
+    )
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _digest(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    names: tuple[str, ...],
+    binary: bool,
+    roles: Mapping[str, np.ndarray | None],
+) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (probs, labels):
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update("\x1f".join(names).encode())
+    h.update(b"binary" if binary else b"matrix")
+    for role in ("model", "split", "group"):
+        arr = roles.get(role)
+        h.update(role.encode())
+        if arr is None:
+            h.update(b"\x00")
+            continue
+        codes, uniques = pd.factorize(arr)
+        h.update(codes.astype(np.int64).tobytes())
+        h.update("\x1f".join(map(str, uniques)).encode())
+    return h.hexdigest()
+
+
+def _make(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    names: tuple[str, ...],
+    binary: bool,
+    roles: Mapping[str, np.ndarray | None],
+    lint: LintReport,
+    source: str,
+    mapping: dict[str, Any],
+) -> Predictions:
+    probs = np.ascontiguousarray(probs, dtype=np.float64)
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    probs.setflags(write=False)
+    labels.setflags(write=False)
+    frozen = {}
+    for role in ("model", "split", "group"):
+        arr = roles.get(role)
+        if arr is not None:
+            arr = np.asarray(arr, dtype=object)
+            arr.setflags(write=False)
+        frozen[role] = arr
+    return Predictions(
+        probs=probs,
+        labels=labels,
+        class_names=tuple(names),
+        binary=binary,
+        model=frozen["model"],
+        split=frozen["split"],
+        group=frozen["group"],
+        lint=lint,
+        source=source,
+        digest=_digest(probs, labels, tuple(names), binary, frozen),
+        columns=mapping,
+    )

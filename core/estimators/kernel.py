@@ -1,0 +1,894 @@
+"""Kernel calibration error: SKCE (biased, unbiased quadratic, linear, block) and MMCE.
+
+The squared kernel calibration error of Widmann, Lindsten & Zachariah (2019) with the
+matrix-valued kernel ``k(p, q) = κ(p, q)·I`` is estimated from the pairwise terms
+
+    h_ij = κ(p_i, p_j) · (e_{y_i} − p_i)ᵀ (e_{y_j} − p_j),
+
+with ``κ(p, q) = exp(−d(p, q)/ν)`` (Laplacian, the paper's kernel) or
+``exp(−d(p, q)²/(2ν²))`` (Gaussian), ``d`` the total-variation (default), L1 or L2
+distance, and the bandwidth ``ν`` set by the median heuristic on the full ``n × n``
+distance matrix including its zero diagonal, as the paper's code computed it.
+
+The ``n × n`` matrix ``H`` is never held in memory: it is visited in tiles of the upper
+triangle (symmetry halves the work) and the tiles are reduced on the fly, so memory is
+``O(tile)`` whatever ``n``. ``SKCE_b`` and ``SKCE_uq`` share one pass (both come from
+``ΣH`` and ``tr H``) and the pass is memoised for the last few inputs, so asking for both
+estimators, or for an estimator and its test, costs one pass.
+
+MMCE (Kumar et al. 2018) is the same machinery on the top-label lens: the model
+``(c, 1 − c)`` with outcome "prediction correct" and kernel ``κ(c, c′)/2 · I₂`` gives
+``SKCE = MMCE²`` (Widmann et al. 2019, App. I.2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core._validation import check_probs_labels, check_rng
+from core.errors import ConfigError, EstimationError
+from core.estimators.base import ESTIMATORS, Estimate, check_options, lens_view
+
+#: Distances between probability vectors.
+METRICS: tuple[str, ...] = ("tv", "l1", "l2")
+#: Scalar kernels ``κ(d)``.
+KERNELS: tuple[str, ...] = ("laplacian", "gaussian")
+#: Bandwidth rules besides a positive number.
+BANDWIDTH_RULES: tuple[str, ...] = ("median", "median-offdiagonal")
+#: Above this many rows the quadratic estimators refuse (offer the block or linear one).
+MAX_EXACT_N = 25_000
+#: Rows of the median-heuristic subsample used when ``n > max_exact_n``.
+MEDIAN_SUBSAMPLE = 5_000
+#: Tile shape for the pairwise passes: rows × columns (≈ 8 MB per float64 buffer).
+TILE_ROWS = 256
+TILE_COLS = 4096
+#: Up to this many distinct pairs the median is found by collecting them all.
+EXACT_SELECT_MAX = 2_000_000
+#: Kumar et al.'s MMCE bandwidth (Laplacian kernel exp(−|c − c′|/0.4)).
+MMCE_BANDWIDTH = 0.4
+
+# Memoised pair sums and medians of the last few inputs (keyed on an exact digest), so the
+# estimators and tests asked for on the same data share one O(n²) pass.
+_CACHE_SIZE = 16
+_SUM_CACHE: OrderedDict[tuple, tuple[float, float]] = OrderedDict()
+_MEDIAN_CACHE: OrderedDict[tuple, float] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A scalar kernel on predictions, ``scale · κ(d(p, q)/ν)``.
+
+    Attributes
+    ----------
+    kernel : {"laplacian", "gaussian"}
+        ``exp(−d/ν)`` or ``exp(−d²/(2ν²))``.
+    metric : {"tv", "l1", "l2"}
+        Total variation (½‖p − q‖₁), L1 or Euclidean distance.
+    bandwidth : float
+        ``ν > 0``.
+    scale : float
+        Constant factor (½ for MMCE's reduction to the two-class model).
+    """
+
+    kernel: str
+    metric: str
+    bandwidth: float
+    scale: float = 1.0
+
+    @property
+    def bound(self) -> float:
+        """Return ``B = 2·sup|κ|``, the bound on ``|h|`` used by the distribution-free tests."""
+        return 2.0 * self.scale
+
+    def apply(self, d: np.ndarray) -> np.ndarray:
+        """Turn distances into kernel values in place and return them."""
+        if self.kernel == "laplacian":
+            np.divide(d, -self.bandwidth, out=d)
+        else:
+            np.square(d, out=d)
+            np.divide(d, -2.0 * self.bandwidth * self.bandwidth, out=d)
+        np.exp(d, out=d)
+        if self.scale != 1.0:
+            d *= self.scale
+        return d
+
+
+# ----------------------------------------------------------------- distances
+
+
+def _check_metric(metric: str) -> str:
+    if metric not in METRICS:
+        raise ConfigError(f"Unknown distance {metric!r}; use one of {', '.join(METRICS)}.")
+    return metric
+
+
+def _distance_tile(
+    a: np.ndarray, bt: np.ndarray, metric: str, out: np.ndarray, tmp: np.ndarray
+) -> np.ndarray:
+    """Distances between rows of ``a`` (r, K) and columns of ``bt`` (K, c) into ``out``."""
+    out.fill(0.0)
+    for k in range(a.shape[1]):
+        np.subtract(a[:, k, None], bt[k, None, :], out=tmp)
+        if metric == "l2":
+            np.square(tmp, out=tmp)
+        else:
+            np.abs(tmp, out=tmp)
+        out += tmp
+    if metric == "tv":
+        out *= 0.5
+    elif metric == "l2":
+        np.sqrt(out, out=out)
+    return out
+
+
+def rowwise_distance(a: np.ndarray, b: np.ndarray, metric: str = "tv") -> np.ndarray:
+    """Return ``d(a_i, b_i)`` for matching rows of two ``(n, K)`` arrays.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        Probability vectors, one per row.
+    metric : {"tv", "l1", "l2"}
+        The distance.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` distances.
+    """
+    diff = a - b
+    if _check_metric(metric) == "l2":
+        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    d = np.abs(diff).sum(axis=1)
+    return 0.5 * d if metric == "tv" else d
+
+
+def pairwise_distances(probs: ArrayLike, other: ArrayLike | None = None, *, metric: str = "tv"):
+    """Return the full distance matrix (small inputs; the estimators never build it).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n, K)`` rows.
+    other : array_like, optional
+        ``(m, K)`` rows; default ``probs``.
+    metric : {"tv", "l1", "l2"}
+        The distance.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, m)`` distances.
+    """
+    a = np.asarray(probs, dtype=np.float64)
+    b = a if other is None else np.asarray(other, dtype=np.float64)
+    out = np.empty((a.shape[0], b.shape[0]))
+    return _distance_tile(
+        a, np.ascontiguousarray(b.T), _check_metric(metric), out, np.empty_like(out)
+    )
+
+
+def _iter_tiles(
+    p: np.ndarray, metric: str, dtype: type = np.float64
+) -> Iterator[tuple[slice, slice, np.ndarray, bool]]:
+    """Yield distance tiles covering the upper triangle of the ``n × n`` matrix.
+
+    Each diagonal square ``[a, a+r) × [a, a+r)`` is yielded whole (``diag=True``); the
+    tiles right of it are yielded once and stand for their mirror images too. The yielded
+    array is a reusable buffer: consume it before the next iteration.
+    """
+    n = p.shape[0]
+    pc = p.astype(dtype, copy=False)
+    pt = np.ascontiguousarray(pc.T)
+    # flat buffers sized to the data, viewed as contiguous tiles of each shape
+    size = min(TILE_ROWS, n) * max(min(TILE_COLS, n), min(TILE_ROWS, n))
+    out = np.empty(size, dtype=dtype)
+    tmp = np.empty(size, dtype=dtype)
+    for a in range(0, n, TILE_ROWS):
+        ra = slice(a, min(a + TILE_ROWS, n))
+        rows = pc[ra]
+        nr = rows.shape[0]
+        o, t = out[: nr * nr].reshape(nr, nr), tmp[: nr * nr].reshape(nr, nr)
+        yield ra, ra, _distance_tile(rows, pt[:, ra], metric, o, t), True
+        for c in range(ra.stop, n, TILE_COLS):
+            rc = slice(c, min(c + TILE_COLS, n))
+            nc = rc.stop - c
+            o, t = out[: nr * nc].reshape(nr, nc), tmp[: nr * nc].reshape(nr, nc)
+            yield ra, rc, _distance_tile(rows, pt[:, rc], metric, o, t), False
+
+
+# ----------------------------------------------------------------- bandwidth
+
+
+def _upper_values_all(p: np.ndarray, metric: str) -> np.ndarray:
+    parts = []
+    for _ra, _rc, d, diag in _iter_tiles(p, metric):
+        parts.append(d[np.triu_indices(d.shape[0], 1)] if diag else d.ravel().copy())
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
+    """Return the ``ranks``-th smallest (1-based) strictly-upper-triangle distances, exactly.
+
+    A seeded sample of pairs brackets the target ranks; one pass over all pairs counts
+    the values below and on the bracket ends (ties included) and keeps those strictly
+    inside, where a partition finds the exact order statistics. The sample only affects
+    speed, never the result; a missed bracket is widened and the pass repeated.
+    """
+    n = p.shape[0]
+    total = n * (n - 1) // 2
+    if total <= EXACT_SELECT_MAX:
+        u = np.partition(_upper_values_all(p, metric), [r - 1 for r in ranks])
+        return [float(u[r - 1]) for r in ranks]
+    rng = np.random.default_rng(0)
+    m = 200_000
+    i = rng.integers(0, n, m)
+    j = rng.integers(0, n, m)
+    keep = i != j
+    sample = np.sort(rowwise_distance(p[i[keep]], p[j[keep]], metric))
+    delta = 6.0 * np.sqrt(0.25 / sample.size) + 2.0 / sample.size
+    for _attempt in range(6):
+        qlo = min(ranks) / total - delta
+        qhi = max(ranks) / total + delta
+        lo = -np.inf if qlo <= 0 else float(np.quantile(sample, qlo))
+        hi = np.inf if qhi >= 1 else float(np.quantile(sample, qhi))
+        below = eq_lo = eq_hi = 0
+        inside = []
+        for _ra, _rc, d, diag in _iter_tiles(p, metric):
+            v = d[np.triu_indices(d.shape[0], 1)] if diag else d
+            below += int(np.count_nonzero(v < lo))
+            eq_lo += int(np.count_nonzero(v == lo))
+            eq_hi += int(np.count_nonzero(v == hi)) if hi != lo else 0
+            inside.append(v[(v > lo) & (v < hi)].ravel())
+        mid = np.concatenate(inside)
+        out: list[float] = []
+        for r in ranks:
+            if r <= below:
+                break
+            if r <= below + eq_lo:
+                out.append(lo)
+            elif r <= below + eq_lo + mid.size:
+                out.append(float(np.partition(mid, r - below - eq_lo - 1)[r - below - eq_lo - 1]))
+            elif r <= below + eq_lo + mid.size + eq_hi:
+                out.append(hi)
+            else:
+                break
+        if len(out) == len(ranks):
+            return out
+        delta *= 4.0
+    u = np.partition(_upper_values_all(p, metric), [r - 1 for r in ranks])  # pragma: no cover
+    return [float(u[r - 1]) for r in ranks]  # pragma: no cover
+
+
+def median_bandwidth(probs: ArrayLike, *, metric: str = "tv", variant: str = "median") -> float:
+    """Return the median-heuristic bandwidth, computed exactly without the ``n × n`` matrix.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n, K)`` predictions (1-D input is P(y=1)).
+    metric : {"tv", "l1", "l2"}
+        The distance.
+    variant : {"median", "median-offdiagonal"}
+        ``"median"`` is the median of all ``n²`` entries of the distance matrix, zero
+        diagonal included (the convention of the paper's code, which its published numbers
+        use); ``"median-offdiagonal"`` the median of the ``n(n−1)/2`` distinct pairs.
+
+    Returns
+    -------
+    float
+        The bandwidth ``ν`` (0 when more than half the entries are zero).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim == 1:
+        p = np.column_stack([1.0 - p, p])
+    n = p.shape[0]
+    _check_metric(metric)
+    if n < 2:
+        raise EstimationError("The median heuristic needs at least two predictions.")
+    key = (_digest(p), metric, variant)
+    if key not in _MEDIAN_CACHE:
+        _MEDIAN_CACHE[key] = _median(p, metric, variant)
+        if len(_MEDIAN_CACHE) > _CACHE_SIZE:
+            _MEDIAN_CACHE.popitem(last=False)
+    return _MEDIAN_CACHE[key]
+
+
+def _median(p: np.ndarray, metric: str, variant: str) -> float:
+    n = p.shape[0]
+    if variant == "median":
+        sq = n * n
+
+        # full-matrix rank r: the n zeros come first, then every pair twice
+        def upper_rank(r: int) -> int | None:
+            return None if r <= n else -(-(r - n) // 2)
+
+        wanted = [sq // 2, sq // 2 + 1] if sq % 2 == 0 else [(sq + 1) // 2]
+        ur = [upper_rank(r) for r in wanted]
+        need = sorted({r for r in ur if r is not None})
+        vals = dict(zip(need, _kth_upper(p, need, metric), strict=True)) if need else {}
+        picked = [0.0 if r is None else vals[r] for r in ur]
+        return float(np.mean(picked)) if len(picked) == 2 else picked[0]
+    if variant == "median-offdiagonal":
+        total = n * (n - 1) // 2
+        wanted = [total // 2, total // 2 + 1] if total % 2 == 0 else [(total + 1) // 2]
+        vals = _kth_upper(p, sorted(set(wanted)), metric)
+        return float(np.mean(vals)) if len(vals) == 2 else vals[0]
+    raise ConfigError(
+        f"Unknown bandwidth rule {variant!r}; use one of {', '.join(BANDWIDTH_RULES)}."
+    )
+
+
+def resolve_bandwidth(
+    p: np.ndarray,
+    bandwidth: float | str,
+    metric: str,
+    *,
+    max_exact_n: int = MAX_EXACT_N,
+    rng: np.random.Generator | None = None,
+) -> tuple[float, str]:
+    """Return ``(ν, description)`` for a bandwidth rule or value.
+
+    Above ``max_exact_n`` rows the median is taken on a seeded subsample of
+    :data:`MEDIAN_SUBSAMPLE` rows, and the description says so.
+    """
+    if isinstance(bandwidth, str):
+        if bandwidth not in BANDWIDTH_RULES:
+            raise ConfigError(
+                f"Unknown bandwidth {bandwidth!r}; give a positive number or one of "
+                f"{', '.join(BANDWIDTH_RULES)}."
+            )
+        how = "full matrix" if bandwidth == "median" else "distinct pairs"
+        if p.shape[0] > max_exact_n:
+            m = min(MEDIAN_SUBSAMPLE, max_exact_n)
+            idx = check_rng(rng).choice(p.shape[0], m, replace=False)
+            nu = median_bandwidth(p[np.sort(idx)], metric=metric, variant=bandwidth)
+            text = f"median heuristic ({how}, seeded subsample of {m} rows)"
+        else:
+            nu = median_bandwidth(p, metric=metric, variant=bandwidth)
+            text = f"median heuristic ({how})"
+        if not nu > 0:
+            raise EstimationError(
+                "The median pairwise distance is 0 (most predictions are identical), so the "
+                "median heuristic gives no bandwidth; set bandwidth to a positive number."
+            )
+        return nu, text
+    nu = float(bandwidth)
+    if not (np.isfinite(nu) and nu > 0):
+        raise ConfigError(f"The kernel bandwidth must be a positive number; got {bandwidth!r}.")
+    return nu, "user-set"
+
+
+# ----------------------------------------------------------------- pairwise passes
+
+
+def residuals(probs: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Return ``E = onehot(y) − P``, the residual of each prediction.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` predictions.
+    labels : numpy.ndarray
+        ``(n,)`` class indices.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)`` float64.
+    """
+    e = -np.asarray(probs, dtype=np.float64)
+    e[np.arange(e.shape[0]), labels] += 1.0
+    return e
+
+
+def iter_h_tiles(
+    p: np.ndarray, e: np.ndarray, spec: KernelSpec, dtype: type = np.float64
+) -> Iterator[tuple[slice, slice, np.ndarray, bool]]:
+    """Yield tiles ``H[ra, rc]`` of the upper triangle (see :func:`_iter_tiles`).
+
+    Parameters
+    ----------
+    p, e : numpy.ndarray
+        Predictions and residuals, ``(n, K)``.
+    spec : KernelSpec
+        The kernel.
+    dtype : numpy dtype
+        float64 (exact) or float32 (fast path for the distances and kernel values).
+
+    Yields
+    ------
+    tuple
+        ``(row slice, column slice, H tile, is diagonal square)``.
+    """
+    ec = e.astype(dtype, copy=False)
+    for ra, rc, d, diag in _iter_tiles(p, spec.metric, dtype):
+        k = spec.apply(d)
+        k *= ec[ra] @ ec[rc].T
+        yield ra, rc, k, diag
+
+
+def _digest(*arrays: np.ndarray) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def h_sums(
+    p: np.ndarray, y: np.ndarray, spec: KernelSpec, *, dtype: type = np.float64
+) -> tuple[float, float]:
+    """Return ``(ΣH, tr H)`` over all ``n²`` pairs, in one symmetric tiled pass (memoised).
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, K)`` predictions.
+    y : numpy.ndarray
+        ``(n,)`` labels.
+    spec : KernelSpec
+        The kernel.
+    dtype : numpy dtype
+        float64 (exact, default) or float32 (distances, kernel values and residual
+        products in single precision; sums accumulated in float64).
+
+    Returns
+    -------
+    tuple of float
+        The sum of all entries and the trace of ``H``.
+    """
+    key = (_digest(p, y), spec, np.dtype(dtype).str)
+    if key in _SUM_CACHE:
+        _SUM_CACHE.move_to_end(key)
+        return _SUM_CACHE[key]
+    e = residuals(p, y)
+    total = 0.0
+    for _ra, _rc, h, diag in iter_h_tiles(p, e, spec, dtype):
+        s = float(h.sum(dtype=np.float64))
+        total += s if diag else 2.0 * s
+    # κ(p, p) = 1 for every kernel here, so h_ii = scale·‖e_i‖²
+    trace = spec.scale * float(np.einsum("ij,ij->", e, e))
+    _SUM_CACHE[key] = (total, trace)
+    if len(_SUM_CACHE) > _CACHE_SIZE:
+        _SUM_CACHE.popitem(last=False)
+    return total, trace
+
+
+def pair_terms(p: np.ndarray, y: np.ndarray, spec: KernelSpec) -> np.ndarray:
+    """Return the linear estimator's terms ``h_{2i, 2i+1}``, ``i < ⌊n/2⌋`` (input order).
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, K)`` predictions.
+    y : numpy.ndarray
+        ``(n,)`` labels.
+    spec : KernelSpec
+        The kernel.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(⌊n/2⌋,)`` float64; an odd last row is dropped.
+    """
+    m = p.shape[0] // 2
+    a, b = p[0 : 2 * m : 2], p[1 : 2 * m : 2]
+    e = residuals(p[: 2 * m], y[: 2 * m])
+    ea, eb = e[0::2], e[1::2]
+    k = spec.apply(rowwise_distance(a, b, spec.metric))
+    return k * np.einsum("ij,ij->i", ea, eb)
+
+
+def block_terms(
+    p: np.ndarray, y: np.ndarray, spec: KernelSpec, block_size: int, *, unbiased: bool = True
+) -> np.ndarray:
+    """Return the per-block SKCE estimates over consecutive blocks (the tail is dropped).
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, K)`` predictions.
+    y : numpy.ndarray
+        ``(n,)`` labels.
+    spec : KernelSpec
+        The kernel.
+    block_size : int
+        Rows per block ``B`` (≥ 2 when unbiased, ≥ 1 when biased).
+    unbiased : bool
+        Mean over ``i ≠ j`` within a block (default) or over all pairs.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(⌊n/B⌋,)`` block estimates.
+    """
+    bsz = int(block_size)
+    if bsz < (2 if unbiased else 1):
+        raise ConfigError(f"block_size must be at least {2 if unbiased else 1}; got {block_size}.")
+    nb = p.shape[0] // bsz
+    if nb < 1:
+        raise EstimationError(
+            f"block_size {bsz} exceeds the {p.shape[0]} rows; choose a smaller block size."
+        )
+    e = residuals(p[: nb * bsz], y[: nb * bsz])
+    denom = bsz * (bsz - 1) if unbiased else bsz * bsz
+    if bsz > 1024:
+        out = np.empty(nb)
+        for b in range(nb):
+            sl = slice(b * bsz, (b + 1) * bsz)
+            total, trace = h_sums(p[sl], y[sl], spec)
+            out[b] = (total - trace if unbiased else total) / denom
+        return out
+    pb = p[: nb * bsz].reshape(nb, bsz, -1)
+    eb = e.reshape(nb, bsz, -1)
+    out = np.empty(nb)
+    step = max(1, 4_000_000 // (bsz * bsz))
+    for s in range(0, nb, step):
+        sl = slice(s, min(s + step, nb))
+        pa = pb[sl]
+        diff = pa[:, :, None, :] - pa[:, None, :, :]
+        if spec.metric == "l2":
+            d = np.sqrt(np.einsum("bijk,bijk->bij", diff, diff))
+        else:
+            d = np.abs(diff).sum(axis=3)
+            if spec.metric == "tv":
+                d *= 0.5
+        h = spec.apply(d) * np.matmul(eb[sl], eb[sl].transpose(0, 2, 1))
+        sums = h.sum(axis=(1, 2))
+        if unbiased:
+            sums -= np.einsum("bii->b", h)
+        out[sl] = sums / denom
+    return out
+
+
+# ----------------------------------------------------------------- problems per lens
+
+
+@dataclass(frozen=True, eq=False)
+class KernelProblem:
+    """One vector-valued calibration problem a kernel estimator runs on.
+
+    Attributes
+    ----------
+    name : str
+        Component name.
+    probs : numpy.ndarray
+        ``(n, K)`` predictions (two columns for 1-D lenses).
+    labels : numpy.ndarray
+        ``(n,)`` class indices.
+    weight : float
+        Aggregation weight.
+    """
+
+    name: str
+    probs: np.ndarray
+    labels: np.ndarray
+    weight: float
+
+
+def lens_problems(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    lens: str = "canonical",
+    *,
+    class_names: tuple[str, ...] | None = None,
+    class_weights: ArrayLike | None = None,
+    validated: bool = False,
+) -> list[KernelProblem]:
+    """Return the kernel problems of a lens.
+
+    ``canonical`` keeps the full probability vector. A 1-D lens (binary, top-label,
+    classwise) turns each component's score ``s`` and outcome ``o`` into the two-class
+    model ``(1 − s, s)`` with label ``o``, whose TV distance is ``|s − s′|``.
+
+    Parameters
+    ----------
+    probs, labels : array_like
+        Predictions and labels.
+    lens : str
+        A lens of :data:`core.lenses.LENSES`.
+    class_names, class_weights : optional
+        As for :func:`core.lenses.apply_lens`.
+    validated : bool
+        The arrays are already validated ``(n, K)`` float64 / int64 (skip the checks).
+
+    Returns
+    -------
+    list of KernelProblem
+        One per component.
+    """
+    if validated:
+        p, y = np.asarray(probs), np.asarray(labels)
+    else:
+        p, y = check_probs_labels(probs, labels)
+    if lens == "canonical":
+        return [KernelProblem("canonical", p, y, 1.0)]
+    view = lens_view(p, y, lens, class_names=class_names, class_weights=class_weights)
+    return [
+        KernelProblem(name, np.column_stack([1.0 - s, s]), o.astype(np.int64), float(w))
+        for name, s, o, w in zip(view.names, view.scores, view.outcomes, view.weights, strict=True)
+    ]
+
+
+def make_spec(
+    p: np.ndarray,
+    *,
+    kernel: str = "laplacian",
+    metric: str = "tv",
+    bandwidth: float | str = "median",
+    scale: float = 1.0,
+    max_exact_n: int = MAX_EXACT_N,
+    rng: np.random.Generator | None = None,
+) -> tuple[KernelSpec, str]:
+    """Validate kernel options and return the :class:`KernelSpec` with its bandwidth note.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Predictions the median heuristic runs on.
+    kernel, metric, bandwidth, scale : see :class:`KernelSpec`
+        ``bandwidth`` may be a rule of :data:`BANDWIDTH_RULES`.
+    max_exact_n : int
+        Above this many rows the median heuristic uses a subsample.
+    rng : numpy.random.Generator, optional
+        Draws that subsample.
+
+    Returns
+    -------
+    tuple
+        ``(spec, how the bandwidth was set)``.
+    """
+    if kernel not in KERNELS:
+        raise ConfigError(f"Unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.")
+    _check_metric(metric)
+    nu, how = resolve_bandwidth(p, bandwidth, metric, max_exact_n=max_exact_n, rng=rng)
+    return KernelSpec(kernel, metric, nu, scale), how
+
+
+def check_exact_size(n: int, max_exact_n: int, name: str) -> None:
+    """Refuse an ``O(n²)`` estimator above ``max_exact_n`` rows, naming the alternatives."""
+    if n > max_exact_n:
+        raise EstimationError(
+            f"{name} is quadratic in the number of rows and n = {n:,} exceeds max_exact_n = "
+            f"{max_exact_n:,}. Use the block estimator ('skce-block', cost n·B) or the linear one "
+            "('skce-ul', cost n), or raise max_exact_n if you accept the run time."
+        )
+
+
+# ----------------------------------------------------------------- estimators
+
+
+def _skce_value(
+    prob: KernelProblem, spec: KernelSpec, which: str, options: dict
+) -> tuple[float, dict]:
+    p, y = prob.probs, prob.labels
+    n = p.shape[0]
+    if which in ("b", "uq"):
+        if n < 2:
+            raise EstimationError("The quadratic SKCE estimators need at least two rows.")
+        check_exact_size(n, int(options.get("max_exact_n", MAX_EXACT_N)), f"SKCE_{which}")
+        dtype = np.float32 if options.get("precision", "float64") == "float32" else np.float64
+        total, trace = h_sums(p, y, spec, dtype=dtype)
+        value = total / n**2 if which == "b" else (total - trace) / (n * (n - 1))
+        return value, {"sum_h": total, "trace_h": trace}
+    if which == "ul":
+        if n < 2:
+            raise EstimationError("The linear SKCE estimator needs at least two rows.")
+        terms = pair_terms(p, y, spec)
+        return float(terms.mean()), {"n_pairs": int(terms.size)}
+    bsz = int(options.get("block_size") or max(2, int(np.sqrt(n))))
+    terms = block_terms(p, y, spec, bsz, unbiased=bool(options.get("unbiased", True)))
+    return float(terms.mean()), {"block_size": bsz, "n_blocks": int(terms.size)}
+
+
+_SKCE_OPTIONS = (
+    "kernel", "metric", "bandwidth", "block_size", "unbiased", "max_exact_n", "precision",
+)  # fmt: skip
+
+
+def _kernel_estimate(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    which: str,
+    *,
+    lens: str,
+    class_weights: ArrayLike | None,
+    class_names: tuple[str, ...] | None,
+    rng: np.random.Generator | None,
+    options: dict,
+) -> Estimate:
+    check_options(f"skce-{which}", options, _SKCE_OPTIONS)
+    problems = lens_problems(
+        probs, labels, lens, class_names=class_names, class_weights=class_weights, validated=True
+    )
+    if which in ("b", "uq"):
+        limit = int(options.get("max_exact_n", MAX_EXACT_N))
+        check_exact_size(problems[0].probs.shape[0], limit, f"SKCE_{which}")
+    values, notes = [], {}
+    for prob in problems:
+        spec, how = make_spec(
+            prob.probs,
+            kernel=options.get("kernel", "laplacian"),
+            metric=options.get("metric", "tv"),
+            bandwidth=options.get("bandwidth", "median"),
+            max_exact_n=int(options.get("max_exact_n", MAX_EXACT_N)),
+            rng=rng,
+        )
+        value, extra = _skce_value(prob, spec, which, options)
+        values.append(value)
+        notes[prob.name] = {"bandwidth": spec.bandwidth, "bandwidth_rule": how, **extra}
+    weights = np.array([pr.weight for pr in problems])
+    total = float(np.dot(weights, values))
+    first = notes[problems[0].name]
+    details = {
+        "kernel": options.get("kernel", "laplacian"),
+        "metric": options.get("metric", "tv"),
+        "bandwidth": first["bandwidth"],
+        "bandwidth_rule": first["bandwidth_rule"],
+        "squared": True,
+        "signed": which != "b",
+        "per_component": notes,
+    }
+    details.update({k: v for k, v in first.items() if k not in details})
+    return Estimate(
+        value=total,
+        components=tuple(pr.name for pr in problems),
+        component_values=tuple(float(v) for v in values),
+        bins=None,
+        details=details,
+    )
+
+
+_KERNEL_META = {
+    "binned": False,
+    "kernel": True,
+    "norms": (1.0, 2.0, np.inf),
+    "lenses": ("canonical", "binary", "top-label", "classwise"),
+    "group": "kernel",
+}
+_KERNEL_FORMULA = "Widmann, Lindsten & Zachariah (2019), Table 1; kernel exp(−d/ν)·I"
+
+
+@ESTIMATORS.register(
+    "skce-b",
+    label="SKCE (biased)",
+    description="Squared kernel calibration error, mean of h over all n² pairs; ≥ 0, biased upwards.",
+    formula=_KERNEL_FORMULA,
+    random=False,
+    quadratic=True,
+    **_KERNEL_META,
+)
+def skce_biased(
+    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
+    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+) -> Estimate:  # fmt: skip
+    """Biased SKCE estimator ``n⁻² Σ_ij h_ij``; ``norm``/binning options are ignored."""
+    return _kernel_estimate(
+        probs, labels, "b", lens=lens, class_weights=class_weights,
+        class_names=class_names, rng=rng, options=options,
+    )  # fmt: skip
+
+
+@ESTIMATORS.register(
+    "skce-uq",
+    label="SKCE (unbiased, quadratic)",
+    description="Unbiased U-statistic of the squared kernel calibration error; can be negative.",
+    formula=_KERNEL_FORMULA,
+    random=False,
+    quadratic=True,
+    **_KERNEL_META,
+)
+def skce_unbiased_quadratic(
+    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
+    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+) -> Estimate:  # fmt: skip
+    """Unbiased SKCE estimator ``Σ_{i≠j} h_ij / (n(n−1))``."""
+    return _kernel_estimate(
+        probs, labels, "uq", lens=lens, class_weights=class_weights,
+        class_names=class_names, rng=rng, options=options,
+    )  # fmt: skip
+
+
+@ESTIMATORS.register(
+    "skce-ul",
+    label="SKCE (unbiased, linear)",
+    description="Mean of h over consecutive pairs (1,2), (3,4), …: linear cost, larger variance.",
+    formula=_KERNEL_FORMULA,
+    random=False,
+    quadratic=False,
+    **_KERNEL_META,
+)
+def skce_unbiased_linear(
+    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
+    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+) -> Estimate:  # fmt: skip
+    """Linear SKCE estimator ``⌊n/2⌋⁻¹ Σ_i h_{2i−1,2i}`` (input order matters)."""
+    return _kernel_estimate(
+        probs, labels, "ul", lens=lens, class_weights=class_weights,
+        class_names=class_names, rng=rng, options=options,
+    )  # fmt: skip
+
+
+@ESTIMATORS.register(
+    "skce-block",
+    label="SKCE (block)",
+    description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋).",
+    formula="Widmann, Lindsten & Zachariah (2021), block estimator",
+    random=False,
+    quadratic=False,
+    **_KERNEL_META,
+)
+def skce_block(
+    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
+    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+) -> Estimate:  # fmt: skip
+    """Block SKCE estimator with ``block_size`` rows per block (tail dropped)."""
+    return _kernel_estimate(
+        probs, labels, "block", lens=lens, class_weights=class_weights,
+        class_names=class_names, rng=rng, options=options,
+    )  # fmt: skip
+
+
+@ESTIMATORS.register(
+    "mmce",
+    label="MMCE",
+    description="Maximum mean calibration error (Kumar et al. 2018) on the confidence, Laplacian kernel exp(−|c−c′|/0.4).",
+    formula="Kumar, Sarawagi & Jain (2018); Widmann et al. (2019) App. I.2",
+    random=False,
+    quadratic=True,
+    binned=False,
+    kernel=True,
+    norms=(1.0, 2.0, np.inf),
+    lenses=("top-label",),
+    group="kernel",
+)
+def mmce(
+    probs, labels, *, lens="top-label", norm=None, binning=None, n_bins=None,
+    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+) -> Estimate:  # fmt: skip
+    """MMCE ``√max(0, MMCE²)``; MMCE² is the biased (default) or unbiased SKCE of the reduction.
+
+    Options: ``bandwidth`` (default 0.4, or ``"median"``), ``kernel``, ``unbiased``
+    (default False: the V-statistic of Kumar et al.), ``max_exact_n``.
+    """
+    if lens not in ("top-label", None):
+        raise ConfigError(
+            "MMCE is defined on the top-label lens (the confidence); use lens='top-label'."
+        )
+    check_options("mmce", options, ("kernel", "bandwidth", "unbiased", "max_exact_n", "precision"))
+    prob = lens_problems(probs, labels, "top-label", validated=True)[0]
+    check_exact_size(prob.probs.shape[0], int(options.get("max_exact_n", MAX_EXACT_N)), "MMCE")
+    spec, how = make_spec(
+        prob.probs,
+        kernel=options.get("kernel", "laplacian"),
+        metric="tv",
+        bandwidth=options.get("bandwidth", MMCE_BANDWIDTH),
+        scale=0.5,
+        max_exact_n=int(options.get("max_exact_n", MAX_EXACT_N)),
+        rng=rng,
+    )
+    which = "uq" if options.get("unbiased", False) else "b"
+    sq, extra = _skce_value(prob, spec, which, options)
+    value = float(np.sqrt(max(sq, 0.0)))
+    return Estimate(
+        value=value,
+        components=("top-label",),
+        component_values=(value,),
+        bins=None,
+        details={
+            "squared_value": sq,
+            "kernel": spec.kernel,
+            "bandwidth": spec.bandwidth,
+            "bandwidth_rule": how,
+            "unbiased": which == "uq",
+            **extra,
+        },
+    )

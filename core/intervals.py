@@ -1,0 +1,730 @@
+"""Uncertainty: per-bin binomial intervals and the percentile bootstrap of any scalar statistic.
+
+Per-bin intervals
+-----------------
+:func:`bin_intervals` gives a two-sided interval for each bin's mean outcome from its
+count ``n`` and label sum ``k``: Wilson's score interval or the exact Clopper–Pearson
+interval (as :meth:`scipy.stats.binomtest(k, n).proportion_ci` with ``method="wilson"`` or
+``"exact"``). Both are exactly ``0`` below at ``k = 0`` and ``1`` above at ``k = n``;
+empty bins give NaN.
+
+Bootstrap
+---------
+:func:`bootstrap_interval` is the exact percentile bootstrap over rows: each resample
+draws ``n`` row indices uniformly with replacement and the statistic is recomputed on
+the resampled rows, re-binning them where the binning depends on the data.
+
+The order in which a resample's rows reach the statistic matters only to
+order-dependent statistics. Registered binned estimators get them in **row order** (the
+multiset of drawn rows sorted by row index): equal-mass binning then breaks ties among
+equal scores by row index, exactly as on the full sample, and the equal-mass fast path
+below reproduces it. Everything else (kernel estimators such as the linear and block
+SKCE, which pair consecutive rows, scores and callables) gets them in **draw order**,
+an i.i.d. sequence; in row order, copies of one row would sit next to each other and
+be paired with themselves. ``resample_order="rows"`` or ``"draws"`` overrides the choice.
+
+Draws come from one :class:`numpy.random.Generator` as ``integers(0, n, size=(r, n))``
+in chunks of ``r`` resamples; the stream does not depend on the chunk size, so the
+resamples, and hence the result, are the same for every ``chunk_size``, and every
+statistic bootstrapped with the same seed sees the same resamples (common random numbers).
+
+Each statistic is evaluated on a chunk of resamples by one of four paths, all of which
+give the same numbers as recomputing the statistic on every resample (up to float
+rounding of sums, ~1e-12):
+
+- ``"fixed-bins"``: ``plugin`` (any norm) and ``debiased`` (ℓ2) with ``equal-width`` or
+  ``discrete`` bins. Every row's bin is fixed (a resample's distinct scores are a subset
+  of the sample's and empty bins carry no weight), so a chunk costs two ``bincount`` calls
+  with offsets ``r·B`` (one for counts and label sums, one for score sums), then the batch
+  kernels :func:`~core.estimators.plugin_from_stats` / ``debiased_sq_from_stats``.
+- ``"equal-mass"``: the same estimators with ``equal-mass`` bins and ``tie_policy="split"``.
+  The rows are sorted once; a resample's multiplicities over that order come from one
+  ``bincount``, their cumulative sums give each resample's sums at the fixed rank
+  boundaries ``ceil(k·n/B)`` exactly (a row whose copies straddle a boundary is split
+  between the two bins), with no sort per resample.
+- ``"row-mean"``: accuracy, Brier score and log loss are means of per-row values, so a
+  resample's value is the mean of a gather.
+- ``"generic"``: everything else (label-binned, sweep, kernel estimators, equal-mass with
+  ``tie_policy="keep"``, user callables): the statistic is called once per resample on the
+  resampled rows. Per-resample work is vectorised; only the loop over resamples is in
+  Python.
+
+Memory is bounded by the chunk: the default chunk holds about 2**20 drawn indices
+(``chunk_size = max(1, 2**20 // n)`` resamples), and the fast paths use a few arrays of
+that size, about 40 bytes per drawn index (≈ 40 MB) for the fixed-bin path and about
+70 bytes per drawn index for the equal-mass path, whatever ``n_resamples`` is. The
+bootstrap distribution itself takes ``8 · n_resamples`` bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats as _stats
+
+from core._validation import check_norm, check_probs_labels, check_rng
+from core.errors import ConfigError
+from core.registry import Registry
+
+#: Target number of drawn row indices held in memory per chunk of resamples.
+CHUNK_ELEMENTS = 2**20
+
+Statistic = str | Callable[[np.ndarray, np.ndarray], float]
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A two-sided confidence interval.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds; ``low, high = ci`` unpacks them.
+    """
+
+    low: float
+    high: float
+
+    def __iter__(self) -> Iterator[float]:
+        yield self.low
+        yield self.high
+
+
+@dataclass(frozen=True, eq=False)
+class BootstrapResult:
+    """A bootstrap interval for a scalar statistic.
+
+    Attributes
+    ----------
+    estimate : float
+        The statistic on the full sample.
+    confidence_interval : ConfidenceInterval
+        The percentile interval ``(q_{(1-level)/2}, q_{(1+level)/2})`` of the
+        bootstrap distribution (``numpy.quantile``, linear interpolation).
+    level : float
+        Confidence level, e.g. 0.95.
+    n_resamples : int
+        Number of resamples.
+    seed : int or None
+        The seed of the resampling (None when a Generator was passed).
+    method : str
+        ``"percentile"``.
+    distribution : numpy.ndarray
+        ``(n_resamples,)`` statistic on each resample, in draw order.
+    statistic : str
+        Name of the statistic (a callable's ``__name__``).
+    path : str
+        How resamples were evaluated: ``"fixed-bins"``, ``"equal-mass"``, ``"row-mean"``
+        or ``"generic"`` (see the module docstring).
+    """
+
+    estimate: float
+    confidence_interval: ConfidenceInterval
+    level: float
+    n_resamples: int
+    seed: int | None
+    method: str
+    distribution: np.ndarray
+    statistic: str
+    path: str
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def check_level(level: object) -> float:
+    """Return a confidence level strictly between 0 and 1.
+
+    Parameters
+    ----------
+    level : float
+        Confidence level, e.g. 0.95.
+
+    Returns
+    -------
+    float
+        The level.
+
+    Raises
+    ------
+    ConfigError
+        If it is not a number in (0, 1).
+    """
+    if isinstance(level, bool) or not isinstance(level, int | float | np.integer | np.floating):
+        raise ConfigError(f"level must be a number between 0 and 1 (e.g. 0.95); got {level!r}.")
+    value = float(level)
+    if not 0.0 < value < 1.0:
+        hint = " Give it as a fraction, e.g. 0.95, not 95." if value >= 1.0 else ""
+        raise ConfigError(f"level must lie strictly between 0 and 1; got {level!r}.{hint}")
+    return value
+
+
+def check_n_resamples(n_resamples: object) -> int:
+    """Return a number of bootstrap resamples (a whole number ≥ 1).
+
+    Parameters
+    ----------
+    n_resamples : int
+        Number of resamples.
+
+    Returns
+    -------
+    int
+        The number.
+
+    Raises
+    ------
+    ConfigError
+        If it is not a whole number ≥ 1.
+    """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ConfigError(f"n_resamples must be a whole number ≥ 1; got {n_resamples!r}.")
+    if n_resamples < 1:
+        raise ConfigError(f"n_resamples must be at least 1; got {n_resamples}.")
+    return int(n_resamples)
+
+
+def check_seed(seed: object) -> int | np.random.Generator:
+    """Return a valid seed: a non-negative int or a Generator (``None`` means 0).
+
+    Parameters
+    ----------
+    seed : int, Generator or None
+        The seed.
+
+    Returns
+    -------
+    int or numpy.random.Generator
+        The seed.
+
+    Raises
+    ------
+    ConfigError
+        For negative, fractional or non-numeric seeds.
+    """
+    if seed is None:
+        return 0
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(
+            f"seed must be a non-negative whole number or a numpy.random.Generator; got {seed!r}."
+        )
+    return int(seed)
+
+
+# --------------------------------------------------------------------------- per-bin intervals
+
+INTERVAL_METHODS: Registry = Registry("per-bin interval method")
+
+
+@INTERVAL_METHODS.register(
+    "wilson",
+    label="Wilson score",
+    description="Wilson's score interval for a binomial proportion; close to nominal coverage.",
+    formula="Wilson (1927); Newcombe (1998) method 3",
+)
+def _wilson(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    z = _stats.norm.ppf(0.5 + 0.5 * level)
+    p = k / n
+    denom = 2.0 * (n + z**2)
+    center = (2.0 * n * p + z**2) / denom
+    delta = z / denom * np.sqrt(4.0 * n * p * (1.0 - p) + z**2)
+    return np.where(k > 0, center - delta, 0.0), np.where(k < n, center + delta, 1.0)
+
+
+@INTERVAL_METHODS.register(
+    "clopper-pearson",
+    label="Clopper–Pearson (exact)",
+    description="Exact binomial interval from beta quantiles; conservative (coverage ≥ level).",
+    formula="Clopper & Pearson (1934)",
+)
+def _clopper_pearson(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    alpha = 1.0 - level
+    low = _stats.beta.ppf(alpha / 2.0, np.where(k > 0, k, 1.0), n - k + 1.0)
+    high = _stats.beta.ppf(1.0 - alpha / 2.0, k + 1.0, np.where(k < n, n - k, 1.0))
+    return np.where(k > 0, low, 0.0), np.where(k < n, high, 1.0)
+
+
+def bin_intervals(
+    counts: ArrayLike,
+    label_sums: ArrayLike,
+    *,
+    method: str = "wilson",
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return a confidence interval for each bin's mean outcome.
+
+    Parameters
+    ----------
+    counts : array_like
+        Number of points per bin (non-negative).
+    label_sums : array_like
+        Number of positive outcomes per bin, ``0 ≤ label_sums ≤ counts``.
+    method : {"wilson", "clopper-pearson"}, default="wilson"
+        A name in :data:`INTERVAL_METHODS`.
+    level : float, default=0.95
+        Two-sided confidence level.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        float64 bounds of the same shape as ``counts``; NaN for empty bins, exactly 0
+        (low) when ``label_sums = 0`` and 1 (high) when ``label_sums = counts``.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown method or a level outside (0, 1).
+    DataError
+        For negative counts or label sums outside ``[0, counts]``.
+
+    Examples
+    --------
+    >>> low, high = bin_intervals([10, 0], [0, 0], method="clopper-pearson")
+    >>> round(float(high[0]), 4), float(low[0]), bool(np.isnan(low[1]))
+    (0.3085, 0.0, True)
+    """
+    from core.errors import DataError
+
+    entry = INTERVAL_METHODS.get(method)
+    level = check_level(level)
+    n = np.asarray(counts, dtype=np.float64)
+    k = np.asarray(label_sums, dtype=np.float64)
+    if n.shape != k.shape:
+        raise DataError(f"counts {n.shape} and label_sums {k.shape} must have the same shape.")
+    if not (np.isfinite(n).all() and np.isfinite(k).all()):
+        raise DataError("counts and label_sums must be finite.")
+    if (n < 0).any() or (k < 0).any() or (k > n).any():
+        raise DataError("Each bin needs 0 ≤ label_sums ≤ counts (label sums count positives).")
+    filled = n > 0
+    safe_n = np.where(filled, n, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low, high = entry.func(k, safe_n, level)
+    low = np.where(filled, low, np.nan)
+    high = np.where(filled, high, np.nan)
+    return low, high
+
+
+# --------------------------------------------------------------------------- bootstrap plans
+
+
+@dataclass(frozen=True)
+class _Plan:
+    name: str
+    estimate: float
+    values: Callable[[np.ndarray], np.ndarray]  # (r, n) drawn indices -> (r,) statistics
+    path: str
+
+
+def _resampled_rows(idx: np.ndarray, order: str) -> Iterator[np.ndarray]:
+    """Yield each resample's rows in draw order or in row order (see the module docstring)."""
+    if order == "draws":
+        yield from idx
+        return
+    r, n = idx.shape
+    offsets = (np.arange(r, dtype=np.intp) * n)[:, None]
+    mult = np.bincount((idx + offsets).ravel(), minlength=r * n).reshape(r, n)
+    rows = np.arange(n, dtype=np.intp)
+    for i in range(r):
+        yield np.repeat(rows, mult[i])
+
+
+def _generic_plan(
+    name: str,
+    func: Callable[[np.ndarray, np.ndarray], float],
+    p_in: np.ndarray,
+    y: np.ndarray,
+    estimate: float | None = None,
+    order: str = "draws",
+) -> _Plan:
+    def values(idx: np.ndarray) -> np.ndarray:
+        return np.fromiter(
+            (float(func(p_in[rows], y[rows])) for rows in _resampled_rows(idx, order)),
+            dtype=np.float64,
+            count=idx.shape[0],
+        )
+
+    if estimate is None:
+        estimate = float(func(p_in, y))
+    return _Plan(name, estimate, values, "generic")
+
+
+def _score_plan(name: str, p_in: np.ndarray, y: np.ndarray, options: dict[str, Any]) -> _Plan:
+    from core.scores import SCORES, score_rows
+
+    rows = score_rows(name, p_in, y, **options)
+    estimate = float(SCORES.get(name).func(p_in, y, **options))
+
+    def values(idx: np.ndarray) -> np.ndarray:
+        return np.take(rows, idx).mean(axis=1)
+
+    return _Plan(name, estimate, values, "row-mean")
+
+
+def _aggregate_batch(values: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
+    """Batched :func:`core.estimators.aggregate` over the last axis (components)."""
+    if values.shape[-1] == 1:
+        return values[..., 0]
+    if np.isinf(norm):
+        return values[..., weights > 0].max(axis=-1)
+    return ((values**norm) @ weights) ** (1.0 / norm)
+
+
+def _fixed_bin_stats(
+    idx: np.ndarray, code2: np.ndarray, scores: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r = idx.shape[0]
+    # key = 2·(bin + r·B) + outcome: one integer bincount yields counts and label sums
+    key = np.take(code2, idx)
+    key += (np.arange(r, dtype=np.intp) * (2 * n_bins))[:, None]
+    by_label = np.bincount(key.ravel(), minlength=r * 2 * n_bins).reshape(r, n_bins, 2)
+    key >>= 1
+    score_sums = np.bincount(
+        key.ravel(), weights=np.take(scores, idx).ravel(), minlength=r * n_bins
+    ).reshape(r, n_bins)
+    return by_label.sum(axis=-1), score_sums, by_label[..., 1].astype(np.float64)
+
+
+def _equal_mass_stats(
+    idx: np.ndarray,
+    rank: np.ndarray,
+    s_sorted: np.ndarray,
+    o_sorted: np.ndarray,
+    starts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r, n = idx.shape
+    pos = np.take(rank, idx)
+    pos += (np.arange(r, dtype=np.intp) * n)[:, None]
+    mult = np.bincount(pos.ravel(), minlength=r * n).reshape(r, n)
+    del pos
+    cum_n = np.zeros((r, n + 1), dtype=np.int64)
+    np.cumsum(mult, axis=1, out=cum_n[:, 1:])
+    cum_s = np.zeros((r, n + 1))
+    np.cumsum(mult * s_sorted, axis=1, out=cum_s[:, 1:])
+    cum_o = np.zeros((r, n + 1), dtype=np.int64)
+    np.cumsum(mult * o_sorted, axis=1, out=cum_o[:, 1:])
+    del mult
+    # sorted position j holding copy number t: cum_n[j] <= t < cum_n[j + 1]; rows are
+    # shifted by r·(n + 1) so one searchsorted serves the whole chunk
+    shift = (np.arange(r, dtype=np.int64) * (n + 1))[:, None]
+    flat = (cum_n + shift).ravel()
+    j = np.searchsorted(flat, (starts[None, :] + shift).ravel(), side="right").reshape(r, -1)
+    j -= 1 + shift
+    before = starts[None, :] - np.take_along_axis(cum_n, j, axis=1)
+    s_ext = np.append(s_sorted, 0.0)
+    o_ext = np.append(o_sorted, 0)
+    at_s = np.take_along_axis(cum_s, j, axis=1) + before * s_ext[j]
+    at_o = np.take_along_axis(cum_o, j, axis=1) + before * o_ext[j]
+    counts = np.broadcast_to(np.diff(starts), (r, starts.shape[0] - 1))
+    return counts, np.diff(at_s, axis=1), np.diff(at_o, axis=1).astype(np.float64)
+
+
+_STANDARD_OPTIONS = frozenset(
+    {"binning", "n_bins", "norm", "lens", "tie_policy", "class_weights", "class_names"}
+)
+
+
+def _estimator_plan(
+    name: str,
+    p_in: np.ndarray,
+    p: np.ndarray,
+    y: np.ndarray,
+    options: dict[str, Any],
+    est_seed: int,
+    order: str | None,
+) -> _Plan:
+    from core.binning import BINNINGS, equal_mass_starts
+    from core.calibration import calibration_error
+    from core.estimators import (
+        ESTIMATORS,
+        debiased_sq_from_stats,
+        lens_view,
+        plugin_from_stats,
+    )
+
+    def func(pp: np.ndarray, yy: np.ndarray) -> float:
+        return calibration_error(pp, yy, estimator=name, seed=est_seed, **options).value
+
+    full = calibration_error(p_in, y, estimator=name, seed=est_seed, **options)
+    binned = bool(ESTIMATORS.get(name).meta.get("binned"))
+    order = order or ("rows" if binned else "draws")
+    norm = check_norm(options.get("norm", 1))
+    binning = options.get("binning", "equal-width")
+    tie_policy = options.get("tie_policy", "split")
+    kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
+    if name == "plugin":
+
+        def kernel(c: np.ndarray, s: np.ndarray, o: np.ndarray) -> np.ndarray:
+            return plugin_from_stats(c, s, o, norm)
+
+    elif name == "debiased" and norm == 2.0:
+        kernel = debiased_sq_from_stats
+    fixed = binning == "discrete" or not BINNINGS.get(binning).meta.get("data_dependent", True)
+    ranked = binning == "equal-mass" and tie_policy == "split" and order == "rows"
+    if kernel is None or set(options) - _STANDARD_OPTIONS or not (fixed or ranked):
+        return _generic_plan(name, func, p_in, y, full.value, order)
+
+    view = lens_view(
+        p,
+        y,
+        options.get("lens", "top-label"),
+        class_names=options.get("class_names"),
+        class_weights=options.get("class_weights"),
+    )
+    weights = np.asarray(view.weights, dtype=np.float64)
+    n = p.shape[0]
+    binfunc = BINNINGS.get(binning).func
+    n_bins = int(options.get("n_bins", 15))
+    parts = []
+    for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
+        o_int = outcomes.astype(np.intp)
+        if fixed:
+            bin_idx, edges = binfunc(scores, n_bins, tie_policy)
+            parts.append((2 * bin_idx.astype(np.intp) + o_int, scores, edges.shape[0] - 1))
+        else:
+            by_score = np.argsort(scores, kind="stable")
+            rank = np.empty(n, dtype=np.intp)
+            rank[by_score] = np.arange(n, dtype=np.intp)
+            parts.append((rank, scores[by_score], o_int[by_score]))
+    starts = equal_mass_starts(n, n_bins) if ranked and not fixed else None
+
+    def values(idx: np.ndarray) -> np.ndarray:
+        per_component = np.empty((idx.shape[0], len(parts)))
+        for c, part in enumerate(parts):
+            if fixed:
+                st = _fixed_bin_stats(idx, part[0], part[1], part[2])
+            else:
+                st = _equal_mass_stats(idx, part[0], part[1], part[2], starts)
+            per_component[:, c] = kernel(*st)
+        if name == "debiased":
+            return np.sqrt(np.maximum(per_component @ weights, 0.0))
+        return _aggregate_batch(per_component, weights, norm)
+
+    return _Plan(name, full.value, values, "fixed-bins" if fixed else "equal-mass")
+
+
+def _make_plan(
+    statistic: Statistic,
+    p_in: np.ndarray,
+    p: np.ndarray,
+    y: np.ndarray,
+    options: dict[str, Any],
+    est_seed: int,
+) -> _Plan:
+    from core.scores import SCORES
+
+    order = options.pop("resample_order", None)
+    if order not in (None, "rows", "draws"):
+        raise ConfigError(f"resample_order must be 'rows', 'draws' or None; got {order!r}.")
+    if callable(statistic):
+        if options:
+            raise ConfigError(
+                "Options such as " + ", ".join(sorted(options)) + " apply to named "
+                "statistics only; bind them into the callable (e.g. with functools.partial)."
+            )
+        name = getattr(statistic, "__name__", "statistic")
+        return _generic_plan(name, statistic, p_in, y, order=order or "draws")
+    if not isinstance(statistic, str):
+        raise ConfigError(
+            f"statistic must be an estimator or score name, or a callable; got {statistic!r}."
+        )
+    if statistic in SCORES:
+        return _score_plan(statistic, p_in, y, options)
+    from core.estimators import ESTIMATORS
+
+    if statistic in ESTIMATORS:
+        return _estimator_plan(statistic, p_in, p, y, options, est_seed, order)
+    names = ", ".join(repr(s) for s in [*ESTIMATORS.names(), *SCORES.names()])
+    raise ConfigError(f"Unknown statistic {statistic!r}. Choose one of: {names}, or a callable.")
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def _chunks(
+    rng: np.random.Generator, n: int, n_resamples: int, chunk_size: int
+) -> Iterator[np.ndarray]:
+    done = 0
+    while done < n_resamples:
+        r = min(chunk_size, n_resamples - done)
+        # int32 draws are the same numbers as int64 ones (same stream) at half the cost
+        dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
+        yield rng.integers(0, n, size=(r, n), dtype=dtype).astype(np.intp, copy=False)
+        done += r
+
+
+def _check_chunk_size(chunk_size: object, n: int) -> int:
+    if chunk_size is None:
+        return max(1, CHUNK_ELEMENTS // n)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
+        raise ConfigError(f"chunk_size must be a whole number ≥ 1 or None; got {chunk_size!r}.")
+    if chunk_size < 1:
+        raise ConfigError(f"chunk_size must be at least 1; got {chunk_size}.")
+    return int(chunk_size)
+
+
+def bootstrap_many(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    statistics: Mapping[str, tuple[Statistic, Mapping[str, Any]]],
+    *,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+    chunk_size: int | None = None,
+) -> dict[str, BootstrapResult]:
+    """Bootstrap several statistics on the same resamples (common random numbers).
+
+    Each chunk of row indices is drawn once and every statistic is evaluated on it, so
+    the intervals of the statistics are computed from identical resamples, which is what
+    makes their differences comparable. ``bootstrap_many(P, y, {"x": (stat, opts)})["x"]``
+    equals ``bootstrap_interval(P, y, statistic=stat, **opts)`` for the same seed.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    statistics : mapping
+        ``key -> (statistic, options)``; see :func:`bootstrap_interval` (``options`` may
+        include ``resample_order``).
+    n_resamples : int, default=1000
+        Number of resamples.
+    level : float, default=0.95
+        Confidence level.
+    seed : int, Generator or None, default=0
+        Seed of the resampling (``None`` means 0). Random estimators receive the same
+        integer seed (0 when a Generator is given) on every resample.
+    chunk_size : int, optional
+        Resamples per chunk; bounds the memory (see the module docstring). It does not
+        change the result.
+
+    Returns
+    -------
+    dict
+        ``key -> BootstrapResult``.
+    """
+    n_resamples = check_n_resamples(n_resamples)
+    level = check_level(level)
+    seed = check_seed(seed)
+    is_binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
+    p, y = check_probs_labels(probs, labels)
+    p_in = np.ascontiguousarray(p[:, 1]) if is_binary else p
+    n = p.shape[0]
+    chunk = _check_chunk_size(chunk_size, n)
+    est_seed = seed if isinstance(seed, int) else 0
+    plans = {
+        key: _make_plan(stat, p_in, p, y, dict(opts), est_seed)
+        for key, (stat, opts) in statistics.items()
+    }
+    rng = check_rng(seed)
+    dist = {key: np.empty(n_resamples) for key in plans}
+    done = 0
+    for idx in _chunks(rng, n, n_resamples, chunk):
+        for key, plan in plans.items():
+            dist[key][done : done + idx.shape[0]] = plan.values(idx)
+        done += idx.shape[0]
+    tail = (1.0 - level) / 2.0
+    out = {}
+    for key, plan in plans.items():
+        low, high = np.quantile(dist[key], [tail, 1.0 - tail])
+        out[key] = BootstrapResult(
+            estimate=plan.estimate,
+            confidence_interval=ConfidenceInterval(float(low), float(high)),
+            level=level,
+            n_resamples=n_resamples,
+            seed=seed if isinstance(seed, int) else None,
+            method="percentile",
+            distribution=dist[key],
+            statistic=plan.name,
+            path=plan.path,
+        )
+    return out
+
+
+def bootstrap_interval(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    statistic: Statistic = "plugin",
+    n_resamples: int = 1000,
+    level: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+    chunk_size: int | None = None,
+    resample_order: str | None = None,
+    **calibration_error_options: Any,
+) -> BootstrapResult:
+    """Percentile bootstrap interval of a calibration error, score or any scalar statistic.
+
+    Rows are resampled with replacement and the statistic is recomputed on every
+    resample, re-binning where the binning is data dependent (equal-mass). Binned
+    estimators, accuracy, Brier score and log loss are evaluated on whole chunks of
+    resamples at once (see the module docstring for the paths and the memory bound).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    statistic : str or callable, default="plugin"
+        A name in :data:`core.estimators.ESTIMATORS` (computed with
+        :func:`core.calibration.calibration_error`), a name in
+        :data:`core.scores.SCORES` (``"accuracy"``, ``"brier"``, ``"log-loss"``), or a
+        callable ``f(probs, labels) -> float`` receiving the resampled rows (1-D
+        probabilities when the input was 1-D, else the ``(n, K)`` matrix).
+    n_resamples : int, default=1000
+        Number of bootstrap resamples.
+    level : float, default=0.95
+        Two-sided confidence level, as a fraction.
+    seed : int, Generator or None, default=0
+        Seed of the resampling (``None`` means 0).
+    chunk_size : int, optional
+        Resamples evaluated together; default ``max(1, 2**20 // n)``. Only memory and
+        speed depend on it, not the result.
+    resample_order : {"rows", "draws"}, optional
+        Order of a resample's rows as passed to the statistic; default ``"rows"`` for
+        registered binned estimators and ``"draws"`` otherwise (see the module docstring).
+    **calibration_error_options
+        Options of :func:`core.calibration.calibration_error` (``binning``, ``n_bins``,
+        ``norm``, ``lens``, ``tie_policy``, ``class_weights``, ...) for an estimator name,
+        or of the score (``eps`` for log loss).
+
+    Returns
+    -------
+    BootstrapResult
+        Estimate, percentile interval, settings and the bootstrap distribution.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown statistic, a level outside (0, 1), a bad seed or bad options.
+    DataError
+        For invalid probabilities or labels.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
+    >>> res = bootstrap_interval(p, y, lens="binary", n_resamples=200, seed=1)
+    >>> res.confidence_interval.low < res.estimate < res.confidence_interval.high
+    True
+    """
+    return bootstrap_many(
+        probs,
+        labels,
+        {"statistic": (statistic, {**calibration_error_options, "resample_order": resample_order})},
+        n_resamples=n_resamples,
+        level=level,
+        seed=seed,
+        chunk_size=chunk_size,
+    )["statistic"]

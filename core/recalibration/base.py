@@ -1,0 +1,631 @@
+"""Shared machinery of the recalibrators: inputs, lenses, fitted parameters, registry.
+
+Every recalibrator has the same shape: ``make_recalibrator(name, **options)``,
+``fit(probs or logits, labels)``, ``predict_proba(probs or logits)`` returning an
+``(n, K)`` matrix whose rows sum to 1, ``get_params()`` in the scikit-learn style,
+and frozen :class:`FittedParameters` that round-trip through JSON.
+
+One-dimensional recalibrators (Platt, isotonic, histogram binning, scaling-binning)
+work through a *lens*:
+
+- ``binary``: recalibrate P(y=1); the output row is ``[1 - q, q]``.
+- ``classwise``: recalibrate each class one-vs-rest, then divide each row by its sum
+  (a row whose recalibrated entries are all 0 becomes uniform).
+- ``top-label``: recalibrate the confidence ``c`` of the predicted class to ``c'``
+  and scale the other entries by ``(1 - c') / (1 - c)`` (spread ``1 - c'`` evenly
+  when ``c = 1``), so rows still sum to 1; the argmax can change when ``c'``
+  drops below the runner-up.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core._validation import as_labels, as_prob_matrix
+from core.errors import ConfigError, DataError, FitError
+from core.registry import Registry
+
+#: Probabilities are clipped to [CLIP, 1 - CLIP] before a logit or log is taken.
+CLIP = 1e-12
+
+#: The registry of recalibrators; entry ``func`` is the recalibrator class.
+RECALIBRATORS: Registry = Registry("recalibrator")
+
+LENS_CHOICES = ("auto", "binary", "top-label", "classwise")
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """Validated predictions in both probability and log-score form.
+
+    Attributes
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` probabilities.
+    log_scores : numpy.ndarray
+        ``(n, K)`` scores whose softmax is ``probs``: the logits when logits were
+        given, else ``log(clip(probs))``.
+    from_logits : bool
+        Whether logits were given.
+    """
+
+    probs: np.ndarray
+    log_scores: np.ndarray
+    from_logits: bool
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return self.probs.shape[0]
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``K``."""
+        return self.probs.shape[1]
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of a score matrix, stable for large scores.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        ``(n, K)`` scores.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)`` probabilities.
+    """
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    """Return ``log(p / (1 - p))`` after clipping ``p`` to ``[CLIP, 1 - CLIP]``."""
+    q = np.clip(p, CLIP, 1.0 - CLIP)
+    return np.log(q) - np.log1p(-q)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Return the logistic function ``1 / (1 + exp(-x))`` without overflow."""
+    out = np.empty_like(x, dtype=np.float64)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    ex = np.exp(x[~pos])
+    out[~pos] = ex / (1.0 + ex)
+    return out
+
+
+def as_inputs(x: ArrayLike, *, logits: bool = False) -> Inputs:
+    """Validate probabilities or logits and return both forms.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n,)`` P(y=1) or binary log-odds, or ``(n, K)`` probabilities or logits.
+    logits : bool, default False
+        Whether ``x`` holds logits (a 1-D vector is then the log-odds of class 1).
+
+    Returns
+    -------
+    Inputs
+        Probabilities and log-scores.
+
+    Raises
+    ------
+    DataError
+        For non-finite values, bad shapes, or probabilities that are not distributions.
+    """
+    if not logits:
+        p = as_prob_matrix(x)
+        return Inputs(p, np.log(np.clip(p, CLIP, None)), False)
+    z = np.asarray(x, dtype=np.float64)
+    if z.ndim == 2 and z.shape[1] == 1:
+        z = z[:, 0]
+    if z.ndim == 1:
+        z = np.column_stack([np.zeros_like(z), z])
+    if z.ndim != 2 or z.shape[1] < 2:
+        raise DataError(
+            f"Logits must be 1-D (binary log-odds) or 2-D (n, K) with K >= 2; got shape {z.shape}."
+        )
+    if z.shape[0] == 0:
+        raise DataError("There are no predictions (0 rows).")
+    if not np.isfinite(z).all():
+        bad = int((~np.isfinite(z)).any(axis=1).sum())
+        raise DataError(f"{bad} row(s) of logits contain NaN or infinity; drop or fix them.")
+    return Inputs(softmax(z), z, True)
+
+
+def check_fit_labels(labels: ArrayLike, inputs: Inputs) -> np.ndarray:
+    """Validate labels for fitting: class indices, one per row, at least two classes seen.
+
+    Raises
+    ------
+    FitError
+        If every calibration label is the same class.
+    """
+    y = as_labels(labels, inputs.n_classes, inputs.n)
+    if np.unique(y).size < 2:
+        raise FitError(
+            f"All {y.size} calibration labels are class {int(y[0])}; a recalibrator needs "
+            "rows of at least two classes. Use a larger or stratified calibration split."
+        )
+    return y
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        arr = np.array(value, copy=True)
+        arr.setflags(write=False)
+        return arr
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _to_jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return _to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _from_jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _from_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_from_jsonable(v) for v in value]
+        if items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
+            return np.asarray(items, dtype=np.float64)
+        if items and all(isinstance(v, np.ndarray) for v in items):
+            if len({v.shape for v in items}) == 1:
+                return np.stack(items)
+        return items
+    if value in ("nan", "inf", "-inf"):
+        return float(value)
+    return value
+
+
+@dataclass(frozen=True)
+class FittedParameters:
+    """The frozen result of fitting a recalibrator.
+
+    Attributes
+    ----------
+    method : str
+        Registry name of the recalibrator.
+    n_classes : int
+        Number of classes seen at fit time.
+    options : Mapping
+        The constructor options (``get_params()``).
+    values : Mapping
+        Fitted parameters (read-only arrays, numbers, nested mappings).
+    info : Mapping
+        Diagnostics: rows used, notes on fallbacks, guarantees.
+    """
+
+    method: str
+    n_classes: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", _freeze(dict(self.options)))
+        object.__setattr__(self, "values", _freeze(dict(self.values)))
+        object.__setattr__(self, "info", _freeze(dict(self.info)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (arrays as lists; non-finite floats as strings)."""
+        return {
+            "method": self.method,
+            "n_classes": self.n_classes,
+            "options": _to_jsonable(self.options),
+            "values": _to_jsonable(self.values),
+            "info": _to_jsonable(self.info),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """Return the parameters as strict JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FittedParameters:
+        """Rebuild parameters from :meth:`to_dict` output."""
+        try:
+            return cls(
+                method=str(data["method"]),
+                n_classes=int(data["n_classes"]),
+                options={k: _from_jsonable(v) for k, v in dict(data["options"]).items()},
+                values=_from_jsonable(dict(data["values"])),
+                info=_from_jsonable(dict(data.get("info", {}))),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"Not a recalibrator parameter record: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> FittedParameters:
+        """Rebuild parameters from :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+
+# --------------------------------------------------------------------------- base class
+
+
+class Recalibrator:
+    """Base class: validation, ``get_params``, parameter freezing, JSON restore.
+
+    Subclasses define ``__init__`` with keyword-only options stored under the same
+    attribute names, and implement :meth:`_fit` and :meth:`_predict`.
+    """
+
+    #: Registry name, set by :func:`register`.
+    name: ClassVar[str] = ""
+    #: Whether outputs take few distinct values (evaluate with discrete bins).
+    discrete_output: ClassVar[bool] = False
+
+    params_: FittedParameters | None = None
+
+    # -- scikit-learn style parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name for p in sig.parameters.values() if p.name != "self" and p.kind == p.KEYWORD_ONLY
+        ]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Return the constructor options, as scikit-learn's ``get_params``.
+
+        Parameters
+        ----------
+        deep : bool
+            Ignored (no nested estimators); kept for scikit-learn compatibility.
+
+        Returns
+        -------
+        dict
+            Option name to value.
+        """
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params: Any) -> Recalibrator:
+        """Set options (validated by re-running the constructor) and forget any fit."""
+        merged = {**self.get_params(), **params}
+        fresh = type(self)(**merged)
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- fitting and predicting
+    def fit(self, probs: ArrayLike, labels: ArrayLike, *, logits: bool = False) -> Recalibrator:
+        """Fit on calibration rows.
+
+        Parameters
+        ----------
+        probs : array_like
+            ``(n,)`` P(y=1) or ``(n, K)`` probabilities; logits when ``logits=True``.
+        labels : array_like
+            Class indices ``0..K-1``.
+        logits : bool, default False
+            Whether ``probs`` holds logits.
+
+        Returns
+        -------
+        Recalibrator
+            ``self``, with :attr:`params_` set.
+
+        Raises
+        ------
+        FitError
+            When the method cannot be fitted on these rows (one class, too few rows).
+        """
+        inputs = as_inputs(probs, logits=logits)
+        y = check_fit_labels(labels, inputs)
+        values, info = self._fit(inputs, y)
+        info = {"n_fit": int(inputs.n), "fitted_on_logits": bool(inputs.from_logits), **info}
+        self.params_ = FittedParameters(
+            method=self.name,
+            n_classes=inputs.n_classes,
+            options=self.get_params(),
+            values=values,
+            info=info,
+        )
+        return self
+
+    def predict_proba(self, probs: ArrayLike, *, logits: bool = False) -> np.ndarray:
+        """Return recalibrated probabilities.
+
+        Parameters
+        ----------
+        probs : array_like
+            Predictions in the same form as at fit time (probabilities or, with
+            ``logits=True``, logits).
+        logits : bool, default False
+            Whether ``probs`` holds logits.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n, K)`` probabilities; every row sums to 1.
+        """
+        params = self._require_fitted()
+        inputs = as_inputs(probs, logits=logits)
+        if inputs.n_classes != params.n_classes:
+            raise DataError(
+                f"This recalibrator was fitted on {params.n_classes} classes; "
+                f"got predictions with {inputs.n_classes}."
+            )
+        out = self._predict(params, inputs)
+        return out
+
+    def _require_fitted(self) -> FittedParameters:
+        if self.params_ is None:
+            raise FitError(f"{type(self).__name__} is not fitted yet; call fit() first.")
+        return self.params_
+
+    @property
+    def fitted_params(self) -> FittedParameters:
+        """The frozen fitted parameters (raises if not fitted)."""
+        return self._require_fitted()
+
+    @classmethod
+    def from_params(cls, params: FittedParameters | Mapping[str, Any] | str) -> Recalibrator:
+        """Rebuild a fitted recalibrator from its parameters (object, dict or JSON text)."""
+        if isinstance(params, str):
+            params = FittedParameters.from_json(params)
+        elif not isinstance(params, FittedParameters):
+            params = FittedParameters.from_dict(params)
+        klass = RECALIBRATORS.get(params.method).func
+        options = {
+            k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in params.options.items()
+        }
+        obj = klass(**options)
+        obj.params_ = params
+        return obj
+
+    # -- to implement
+    def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        raise NotImplementedError
+
+    def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
+        raise NotImplementedError
+
+
+def seed_value(seed: int | None) -> int:
+    """Validate a recalibrator seed (an int, or None meaning 0) and return it as an int."""
+    if seed is None:
+        return 0
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ConfigError(
+            f"seed must be an integer (or None for 0) so fitted parameters can be saved; got {seed!r}."
+        )
+    return int(seed)
+
+
+def predict_rng(seed: int | None) -> np.random.Generator:
+    """Return the generator of prediction-time randomness (distinct from the fit-time stream)."""
+    return np.random.default_rng([seed_value(seed), 1])
+
+
+# --------------------------------------------------------------------------- lenses
+
+
+class OneDimRecalibrator(Recalibrator):
+    """A recalibrator of one score at a time, applied through a lens (module docstring)."""
+
+    lens: str = "auto"
+    seed: int | None = 0
+
+    def _check_lens(self, lens: str) -> str:
+        if lens not in LENS_CHOICES:
+            raise ConfigError(f"Unknown lens {lens!r}; choose one of {', '.join(LENS_CHOICES)}.")
+        return lens
+
+    @staticmethod
+    def _resolve_lens(lens: str, k: int) -> str:
+        if lens == "auto":
+            return "binary" if k == 2 else "classwise"
+        if lens == "binary" and k != 2:
+            raise ConfigError(
+                f"The binary lens needs two classes; these predictions have {k}. "
+                "Use lens='classwise' or 'top-label'."
+            )
+        return lens
+
+    @staticmethod
+    def _components(
+        lens: str, inputs: Inputs
+    ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray | None]:
+        """Return per-component scores, log-odds scores, and the predicted class (top-label)."""
+        p, z = inputs.probs, inputs.log_scores
+        if lens == "binary":
+            lo = z[:, 1] - z[:, 0] if inputs.from_logits else logit(p[:, 1])
+            return [p[:, 1]], [lo], None
+        if lens == "top-label":
+            pred = p.argmax(axis=1)
+            conf = p[np.arange(p.shape[0]), pred]
+            return [conf], [logit(conf)], pred
+        return (
+            [p[:, j] for j in range(p.shape[1])],
+            [logit(p[:, j]) for j in range(p.shape[1])],
+            None,
+        )
+
+    @staticmethod
+    def _outcomes(
+        lens: str, labels: np.ndarray, k: int, pred: np.ndarray | None
+    ) -> list[np.ndarray]:
+        if lens == "binary":
+            return [(labels == 1).astype(np.float64)]
+        if lens == "top-label":
+            return [(labels == pred).astype(np.float64)]
+        return [(labels == j).astype(np.float64) for j in range(k)]
+
+    def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        lens = self._resolve_lens(self.lens, inputs.n_classes)
+        scores, log_odds, pred = self._components(lens, inputs)
+        outcomes = self._outcomes(lens, labels, inputs.n_classes, pred)
+        rng = np.random.default_rng(seed_value(self.seed))
+        comps, notes = [], []
+        for j, (s, lo, t) in enumerate(zip(scores, log_odds, outcomes, strict=True)):
+            vals, note = self._fit_component(s, lo, t, rng)
+            comps.append(vals)
+            if note:
+                prefix = f"class {j}: " if lens == "classwise" else ""
+                notes.extend(prefix + m for m in note)
+        return {"lens": lens, "components": comps}, {"notes": notes}
+
+    def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
+        lens = params.values["lens"]
+        comps = params.values["components"]
+        scores, log_odds, pred = self._components(lens, inputs)
+        rng = predict_rng(self.seed)
+        new = [
+            np.clip(self._apply_component(c, s, lo, rng), 0.0, 1.0)
+            for c, s, lo in zip(comps, scores, log_odds, strict=True)
+        ]
+        return combine_components(lens, new, inputs.probs, pred)
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        raise NotImplementedError
+
+    def _apply_component(
+        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+
+def combine_components(
+    lens: str, new: list[np.ndarray], probs: np.ndarray, pred: np.ndarray | None
+) -> np.ndarray:
+    """Turn recalibrated component scores into a probability matrix (module docstring)."""
+    if lens == "binary":
+        q = new[0]
+        return np.column_stack([1.0 - q, q])
+    if lens == "top-label":
+        assert pred is not None
+        n, k = probs.shape
+        rows = np.arange(n)
+        conf = probs[rows, pred]
+        c_new = new[0]
+        rest = 1.0 - conf
+        out = np.empty_like(probs)
+        safe = rest > 0
+        scale = np.where(safe, (1.0 - c_new) / np.where(safe, rest, 1.0), 0.0)
+        out[:] = probs * scale[:, None]
+        flat = ~safe
+        if flat.any():
+            out[flat] = ((1.0 - c_new[flat]) / (k - 1))[:, None]
+        out[rows, pred] = c_new
+        return out
+    q = np.column_stack(new)
+    total = q.sum(axis=1, keepdims=True)
+    zero = total[:, 0] <= 0
+    q = q / np.where(total > 0, total, 1.0)
+    if zero.any():
+        q[zero] = 1.0 / q.shape[1]
+    return q
+
+
+def register(
+    name: str,
+    *,
+    label: str,
+    description: str,
+    formula: str,
+    family: str,
+    discrete_output: bool = False,
+    accuracy_preserving: bool = False,
+    selective: bool = False,
+) -> Any:
+    """Register a recalibrator class under ``name`` (and set its ``name``/``discrete_output``)."""
+
+    def decorator(cls: type[Recalibrator]) -> type[Recalibrator]:
+        cls.name = name
+        cls.discrete_output = discrete_output
+        RECALIBRATORS.register(
+            name,
+            label=label,
+            description=description,
+            formula=formula,
+            family=family,
+            discrete_output=discrete_output,
+            accuracy_preserving=accuracy_preserving,
+            selective=selective,
+        )(cls)
+        return cls
+
+    return decorator
+
+
+def make_recalibrator(name: str, **options: Any) -> Recalibrator:
+    """Create a recalibrator by registry name.
+
+    Parameters
+    ----------
+    name : str
+        One of ``RECALIBRATORS.names()``, e.g. ``"platt"``, ``"histogram-umd"``.
+    **options
+        Options of that recalibrator (``n_bins``, ``lens``, ``mode``, ``alpha``,
+        ``beta``, ``seed``, ...).
+
+    Returns
+    -------
+    Recalibrator
+        An unfitted recalibrator.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name or option.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = make_recalibrator("platt").fit(np.array([0.2, 0.4, 0.6, 0.8]), [0, 1, 0, 1])
+    >>> r.predict_proba(np.array([0.5])).shape
+    (1, 2)
+    """
+    klass = RECALIBRATORS.get(name).func
+    valid = klass._param_names()
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ConfigError(
+            f"Unknown option(s) {', '.join(map(repr, unknown))} for recalibrator {name!r}; "
+            f"valid options: {', '.join(valid)}."
+        )
+    return klass(**options)

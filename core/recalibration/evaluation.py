@@ -1,0 +1,496 @@
+"""Fit several recalibrators under a split protocol and judge them on held-out rows.
+
+:func:`compare_recalibrators` is the one call behind the Recalibration page: it fits
+each chosen recalibrator on the calibration rows of every split, predicts the test
+rows, and computes on those test rows the calibration errors of the estimator
+registry (with bootstrap intervals on common resamples), Brier score, log loss,
+accuracy and, for Meta-Cal, coverage, miscoverage and coverage accuracy.
+
+Rows a recalibrator was fitted on are never used to judge it, except with the
+``in-sample`` protocol, which must be asked for and labels every number
+"in-sample". Recalibrators whose outputs take few distinct values (histogram
+binning, isotonic, scaling-binning) are judged with **discrete** bins (one bin per
+distinct output) unless ``evaluation_binning`` says otherwise: binning them again
+with equal-width bins would average distinct outputs together and hide or invent
+calibration error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from core._validation import as_labels, check_norm
+from core.errors import CalibscopeError, ConfigError
+from core.recalibration.base import RECALIBRATORS, FittedParameters, as_inputs, make_recalibrator
+from core.recalibration.metacal import (
+    SelectiveCurves,
+    SelectiveMetrics,
+    ranking_score,
+    selective_curves,
+    selective_metrics,
+)
+from core.recalibration.splits import make_splits
+
+UNCALIBRATED = "uncalibrated"
+SCORE_LABELS = {"brier": "Brier score", "log-loss": "Log loss", "accuracy": "Accuracy"}
+SELECTIVE_LABELS = {
+    "coverage": "Coverage",
+    "miscoverage": "Miscoverage",
+    "coverage-accuracy": "Coverage accuracy",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class SelectiveView:
+    """What the Meta-Cal views need, on the evaluation rows.
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        Ranking scores of the uncalibrated predictions.
+    correct : numpy.ndarray
+        Whether each uncalibrated prediction is correct.
+    threshold : float
+        The fitted ``r*`` (first split).
+    accepted : numpy.ndarray
+        Accept mask of the recalibrator's predictions.
+    curves : SelectiveCurves
+        Coverage / miscoverage / coverage accuracy against the threshold.
+    metrics : SelectiveMetrics
+        Values at the operating point.
+    guarantee : str
+        What the fitted rule guarantees, in words.
+    """
+
+    scores: np.ndarray
+    correct: np.ndarray
+    threshold: float
+    accepted: np.ndarray
+    curves: SelectiveCurves
+    metrics: SelectiveMetrics
+    guarantee: str
+
+
+@dataclass(frozen=True, eq=False)
+class RecalibrationComparison:
+    """Recalibrators fitted and judged under one split protocol.
+
+    Attributes
+    ----------
+    metrics : pandas.DataFrame
+        Long table: ``method, method_label, metric, metric_label, value, low, high,
+        mean_over_splits, sd_over_splits, evaluation, binning, note``.
+    predictions : dict
+        Method key to ``(m, K)`` recalibrated probabilities of the evaluation rows
+        (``uncalibrated`` holds the original ones).
+    rows : numpy.ndarray
+        Indices of the evaluation rows in the input.
+    labels : numpy.ndarray
+        Labels of the evaluation rows.
+    fitted : dict
+        Method key to the fitted parameters of every split (one per fold for cross-fitting).
+    errors : dict
+        Method key to the message of a fit that failed.
+    evaluation_binning : dict
+        Method key to the binning used to judge it.
+    selective : dict
+        Method key to its :class:`SelectiveView` (Meta-Cal only).
+    labels_of : dict
+        Method key to its display label.
+    protocol : str
+        The split protocol.
+    evaluation : str
+        ``"test"``, ``"out-of-fold"`` or ``"in-sample"``.
+    settings : dict
+        Every option used (for exports), including the seed.
+    """
+
+    metrics: pd.DataFrame
+    predictions: dict[str, np.ndarray]
+    rows: np.ndarray
+    labels: np.ndarray
+    fitted: dict[str, tuple[FittedParameters, ...]]
+    errors: dict[str, str]
+    evaluation_binning: dict[str, str]
+    selective: dict[str, SelectiveView]
+    labels_of: dict[str, str]
+    protocol: str
+    evaluation: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def methods(self) -> list[str]:
+        """Method keys that were fitted, ``uncalibrated`` first."""
+        return list(self.predictions)
+
+    def summary(self) -> pd.DataFrame:
+        """Return one row per method and one column per metric (point values)."""
+        table = self.metrics.pivot_table(
+            index="method_label", columns="metric_label", values="value", sort=False
+        )
+        return table.reindex([self.labels_of[m] for m in self.methods])
+
+    def predictions_frame(self, class_names: Sequence[str] | None = None) -> pd.DataFrame:
+        """Return the recalibrated predictions as a long table (one ``model`` per method).
+
+        Parameters
+        ----------
+        class_names : sequence of str, optional
+            Names of the probability columns; default ``"0"``, ``"1"``, ...
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row, model, evaluation, label, <one per class>, accepted``; it can
+            be loaded again with :func:`core.data.load_predictions` (``model`` column).
+        """
+        k = next(iter(self.predictions.values())).shape[1]
+        names = [str(c) for c in (class_names or range(k))]
+        frames = []
+        for key, q in self.predictions.items():
+            f = pd.DataFrame(q, columns=names)
+            f.insert(0, "label", np.asarray(names, dtype=object)[self.labels])
+            f.insert(0, "evaluation", self.evaluation)
+            f.insert(0, "model", self.labels_of[key])
+            f.insert(0, "row", self.rows)
+            sel = self.selective.get(key)
+            f["accepted"] = sel.accepted if sel is not None else True
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+
+    def parameters_json(self, key: str) -> str:
+        """Return the fitted parameters of one method (every split) as JSON text."""
+        import json
+
+        recs = [p.to_dict() for p in self.fitted[key]]
+        payload = {
+            "method": key,
+            "protocol": self.protocol,
+            "settings": self.settings,
+            "fits": recs,
+        }
+        return json.dumps(payload, indent=2, allow_nan=False, default=str)
+
+
+def _method_specs(
+    methods: Sequence[str | tuple[str, Mapping[str, Any]]] | Mapping[str, Mapping[str, Any]],
+) -> list[tuple[str, str, dict[str, Any], str]]:
+    items = list(methods.items()) if isinstance(methods, Mapping) else list(methods)
+    if not items:
+        raise ConfigError("Choose at least one recalibrator.")
+    out, seen = [], {}
+    for item in items:
+        name, opts = (item, {}) if isinstance(item, str) else (item[0], dict(item[1] or {}))
+        entry = RECALIBRATORS.get(name)
+        make_recalibrator(name, **opts)  # validate options before any fitting
+        seen[name] = seen.get(name, 0) + 1
+        key = name if seen[name] == 1 else f"{name} #{seen[name]}"
+        detail = ", ".join(f"{k}={v}" for k, v in opts.items() if k != "seed")
+        label = entry.label + (f" ({detail})" if detail else "")
+        if seen[name] > 1:
+            label += f" #{seen[name]}"
+        out.append((key, name, opts, label))
+    return out
+
+
+def _estimator_plan(
+    estimators: Sequence[str], binning: str, norm: float
+) -> tuple[list[str], list[str]]:
+    from core.estimators import ESTIMATORS
+
+    usable, skipped = [], []
+    for est in estimators:
+        meta = ESTIMATORS.get(est).meta
+        if norm not in meta.get("norms", (1.0, 2.0, np.inf)):
+            skipped.append(f"{est} (no ℓ{norm:g} version)")
+        elif meta.get("binned") and binning not in meta.get("binnings", (binning,)):
+            skipped.append(f"{est} (needs {' or '.join(meta['binnings'])} bins)")
+        else:
+            usable.append(est)
+    return usable, skipped
+
+
+def _statistics(
+    estimators: Sequence[str], *, binning: str, n_bins: int, norm: float, lens: str
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    from core.estimators import ESTIMATORS
+
+    stats: dict[str, tuple[str, dict[str, Any]]] = {}
+    for est in estimators:
+        opts: dict[str, Any] = {"norm": norm, "lens": lens}
+        if ESTIMATORS.get(est).meta.get("binned"):
+            opts |= {"binning": binning, "n_bins": n_bins}
+        stats[est] = (est, opts)
+    for score in SCORE_LABELS:
+        stats[score] = (score, {})
+    return stats
+
+
+def _point_values(
+    q: np.ndarray, y: np.ndarray, stats: Mapping[str, tuple[str, dict[str, Any]]], seed: int
+) -> dict[str, float]:
+    from core.calibration import calibration_error
+    from core.scores import SCORES
+
+    out = {}
+    for key, (stat, opts) in stats.items():
+        if stat in SCORE_LABELS:
+            out[key] = float(SCORES.get(stat).func(q, y))
+        else:
+            out[key] = float(calibration_error(q, y, estimator=stat, seed=seed, **opts).value)
+    return out
+
+
+def compare_recalibrators(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    methods: Sequence[str | tuple[str, Mapping[str, Any]]] | Mapping[str, Mapping[str, Any]],
+    *,
+    logits: bool = False,
+    protocol: str = "fraction",
+    calibration_fraction: float = 0.5,
+    split_labels: ArrayLike | None = None,
+    n_repeats: int = 5,
+    n_folds: int = 5,
+    stratify: bool = True,
+    estimators: Sequence[str] = ("plugin", "debiased", "sweep"),
+    lens: str = "top-label",
+    binning: str = "equal-width",
+    n_bins: int = 15,
+    norm: float | str = 1,
+    evaluation_binning: str = "auto",
+    n_resamples: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> RecalibrationComparison:
+    """Fit recalibrators on calibration rows and judge them on test rows.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities (logits with ``logits=True``).
+    labels : array_like
+        Class indices ``0..K-1``.
+    methods : sequence or mapping
+        Recalibrator names, ``(name, options)`` pairs, or ``{name: options}``.
+    logits : bool, default False
+        Whether ``probs`` holds logits.
+    protocol : {"fraction", "column", "repeated", "cross-fit", "in-sample"}
+        Split protocol (:func:`core.recalibration.splits.make_splits`).
+    calibration_fraction, split_labels, n_repeats, n_folds
+        Options of the protocol.
+    stratify : bool, default True
+        Keep class shares in random splits and folds.
+    estimators : sequence of str
+        Calibration-error estimators (registry names) for the table.
+    lens, binning, n_bins, norm
+        Options of :func:`core.calibration.calibration_error`.
+    evaluation_binning : {"auto", "config"}
+        ``auto`` judges few-valued recalibrators with discrete bins; ``config`` uses
+        ``binning`` for every method.
+    n_resamples : int, default 200
+        Bootstrap resamples of the intervals (common to all metrics of a method).
+    level : float, default 0.95
+        Interval level.
+    seed : int, default 0
+        Seed of the splits, the recalibrators and the bootstrap.
+
+    Returns
+    -------
+    RecalibrationComparison
+        Metrics, predictions, fitted parameters and Meta-Cal views.
+    """
+    from core.intervals import bootstrap_many
+
+    if evaluation_binning not in ("auto", "config"):
+        raise ConfigError(
+            f"evaluation_binning must be 'auto' or 'config'; got {evaluation_binning!r}."
+        )
+    norm_f = check_norm(norm)
+    inputs = as_inputs(probs, logits=logits)
+    y = as_labels(labels, inputs.n_classes, inputs.n)
+    specs = _method_specs(methods)
+    splits = make_splits(
+        inputs.n,
+        protocol=protocol,
+        calibration_fraction=calibration_fraction,
+        split_labels=split_labels,
+        n_repeats=n_repeats,
+        n_folds=n_folds,
+        stratify=y if stratify else None,
+        seed=seed,
+    )
+    x = inputs.log_scores if inputs.from_logits else inputs.probs
+    cross = protocol == "cross-fit"
+    rows = np.arange(inputs.n) if cross else splits[0].test
+    evaluation = "in-sample" if splits[0].in_sample else ("out-of-fold" if cross else "test")
+    y_eval = y[rows]
+    p_eval = inputs.probs[rows]
+
+    predictions: dict[str, np.ndarray] = {UNCALIBRATED: p_eval}
+    per_split: dict[str, list[np.ndarray]] = {}
+    fitted: dict[str, tuple[FittedParameters, ...]] = {}
+    errors: dict[str, str] = {}
+    selective: dict[str, SelectiveView] = {}
+    labels_of = {UNCALIBRATED: "Uncalibrated"}
+    for key, name, opts, label in specs:
+        labels_of[key] = label
+        opts = (
+            {"seed": seed, **opts}
+            if "seed" in RECALIBRATORS.get(name).func._param_names()
+            else opts
+        )
+        fits, preds, masks = [], [], []
+        out = np.empty_like(inputs.probs) if cross else None
+        try:
+            for sp in splits:
+                r = make_recalibrator(name, **opts).fit(
+                    x[sp.calibration], y[sp.calibration], logits=inputs.from_logits
+                )
+                q = r.predict_proba(x[sp.test], logits=inputs.from_logits)
+                fits.append(r.params_)
+                if cross:
+                    out[sp.test] = q
+                else:
+                    preds.append(q)
+                if hasattr(r, "accepted"):
+                    masks.append((sp.test, r.accepted(x[sp.test], logits=inputs.from_logits)))
+        except CalibscopeError as exc:
+            errors[key] = str(exc)
+            continue
+        fitted[key] = tuple(fits)
+        predictions[key] = out if cross else preds[0]
+        per_split[key] = preds
+        if masks:
+            acc = np.zeros(inputs.n, dtype=bool)
+            for idx, m in masks if cross else masks[:1]:
+                acc[idx] = m
+            acc = acc[rows]
+            h = ranking_score(p_eval, opts.get("ranking", "entropy"))
+            correct = p_eval.argmax(axis=1) == y_eval
+            selective[key] = SelectiveView(
+                scores=h,
+                correct=correct,
+                threshold=float(fits[0].values["threshold"]),
+                accepted=acc,
+                curves=selective_curves(h, correct),
+                metrics=selective_metrics(p_eval, y_eval, acc),
+                guarantee=str(fits[0].info.get("guarantee", "")),
+            )
+
+    records = []
+    used_binning: dict[str, str] = {}
+    for key, q in predictions.items():
+        discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).meta.get(
+            "discrete_output"
+        )
+        b = "discrete" if (discrete and evaluation_binning == "auto") else binning
+        used_binning[key] = b
+        usable, skipped = _estimator_plan(estimators, b, norm_f)
+        stats = _statistics(usable, binning=b, n_bins=n_bins, norm=norm_f, lens=lens)
+        boot = bootstrap_many(q, y_eval, stats, n_resamples=n_resamples, level=level, seed=seed)
+        repeats = []
+        if protocol == "repeated":
+            split_preds = per_split.get(key) or [inputs.probs[sp.test] for sp in splits]
+            repeats = [
+                _point_values(qs, y[sp.test], stats, seed)
+                for qs, sp in zip(split_preds, splits, strict=True)
+            ]
+        note = []
+        if b == "discrete" and discrete:
+            note.append("judged with discrete bins (one per distinct output)")
+        if skipped:
+            note.append("skipped: " + "; ".join(skipped))
+        if key in selective:
+            note.append("rejected rows output 1/K; top-label ties go to the first class")
+        for stat_key, res in boot.items():
+            vals = [r[stat_key] for r in repeats]
+            records.append(
+                {
+                    "method": key,
+                    "method_label": labels_of[key],
+                    "metric": stat_key,
+                    "metric_label": _metric_label(stat_key, norm_f),
+                    "value": float(res.estimate),
+                    "low": float(res.confidence_interval.low),
+                    "high": float(res.confidence_interval.high),
+                    "mean_over_splits": float(np.mean(vals)) if vals else np.nan,
+                    "sd_over_splits": float(np.std(vals, ddof=1)) if len(vals) > 1 else np.nan,
+                    "evaluation": evaluation,
+                    "binning": b if stat_key not in SCORE_LABELS else "",
+                    "note": "; ".join(note),
+                }
+            )
+        if key in selective:
+            m = selective[key].metrics
+            for stat_key, value in (
+                ("coverage", m.coverage),
+                ("miscoverage", m.miscoverage),
+                ("coverage-accuracy", m.coverage_accuracy),
+            ):
+                records.append(
+                    {
+                        "method": key,
+                        "method_label": labels_of[key],
+                        "metric": stat_key,
+                        "metric_label": SELECTIVE_LABELS[stat_key],
+                        "value": float(value),
+                        "low": np.nan,
+                        "high": np.nan,
+                        "mean_over_splits": np.nan,
+                        "sd_over_splits": np.nan,
+                        "evaluation": evaluation,
+                        "binning": "",
+                        "note": selective[key].guarantee,
+                    }
+                )
+    settings = {
+        "protocol": protocol,
+        "calibration_fraction": calibration_fraction,
+        "n_repeats": n_repeats,
+        "n_folds": n_folds,
+        "stratify": stratify,
+        "estimators": list(estimators),
+        "lens": lens,
+        "binning": binning,
+        "n_bins": n_bins,
+        "norm": "inf" if np.isinf(norm_f) else norm_f,
+        "evaluation_binning": evaluation_binning,
+        "n_resamples": n_resamples,
+        "level": level,
+        "seed": seed,
+        "methods": [{"key": k, "name": n, "options": o} for k, n, o, _ in specs],
+    }
+    return RecalibrationComparison(
+        metrics=pd.DataFrame.from_records(records),
+        predictions=predictions,
+        rows=rows,
+        labels=y_eval,
+        fitted=fitted,
+        errors=errors,
+        evaluation_binning=used_binning,
+        selective=selective,
+        labels_of={k: v for k, v in labels_of.items() if k in predictions or k in errors},
+        protocol=protocol,
+        evaluation=evaluation,
+        settings=settings,
+    )
+
+
+def _base_name(key: str) -> str:
+    return key.split(" #", 1)[0]
+
+
+def _metric_label(key: str, norm: float) -> str:
+    from core.estimators import ESTIMATORS
+
+    if key in SCORE_LABELS:
+        return SCORE_LABELS[key]
+    p = "∞" if np.isinf(norm) else f"{norm:g}"
+    return f"{ESTIMATORS.get(key).label}, ℓ{p}"

@@ -1,0 +1,355 @@
+"""Histogram-binning recalibrators: UMD, UMS, the original Zadrozny–Elkan, fixed-width.
+
+All four map a score to the mean calibration label of its bin (Gupta & Ramdas 2021).
+
+- **UMD** (uniform-mass, double dipping; Algorithm 1): sort the ``n`` scores; bin
+  boundaries are the order statistics at ranks ``A_b = ⌈b(n+1)/B⌉`` (integer
+  arithmetic ``(b(n+1) + B - 1) // B``); bin ``b`` is ``[S_(A_{b-1}), S_(A_b))`` with
+  the last bin closed at 1; its value is the mean of the labels strictly between
+  the two boundary order statistics (the ``B - 1`` boundary labels are not used).
+  Needs ``n >= 2B``; every bin then averages at least ``⌊n/B⌋ - 1`` labels.
+- **Zadrozny–Elkan**: as UMD, but bin ``b < B`` also averages the label of its upper
+  boundary point (Corollary 1's variant).
+- **UMS** (uniform-mass with sample splitting): a seeded random ``split_fraction`` of
+  the rows fixes the boundaries by the same ranks; the other rows give the bin means
+  (all of them; an empty bin falls back to the pooled mean and is reported).
+- **fixed-width**: bins ``[k/B, (k+1)/B)``, the last closed at 1; an empty bin falls
+  back to its midpoint and is reported.
+
+Ties: with ``tie_break="random"`` (default) scores are ordered by ``(score, U)``
+with ``U`` uniform, the exact δ → 0 limit of the randomized UMD (Algorithm 2); a
+new score equal to a boundary score draws a fresh ``U`` and is compared
+lexicographically, so tied mass is split between adjacent bins as at fit time.
+``unique_values=True`` adds Algorithm 2's jitter ``(Π̂ + δV)/(1 + δ)``, δ = 1e-10,
+so bin values are distinct. Multiclass rows are renormalised as described in
+:mod:`core.recalibration.base`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from core.errors import ConfigError, FitError
+from core.recalibration.base import OneDimRecalibrator, register
+
+#: Algorithm 2's δ for the optional bin-value jitter.
+JITTER_DELTA = 1e-10
+
+
+def umd_ranks(n: int, n_bins: int) -> np.ndarray:
+    """Return the boundary ranks ``A_0 = 0, A_b = ⌈b(n+1)/B⌉, A_B = n + 1`` exactly.
+
+    Parameters
+    ----------
+    n : int
+        Number of calibration scores.
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B + 1,)`` int64 ranks (1-based order-statistic indices).
+
+    Examples
+    --------
+    >>> umd_ranks(10, 3).tolist()
+    [0, 4, 8, 11]
+    """
+    b = np.arange(1, n_bins, dtype=np.int64)
+    inner = (b * (n + 1) + n_bins - 1) // n_bins  # integer ceiling: float ceil is wrong (E10)
+    return np.concatenate([[0], inner, [n + 1]]).astype(np.int64)
+
+
+def lexicographic_bins(
+    edge_s: np.ndarray, edge_u: np.ndarray | None, s: np.ndarray, u: np.ndarray | None
+) -> np.ndarray:
+    """Bin index = number of boundaries ``e`` with ``e <= (s, u)`` (left-closed bins).
+
+    Boundaries are ``(score, key)`` pairs sorted lexicographically; without keys
+    the comparison is on the score alone.
+    """
+    lo = np.searchsorted(edge_s, s, side="left")
+    if edge_u is None or u is None:
+        return np.searchsorted(edge_s, s, side="right")
+    hi = np.searchsorted(edge_s, s, side="right")
+    out = lo.copy()
+    tied = np.flatnonzero(hi > lo)
+    if tied.size:
+        # rows whose score equals one or more boundary scores: count tied boundaries with key <= u
+        starts, stops = lo[tied], hi[tied]
+        span = stops - starts
+        rep = np.repeat(np.arange(tied.size), span)
+        offs = np.arange(span.sum()) - np.repeat(np.cumsum(span) - span, span)
+        idx = np.repeat(starts, span) + offs
+        hit = edge_u[idx] <= np.repeat(u[tied], span)
+        out[tied] += np.bincount(rep, weights=hit, minlength=tied.size).astype(np.int64)
+    return out
+
+
+class _HistogramBinning(OneDimRecalibrator):
+    variant = "umd"
+
+    def __init__(
+        self,
+        *,
+        n_bins: int = 10,
+        lens: str = "auto",
+        tie_break: str = "random",
+        unique_values: bool = False,
+        seed: int | None = 0,
+    ) -> None:
+        if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
+            raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
+        if tie_break not in ("random", "none"):
+            raise ConfigError(f"tie_break must be 'random' or 'none'; got {tie_break!r}.")
+        self.n_bins = int(n_bins)
+        self.lens = self._check_lens(lens)
+        self.tie_break = tie_break
+        self.unique_values = bool(unique_values)
+        self.seed = seed
+
+    def _order(
+        self, s: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.tie_break == "random":
+            u = rng.random(s.size)
+            return np.lexsort((u, s)), u
+        return np.argsort(s, kind="stable"), None
+
+    def _uniform_mass(
+        self, s: np.ndarray, t: np.ndarray, rng: np.random.Generator, *, boundary_labels: bool
+    ) -> dict[str, Any]:
+        """Algorithm 1 (``boundary_labels=False``) or the Z&E variant (``True``)."""
+        n, nb = s.size, self.n_bins
+        if n < 2 * nb:
+            raise FitError(
+                f"Uniform-mass histogram binning needs at least 2 rows per bin (n >= 2B): "
+                f"{n} rows for {nb} bins. Use at most {max(n // 2, 1)} bins or more rows."
+            )
+        order, u = self._order(s, rng)
+        ss, ts = s[order], t[order]
+        a = umd_ranks(n, nb)
+        csum = np.concatenate([[0.0], np.cumsum(ts)])
+        lo = a[:-1]
+        hi = a[1:] - 1  # ranks lo+1 .. hi (1-based) = 0-based slice [lo, hi)
+        if boundary_labels:
+            hi = np.minimum(a[1:], n)
+        counts = hi - lo
+        values = (csum[hi] - csum[lo]) / counts
+        inner = a[1:-1] - 1
+        return {
+            "edges": ss[inner],
+            "edge_keys": u[order][inner] if u is not None else None,
+            "values": values,
+            "counts": counts,
+        }
+
+    def _finish(self, vals: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+        if self.unique_values:
+            v = rng.random(vals["values"].size)
+            vals["values"] = (vals["values"] + JITTER_DELTA * v) / (1.0 + JITTER_DELTA)
+        if vals.get("edge_keys") is None:
+            vals.pop("edge_keys", None)
+        return vals
+
+    def _apply_component(
+        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        edges = np.atleast_1d(np.asarray(c["edges"], dtype=np.float64))
+        keys = c.get("edge_keys")
+        u = None
+        if keys is not None:
+            keys = np.atleast_1d(np.asarray(keys, dtype=np.float64))
+            u = rng.random(s.size)
+        idx = lexicographic_bins(edges, keys, s, u)
+        return np.atleast_1d(c["values"])[idx]
+
+
+@register(
+    "histogram-umd",
+    label="Histogram binning (UMD)",
+    description="Uniform-mass bins from the calibration rows themselves (no sample splitting); "
+    "bin value = mean label strictly inside the bin. Distribution-free guarantee.",
+    formula="Gupta & Ramdas 2021, Algorithm 1 / Theorem 3",
+    family="binning",
+    discrete_output=True,
+)
+class HistogramUMD(_HistogramBinning):
+    """Uniform-mass histogram binning without sample splitting (UMD).
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Number of bins ``B``.
+    lens : {"auto", "binary", "top-label", "classwise"}
+        ``auto`` is ``binary`` for two classes, else ``classwise``.
+    tie_break : {"random", "none"}
+        Order tied scores by a seeded uniform key (default) or keep ties together.
+    unique_values : bool, default False
+        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
+    seed : int or None
+        Seed of the tie-break keys (and split, for UMS); None means 0.
+    """
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        return self._finish(self._uniform_mass(s, t, rng, boundary_labels=False), rng), []
+
+
+@register(
+    "histogram-ze",
+    label="Histogram binning (Zadrozny–Elkan)",
+    description="The original uniform-mass histogram binning: as UMD, but each bin's upper "
+    "boundary point is averaged too.",
+    formula="Zadrozny & Elkan 2001; Gupta & Ramdas 2021, Corollary 1",
+    family="binning",
+    discrete_output=True,
+)
+class HistogramZE(_HistogramBinning):
+    """Original Zadrozny–Elkan histogram binning (boundary labels averaged).
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Number of bins ``B``.
+    lens : {"auto", "binary", "top-label", "classwise"}
+        ``auto`` is ``binary`` for two classes, else ``classwise``.
+    tie_break : {"random", "none"}
+        Order tied scores by a seeded uniform key (default) or keep ties together.
+    unique_values : bool, default False
+        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
+    seed : int or None
+        Seed of the tie-break keys (and split, for UMS); None means 0.
+    """
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        return self._finish(self._uniform_mass(s, t, rng, boundary_labels=True), rng), []
+
+
+@register(
+    "histogram-ums",
+    label="Histogram binning (UMS, split)",
+    description="Uniform-mass bins from one part of the calibration rows, bin means from the other.",
+    formula="Gupta et al. 2020; Gupta & Ramdas 2021 §2.5",
+    family="binning",
+    discrete_output=True,
+)
+class HistogramUMS(_HistogramBinning):
+    """Uniform-mass histogram binning with sample splitting (UMS).
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Number of bins ``B``.
+    lens : {"auto", "binary", "top-label", "classwise"}
+        ``auto`` is ``binary`` for two classes, else ``classwise``.
+    tie_break : {"random", "none"}
+        Order tied scores by a seeded uniform key (default) or keep ties together.
+    unique_values : bool, default False
+        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
+    seed : int or None
+        Seed of the tie-break keys (and split, for UMS); None means 0.
+    split_fraction : float, default 0.5
+        Share of the calibration rows that fixes the bin boundaries.
+    """
+
+    def __init__(
+        self,
+        *,
+        n_bins: int = 10,
+        lens: str = "auto",
+        tie_break: str = "random",
+        unique_values: bool = False,
+        seed: int | None = 0,
+        split_fraction: float = 0.5,
+    ) -> None:
+        super().__init__(
+            n_bins=n_bins, lens=lens, tie_break=tie_break, unique_values=unique_values, seed=seed
+        )
+        if not 0 < float(split_fraction) < 1:
+            raise ConfigError(f"split_fraction must lie in (0, 1); got {split_fraction!r}.")
+        self.split_fraction = float(split_fraction)
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        n, nb = s.size, self.n_bins
+        n1 = int(round(self.split_fraction * n))
+        if n1 < nb or n - n1 < nb:
+            raise FitError(
+                f"UMS needs at least B = {nb} rows in each part of the split; got {n1} and {n - n1}."
+            )
+        perm = rng.permutation(n)
+        first, second = perm[:n1], perm[n1:]
+        s1 = s[first]
+        order, u1 = self._order(s1, rng)
+        a = umd_ranks(n1, nb)
+        inner = a[1:-1] - 1
+        edges = s1[order][inner]
+        keys = u1[order][inner] if u1 is not None else None
+        s2, t2 = s[second], t[second]
+        u2 = rng.random(s2.size) if keys is not None else None
+        idx = lexicographic_bins(edges, keys, s2, u2)
+        counts = np.bincount(idx, minlength=nb)
+        sums = np.bincount(idx, weights=t2, minlength=nb)
+        pooled = float(t2.mean())
+        values = np.where(counts > 0, sums / np.maximum(counts, 1), pooled)
+        notes = []
+        if (counts == 0).any():
+            notes.append(
+                f"{int((counts == 0).sum())} bin(s) received no rows of the second part; "
+                f"their value is the pooled mean {pooled:.4g}."
+            )
+        vals = {"edges": edges, "edge_keys": keys, "values": values, "counts": counts}
+        return self._finish(vals, rng), notes
+
+
+@register(
+    "histogram-fixed-width",
+    label="Histogram binning (fixed width)",
+    description="Equal-width bins [k/B, (k+1)/B); bin value = mean calibration label.",
+    formula="Gupta & Ramdas 2021 §2.6",
+    family="binning",
+    discrete_output=True,
+)
+class HistogramFixedWidth(_HistogramBinning):
+    """Fixed-width histogram binning (``tie_break`` has no effect: edges are fixed).
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Number of bins ``B``.
+    lens : {"auto", "binary", "top-label", "classwise"}
+        ``auto`` is ``binary`` for two classes, else ``classwise``.
+    tie_break : {"random", "none"}
+        Order tied scores by a seeded uniform key (default) or keep ties together.
+    unique_values : bool, default False
+        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
+    seed : int or None
+        Seed of the tie-break keys (and split, for UMS); None means 0.
+    """
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        nb = self.n_bins
+        edges = (np.arange(nb + 1) / nb)[1:-1]
+        idx = np.searchsorted(edges, s, side="right")
+        counts = np.bincount(idx, minlength=nb)
+        sums = np.bincount(idx, weights=t, minlength=nb)
+        mid = (np.arange(nb) + 0.5) / nb
+        values = np.where(counts > 0, sums / np.maximum(counts, 1), mid)
+        notes = []
+        if (counts == 0).any():
+            notes.append(
+                f"{int((counts == 0).sum())} of {nb} bins are empty; they output their midpoint."
+            )
+        vals = {"edges": edges, "edge_keys": None, "values": values, "counts": counts}
+        return self._finish(vals, rng), notes

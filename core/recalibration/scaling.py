@@ -1,0 +1,411 @@
+"""Scaling recalibrators: Platt, temperature, vector and matrix scaling.
+
+- **Platt** fits ``q = sigmoid(a x + c)`` by maximum likelihood on one score per
+  lens component, with ``x = logit(p)`` (Kumar et al. 2019's "Platt after a log
+  transform"; the log-odds themselves when logits are given) or ``x = p``.
+  Platt's smoothed targets ``(N+ + 1)/(N+ + 2)`` and ``1/(N- + 2)`` (the default,
+  as scikit-learn) keep the optimum finite on separable data; with hard 0/1
+  targets separable data raise :class:`~core.errors.FitError`.
+- **Temperature** ``softmax(z / T)``: the mean negative log-likelihood is convex in
+  ``1/T``, so ``T`` is the root of its derivative, found by a bracketed solve
+  (Brent) inside ``bounds``; a root outside the bracket is reported, not hidden.
+- **Vector** ``softmax(w * z + b)`` and **matrix** ``softmax(W z + b)`` scaling,
+  fitted by L-BFGS from the identity map, with an optional ridge penalty towards
+  the identity (``reg``). Scores are centred per row first (by the maximum for
+  vector scaling, the mean for matrix scaling), so logits and log-probabilities
+  give the same fit.
+
+Multiclass scores ``z`` are the logits when given, else ``log p`` (softmax is
+shift-invariant, so this reproduces ``p`` exactly). Outputs are softmax rows, so
+they sum to 1 without renormalisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq, minimize
+
+from core.errors import ConfigError, FitError
+from core.recalibration.base import (
+    FittedParameters,
+    Inputs,
+    OneDimRecalibrator,
+    Recalibrator,
+    register,
+    sigmoid,
+    softmax,
+)
+
+#: Rows per chunk are chosen so a chunk holds about this many matrix entries.
+CHUNK_ENTRIES = 1 << 22
+
+
+# --------------------------------------------------------------------------- Platt
+
+
+def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
+    """Return the regression targets: hard 0/1 labels or Platt's smoothed ones."""
+    if targets == "hard":
+        return t
+    n_pos = float(t.sum())
+    n_neg = float(t.size - n_pos)
+    return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+
+
+def fit_logistic_1d(
+    x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
+) -> tuple[float, float, int]:
+    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` by damped Newton steps.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Feature values.
+    t : numpy.ndarray
+        Targets in [0, 1] (hard or smoothed).
+    max_iter : int
+        Maximum Newton iterations.
+
+    Returns
+    -------
+    a, c : float
+        Slope and intercept on the original scale of ``x``.
+    n_iter : int
+        Newton iterations used.
+
+    Raises
+    ------
+    FitError
+        If the likelihood has no finite maximum (separable hard targets).
+    """
+    mu = float(x.mean())
+    sd = float(x.std())
+    if sd == 0.0 or not np.isfinite(sd):
+        tbar = float(np.clip(t.mean(), 1e-12, 1 - 1e-12))
+        return 0.0, float(np.log(tbar / (1 - tbar))), 0
+    xs = (
+        x - mu
+    ) / sd  # standardised: Newton is scale-free, but the loss landscape is better conditioned
+
+    def loss(w: np.ndarray) -> float:
+        eta = w[0] * xs + w[1]
+        return float(np.sum(np.logaddexp(0.0, eta) - t * eta))
+
+    tbar = float(np.clip(t.mean(), 1e-12, 1 - 1e-12))
+    w = np.array([0.0, np.log(tbar / (1 - tbar))])
+    cur = loss(w)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
+        eta = w[0] * xs + w[1]
+        q = sigmoid(eta)
+        r = q - t
+        g = np.array([r @ xs, r.sum()])
+        h_diag = q * (1.0 - q)
+        hess = np.array(
+            [[h_diag @ (xs * xs), h_diag @ xs], [h_diag @ xs, h_diag.sum()]]
+        ) + 1e-12 * np.eye(2)
+        step = np.linalg.solve(hess, g)
+        lam = 1.0
+        while True:
+            cand = w - lam * step
+            new = loss(cand)
+            if new <= cur + 1e-12 * abs(cur) or lam < 1e-10:
+                break
+            lam *= 0.5
+        w, prev = cand, cur
+        cur = new
+        if np.max(np.abs(lam * step)) < 1e-10 or abs(prev - cur) <= 1e-14 * max(1.0, abs(cur)):
+            break
+    a = w[0] / sd
+    c = w[1] - w[0] * mu / sd
+    if not (np.isfinite(a) and np.isfinite(c)) or abs(w[0]) > 1e6:
+        raise FitError(
+            "Platt scaling has no finite maximum-likelihood fit on these rows (the scores "
+            "separate the classes). Use targets='platt' (smoothed targets) or more rows."
+        )
+    return float(a), float(c), n_iter
+
+
+@register(
+    "platt",
+    label="Platt scaling",
+    description="Logistic regression of the label on the log-odds (or probability) of each "
+    "score; per class one-vs-rest, top-label or binary.",
+    formula="Platt 1999; Kumar et al. 2019 §2.3: q = σ(a·logit(p) + c)",
+    family="scaling",
+)
+class PlattScaling(OneDimRecalibrator):
+    """Platt scaling through a lens.
+
+    Parameters
+    ----------
+    lens : {"auto", "binary", "top-label", "classwise"}
+        ``auto`` is ``binary`` for two classes, else ``classwise``.
+    input : {"logit", "probability"}
+        Feature of the logistic fit: ``logit(p)`` (or the given log-odds) or ``p``.
+    targets : {"platt", "hard"}
+        Platt's smoothed targets (finite on separable data) or hard 0/1 labels.
+    """
+
+    def __init__(self, *, lens: str = "auto", input: str = "logit", targets: str = "platt") -> None:
+        self.lens = self._check_lens(lens)
+        if input not in ("logit", "probability"):
+            raise ConfigError(f"input must be 'logit' or 'probability'; got {input!r}.")
+        if targets not in ("platt", "hard"):
+            raise ConfigError(f"targets must be 'platt' or 'hard'; got {targets!r}.")
+        self.input = input
+        self.targets = targets
+
+    def _feature(self, s: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return lo if self.input == "logit" else s
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        x = self._feature(s, lo)
+        if self.targets == "hard":
+            pos, neg = x[t > 0.5], x[t <= 0.5]
+            if pos.size and neg.size and (neg.max() <= pos.min() or pos.max() <= neg.min()):
+                raise FitError(
+                    "Platt scaling with hard targets cannot be fitted: the scores separate the "
+                    "classes, so the slope would be infinite. Use targets='platt'."
+                )
+        if t.min() == t.max():
+            raise FitError(
+                "Platt scaling needs both outcomes in every component; one component has "
+                f"only {'positives' if t[0] > 0.5 else 'negatives'}."
+            )
+        a, c, n_iter = fit_logistic_1d(x, platt_targets(t, self.targets))
+        return {"a": a, "c": c, "n_iter": n_iter}, []
+
+    def _apply_component(
+        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        return sigmoid(c["a"] * self._feature(s, lo) + c["c"])
+
+
+# --------------------------------------------------------------------------- temperature
+
+
+def _nll_and_slope(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, float]:
+    """Mean NLL of softmax(beta z) and its derivative in beta, chunked over rows."""
+    n, k = z.shape
+    step = max(1, CHUNK_ENTRIES // k)
+    nll = 0.0
+    slope = 0.0
+    for i in range(0, n, step):
+        zc = z[i : i + step]
+        yc = y[i : i + step]
+        u = beta * zc
+        m = u.max(axis=1, keepdims=True)
+        e = np.exp(u - m)
+        tot = e.sum(axis=1)
+        lse = np.log(tot) + m[:, 0]
+        zy = zc[np.arange(zc.shape[0]), yc]
+        nll += float(np.sum(lse - beta * zy))
+        slope += float(np.sum((e * zc).sum(axis=1) / tot - zy))
+    return nll / n, slope / n
+
+
+def temperature_fit(
+    z: np.ndarray, y: np.ndarray, bounds: tuple[float, float] = (1e-2, 1e2)
+) -> tuple[float, dict[str, Any]]:
+    """Fit the temperature by a bracketed root of the NLL's derivative in ``1/T``.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        ``(n, K)`` logits or log-probabilities.
+    y : numpy.ndarray
+        Labels.
+    bounds : tuple of float
+        Smallest and largest temperature allowed.
+
+    Returns
+    -------
+    T : float
+        The temperature.
+    info : dict
+        ``at_bound`` (str or None) and the NLL before and after.
+    """
+    t_lo, t_hi = bounds
+    b_lo, b_hi = 1.0 / t_hi, 1.0 / t_lo
+    d_lo = _nll_and_slope(z, y, b_lo)[1]
+    d_hi = _nll_and_slope(z, y, b_hi)[1]
+    at_bound = None
+    if d_lo >= 0:  # NLL increasing already at the hottest temperature
+        beta, at_bound = b_lo, "upper"
+    elif d_hi <= 0:  # still decreasing at the coldest: scores nearly separate the classes
+        beta, at_bound = b_hi, "lower"
+    else:
+        beta = brentq(lambda b: _nll_and_slope(z, y, b)[1], b_lo, b_hi, xtol=1e-12, rtol=1e-10)
+    info = {
+        "at_bound": at_bound,
+        "nll_before": _nll_and_slope(z, y, 1.0)[0],
+        "nll_after": _nll_and_slope(z, y, beta)[0],
+    }
+    return 1.0 / beta, info
+
+
+@register(
+    "temperature",
+    label="Temperature scaling",
+    description="One temperature T for all classes: softmax(z / T). Keeps the predicted class.",
+    formula="Guo et al. 2017: q = softmax(z / T), T by minimum NLL",
+    family="scaling",
+    accuracy_preserving=True,
+)
+class TemperatureScaling(Recalibrator):
+    """Temperature scaling with a bracketed 1-D solve.
+
+    Parameters
+    ----------
+    bounds : tuple of float, default (0.01, 100)
+        Allowed temperatures; a fit that hits a bound says so in ``info["at_bound"]``.
+    """
+
+    def __init__(self, *, bounds: tuple[float, float] = (1e-2, 1e2)) -> None:
+        lo, hi = (float(b) for b in bounds)
+        if not (0 < lo < hi < np.inf):
+            raise ConfigError(f"bounds must satisfy 0 < low < high < inf; got {bounds!r}.")
+        self.bounds = (lo, hi)
+
+    def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        temp, info = temperature_fit(inputs.log_scores, labels, self.bounds)
+        notes = []
+        if info["at_bound"] == "lower":
+            notes.append(
+                f"The NLL keeps falling as T decreases; T was stopped at the lower bound {temp:g} "
+                "(the scores nearly separate the classes)."
+            )
+        elif info["at_bound"] == "upper":
+            notes.append(f"T was stopped at the upper bound {temp:g}.")
+        return {"temperature": temp}, {**info, "notes": notes}
+
+    def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
+        return softmax(inputs.log_scores / params.values["temperature"])
+
+
+# --------------------------------------------------------------------------- vector / matrix
+
+
+def _fit_affine_softmax(
+    z: np.ndarray, y: np.ndarray, *, kind: str, reg: float, max_iter: int
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    n, k = z.shape
+    onehot_rows = np.arange(n)
+    # Row-centring makes the fit identical for logits and for log-probabilities.
+    zc = z - (z.max(axis=1, keepdims=True) if kind == "vector" else z.mean(axis=1, keepdims=True))
+    if kind == "vector":
+        w0 = np.concatenate([np.ones(k), np.zeros(k)])
+    else:
+        w0 = np.concatenate([np.eye(k).ravel(), np.zeros(k)])
+
+    def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if kind == "vector":
+            return theta[:k], theta[k:]
+        return theta[: k * k].reshape(k, k), theta[k * k :]
+
+    def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = unpack(theta)
+        u = zc * w + b if kind == "vector" else zc @ w.T + b
+        m = u.max(axis=1, keepdims=True)
+        e = np.exp(u - m)
+        tot = e.sum(axis=1, keepdims=True)
+        nll = float(np.sum(np.log(tot[:, 0]) + m[:, 0] - u[onehot_rows, y])) / n
+        r = e / tot
+        r[onehot_rows, y] -= 1.0
+        r /= n
+        gb = r.sum(axis=0)
+        gw = (r * zc).sum(axis=0) if kind == "vector" else r.T @ zc
+        dev = theta - w0
+        dev[-k:] = 0.0  # intercepts are not penalised
+        val = nll + 0.5 * reg * float(dev @ dev)
+        grad = np.concatenate([gw.ravel(), gb]) + reg * dev
+        return val, grad
+
+    res = minimize(fun, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    w, b = unpack(res.x)
+    info = {"converged": bool(res.success), "n_iter": int(res.nit), "nll_after": float(res.fun)}
+    return np.asarray(w), np.asarray(b), info
+
+
+class _AffineScaling(Recalibrator):
+    kind = "vector"
+
+    def __init__(self, *, reg: float = 0.0, max_iter: int = 500) -> None:
+        if not (np.isfinite(reg) and reg >= 0):
+            raise ConfigError(f"reg must be a non-negative number; got {reg!r}.")
+        if int(max_iter) < 1:
+            raise ConfigError(f"max_iter must be at least 1; got {max_iter!r}.")
+        self.reg = float(reg)
+        self.max_iter = int(max_iter)
+
+    def _centre(self, z: np.ndarray) -> np.ndarray:
+        if self.kind == "vector":
+            return z - z.max(axis=1, keepdims=True)
+        return z - z.mean(axis=1, keepdims=True)
+
+    def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        w, b, info = _fit_affine_softmax(
+            inputs.log_scores, labels, kind=self.kind, reg=self.reg, max_iter=self.max_iter
+        )
+        notes = [] if info["converged"] else [f"L-BFGS stopped after {info['n_iter']} iterations."]
+        return {"weights": w, "bias": b}, {**info, "notes": notes}
+
+    def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
+        zc = self._centre(inputs.log_scores)
+        w, b = params.values["weights"], params.values["bias"]
+        u = zc * w + b if self.kind == "vector" else zc @ np.asarray(w).T + b
+        return softmax(u)
+
+
+@register(
+    "vector",
+    label="Vector scaling",
+    description="A scale and an offset per class: softmax(w ⊙ z + b). Can change the predicted class.",
+    formula="Guo et al. 2017: q = softmax(w ⊙ z + b)",
+    family="scaling",
+)
+class VectorScaling(_AffineScaling):
+    """Vector scaling ``softmax(w * z + b)`` on logits (or log-probabilities).
+
+    Scores are shifted per row by their maximum first (softmax is shift-invariant).
+
+    Parameters
+    ----------
+    reg : float, default 0
+        Ridge penalty on ``w - 1`` added to the mean NLL.
+    max_iter : int, default 500
+        L-BFGS iterations.
+    """
+
+    kind = "vector"
+
+
+@register(
+    "matrix",
+    label="Matrix scaling",
+    description="A full linear map of the logits: softmax(W z + b). K² + K parameters; ridge towards the identity.",
+    formula="Guo et al. 2017: q = softmax(W z + b)",
+    family="scaling",
+)
+class MatrixScaling(_AffineScaling):
+    """Matrix scaling ``softmax(W z + b)`` on row-centred logits (or log-probabilities).
+
+    Parameters
+    ----------
+    reg : float, default 1e-4
+        Ridge penalty on ``W - I`` added to the mean NLL (matrix scaling overfits
+        easily with many classes).
+    max_iter : int, default 500
+        L-BFGS iterations.
+    """
+
+    kind = "matrix"
+
+    def __init__(self, *, reg: float = 1e-4, max_iter: int = 500) -> None:
+        super().__init__(reg=reg, max_iter=max_iter)

@@ -1,0 +1,378 @@
+"""Proper scores and accuracy: accuracy, Brier score (with its binned decomposition), log loss.
+
+Conventions
+-----------
+- **Brier score.** A 1-D input is P(y=1) of a binary problem and the score is
+  ``mean_i (p_i - y_i)^2`` in [0, 1], as :func:`sklearn.metrics.brier_score_loss`.
+  A 2-D ``(n, K)`` input (any ``K >= 2``, two columns included) gets the original
+  multiclass definition ``mean_i sum_k (p_ik - 1[y_i = k])^2`` in [0, 2]; for two
+  columns this is twice the binary value (sklearn's ``scale_by_half=False``).
+- **Log loss.** ``-mean_i log(max(p_{i, y_i}, eps))`` with the natural logarithm.
+  Only the probability of the observed class enters, and only its lower end is
+  clipped, so a confident wrong prediction costs ``-log(eps)`` (34.5 for the
+  default ``eps = 1e-15``) instead of infinity.
+- **Accuracy.** The fraction of rows whose argmax (ties to the lowest index, as the
+  top-label lens) is the label; for a 1-D input the prediction is ``p > 0.5``
+  (0.5 itself predicts class 0, the lower index of ``[1 - p, p]``).
+
+:data:`SCORES` registers these scalar scores for the metrics table and the bootstrap;
+each entry's ``row_values`` meta is the per-row value whose mean is the score, which
+lets the bootstrap resample them without recomputing anything per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core._validation import check_probs_labels
+from core.errors import ConfigError
+from core.lenses import top_label
+from core.registry import Registry
+
+#: Default lower clip of the probability of the observed class in :func:`log_loss`.
+LOG_LOSS_EPS = 1e-15
+
+
+def _is_binary_vector(probs: ArrayLike) -> bool:
+    shape = np.shape(probs)
+    return len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
+
+
+def accuracy_rows(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Return 1.0 where the top-label prediction is correct, else 0.0.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Validated ``(n, K)`` probability matrix.
+    y : numpy.ndarray
+        Validated int64 labels.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64 of 0/1.
+    """
+    _, predicted = top_label(p)
+    return (predicted == y).astype(np.float64)
+
+
+def brier_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndarray:
+    """Return each row's Brier term.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Validated ``(n, K)`` probability matrix.
+    y : numpy.ndarray
+        Validated int64 labels.
+    binary : bool, default=False
+        ``True`` for the binary convention ``(p_i1 - 1[y_i = 1])^2`` (a 1-D input),
+        ``False`` for ``sum_k (p_ik - 1[y_i = k])^2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64.
+    """
+    rows = np.arange(p.shape[0])
+    if binary:
+        return (p[:, 1] - (y == 1)) ** 2
+    # sum_k p_k^2 - 2 p_y + 1 avoids building the (n, K) one-hot matrix
+    return np.einsum("ij,ij->i", p, p) - 2.0 * p[rows, y] + 1.0
+
+
+def log_loss_rows(p: np.ndarray, y: np.ndarray, *, eps: float = LOG_LOSS_EPS) -> np.ndarray:
+    """Return each row's negative log-likelihood ``-log(max(p_{i, y_i}, eps))``.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Validated ``(n, K)`` probability matrix.
+    y : numpy.ndarray
+        Validated int64 labels.
+    eps : float, default=1e-15
+        Lower clip of the probability of the observed class.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64.
+    """
+    return -np.log(np.maximum(p[np.arange(p.shape[0]), y], eps))
+
+
+def _check_eps(eps: float) -> float:
+    eps = float(eps)
+    if not 0.0 < eps < 1.0:
+        raise ConfigError(f"eps must lie strictly between 0 and 1; got {eps!r}.")
+    return eps
+
+
+def accuracy(probs: ArrayLike, labels: ArrayLike) -> float:
+    """Return the top-label accuracy.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+
+    Returns
+    -------
+    float
+        Fraction of rows whose argmax (ties to the lowest index) equals the label.
+
+    Examples
+    --------
+    >>> accuracy([[0.7, 0.3], [0.4, 0.6], [0.5, 0.5]], [0, 0, 0])
+    0.6666666666666666
+    """
+    p, y = check_probs_labels(probs, labels)
+    return float(accuracy_rows(p, y).mean())
+
+
+def brier_score(probs: ArrayLike, labels: ArrayLike) -> float:
+    """Return the Brier score (mean squared error of the probability vector).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1): binary Brier score ``mean (p - y)^2`` in [0, 1], as
+        :func:`sklearn.metrics.brier_score_loss`. ``(n, K)``: multiclass Brier score
+        ``mean_i sum_k (p_ik - 1[y_i = k])^2`` in [0, 2] (twice the binary value
+        when ``K = 2``).
+    labels : array_like
+        Class indices ``0..K-1``.
+
+    Returns
+    -------
+    float
+        The Brier score; lower is better.
+
+    Examples
+    --------
+    >>> brier_score([0.9, 0.2], [1, 1])
+    0.325
+    >>> brier_score([[0.1, 0.9], [0.8, 0.2]], [1, 1])
+    0.65
+    """
+    binary = _is_binary_vector(probs)
+    p, y = check_probs_labels(probs, labels)
+    return float(brier_rows(p, y, binary=binary).mean())
+
+
+def log_loss(probs: ArrayLike, labels: ArrayLike, *, eps: float = LOG_LOSS_EPS) -> float:
+    """Return the log loss (mean negative log-likelihood, natural log).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    eps : float, default=1e-15
+        The probability of the observed class is clipped below at ``eps``, so a
+        zero probability on the true class costs ``-log(eps)`` instead of infinity.
+        scikit-learn clips at the dtype's machine epsilon (2.2e-16) and also at
+        ``1 - eps``; the two agree whenever no probability is within ``eps`` of 0.
+
+    Returns
+    -------
+    float
+        The log loss in nats; lower is better.
+
+    Examples
+    --------
+    >>> round(log_loss([0.5, 0.5], [0, 1]), 6)
+    0.693147
+    """
+    eps = _check_eps(eps)
+    p, y = check_probs_labels(probs, labels)
+    return float(log_loss_rows(p, y, eps=eps).mean())
+
+
+def score_rows(score: str, probs: ArrayLike, labels: ArrayLike, **options: float) -> np.ndarray:
+    """Return the per-row values whose mean is a registered score.
+
+    Parameters
+    ----------
+    score : str
+        A name in :data:`SCORES`.
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    **options
+        Options of the score (``eps`` for ``"log-loss"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64; its mean is ``SCORES.get(score).func(probs, labels, **options)``.
+    """
+    entry = SCORES.get(score)
+    allowed = entry.meta.get("options", ())
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        hint = f"It accepts: {', '.join(allowed)}." if allowed else "It takes no options."
+        raise ConfigError(f"Score {score!r} has no option(s) {', '.join(unknown)}. {hint}")
+    if "eps" in options:
+        options["eps"] = _check_eps(options["eps"])
+    binary = _is_binary_vector(probs)
+    p, y = check_probs_labels(probs, labels)
+    if entry.meta.get("binary_aware"):
+        options["binary"] = binary
+    return entry.meta["row_values"](p, y, **options)
+
+
+SCORES: Registry = Registry("score")
+SCORES.register(
+    "accuracy",
+    label="Accuracy",
+    description="Fraction of rows whose top-label prediction equals the label.",
+    row_values=accuracy_rows,
+    higher_is_better=True,
+)(accuracy)
+SCORES.register(
+    "brier",
+    label="Brier score",
+    description="Mean squared error of the probability vector (binary: of P(y=1)).",
+    formula="Brier (1950); binary input as sklearn.metrics.brier_score_loss",
+    row_values=brier_rows,
+    binary_aware=True,
+    higher_is_better=False,
+)(brier_score)
+SCORES.register(
+    "log-loss",
+    label="Log loss",
+    description="Mean negative log-likelihood of the observed class (natural log).",
+    row_values=log_loss_rows,
+    options=("eps",),
+    higher_is_better=False,
+)(log_loss)
+
+
+@dataclass(frozen=True)
+class BrierDecomposition:
+    """Murphy's binned decomposition of the Brier score, with its exact remainder.
+
+    ``brier = reliability - resolution + uncertainty + within_bin_variance
+    + within_bin_covariance`` holds exactly (up to rounding). The two
+    within-bin terms (Stephenson, Coelho and Jolliffe, 2008) vanish when the
+    scores are constant within every bin (e.g. the ``discrete`` binning), which
+    is the only case in which Murphy's three-term identity is exact.
+
+    Attributes
+    ----------
+    brier : float
+        The Brier score, as :func:`brier_score`.
+    reliability : float
+        ``sum_b (n_b / n) (mean score_b - mean outcome_b)^2`` (the binned plug-in
+        ℓ2 calibration error squared); lower is better.
+    resolution : float
+        ``sum_b (n_b / n) (mean outcome_b - mean outcome)^2``; higher is better.
+    uncertainty : float
+        ``mean outcome (1 - mean outcome)``, a property of the labels alone.
+    within_bin_variance : float
+        ``mean_i (score_i - mean score_{b(i)})^2``.
+    within_bin_covariance : float
+        ``-2 mean_i (score_i - mean score_{b(i)}) (outcome_i - mean outcome_{b(i)})``.
+    binning : str
+        The binning scheme.
+    n_bins : int
+        The number of bins requested.
+    """
+
+    brier: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    within_bin_variance: float
+    within_bin_covariance: float
+    binning: str
+    n_bins: int
+
+
+def brier_decomposition(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    binning: str = "equal-width",
+    n_bins: int = 15,
+    tie_policy: str = "split",
+) -> BrierDecomposition:
+    """Decompose the Brier score into reliability, resolution and uncertainty.
+
+    Each class's one-vs-rest problem ``(p_ik, 1[y_i = k])`` is binned on its own
+    scores and decomposed; the terms are summed over classes, matching the
+    multiclass :func:`brier_score`. A 1-D input decomposes the binary score of
+    P(y=1) only.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K-1``.
+    binning : str, default="equal-width"
+        A name in :data:`core.binning.BINNINGS`.
+    n_bins : int, default=15
+        Number of bins.
+    tie_policy : {"split", "keep"}, default="split"
+        Tie policy of the equal-mass binning.
+
+    Returns
+    -------
+    BrierDecomposition
+        The terms; Murphy's identity ``reliability - resolution + uncertainty``
+        equals ``brier`` exactly only when scores are constant within bins, and
+        the two within-bin terms carry the remainder otherwise.
+
+    Examples
+    --------
+    >>> d = brier_decomposition([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], binning="discrete")
+    >>> round(d.reliability - d.resolution + d.uncertainty, 12) == round(d.brier, 12)
+    True
+    """
+    from core.binning import bin_indices
+
+    binary = _is_binary_vector(probs)
+    p, y = check_probs_labels(probs, labels)
+    n = p.shape[0]
+    classes = (1,) if binary else range(p.shape[1])
+    terms = np.zeros(5)
+    for k in classes:
+        f = np.ascontiguousarray(p[:, k])
+        o = (y == k).astype(np.float64)
+        idx, edges = bin_indices(f, binning=binning, n_bins=n_bins, tie_policy=tie_policy)
+        nb = len(edges) - 1
+        counts = np.bincount(idx, minlength=nb).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f_bar = np.bincount(idx, weights=f, minlength=nb) / counts
+            o_bar = np.bincount(idx, weights=o, minlength=nb) / counts
+        filled = counts > 0
+        w = counts[filled] / n
+        o_mean = o.mean()
+        df = f - f_bar[idx]
+        terms += (
+            np.sum(w * (f_bar[filled] - o_bar[filled]) ** 2),
+            np.sum(w * (o_bar[filled] - o_mean) ** 2),
+            o_mean * (1.0 - o_mean),
+            np.mean(df**2),
+            -2.0 * np.mean(df * (o - o_bar[idx])),
+        )
+    return BrierDecomposition(
+        brier=float(brier_rows(p, y, binary=binary).mean()),
+        reliability=float(terms[0]),
+        resolution=float(terms[1]),
+        uncertainty=float(terms[2]),
+        within_bin_variance=float(terms[3]),
+        within_bin_covariance=float(terms[4]),
+        binning=binning,
+        n_bins=int(n_bins),
+    )

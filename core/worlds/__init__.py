@@ -1,0 +1,64 @@
+"""Ground-truth worlds: score distributions, calibration curves, presets and fits.
+
+A :class:`World` pairs a score distribution with a true calibration curve, so
+samples can be drawn and the true calibration error computed exactly; see
+:mod:`core.bias` for estimator bias against sample size.
+"""
+
+from core.worlds.curves import (
+    GLM_NAMES,
+    GLMCurve,
+    IdentityCurve,
+    LogisticCurve,
+    PolynomialCurve,
+    SineCurve,
+    StepCurve,
+)
+from core.worlds.fitting import BetaFit, GLMFits, fit_beta, fit_glms, fit_world
+from core.worlds.multiclass import DirichletWorld
+from core.worlds.presets import (
+    PAPER_BETA_FITS,
+    PAPER_GLM_FITS,
+    PAPER_NETWORKS,
+    PRESET_WORLDS,
+    binning_hides_error_world,
+    paper_world,
+)
+from core.worlds.scores import BetaScores, EmpiricalScores, UniformScores
+from core.worlds.world import (
+    World,
+    polynomial_for_tce,
+    polynomial_tce,
+    polynomial_world,
+    true_calibration_error,
+)
+
+__all__ = [
+    "GLM_NAMES",
+    "PAPER_BETA_FITS",
+    "PAPER_GLM_FITS",
+    "PAPER_NETWORKS",
+    "PRESET_WORLDS",
+    "BetaFit",
+    "BetaScores",
+    "DirichletWorld",
+    "EmpiricalScores",
+    "GLMCurve",
+    "GLMFits",
+    "IdentityCurve",
+    "LogisticCurve",
+    "PolynomialCurve",
+    "SineCurve",
+    "StepCurve",
+    "UniformScores",
+    "World",
+    "binning_hides_error_world",
+    "fit_beta",
+    "fit_glms",
+    "fit_world",
+    "paper_world",
+    "polynomial_for_tce",
+    "polynomial_tce",
+    "polynomial_world",
+    "true_calibration_error",
+]

@@ -1,0 +1,54 @@
+"""Calibscope dashboard entry point: ``streamlit run dashboard/app.py`` from the repository root.
+
+This script runs on every rerun before the page: it sets up the page, builds the navigation
+from :data:`dashboard.pages.PAGES`, reloads a bundled sample named in the URL, and draws the
+sidebar controls shared by every page (so they keep their values across pages).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# `streamlit run dashboard/app.py` puts dashboard/ first on sys.path; the repository root is
+# needed for `import core` when the project is not installed.
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import state, widgets  # noqa: E402
+from dashboard.pages import PAGES  # noqa: E402
+
+st.set_page_config(
+    page_title="Calibscope",
+    page_icon=":material/tune:",
+    layout="wide",
+    initial_sidebar_state="expanded",
+)
+
+sections: dict[str, list[st.Page]] = {}
+for spec in PAGES:
+    sections.setdefault(spec.section, []).append(
+        st.Page(
+            HERE / spec.file,
+            title=spec.title,
+            icon=spec.icon,
+            url_path=spec.url_path,
+            default=spec.default,
+            help=spec.help or None,
+        )
+    )
+page = st.navigation(sections, position="sidebar", expanded=True)
+
+state.load_sample_from_url()
+
+with st.sidebar:
+    widgets.data_badge()
+    widgets.model_picker()
+    st.subheader("Analysis options")
+    with state.show_errors():
+        widgets.analysis_controls()
+
+page.run()

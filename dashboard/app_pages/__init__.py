@@ -1,0 +1,1 @@
+"""Page scripts of the dashboard; each is listed once in :mod:`dashboard.pages`."""

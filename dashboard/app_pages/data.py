@@ -1,0 +1,81 @@
+"""Data page: upload predictions or pick a bundled sample; column mapping; lint report; summary."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures import class_balance, confidence_histogram
+from core.scores import accuracy
+from dashboard import state, widgets
+
+st.title("Data", anchor=False)
+st.caption(
+    "Load a model's predicted probabilities and the true labels: a CSV or Parquet file with one "
+    "P(y=1) column (binary) or K probability columns plus a label column, or a headerless "
+    "probability matrix with a separate labels file. Logits are detected and converted. "
+    "Optional columns `model`, `split` and `group` are recognised. The data stays loaded on "
+    "every page of this browser tab."
+)
+
+upload_col, sample_col = st.columns([3, 2], gap="large")
+
+with upload_col:
+    st.subheader("Upload", anchor=False)
+    uploaded = st.file_uploader(
+        "Predictions (CSV or Parquet)",
+        type=list(widgets.UPLOAD_TYPES),
+        key="upload",
+        help="Uploads are parsed as data only (never executed or unpickled).",
+    )
+    labels_file = st.file_uploader(
+        "Labels file (optional, for a headerless probability matrix)",
+        type=list(widgets.UPLOAD_TYPES),
+        key="upload_labels",
+    )
+    mapping = widgets.column_mapping(uploaded)
+    if uploaded is not None:
+        state.load_upload(uploaded, labels_file, **mapping)
+
+with sample_col:
+    st.subheader("Or a bundled sample", anchor=False)
+    widgets.sample_picker()
+
+pred = state.all_predictions()
+if pred is None:
+    st.info("Nothing loaded yet: upload a file or pick a sample.", icon=":material/info:")
+    st.stop()
+
+st.divider()
+st.subheader(f"Summary · {state.data_source()}", anchor=False)
+current = state.current_predictions()
+names = state.model_names()
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Rows (n)", f"{current.n:,}")
+c2.metric("Classes (K)", current.n_classes)
+c3.metric("Accuracy", f"{accuracy(current.probs, current.labels):.4f}")
+c4.metric("Models", len(names) if names else 1)
+if names:
+    st.caption(
+        f"The file holds {len(names)} models ({', '.join(names)}); the model picker in the sidebar "
+        "chooses which rows every page analyses."
+    )
+
+widgets.lint_report(pred.lint)
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Class balance** — observed share and mean predicted probability per class")
+    st.plotly_chart(
+        class_balance(current.probs, current.labels, class_names=current.class_names),
+        theme=None,
+        key="class_balance",
+        config={"displaylogo": False},
+    )
+with right:
+    st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
+    st.plotly_chart(
+        confidence_histogram(current.probs, current.labels, n_bins=20),
+        theme=None,
+        key="confidence_histogram",
+        config={"displaylogo": False},
+    )

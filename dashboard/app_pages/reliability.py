@@ -1,0 +1,65 @@
+"""Reliability page: diagram with per-bin intervals and counts, bin table, metrics with intervals."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures import classwise_grid, reliability_figure
+from dashboard import state, widgets
+
+st.title("Reliability", anchor=False)
+st.caption(
+    "Each point is one bin: the mean predicted score of its predictions (x) against the share "
+    "that came true (y). A calibrated model sits on the diagonal; points below it are "
+    "over-confident. Error bars are per-bin intervals for the observed frequency, the bars "
+    "beneath count the predictions per bin. Options are in the sidebar; the URL keeps them."
+)
+
+pred = state.require_predictions()
+config = state.analysis_config()
+if config is None:
+    st.stop()
+with state.show_errors(stop=True):
+    result = state.analyze(pred, config)
+
+widgets.headline(result, config)
+
+interval = f"{config.level:.0%} {widgets.INTERVAL_LABELS.get(config.interval_method, config.interval_method)}"
+components = result.components
+if config.lens == "classwise":
+    st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
+    fig = classwise_grid(components, values=result.headline.component_values)
+else:
+    comp = components[0]
+    fig = reliability_figure(comp.bins, low=comp.low, high=comp.high, interval_label=interval)
+st.plotly_chart(
+    fig,
+    theme=None,
+    key="reliability_chart",
+    config={
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "reliability"},
+    },
+)
+st.caption(widgets.bin_convention(config))
+
+st.subheader("Bins", anchor=False)
+st.dataframe(
+    result.bin_table,
+    hide_index=True,
+    key="bin_table",
+    column_config=widgets.BIN_COLUMNS,
+)
+
+st.subheader("Metrics", anchor=False)
+st.caption(
+    f"Every registered estimator on the same bins, with {config.level:.0%} percentile-bootstrap "
+    f"intervals from {config.n_resamples:,} resamples (seed {config.seed})."
+    if config.n_resamples
+    else "Bootstrap intervals are off (0 resamples)."
+)
+st.dataframe(
+    result.metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS
+)
+
+widgets.explain_estimator(config)

@@ -1,0 +1,50 @@
+"""The dashboard's pages: one :class:`PageSpec` line per page.
+
+To add a page, write ``dashboard/app_pages/<name>.py`` and append one line to
+``PAGES``. Sections appear in the sidebar in the order they first occur here.
+Icons must be Material Symbols names (``":material/<name>:"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page of the navigation.
+
+    Attributes
+    ----------
+    file : str
+        Script path relative to the ``dashboard/`` folder.
+    title : str
+        Label in the navigation and the browser tab.
+    icon : str
+        Material Symbols icon, e.g. ``":material/insights:"``.
+    url_path : str
+        Unique path segment of the page's URL.
+    section : str
+        Navigation section heading.
+    default : bool
+        Whether this is the landing page (exactly one page).
+    help : str
+        Tooltip in the navigation.
+    """
+
+    file: str
+    title: str
+    icon: str
+    url_path: str
+    section: str
+    default: bool = False
+    help: str = ""
+
+
+# One line per page; keep each entry on a single line so adding a page is a one-line change.
+# fmt: off
+PAGES: list[PageSpec] = [
+    PageSpec("app_pages/data.py", "Data", ":material/upload_file:", "data", "Data", default=True, help="Upload predictions or pick a sample"),
+    PageSpec("app_pages/reliability.py", "Reliability", ":material/insights:", "reliability", "Analysis", help="Reliability diagram, bin table and metrics"),
+]
+# fmt: on

@@ -1,0 +1,357 @@
+"""Shared dashboard state: loaded predictions, the analysis config, cached core calls.
+
+Every page goes through this module:
+
+- :func:`set_predictions` / :func:`all_predictions` / :func:`current_predictions` hold the
+  loaded :class:`core.data.Predictions` (the object and its exact digest) in
+  ``st.session_state``, so data survives page changes;
+- :func:`analysis_config` turns the sidebar widget values (keys = ``AnalysisConfig`` field
+  names) into a typed :class:`core.analysis.AnalysisConfig`;
+- :func:`analyze` is the cached call to :func:`core.analysis.analyze`, keyed on the data
+  digest and the config (arrays are passed as ``_``-prefixed arguments so Streamlit never
+  hashes a sample of them);
+- :func:`show_errors` turns a :class:`core.errors.CalibscopeError` into ``st.error``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from core.errors import CalibscopeError
+
+if TYPE_CHECKING:
+    from core.analysis import AnalysisConfig, ReliabilityAnalysis
+    from core.data import Predictions
+
+#: ``st.session_state`` keys owned by this module.
+PREDICTIONS = "predictions"
+DIGEST = "predictions_digest"
+SOURCE = "predictions_source"
+#: Widget key of the model picker (a URL parameter, like the analysis options).
+MODEL = "model"
+ALL_MODELS = "All rows"
+
+#: Sidebar widget keys, in the order of ``AnalysisConfig``'s fields.
+CONFIG_KEYS = (
+    "lens",
+    "binning",
+    "n_bins",
+    "norm",
+    "estimator",
+    "tie_policy",
+    "seed",
+    "n_resamples",
+    "level",
+    "interval_method",
+)
+
+
+# ---------------------------------------------------------------- predictions
+
+
+def set_predictions(predictions: Predictions, *, source: str) -> None:
+    """Store freshly loaded predictions for every page of this session.
+
+    Parameters
+    ----------
+    predictions : core.data.Predictions
+        The loaded data (all models).
+    source : str
+        What it came from, shown to the user (file name or sample name).
+    """
+    st.session_state[PREDICTIONS] = predictions
+    st.session_state[DIGEST] = predictions.digest
+    st.session_state[SOURCE] = source
+
+
+def clear_predictions() -> None:
+    """Forget the loaded predictions."""
+    for key in (PREDICTIONS, DIGEST, SOURCE):
+        st.session_state.pop(key, None)
+
+
+def all_predictions() -> Predictions | None:
+    """Return the loaded predictions (every model), or ``None``."""
+    return st.session_state.get(PREDICTIONS)
+
+
+def data_source() -> str | None:
+    """Return the label of what the loaded predictions came from."""
+    return st.session_state.get(SOURCE)
+
+
+def model_names() -> list[str]:
+    """Return the model names of the loaded file (empty with one model or none)."""
+    pred = all_predictions()
+    if pred is None or pred.model is None:
+        return []
+    return list(_split_by_model(pred.digest, pred))
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _split_by_model(digest: str, _pred: Predictions) -> dict[str, Predictions]:
+    # cache_resource: the per-model objects are shared, never copied, so a large
+    # file is split once per session and not re-pickled on every rerun.
+    return dict(_pred.by_model())
+
+
+def current_predictions() -> Predictions | None:
+    """Return the predictions of the model picked in the sidebar (all rows by default).
+
+    Returns
+    -------
+    core.data.Predictions or None
+        ``None`` when nothing is loaded.
+    """
+    pred = all_predictions()
+    if pred is None:
+        return None
+    names = model_names()
+    choice = st.session_state.get(MODEL, ALL_MODELS)
+    if names and choice in names:
+        return _split_by_model(pred.digest, pred)[choice]
+    return pred
+
+
+def require_predictions() -> Predictions:
+    """Return the current predictions, or explain how to load some and stop the page.
+
+    Returns
+    -------
+    core.data.Predictions
+        The data of the current model.
+    """
+    pred = current_predictions()
+    if pred is None:
+        st.info(
+            "No predictions are loaded yet. Upload a file or pick a bundled sample on the "
+            "Data page; the data then stays available on every page.",
+            icon=":material/info:",
+        )
+        st.page_link(
+            "app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:"
+        )
+        st.stop()
+    return pred
+
+
+# ---------------------------------------------------------------- loading
+
+#: Widget key of the bundled-sample picker (a URL parameter, so a shared link reloads it).
+SAMPLE = "sample"
+_UPLOAD_TOKEN = "_upload_token"
+_UPLOAD_ERROR = "_upload_error"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """A bundled sample file (from the catalog in ``sample_data``)."""
+
+    name: str
+    path: str
+    description: str
+
+
+def sample_catalog() -> dict[str, Sample]:
+    """Return the bundled samples by name (empty when the catalog is unavailable)."""
+    try:
+        import sample_data
+    except ImportError:
+        return {}
+    catalog = getattr(sample_data, "catalog", None)
+    if catalog is None:
+        return {}
+    out: dict[str, Sample] = {}
+    for name, item in dict(catalog()).items():
+        path = getattr(item, "path", None) or (item[0] if isinstance(item, tuple) else item)
+        desc = getattr(item, "description", "") or (item[1] if isinstance(item, tuple) else "")
+        out[str(name)] = Sample(str(name), str(path), str(desc))
+    return out
+
+
+def load_sample(name: str) -> bool:
+    """Load the bundled sample ``name`` into the session.
+
+    Parameters
+    ----------
+    name : str
+        A key of :func:`sample_catalog`.
+
+    Returns
+    -------
+    bool
+        Whether the sample was loaded (errors are shown in place).
+    """
+    sample = sample_catalog().get(name)
+    if sample is None:
+        return False
+    with show_errors():
+        set_predictions(_load_path(sample.path), source=f"sample: {name}")
+        return True
+    return False
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the sample…")
+def _load_path(path: str) -> Predictions:
+    # a bundled file never changes while the app runs: parse it once for all sessions
+    from core.data import load_predictions
+
+    return load_predictions(path)
+
+
+def load_sample_from_url() -> None:
+    """Load the sample named in the URL (``?sample=...``) when nothing is loaded yet."""
+    if all_predictions() is not None:
+        return
+    name = st.session_state.get(SAMPLE) or st.query_params.get(SAMPLE)
+    if name:
+        load_sample(name)
+
+
+def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
+    """Parse an uploaded file (once per distinct upload and options) into the session.
+
+    A broken file leaves the previously loaded data in place and shows why it was refused,
+    on this and every following rerun, until the file or the options change.
+
+    Parameters
+    ----------
+    uploaded : streamlit.runtime.uploaded_file_manager.UploadedFile
+        The predictions file.
+    labels_file : UploadedFile, optional
+        A separate labels file (headerless probability matrix format).
+    **options
+        Loader options (``label_column``, ``prob_columns``, ``positive_class``, ...).
+    """
+    from core.data import load_predictions
+
+    token = (
+        uploaded.file_id,
+        None if labels_file is None else labels_file.file_id,
+        tuple(sorted((k, repr(v)) for k, v in options.items())),
+    )
+    if st.session_state.get(_UPLOAD_TOKEN) != token:
+        st.session_state[_UPLOAD_TOKEN] = token
+        st.session_state[_UPLOAD_ERROR] = None
+        try:
+            labels = None if labels_file is None else _named_bytes(labels_file)
+            pred = load_predictions(
+                uploaded.getvalue(), labels=labels, name=uploaded.name, **options
+            )
+        except CalibscopeError as exc:
+            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name}: {exc}"
+        except (ValueError, OSError, UnicodeError) as exc:
+            # parsers raise their own errors for files that are not tables at all
+            st.session_state[_UPLOAD_ERROR] = (
+                f"{uploaded.name} could not be read as a CSV or Parquet table ({exc}). "
+                "Check the file type and that it holds one row per prediction."
+            )
+        else:
+            set_predictions(pred, source=uploaded.name)
+            st.session_state[SAMPLE] = ""
+            # the sidebar (data badge, model picker, bin guidance) was drawn before the upload
+            st.rerun()
+    if st.session_state.get(_UPLOAD_ERROR):
+        st.error(st.session_state[_UPLOAD_ERROR], icon=":material/error:")
+
+
+def upload_failed() -> bool:
+    """Return whether the last upload was refused."""
+    return bool(st.session_state.get(_UPLOAD_ERROR))
+
+
+def _named_bytes(uploaded: Any) -> Any:
+    import io
+
+    buf = io.BytesIO(uploaded.getvalue())
+    buf.name = uploaded.name
+    return buf
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def config_defaults() -> dict[str, Any]:
+    """Return the default value of each ``AnalysisConfig`` field."""
+    from core.analysis import AnalysisConfig
+
+    return {f.name: getattr(AnalysisConfig(), f.name) for f in dataclasses.fields(AnalysisConfig)}
+
+
+def analysis_config() -> AnalysisConfig | None:
+    """Build the typed analysis config from the sidebar widgets.
+
+    Returns
+    -------
+    core.analysis.AnalysisConfig or None
+        ``None`` (after showing the error in place) when a value is invalid.
+    """
+    from core.analysis import AnalysisConfig
+
+    values = {k: st.session_state[k] for k in CONFIG_KEYS if k in st.session_state}
+    with show_errors():
+        return AnalysisConfig.from_dict(values)
+    return None
+
+
+# ---------------------------------------------------------------- cached core calls
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing the analysis…")
+def _analyze(
+    digest: str,
+    config: AnalysisConfig,
+    class_names: tuple[str, ...],
+    _probs: Any,
+    _labels: Any,
+) -> ReliabilityAnalysis:
+    from core.analysis import analyze as core_analyze
+
+    return core_analyze(_probs, _labels, config, class_names=class_names)
+
+
+def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
+    """Return :func:`core.analysis.analyze` for these predictions, cached by digest and config.
+
+    Parameters
+    ----------
+    predictions : core.data.Predictions
+        The data (its exact ``digest`` is the cache key).
+    config : core.analysis.AnalysisConfig
+        The analysis options.
+
+    Returns
+    -------
+    core.analysis.ReliabilityAnalysis
+        The result.
+    """
+    return _analyze(
+        predictions.digest,
+        config,
+        tuple(predictions.class_names),
+        predictions.probs,
+        predictions.labels,
+    )
+
+
+@contextmanager
+def show_errors(*, stop: bool = False) -> Iterator[None]:
+    """Show a :class:`core.errors.CalibscopeError` raised in the block with ``st.error``.
+
+    Parameters
+    ----------
+    stop : bool, default=False
+        Stop the page after showing the error; otherwise the block is abandoned at the
+        error and the code after the ``with`` statement runs on.
+    """
+    try:
+        yield
+    except CalibscopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        if stop:
+            st.stop()

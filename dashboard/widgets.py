@@ -1,0 +1,489 @@
+"""Sidebar widgets shared by every page.
+
+Each analysis control has ``key=`` equal to its :class:`core.analysis.AnalysisConfig` field
+and ``bind="query-params"``, so a copied URL restores the settings. Options come from the
+registries (``core.lenses.LENSES``, ``core.binning.BINNINGS``, ``core.estimators.ESTIMATORS``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+
+from dashboard import state
+
+UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
+SEVERITY_ICONS = {"error": "🛑 error", "warning": "⚠️ warning", "info": "ℹ️ info"}
+NORM_CHOICES = ("1", "2", "inf")
+NORM_LABELS = {"1": "ℓ1 (ECE)", "2": "ℓ2 (RMS CE)", "inf": "ℓ∞ (max CE)"}
+NORM_SYMBOLS = {"1": "ℓ1", "2": "ℓ2", "inf": "ℓ∞"}
+TIE_LABELS = {
+    "split": "split ties at rank boundaries",
+    "keep": "keep equal scores together",
+}
+INTERVAL_LABELS = {"wilson": "Wilson", "clopper-pearson": "Clopper–Pearson (exact)"}
+
+
+def _norm_choice(norm: float) -> str:
+    return "inf" if math.isinf(norm) else str(int(norm))
+
+
+def _index(options: list[Any], value: Any) -> int:
+    return options.index(value) if value in options else 0
+
+
+def _labels(registry: Any) -> dict[str, str]:
+    return {entry.name: entry.label for entry in registry}
+
+
+def _choices_help(labels: dict[str, str], intro: str = "") -> str:
+    # option values are the API names (they go in the URL); the help spells them out
+    lines = "\n".join(f"- `{name}`: {label}" for name, label in labels.items())
+    return f"{intro}\n\n{lines}" if intro else lines
+
+
+def tie_policies() -> list[str]:
+    """Return the tie policies of equal-mass binning (from ``core.binning`` when it lists them)."""
+    import core.binning as binning
+
+    return list(getattr(binning, "TIE_POLICIES", ("split", "keep")))
+
+
+def interval_methods() -> list[str]:
+    """Return the per-bin interval methods (from ``core.intervals`` when it lists them)."""
+    import core.intervals as intervals
+
+    return list(getattr(intervals, "BIN_INTERVAL_METHODS", ("wilson", "clopper-pearson")))
+
+
+def model_picker() -> None:
+    """Show the model picker when the loaded file holds several models."""
+    names = state.model_names()
+    if not names:
+        return
+    st.selectbox(
+        "Model",
+        [state.ALL_MODELS, *names],
+        index=1,
+        key=state.MODEL,
+        bind="query-params",
+        help="The file has a `model` column; the analysis runs on the rows of the chosen model.",
+    )
+
+
+def analysis_controls() -> None:
+    """Render the shared analysis options in the sidebar."""
+    from core.binning import BINNINGS
+    from core.estimators import ESTIMATORS
+    from core.lenses import LENSES
+
+    d = state.config_defaults()
+    lenses = [e.name for e in LENSES if not e.meta.get("kernel_only")]
+    st.selectbox(
+        "Lens",
+        lenses,
+        index=_index(lenses, d["lens"]),
+        key="lens",
+        bind="query-params",
+        help=_choices_help(
+            _labels(LENSES),
+            "How a prediction becomes a score to calibrate (the canonical lens is for the "
+            "kernel estimators of the Tests page).",
+        ),
+    )
+    binnings = BINNINGS.names()
+    st.selectbox(
+        "Binning",
+        binnings,
+        index=_index(binnings, d["binning"]),
+        key="binning",
+        bind="query-params",
+        help=_choices_help(
+            _labels(BINNINGS),
+            "Equal-width bins [k/B, (k+1)/B) (last bin closed); equal-mass bins by rank; "
+            "or one bin per distinct score.",
+        ),
+    )
+    ties = tie_policies()
+    st.selectbox(
+        "Ties (equal-mass)",
+        ties,
+        index=_index(ties, d["tie_policy"]),
+        key="tie_policy",
+        bind="query-params",
+        help=_choices_help(
+            TIE_LABELS,
+            "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (`split`); `keep` moves "
+            "boundaries so equal scores share a bin (fewer bins may result).",
+        ),
+    )
+    st.number_input(
+        "Number of bins",
+        min_value=1,
+        max_value=1000,
+        value=int(d["n_bins"]),
+        step=1,
+        key="n_bins",
+        bind="query-params",
+    )
+    bins_suggestion()
+    norms = list(NORM_CHOICES)
+    st.selectbox(
+        "Norm",
+        norms,
+        index=_index(norms, _norm_choice(d["norm"])),
+        key="norm",
+        bind="query-params",
+        help=_choices_help(NORM_LABELS, "The p of the ℓp calibration error."),
+    )
+    estimators = ESTIMATORS.names()
+    st.selectbox(
+        "Estimator",
+        estimators,
+        index=_index(estimators, d["estimator"]),
+        key="estimator",
+        bind="query-params",
+        help=_choices_help(
+            _labels(ESTIMATORS),
+            "The headline calibration-error estimator; the metrics table shows all of them.",
+        ),
+    )
+    with st.expander("Uncertainty and seed", expanded=True):
+        st.number_input(
+            "Seed",
+            min_value=0,
+            max_value=2**32 - 1,
+            value=int(d["seed"]),
+            step=1,
+            key="seed",
+            bind="query-params",
+            help="One seed for everything random (bootstrap, random tie breaks).",
+        )
+        st.number_input(
+            "Bootstrap resamples",
+            min_value=0,
+            max_value=100_000,
+            value=int(d["n_resamples"]),
+            step=100,
+            key="n_resamples",
+            bind="query-params",
+            help="Percentile-bootstrap resamples per metric; 0 turns intervals off.",
+        )
+        st.slider(
+            "Interval level",
+            min_value=0.50,
+            max_value=0.99,
+            value=float(d["level"]),
+            step=0.01,
+            key="level",
+            bind="query-params",
+        )
+        methods = interval_methods()
+        st.selectbox(
+            "Per-bin interval",
+            methods,
+            index=_index(methods, d["interval_method"]),
+            key="interval_method",
+            bind="query-params",
+            help=_choices_help(
+                INTERVAL_LABELS,
+                "Interval for each bin's observed frequency in the reliability diagram.",
+            ),
+        )
+
+
+#: Failure probability and target ε of the bin-count guidance (Gupta & Ramdas 2021, §3).
+GR_ALPHA = 0.1
+GR_EPSILON = 0.1
+
+
+def gupta_ramdas_epsilon(n: int, n_bins: int, alpha: float = GR_ALPHA) -> float:
+    """Conditional-calibration ε of histogram binning with ``n`` points and ``B`` bins.
+
+    Gupta & Ramdas (2021), Theorem 3, Eq. (8): ``ε = sqrt(log(2B/α) / (2(⌊n/B⌋ − 1)))``,
+    valid for ``n ≥ 2B``; ``inf`` otherwise.
+    """
+    m = n // n_bins - 1
+    if n < 2 * n_bins or m < 1:
+        return math.inf
+    return math.sqrt(math.log(2 * n_bins / alpha) / (2 * m))
+
+
+def largest_n_bins(
+    n: int, epsilon: float = GR_EPSILON, alpha: float = GR_ALPHA, max_bins: int = 1000
+) -> int | None:
+    """Largest ``B ≤ max_bins`` whose Eq. (8) guarantee is at most ``epsilon`` (scan of all B)."""
+    best = None
+    for b in range(1, min(max_bins, n // 2) + 1):
+        if gupta_ramdas_epsilon(n, b, alpha) <= epsilon:
+            best = b
+    return best
+
+
+def _set_n_bins(value: int) -> None:
+    st.session_state["n_bins"] = value
+
+
+def bins_suggestion() -> None:
+    """Caption with the Gupta–Ramdas guidance on the number of bins for the loaded data."""
+    pred = state.current_predictions()
+    if pred is None:
+        return
+    n_bins = int(st.session_state.get("n_bins") or 1)
+    eps = gupta_ramdas_epsilon(pred.n, n_bins)
+    best = largest_n_bins(pred.n)
+    now = f"ε ≈ {eps:.3f}" if math.isfinite(eps) else "no guarantee (needs n ≥ 2B)"
+    text = f"Gupta–Ramdas (α = {GR_ALPHA}): with n = {pred.n:,}, B = {n_bins} gives {now}; " + (
+        f"the largest B with ε ≤ {GR_EPSILON} is **{best}**."
+        if best
+        else f"no B reaches ε ≤ {GR_EPSILON} at this n."
+    )
+    st.caption(
+        text,
+        help="Theorem 3, Eq. (8) of Gupta & Ramdas (2021): with probability "
+        "1 − α every bin's mean label is within ε of its true value.",
+    )
+    if best and best != n_bins:
+        st.button(f"Use B = {best}", key="use_suggested_bins", on_click=_set_n_bins, args=(best,))
+
+
+def data_badge() -> None:
+    """Sidebar line saying what is loaded."""
+    pred = state.all_predictions()
+    if pred is None:
+        st.caption("No data loaded.")
+    else:
+        st.caption(f"**{state.data_source()}** · {pred.n:,} rows · {pred.n_classes} classes")
+
+
+def sample_picker() -> None:
+    """Select box of the bundled samples; picking one loads it (and the choice goes in the URL)."""
+    catalog = state.sample_catalog()
+    if not catalog:
+        st.caption("No bundled samples are available in this installation.")
+        return
+    options = ["", *catalog]
+    st.selectbox(
+        "Sample",
+        options,
+        format_func=lambda name: "— choose a sample —" if not name else name,
+        key=state.SAMPLE,
+        bind="query-params",
+        on_change=_on_sample_change,
+        help="Out-of-fold predictions of scikit-learn models on datasets bundled with "
+        "scikit-learn; see sample_data/README.md.",
+    )
+    chosen = st.session_state.get(state.SAMPLE)
+    for sample in catalog.values():
+        if sample.name == chosen and sample.description:
+            st.caption(sample.description)
+
+
+def _on_sample_change() -> None:
+    name = st.session_state.get(state.SAMPLE)
+    if name:
+        state.load_sample(name)
+
+
+def _file_columns(uploaded: Any) -> list[str]:
+    """Column names of an uploaded table (header only), for the mapping select boxes."""
+    import io
+
+    import pandas as pd
+
+    raw = uploaded.getvalue()
+    try:
+        if uploaded.name.lower().endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(io.BytesIO(raw)).names)
+        return [str(c) for c in pd.read_csv(io.BytesIO(raw), nrows=0).columns]
+    except (ValueError, OSError, UnicodeError):
+        return []
+
+
+def column_mapping(uploaded: Any) -> dict[str, Any]:
+    """Column-mapping controls for an upload whose columns the loader cannot infer.
+
+    Returns
+    -------
+    dict
+        Loader options (``label_column``, ``prob_columns``, ``positive_class``); empty
+        means "infer".
+    """
+    if uploaded is None:
+        return {}
+    columns = _file_columns(uploaded)
+    with st.expander("Column mapping", expanded=state.upload_failed(), icon=":material/tune:"):
+        st.caption(
+            "Columns are inferred from their names (label / y / target / class …; the other "
+            "numeric columns are probabilities). Set them here when inference fails."
+        )
+        label = st.selectbox(
+            "Label column", ["", *columns], format_func=lambda c: c or "(infer)", key="map_label"
+        )
+        probs = st.multiselect(
+            "Probability columns",
+            [c for c in columns if c != label],
+            key="map_probs",
+            placeholder="(infer)",
+            help="One column for P(y=1) of a binary problem, or one per class.",
+        )
+        positive = st.text_input(
+            "Positive class (binary labels given as two strings)",
+            key="map_positive",
+            help="Which label value is the positive class y = 1.",
+        )
+        renormalize = st.checkbox(
+            "Renormalise rows that do not sum to 1",
+            key="map_renormalize",
+            help="Otherwise such rows are refused with an explanation.",
+        )
+        drop_missing = st.checkbox("Drop rows with missing values", key="map_drop_missing")
+    out: dict[str, Any] = {}
+    if label:
+        out["label_column"] = label
+    if probs:
+        out["prob_columns"] = list(probs)
+    if positive.strip():
+        out["positive_class"] = positive.strip()
+    if renormalize:
+        out["renormalize"] = True
+    if drop_missing:
+        out["drop_missing"] = True
+    return out
+
+
+def lint_report(report: Any) -> None:
+    """The loader's lint report as a table with severity icons."""
+    findings = list(report)
+    if not findings:
+        st.success("The lint found no problems in this file.", icon=":material/check_circle:")
+        return
+    n_err = sum(f.severity == "error" for f in findings)
+    n_warn = sum(f.severity == "warning" for f in findings)
+    label = f"Lint report: {n_err} error(s), {n_warn} warning(s), {len(findings) - n_err - n_warn} note(s)"
+    with st.expander(label, expanded=bool(n_err or n_warn), icon=":material/rule:"):
+        frame = report.to_frame()
+        frame["severity"] = frame["severity"].map(SEVERITY_ICONS)
+        st.dataframe(
+            frame[["severity", "code", "message", "columns", "rows", "count"]],
+            hide_index=True,
+            column_config={
+                "message": st.column_config.TextColumn("message", width="large"),
+                "rows": st.column_config.TextColumn("rows (0-based)"),
+            },
+            key="lint_table",
+        )
+
+
+# ---------------------------------------------------------------- reliability page
+
+PAPERS = {
+    "kumar": (
+        "Kumar, Liang & Ma (2019), Verified Uncertainty Calibration",
+        "https://arxiv.org/abs/1909.10155",
+    ),
+    "roelofs": (
+        "Roelofs et al. (2022), Mitigating Bias in Calibration Error Estimation",
+        "https://arxiv.org/abs/2012.08668",
+    ),
+    "gupta": (
+        "Gupta & Ramdas (2021), Distribution-free calibration guarantees for histogram binning",
+        "https://arxiv.org/abs/2105.04656",
+    ),
+    "widmann": (
+        "Widmann, Lindsten & Zachariah (2019), Calibration tests in multi-class classification",
+        "https://arxiv.org/abs/1910.11385",
+    ),
+}
+
+BIN_COLUMNS = {
+    "count": st.column_config.NumberColumn("count", format="%d"),
+    "lower": st.column_config.NumberColumn("lower edge", format="%.4f"),
+    "upper": st.column_config.NumberColumn("upper edge", format="%.4f"),
+    "mean_score": st.column_config.NumberColumn("mean score", format="%.4f"),
+    "mean_label": st.column_config.NumberColumn("observed frequency", format="%.4f"),
+    "gap": st.column_config.NumberColumn("gap (score − observed)", format="%+.4f"),
+    "low": st.column_config.NumberColumn("interval low", format="%.4f"),
+    "high": st.column_config.NumberColumn("interval high", format="%.4f"),
+}
+METRIC_COLUMNS = {
+    "value": st.column_config.NumberColumn("value", format="%.5f"),
+    "low": st.column_config.NumberColumn("low", format="%.5f"),
+    "high": st.column_config.NumberColumn("high", format="%.5f"),
+    "note": st.column_config.TextColumn("note", width="medium"),
+}
+
+
+def headline(result: Any, config: Any) -> None:
+    """Metric tiles: the headline estimate with its interval, n, bins and the seed."""
+    from core.estimators import ESTIMATORS
+
+    head = result.headline
+    boot = result.headline_interval
+    ci = None
+    if boot is not None:
+        ci = boot.confidence_interval
+    c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+    c1.metric(
+        f"{ESTIMATORS.get(config.estimator).label} · {NORM_SYMBOLS[_norm_choice(config.norm)]}",
+        f"{head.value:.4f}",
+    )
+    if ci is not None:
+        c1.caption(
+            f"{config.level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
+            f"({config.n_resamples:,} resamples, seed {config.seed})"
+        )
+    c2.metric("Rows (n)", f"{result.n:,}")
+    c3.metric("Bins", ", ".join(sorted({str(c.bins.n_bins) for c in result.components})) or "—")
+    c4.metric("Seed", config.seed)
+
+
+def bin_convention(config: Any) -> str:
+    """One sentence stating the bin-edge convention of the chosen binning."""
+    if config.binning == "equal-width":
+        return (
+            f"Bin edges: equal-width, bin k = [k/{config.n_bins}, (k+1)/{config.n_bins}) with "
+            "the last bin closed at 1; a score on an edge belongs to the upper bin (0.3 with "
+            "10 bins is in bin 3). Empty bins are not drawn."
+        )
+    if config.binning == "equal-mass":
+        ties = (
+            "equal scores may be split across neighbouring bins"
+            if config.tie_policy == "split"
+            else "equal scores are kept in one bin, so fewer bins can result"
+        )
+        return (
+            f"Bin edges: equal-mass by rank, bin k holds ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉ − 1 "
+            f"(B = {config.n_bins}); {ties}. Edges shown are midpoints between neighbouring bins."
+        )
+    return (
+        "Bins: one bin per distinct score value (the number of bins is ignored); edges are "
+        "midpoints between consecutive values."
+    )
+
+
+def explain_estimator(config: Any) -> None:
+    """What the headline estimator computes, its formula and the papers behind it."""
+    from core.estimators import ESTIMATORS
+
+    entry = ESTIMATORS.get(config.estimator)
+    with st.expander("What is computed, and which formula", icon=":material/functions:"):
+        st.markdown(
+            f"**{entry.label}** ({entry.name}). {entry.description}\n\n"
+            + (f"Formula: {entry.formula}\n\n" if entry.formula else "")
+            + "With bins b = 1…B holding n_b predictions, mean score s̄_b and observed "
+            "frequency ȳ_b, the plug-in ℓp calibration error is "
+            "(Σ_b (n_b/n)·|ȳ_b − s̄_b|^p)^(1/p); ℓ∞ is the largest gap over non-empty bins. "
+            "The classwise lens computes it per class and combines the classes with their "
+            "weights as (Σ_k w_k CE_k^p)^(1/p)."
+        )
+        st.markdown(
+            "Sources: "
+            + "; ".join(f"[{title}]({url})" for title, url in PAPERS.values())
+            + ". Per-bin intervals: Wilson score or Clopper–Pearson exact binomial intervals "
+            "for ȳ_b."
+        )

@@ -1,0 +1,242 @@
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.analysis import METRIC_COLUMNS, AnalysisConfig, ReliabilityAnalysis, analyze
+from core.binning import bin_stats
+from core.calibration import calibration_error
+from core.errors import ConfigError
+from core.intervals import bin_intervals, bootstrap_interval
+from core.scores import accuracy, brier_score, log_loss
+
+ROOT = Path(__file__).resolve().parents[1]
+CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"
+
+
+def _data(n=400, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, 0.7), size=n)
+    sharp = p**2 / (p**2).sum(1, keepdims=True)  # labels drawn from sharper probabilities
+    y = (sharp.cumsum(1) < rng.uniform(size=(n, 1))).sum(1)
+    return p, y
+
+
+CONFIGS = [
+    AnalysisConfig(n_resamples=30),
+    AnalysisConfig(norm=2, estimator="debiased", binning="equal-mass", n_bins=8, n_resamples=30),
+    AnalysisConfig(lens="classwise", norm=np.inf, n_bins=6, n_resamples=20, seed=3),
+    AnalysisConfig(lens="classwise", binning="discrete", class_weights=(1, 2, 1), n_resamples=0),
+    AnalysisConfig(estimator="sweep", binning="equal-mass", n_resamples=20),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_metrics_equal_direct_calls(config):
+    p, y = _data()
+    a = analyze(p, y, config)
+    assert isinstance(a, ReliabilityAnalysis)
+    assert a.metrics.columns.tolist() == METRIC_COLUMNS
+    opts = config.calibration_options()
+    estimators = a.metrics.metric.tolist()[:-3]
+    for name in estimators:
+        direct = calibration_error(p, y, estimator=name, seed=config.seed, **opts).value
+        row = a.metrics.set_index("metric").loc[name]
+        assert row.value == direct, name
+    assert (
+        a.headline.value
+        == calibration_error(p, y, estimator=config.estimator, seed=config.seed, **opts).value
+    )
+    scores = a.metrics.set_index("metric").loc[["accuracy", "brier", "log-loss"], "value"]
+    assert scores.tolist() == [accuracy(p, y), brier_score(p, y), log_loss(p, y)]
+
+
+def test_metric_rows_follow_the_registry_capabilities():
+    p, y = _data()
+    rows = analyze(p, y, AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
+    assert rows == ["plugin", "label-binned", "debiased", "sweep", "accuracy", "brier", "log-loss"]
+    # no ℓ∞ debiased estimator; no sweep over discrete bins
+    rows = analyze(p, y, AnalysisConfig(norm="inf", n_resamples=0)).metrics.metric.tolist()
+    assert "debiased" not in rows and "plugin" in rows
+    rows = analyze(p, y, AnalysisConfig(binning="discrete", n_resamples=0)).metrics.metric.tolist()
+    assert "sweep" not in rows
+
+
+def test_intervals_use_common_resamples_from_the_config_seed():
+    p, y = _data()
+    config = AnalysisConfig(n_bins=10, n_resamples=40, level=0.9, seed=7)
+    a = analyze(p, y, config)
+    ref = bootstrap_interval(p, y, statistic="plugin", n_resamples=40, level=0.9, seed=7, n_bins=10)
+    np.testing.assert_array_equal(a.intervals["plugin"].distribution, ref.distribution)
+    np.testing.assert_array_equal(
+        a.intervals["brier"].distribution,
+        bootstrap_interval(p, y, statistic="brier", n_resamples=40, seed=7).distribution,
+    )
+    assert a.headline_interval is a.intervals["plugin"]
+    m = a.metrics.set_index("metric")
+    for name, boot in a.intervals.items():
+        assert (m.loc[name, "low"], m.loc[name, "high"]) == tuple(boot.confidence_interval)
+        assert boot.estimate == pytest.approx(m.loc[name, "value"], rel=1e-14)
+    assert (m.low <= m.high).all()
+
+
+def test_no_resamples_means_no_intervals():
+    p, y = _data()
+    a = analyze(p, y, AnalysisConfig(n_resamples=0))
+    assert a.intervals == {} and a.headline_interval is None
+    assert a.metrics[["low", "high"]].isna().all().all()
+
+
+def test_sweep_note_reports_b_star():
+    p, y = _data()
+    a = analyze(p, y, AnalysisConfig(binning="equal-mass", n_resamples=0))
+    direct = calibration_error(p, y, estimator="sweep", binning="equal-mass")
+    note = a.metrics.set_index("metric").loc["sweep", "note"]
+    assert f"b* = {direct.details['b_star']}" in note
+
+
+def test_component_tables_top_label():
+    p, y = _data()
+    config = AnalysisConfig(n_bins=7, interval_method="clopper-pearson", level=0.9, n_resamples=0)
+    a = analyze(p, y, config)
+    (comp,) = a.components
+    conf, pred = p.max(1), p.argmax(1)
+    ref = bin_stats(conf, (pred == y).astype(float), n_bins=7)
+    assert comp.name == "top-label" and comp.weight == 1.0
+    assert comp.bins.isclose(ref)
+    low, high = bin_intervals(ref.counts, ref.label_sums, method="clopper-pearson", level=0.9)
+    np.testing.assert_array_equal(comp.low, low)
+    np.testing.assert_array_equal(comp.high, high)
+    frame = comp.to_frame()
+    assert {"low", "high", "count", "mean_label"} <= set(frame.columns)
+
+
+def test_component_tables_classwise_with_weights_and_names():
+    p, y = _data(k=3)
+    config = AnalysisConfig(lens="classwise", class_weights=(2, 1, 1), n_resamples=0)
+    a = analyze(p, y, config, class_names=("cat", "dog", "eel"))
+    assert [c.name for c in a.components] == ["cat", "dog", "eel"]
+    assert [c.weight for c in a.components] == [0.5, 0.25, 0.25]
+    for k, comp in enumerate(a.components):
+        assert comp.bins.isclose(bin_stats(p[:, k], (y == k).astype(float), n_bins=15))
+    table = a.bin_table
+    assert table.component.unique().tolist() == ["cat", "dog", "eel"]
+    assert len(table) == 3 * 15
+
+
+def test_binary_vector_input_and_kernel_headline():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    a = analyze(p, y, AnalysisConfig(lens="binary", estimator="skce-ul", n_resamples=20))
+    assert a.metrics.metric.iloc[0] == "skce-ul"
+    assert a.headline.value == calibration_error(p, y, estimator="skce-ul", lens="binary").value
+    assert np.isfinite(a.metrics.low.iloc[0])
+    # the brier row uses the binary convention for a 1-D input
+    assert a.metrics.set_index("metric").loc["brier", "value"] == brier_score(p, y)
+
+
+# --- config --------------------------------------------------------------------------
+
+
+def test_config_defaults_round_trip_and_hash():
+    c = AnalysisConfig()
+    assert (c.lens, c.binning, c.n_bins, c.norm, c.estimator) == (
+        "top-label",
+        "equal-width",
+        15,
+        1.0,
+        "plugin",
+    )
+    assert (c.tie_policy, c.seed, c.n_resamples, c.level, c.interval_method) == (
+        "split",
+        0,
+        1000,
+        0.95,
+        "wilson",
+    )
+    assert c.class_weights is None
+    assert AnalysisConfig.from_dict(c.to_dict()) == c
+    assert hash(AnalysisConfig()) == hash(c)
+    assert {c: 1}[AnalysisConfig()] == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.n_bins = 3
+
+
+def test_config_round_trips_through_json_and_url_strings():
+    import json
+
+    c = AnalysisConfig(
+        lens="classwise", norm=np.inf, n_bins=9, class_weights=(1, 3), seed=5, level=0.9
+    )
+    assert c.class_weights == (0.25, 0.75) and c.norm == np.inf
+    d = json.loads(json.dumps(c.to_dict()))
+    assert d["norm"] == "inf"
+    assert AnalysisConfig.from_dict(d) == c
+    url = {k: str(v) for k, v in c.to_dict().items()}
+    url["class_weights"] = "0.25,0.75"
+    assert AnalysisConfig.from_dict(url) == c
+    assert AnalysisConfig.from_dict({"class_weights": "", "norm": "2"}).norm == 2.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"estimator": "ece"}, "Unknown estimator 'ece'. Choose one of: 'plugin'"),
+        ({"lens": "marginal"}, "Unknown lens 'marginal'"),
+        ({"binning": "quantile"}, "Unknown binning 'quantile'"),
+        ({"interval_method": "exact"}, "Unknown per-bin interval method 'exact'"),
+        ({"n_bins": 0}, "n_bins"),
+        ({"n_bins": 2.5}, "n_bins"),
+        ({"norm": 3}, "norm"),
+        ({"estimator": "debiased", "norm": np.inf}, "does not support norm inf"),
+        ({"estimator": "sweep", "binning": "discrete"}, "bins with equal-mass or equal-width"),
+        ({"estimator": "plugin", "lens": "canonical"}, "does not support the 'canonical' lens"),
+        ({"tie_policy": "random"}, "tie_policy"),
+        ({"seed": -2}, "seed"),
+        ({"n_resamples": -1}, "n_resamples"),
+        ({"level": 95}, "fraction"),
+        ({"level": "high"}, "level"),
+        ({"class_weights": (1, -1)}, "class_weights"),
+        ({"class_weights": "a,b"}, "class_weights"),
+    ],
+)
+def test_bad_config_raises_config_error(kwargs, match):
+    with pytest.raises(ConfigError, match=match):
+        AnalysisConfig(**kwargs)
+
+
+def test_from_dict_rejects_unknown_fields():
+    with pytest.raises(ConfigError, match="Unknown analysis option\\(s\\) 'bins'"):
+        AnalysisConfig.from_dict({"bins": 10})
+
+
+def test_config_incompatible_with_data():
+    p, y = _data(k=3)
+    with pytest.raises(ConfigError, match="binary lens needs two classes"):
+        analyze(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+    with pytest.raises(ConfigError, match="class_weights"):
+        analyze(p, y, AnalysisConfig(lens="classwise", class_weights=(1, 1), n_resamples=0))
+    with pytest.raises(ConfigError, match="AnalysisConfig"):
+        analyze(p, y, {"lens": "binary"})
+
+
+# --- real data -----------------------------------------------------------------------
+
+
+@pytest.mark.data
+def test_cifar10_resnet18_top_label():
+    if not (CIFAR / "resnet18.csv").exists():
+        pytest.skip(f"CIFAR-10 predictions not found at {CIFAR}")
+    p = pd.read_csv(CIFAR / "resnet18.csv", header=None).to_numpy(np.float64)
+    y = pd.read_csv(CIFAR / "labels.csv", header=None).to_numpy().ravel() - 1
+    a = analyze(p, y, AnalysisConfig(n_resamples=100))
+    m = a.metrics.set_index("metric")
+    assert m.loc["plugin", "value"] == calibration_error(p, y).value
+    assert m.loc["accuracy", "value"] == pytest.approx(np.mean(p.argmax(1) == y), abs=0)
+    # a well-trained CIFAR-10 network: high accuracy and a small, resolvable ECE
+    assert m.loc["accuracy", "value"] > 0.9
+    assert 0 < m.loc["plugin", "low"] < m.loc["plugin", "value"] < m.loc["plugin", "high"] < 0.1
+    assert sum(c.bins.n for c in a.components) == 10_000

@@ -1,0 +1,250 @@
+"""AppTest: the dashboard's Data and Reliability pages, state across pages, URL settings."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "dashboard" / "app.py")
+RELIABILITY = "app_pages/reliability.py"
+DATA = "app_pages/data.py"
+TIMEOUT = 60
+
+
+def _binary_csv(n: int = 600, seed: int = 3) -> bytes:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p**1.5).astype(int)  # over-confident: true rate below p
+    return pd.DataFrame({"p": p.round(6), "label": y}).to_csv(index=False).encode()
+
+
+def _multiclass_csv(n: int = 900, k: int = 3, seed: int = 4) -> bytes:
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k) * 0.7, size=n)
+    y = np.array([rng.choice(k, p=row) for row in p])
+    frame = pd.DataFrame(p, columns=[f"p_{c}" for c in "abc"[:k]])
+    frame["label"] = y
+    return frame.to_csv(index=False, float_format="%.10f").encode()
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def _upload(at: AppTest, data: bytes, name: str = "preds.csv") -> AppTest:
+    at.file_uploader(key="upload").set_value((name, data, "text/csv"))
+    return at.run()
+
+
+def _decode(values):
+    """Plotly ≥ 6 sends numeric arrays as base64 typed arrays."""
+    if isinstance(values, dict) and "bdata" in values:
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+    return np.asarray(values)
+
+
+def _charts(at: AppTest) -> dict[str, dict]:
+    out = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        out[chart.proto.id] = spec
+    return out
+
+
+def _chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_default_page_renders_with_sidebar_controls():
+    at = _app().run()
+    assert not at.exception
+    assert at.title[0].value == "Data"
+    sb = at.sidebar
+    assert sb.selectbox(key="lens").value == "top-label"
+    assert sb.selectbox(key="binning").value == "equal-width"
+    assert sb.selectbox(key="estimator").value == "plugin"
+    assert sb.selectbox(key="norm").value == "1"
+    assert sb.selectbox(key="tie_policy").value == "split"
+    assert sb.number_input(key="n_bins").value == 15
+    assert sb.number_input(key="seed").value == 0
+    assert sb.number_input(key="n_resamples").value == 1000
+    assert sb.selectbox(key="interval_method").value == "wilson"
+    # options come from the registries
+    from core.binning import BINNINGS
+    from core.estimators import ESTIMATORS
+
+    assert list(sb.selectbox(key="binning").options) == BINNINGS.names()
+    assert len(sb.selectbox(key="estimator").options) == len(ESTIMATORS)
+    assert any("Nothing loaded" in i.value for i in at.info)
+
+
+def test_reliability_without_data_explains_what_to_do():
+    at = _app().run()
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    assert any("No predictions are loaded" in i.value for i in at.info)
+
+
+def test_upload_csv_shows_summary_and_lint():
+    at = _upload(_app().run(), _binary_csv(600))
+    assert not at.exception
+    assert not at.error
+    values = {m.label: m.value for m in at.metric}
+    assert values["Rows (n)"] == "600"
+    assert values["Classes (K)"] == "2"
+    pred = at.session_state["predictions"]
+    assert pred.n == 600 and pred.binary
+    specs = _chart_specs(at)
+    assert len(specs) == 2  # class balance + confidence histogram
+    balance = specs[0]["data"]
+    labels = pd.read_csv(io.BytesIO(_binary_csv(600)))["label"].to_numpy()
+    assert_allclose(_decode(balance[0]["y"]), np.bincount(labels, minlength=2) / 600)
+
+
+def test_sample_load_and_url():
+    from dashboard.state import sample_catalog
+
+    catalog = sample_catalog()
+    if not catalog:
+        pytest.skip("no bundled samples yet (sample_data catalog missing)")
+    name = next(iter(catalog))
+    at = _app().run()
+    at.selectbox(key="sample").set_value(name).run()
+    assert not at.exception
+    assert at.session_state["predictions_source"] == f"sample: {name}"
+    # a shared link with ?sample= reloads it, even straight onto the Reliability page
+    at2 = _app(sample=name, n_resamples="0")
+    at2.run()
+    assert at2.session_state["predictions_source"] == f"sample: {name}"
+    at2.switch_page(RELIABILITY).run()
+    assert not at2.exception
+    assert len(_chart_specs(at2)) == 1
+
+
+def test_switch_pages_keeps_data_and_settings():
+    at = _app(n_resamples="50").run()
+    _upload(at, _binary_csv(500))
+    at.sidebar.number_input(key="n_bins").set_value(7).run()
+    digest = at.session_state["predictions_digest"]
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception, at.exception
+    assert at.session_state["predictions_digest"] == digest
+    assert at.sidebar.number_input(key="n_bins").value == 7
+    (spec,) = _chart_specs(at)
+    names = [t.get("name") for t in spec["data"]]
+    assert names[0] == "perfect calibration" and names[1].startswith("observed frequency")
+    # the diagram's points are the analysis' bins (7 equal-width bins, top-label lens)
+    from core.binning import bin_stats
+    from core.lenses import top_label
+
+    pred = at.session_state["predictions"]
+    conf, predicted = top_label(pred.probs)
+    st = bin_stats(conf, (predicted == pred.labels).astype(float), n_bins=7)
+    ok = st.counts > 0
+    assert_allclose(_decode(spec["data"][1]["x"]), st.mean_score[ok], rtol=1e-12)
+    assert_allclose(_decode(spec["data"][1]["y"]), st.mean_label[ok], rtol=1e-12)
+    assert_allclose(_decode(spec["data"][2]["y"]), st.counts)
+    # back on the Data page the summary is still there without re-uploading
+    at.switch_page(DATA).run()
+    assert {m.label: m.value for m in at.metric}["Rows (n)"] == "500"
+
+
+def test_query_params_initialise_widgets():
+    at = _app(n_bins="20", binning="equal-mass", norm="2", seed="7", lens="classwise").run()
+    assert not at.exception
+    sb = at.sidebar
+    assert sb.number_input(key="n_bins").value == 20
+    assert sb.selectbox(key="binning").value == "equal-mass"
+    assert sb.selectbox(key="norm").value == "2"
+    assert sb.number_input(key="seed").value == 7
+    assert sb.selectbox(key="lens").value == "classwise"
+
+
+def test_broken_upload_shows_error_not_exception():
+    at = _app().run()
+    _upload(at, b"\x00\x01\x02 this is not a table \xff\xfe", name="broken.csv")
+    assert not at.exception
+    assert at.error, "a broken file must be explained with st.error"
+    assert "broken.csv" in at.error[0].value
+    assert "predictions" not in at.session_state or at.session_state["predictions"] is None
+
+
+def test_probabilities_out_of_range_upload_is_explained():
+    bad = b"p,label\n0.2,0\n1.7,1\n0.4,0\n-3,1\n"
+    at = _upload(_app().run(), bad, name="bad.csv")
+    assert not at.exception
+    # either refused with a message, or converted as logits with a notice in the lint table
+    if not at.error:
+        pred = at.session_state["predictions"]
+        codes = [f.code for f in pred.lint if "logit" in f.message.lower()]
+        assert codes
+        shown = at.dataframe[0].value
+        assert set(codes) <= set(shown["code"])
+        assert any(s.endswith(("warning", "info", "error")) for s in shown["severity"])
+
+
+def test_classwise_grid_has_one_panel_per_class():
+    at = _app(lens="classwise", n_resamples="0", n_bins="5").run()
+    _upload(at, _multiclass_csv(900, 3))
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    (spec,) = _chart_specs(at)
+    assert len(spec["data"]) == 6  # diagonal + observed per class
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert len(titles) == 3 and all("n = 900" in t for t in titles)
+    # the bin table has one block of bins per class
+    frame = at.dataframe[0].value
+    assert set(frame["component"]) == set(at.session_state["predictions"].class_names)
+
+
+def test_bad_config_shows_error():
+    # the binary lens needs two classes: a 3-class file must get a clear message
+    at = _app(lens="binary", n_resamples="0").run()
+    _upload(at, _multiclass_csv(300, 3))
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    assert at.error and "two classes" in at.error[0].value
+
+
+def test_bins_suggestion_follows_gupta_ramdas():
+    at = _app(n_bins="10").run()
+    _upload(at, _binary_csv(5000))
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    # n = 5000, alpha = 0.1: B = 10 gives eps = 0.0729, largest B with eps <= 0.1 is 17
+    assert "ε ≈ 0.073" in captions and "**17**" in captions
+    at.sidebar.button(key="use_suggested_bins").click().run()
+    assert at.sidebar.number_input(key="n_bins").value == 17
+
+
+def test_gupta_ramdas_numbers_match_the_paper():
+    from dashboard.widgets import gupta_ramdas_epsilon, largest_n_bins
+
+    # Gupta & Ramdas (2021) Fig. 2 caption, exact Eq. (8): n=1K,B=5; 5K,10; 20K,22
+    assert_allclose(
+        [
+            gupta_ramdas_epsilon(1000, 5),
+            gupta_ramdas_epsilon(5000, 10),
+            gupta_ramdas_epsilon(20000, 22),
+        ],
+        [0.1076, 0.0729, 0.0579],
+        atol=5e-5,
+    )
+    assert gupta_ramdas_epsilon(30, 20) == np.inf  # needs n >= 2B
+    # reference digest §3.7: largest B with eps <= 0.1 (Thm 3, alpha = 0.1)
+    ns = [500, 1000, 2000, 3000, 5000, 7000, 10000, 20000]
+    assert [largest_n_bins(n) for n in ns] == [2, 4, 7, 11, 17, 22, 30, 56]
+    assert [largest_n_bins(n, 0.05) for n in ns] == [None, 1, 2, 3, 5, 7, 9, 17]

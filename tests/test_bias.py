@@ -1,0 +1,315 @@
+"""Bias against sample size: the vectorised runner, its references and the paper's numbers."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import core
+from core.bias import (
+    TEACHING_PRESETS,
+    EstimatorSpec,
+    SimulationCancelled,
+    batch_bin_stats,
+    batch_sweep,
+    bias_heatmap,
+    consistent_tce_range,
+    data_source,
+    default_estimators,
+    detection_power,
+    draw_replicate,
+    ece_vs_tce,
+    simulate_estimates,
+)
+from core.errors import ConfigError, DataError
+from core.worlds import PAPER_BETA_FITS, PRESET_WORLDS, BetaScores, UniformScores, fit_world
+
+SIX = default_estimators()
+
+
+def _registry_value(spec, f, y, norm=2):
+    res = core.calibration_error(
+        f,
+        y.astype(np.int64),
+        lens="binary",
+        estimator=spec.estimator,
+        binning=spec.binning,
+        n_bins=spec.n_bins,
+        tie_policy=spec.tie_policy,
+        norm=norm,
+    )
+    return res.value, res.details.get("b_star")
+
+
+# --------------------------------------------------------------------------- exactness
+
+
+@pytest.mark.parametrize("world", ["resnet110_c10", "resnet152_imgnet", "roelofs-fig14"])
+@pytest.mark.parametrize("norm", [1, 2])
+def test_vectorised_estimates_equal_the_registry_call_per_dataset(world, norm):
+    specs = [s for s in SIX if norm == 2 or s.estimator != "debiased"]
+    specs.append(EstimatorSpec("label-binned", "equal-mass", 10))  # per-dataset fallback
+    specs.append(EstimatorSpec("plugin", "equal-mass", 7, "keep"))
+    src = PRESET_WORLDS[world]
+    ns = (2, 3, 50, 300)
+    res = simulate_estimates(specs, src, ns=ns, replicates=12, seed=4, norm=norm)
+    for r in range(12):
+        f, y = draw_replicate(src, 300, 4, r)
+        for j, n in enumerate(ns):
+            for e, spec in enumerate(specs):
+                value, b_star = _registry_value(spec, f[:n], y[:n], norm)
+                assert res.values[e, j, r] == pytest.approx(value, abs=1e-13)
+                if spec.estimator == "sweep":
+                    assert res.b_star[e, j, r] == b_star
+
+
+def test_batch_kernels_match_bin_stats_with_ties_at_one():
+    f, y = PRESET_WORLDS["resnet110_c10"].sample(4000, 1)
+    assert (f == 1.0).sum() > 300  # many exact ties: the stable-sort convention matters
+    s2, y2 = np.stack([f[:2000], f[2000:]]), np.stack([y[:2000], y[2000:]]).astype(float)
+    for binning in ("equal-width", "equal-mass"):
+        c, ss, ls = batch_bin_stats(s2, y2, binning, 15)
+        for i in range(2):
+            st = core.bin_stats(s2[i], y2[i], binning=binning, n_bins=15)
+            np.testing.assert_array_equal(c[i], st.counts)
+            np.testing.assert_allclose(ss[i], st.score_sums, rtol=1e-12)
+            np.testing.assert_allclose(ls[i], st.label_sums, rtol=1e-12)
+        v, b = batch_sweep(s2, y2, binning, 2.0)
+        for i in range(2):
+            value, b_star = _registry_value(EstimatorSpec("sweep", binning), s2[i], y2[i])
+            assert (v[i], b[i]) == (pytest.approx(value, abs=1e-14), b_star)
+
+
+def test_datasets_nest_across_n_and_do_not_depend_on_the_grid():
+    world = PRESET_WORLDS["resnet110_c100"]
+    f_small, y_small = draw_replicate(world, 200, 9, 3)
+    f_big, y_big = draw_replicate(world, 12_800, 9, 3)
+    np.testing.assert_array_equal(f_small, f_big[:200])
+    np.testing.assert_array_equal(y_small, y_big[:200])
+    a = simulate_estimates(SIX, world, ns=[200], replicates=20, seed=9)
+    b = simulate_estimates(SIX, world, ns=[200, 3200], replicates=20, seed=9)
+    np.testing.assert_array_equal(a.values[:, 0], b.values[:, 0])
+
+
+def test_results_do_not_depend_on_chunking_or_the_parallel_engine():
+    world = PRESET_WORLDS["densenet40_c100"]
+    base = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2)
+    small = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2, chunk_size=7)
+
+    def threaded(func, ranges):
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(func, list(ranges)[::-1]))  # out of order on purpose
+
+    par = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2, map_chunks=threaded)
+    np.testing.assert_array_equal(base.values, small.values)
+    np.testing.assert_array_equal(base.values, par.values)
+    other = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=3)
+    assert not np.array_equal(base.values, other.values)
+
+
+def test_summary_statistics_are_consistent():
+    res = simulate_estimates(SIX, PRESET_WORLDS["resnet110_c10"], ns=[300], replicates=50, seed=0)
+    t = res.summary()
+    assert list(t.columns[:6]) == ["estimator", "name", "binning", "n_bins", "n", "replicates"]
+    v = res.values[:, 0, :]
+    truth = core.true_calibration_error(PRESET_WORLDS["resnet110_c10"], norm=2)
+    np.testing.assert_allclose(t["reference"], truth)
+    np.testing.assert_allclose(t["mean"], v.mean(1))
+    np.testing.assert_allclose(t["bias"], v.mean(1) - truth)
+    np.testing.assert_allclose(t["se"], v.std(1, ddof=1) / np.sqrt(50))
+    # rmse² = bias² + (R − 1)/R · sd²
+    np.testing.assert_allclose(t["rmse"] ** 2, t["bias"] ** 2 + 49 / 50 * t["sd"] ** 2)
+    sweeps = t[t["name"] == "sweep"]
+    assert sweeps["b_star"].notna().all() and t[t["name"] != "sweep"]["b_star"].isna().all()
+    assert t["reference_kind"].unique().tolist() == ["true CE"]
+
+
+def test_debiased_estimator_has_a_point_mass_at_zero_under_calibration():
+    res = simulate_estimates(
+        ["debiased:equal-mass:15", "plugin:equal-mass:15"],
+        PRESET_WORLDS["resnet152_imgnet-calibrated"],
+        ns=[200],
+        replicates=300,
+        seed=1,
+    )
+    t = res.summary().set_index("estimator")
+    assert 0.1 < t.loc["debiased EM-15", "frac_zero"] < 0.9
+    assert t.loc["plugin EM-15", "frac_zero"] == 0.0
+
+
+# --------------------------------------------------------------------------- the paper's numbers
+
+
+@pytest.mark.slow
+def test_figure1_world_mean_ece_bin_matches_reference():
+    # digest §5.5: n = 200, Beta(2.8, 0.05), mu(c) = c, 15 EW bins, ℓ2: mean 6.70 %, SD 1.88,
+    # quantiles 5 % 3.69, 95 % 9.91 (100,000 replicates)
+    res = simulate_estimates(
+        ["plugin:equal-width:15"], PRESET_WORLDS["roelofs-fig1"], ns=[200], replicates=4000, seed=0
+    )
+    v = 100 * res.values[0, 0]
+    assert v.mean() == pytest.approx(6.70, abs=0.1)
+    assert v.std(ddof=1) == pytest.approx(1.88, abs=0.1)
+    assert np.quantile(v, 0.05) == pytest.approx(3.69, abs=0.25)
+    assert np.quantile(v, 0.95) == pytest.approx(9.91, abs=0.25)
+    assert res.reference[0] == 0.0
+
+
+# digest §5.3, per-fit table for resnet110_c10 (bias in points, m = 1000)
+RESNET110_C10 = {
+    1600: {"plugin EW-15": -1.79, "plugin EM-15": -0.00, "debiased EW-15": -2.68,
+           "debiased EM-15": -0.24, "sweep EW": -4.45, "sweep EM": -0.14},
+    12800: {"plugin EW-15": -2.48, "plugin EM-15": -0.15, "debiased EW-15": -2.62,
+            "debiased EM-15": -0.17, "sweep EW": -4.50, "sweep EM": -0.17},
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_bias_on_the_resnet110_c10_fit_matches_reference_bands():
+    t = core.bias_vs_n(
+        None, PRESET_WORLDS["resnet110_c10"], ns=[1600, 12800], replicates=400, seed=0
+    )
+    for n, expected in RESNET110_C10.items():
+        got = t[t["n"] == n].set_index("estimator")["bias"] * 100
+        for label, value in expected.items():
+            assert got[label] == pytest.approx(value, abs=0.15), (n, label)
+
+
+@pytest.mark.slow
+def test_headline_ordering_on_the_ten_realistic_fits():
+    # digest §5.3 / paper §7.1: mean |bias| of ECE^em_sweep is the smallest, and equal mass
+    # beats equal width for every binned estimator
+    tables = [
+        core.bias_vs_n(None, PRESET_WORLDS[k], ns=[200, 800, 3200], replicates=200, seed=0)
+        for k in PAPER_BETA_FITS
+    ]
+    t = pd.concat(tables)
+    mean_abs = (100 * t["bias"].abs()).groupby(t["estimator"]).mean()
+    assert mean_abs.idxmin() == "sweep EM"
+    assert mean_abs["sweep EM"] < mean_abs["debiased EM-15"] < 0.7
+    for name in ("plugin", "debiased"):
+        assert mean_abs[f"{name} EM-15"] < mean_abs[f"{name} EW-15"]
+    assert mean_abs["sweep EM"] < mean_abs["sweep EW"]
+
+
+@pytest.mark.slow
+def test_heat_map_optimal_bins_grow_with_n():
+    # digest §5.6 (Fig. 2b world): the |bias|-minimising EW bin count grows with n (4 → 16)
+    t = bias_heatmap(PRESET_WORLDS["roelofs-fig2b"], ns=[200, 6400], replicates=300, seed=0)
+    best = t[t["row"] != "sweep"].assign(a=lambda d: d["bias"].abs())
+    best = best.loc[best.groupby("n")["a"].idxmin()].set_index("n")["n_bins"]
+    assert best[200] < best[6400]
+    b2 = t[(t["row"] == "2") & (t["n"] == 200)]["bias"].iloc[0]
+    b64 = t[(t["row"] == "64") & (t["n"] == 200)]["bias"].iloc[0]
+    assert 100 * b2 == pytest.approx(-2.64, abs=0.3) and 100 * b64 == pytest.approx(9.10, abs=0.4)
+
+
+@pytest.mark.slow
+def test_ece_versus_tce_and_the_inverse_lookup():
+    # digest §5.8: at n = 200 an ECE^ew_bin of 12 % means TCE ≈ 5.5 % (uniform) or ≈ 7.5 %
+    # (Beta(1.1, 0.1)); paper App. C: "5 % or 8 %"
+    exps = np.linspace(1.0, 2.5, 16)
+    for scores, tce_at_12 in ((UniformScores(), 0.055), (BetaScores(1.1, 0.1), 0.075)):
+        t = ece_vs_tce(scores, n=200, exponents=exps, replicates=300, seed=0)
+        assert t["tce"].is_monotonic_increasing and (t["q05"] <= t["q95"]).all()
+        assert np.interp(0.12, t["mean"], t["tce"]) == pytest.approx(tce_at_12, abs=0.01)
+    low, high, open_above = consistent_tce_range(t, 0.12)
+    assert low < 0.075 < high and not open_above
+    assert np.isnan(consistent_tce_range(t, 0.9)[0])
+
+
+@pytest.mark.slow
+def test_detection_power_matches_reference_miss_rates():
+    # digest §5.7: miss rate at TCE 10 %, n = 200: ECE^ew_bin 0.58, ECE^em_sweep 0.24;
+    # at TCE 2 %, n = 10,000: 0.11 and 0.10
+    for spec, miss200, miss10k in (("plugin:equal-width:15", 0.58, 0.11), ("sweep:equal-mass", 0.24, 0.10)):
+        t = detection_power(
+            UniformScores(), targets=(0.02, 0.10), ns=(200, 10_000), estimator=spec,
+            replicates=300, seed=0,
+        )  # fmt: skip
+        at = t.set_index(["target", "n"])["miss_rate"]
+        assert at[(0.10, 200)] == pytest.approx(miss200, abs=0.1)
+        assert at[(0.02, 10_000)] == pytest.approx(miss10k, abs=0.1)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def test_subsampling_data_uses_the_full_data_estimate_as_reference():
+    world = PRESET_WORLDS["resnet110_c100"]
+    f, y = world.sample(3000, 8)
+    probs = np.column_stack([1 - f, f])
+    res = simulate_estimates(SIX, (probs, y), ns=[100, 1000], replicates=20, seed=1)
+    assert res.reference_kind == "full-data estimate"
+    for e, spec in enumerate(SIX):
+        assert res.reference[e] == pytest.approx(_registry_value(spec, f, y.astype(float))[0])
+    src = data_source(np.arange(50) / 50, np.arange(50) % 2, lens="binary")
+    s, _ = draw_replicate(src, 50, 0, 0)
+    assert np.unique(s).size == 50  # without replacement
+    with pytest.raises(DataError, match="without replacement"):
+        simulate_estimates(SIX, src, ns=[100], replicates=2)
+
+
+def test_fitted_world_source_is_labelled():
+    f, y = PRESET_WORLDS["resnet152_imgnet"].sample(5000, 0)
+    fit = fit_world(f, y)
+    res = simulate_estimates(["sweep:equal-mass"], fit, ns=[200], replicates=10, seed=0)
+    assert res.reference_kind == "true CE of the fitted world"
+    assert res.reference[0] == pytest.approx(fit.world.true_calibration_error(2))
+
+
+def test_kernel_estimators_run_but_have_no_true_ce_reference():
+    res = simulate_estimates(["skce-ul"], PRESET_WORLDS["kumar-platt"], ns=[60], replicates=4)
+    assert np.isfinite(res.values).all() and np.isnan(res.reference[0])
+
+
+def test_progress_and_cancellation():
+    seen = []
+
+    def record(frac, msg):
+        seen.append(frac)
+
+    simulate_estimates(SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], replicates=20, chunk_size=6, progress=record)
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 4
+    with pytest.raises(SimulationCancelled):
+        simulate_estimates(
+            SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], replicates=20, chunk_size=6,
+            progress=lambda frac, msg: frac < 0.5,
+        )  # fmt: skip
+
+
+def test_bad_input_raises_typed_errors():
+    world = PRESET_WORLDS["roelofs-fig1"]
+    with pytest.raises(ConfigError):
+        simulate_estimates(["nope"], world, ns=[10], replicates=2)
+    with pytest.raises(ConfigError):
+        simulate_estimates(["debiased"], world, ns=[10], replicates=2, norm="inf")
+    with pytest.raises(ConfigError):
+        simulate_estimates(["sweep:discrete"], world, ns=[10], replicates=2)
+    with pytest.raises(ConfigError):
+        simulate_estimates(None, world, ns=[10], replicates=1)
+    with pytest.raises(ConfigError):
+        simulate_estimates(None, world, ns=[1], replicates=5)
+    with pytest.raises(ConfigError):
+        simulate_estimates(None, "not a source", ns=[10], replicates=5)
+
+
+def test_estimator_spec_parsing_and_labels():
+    assert EstimatorSpec.parse("plugin:equal-width:10").label == "plugin EW-10"
+    assert EstimatorSpec.parse(("sweep", "equal-mass")).label == "sweep EM"
+    assert EstimatorSpec.parse("debiased") == EstimatorSpec("debiased", "equal-mass", 15)
+    assert [s.label for s in SIX] == [
+        "plugin EW-15", "plugin EM-15", "debiased EW-15", "debiased EM-15", "sweep EW", "sweep EM",
+    ]  # fmt: skip
+
+
+def test_teaching_presets_refer_to_existing_worlds_and_estimators():
+    for preset in TEACHING_PRESETS.values():
+        if preset.world:
+            assert preset.world in PRESET_WORLDS
+        for spec in preset.estimators:
+            EstimatorSpec.parse(spec)
+        assert preset.view in {"distribution", "bias", "heatmap", "power"}
