@@ -151,6 +151,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
     floor = best_of(lambda: _ew_floor(s, y), repeat=repeat)
     rows.append(row(f"floor binary EW n={n:,}", floor, floor, "(s*B).astype(int) + 3 bincounts"))
     p2, y2 = check_probs_labels(s, y)
+    t = best_of(lambda: check_probs_labels(s, y), repeat=repeat)
+    rows.append(row(f"input validation binary n={n:,}", t, floor, "core._validation"))
     for name in ESTIMATORS.names(binned=True):
         norm = 2.0 if name == "debiased" else 1.0
         kw = {"lens": "binary", "norm": norm, "estimator": name}

@@ -8,7 +8,7 @@ Examples
 >>> import numpy as np, core
 >>> p = np.array([0.2, 0.8, 0.9, 0.4]); y = np.array([0, 1, 1, 1])
 >>> round(core.calibration_error(p, y, lens="binary", n_bins=2).value, 4)
-0.2
+0.175
 """
 
 from __future__ import annotations

@@ -37,31 +37,46 @@ def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim == 2 and p.shape[1] == 1:
         p = p[:, 0]
-    if p.ndim == 1:
-        p = np.column_stack([1.0 - p, p])
-    elif p.ndim != 2:
+    if p.ndim not in (1, 2):
         raise DataError(
             f"Predictions must be 1-D (binary P(y=1)) or 2-D (n, K); got shape {p.shape}."
         )
     if p.shape[0] == 0:
         raise DataError("There are no predictions (0 rows).")
-    if not np.isfinite(p).all():
-        bad = int((~np.isfinite(p)).any(axis=1).sum())
-        raise DataError(f"{bad} row(s) of predictions contain NaN or infinity; drop or fix them.")
-    if p.min() < 0.0 or p.max() > 1.0:
-        raise DataError(
-            "Predictions must be probabilities in [0, 1]; found values in "
-            f"[{p.min():.4g}, {p.max():.4g}]. If these are logits, load them with core.load_predictions, "
-            "which converts logits with a notice."
-        )
-    sums = p.sum(axis=1)
-    if np.abs(sums - 1.0).max() > ROW_SUM_TOL:
-        bad = int((np.abs(sums - 1.0) > ROW_SUM_TOL).sum())
+    if p.ndim == 1:
+        # Comparisons with NaN are False, so this one pass also rejects NaN and infinities.
+        if not (p.min() >= 0.0 and p.max() <= 1.0):
+            _raise_bad_values(p)
+        return np.column_stack([1.0 - p, p])
+    if p.shape[1] < 2:
+        raise DataError("A probability matrix needs at least two columns (one per class).")
+    # Non-negative rows that sum to 1 have every entry in [0, 1]: two passes check everything.
+    if not p.min() >= 0.0:
+        _raise_bad_values(p)
+    sums = p @ np.ones(p.shape[1]) if p.shape[1] <= 64 else p.sum(axis=1)
+    deviation = np.abs(sums - 1.0)
+    if not deviation.max() <= ROW_SUM_TOL:
+        if not np.isfinite(p).all() or p.max() > 1.0:
+            _raise_bad_values(p)
+        bad = int((~(deviation <= ROW_SUM_TOL)).sum())
         raise DataError(
             f"{bad} row(s) of the probability matrix do not sum to 1 (within {ROW_SUM_TOL:g}); "
             "renormalise them or load the file with core.load_predictions(renormalize=True)."
         )
     return p
+
+
+def _raise_bad_values(p: np.ndarray) -> None:
+    """Raise the :class:`DataError` that describes non-finite or out-of-range values."""
+    finite = np.isfinite(p)
+    if not finite.all():
+        bad = int((~finite).reshape(p.shape[0], -1).any(axis=1).sum())
+        raise DataError(f"{bad} row(s) of predictions contain NaN or infinity; drop or fix them.")
+    raise DataError(
+        "Predictions must be probabilities in [0, 1]; found values in "
+        f"[{p.min():.4g}, {p.max():.4g}]. If these are logits, load them with "
+        "core.load_predictions, which converts logits with a notice."
+    )
 
 
 def as_labels(labels: ArrayLike, n_classes: int, n_rows: int | None = None) -> np.ndarray:

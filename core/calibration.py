@@ -154,8 +154,9 @@ def calibration_error(
             f"{', '.join(meta.get('lenses', ()))}. Estimators for {lens!r}: "
             f"{', '.join(ESTIMATORS.names(lenses=lens)) or 'none'}."
         )
-    if p_norm not in meta.get("norms", ()):
-        supported = ", ".join(_norm_name(v) for v in meta.get("norms", ()))
+    norms = meta.get("norms")
+    if norms is not None and p_norm not in norms:
+        supported = ", ".join(_norm_name(v) for v in norms)
         raise ConfigError(
             f"Estimator {estimator!r} does not support the {_norm_name(p_norm)} norm; "
             f"use one of: {supported}."

@@ -297,6 +297,8 @@ def _read(source: Any, name: str | None) -> _Table:
         return _Table(frame, False, name or "DataFrame", findings)
     if _is_pathlike(source):
         path = Path(source)
+        if path.is_dir():
+            raise DataError(f"{str(path)!r} is a folder; give the path of a CSV or Parquet file.")
         if not path.is_file():
             raise DataError(f"File not found: {str(path)!r}. Check the path.")
         data = path.read_bytes()
@@ -364,10 +366,14 @@ def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
             header=None if headerless else 0,
             encoding="utf-8-sig",
             skipinitialspace=sep != r"\s+",
-            engine="c" if sep != r"\s+" else "python",
-            low_memory=False,
+            **({"engine": "python"} if sep == r"\s+" else {"engine": "c", "low_memory": False}),
         )
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError:
+        raise DataError(
+            f"{name} is neither UTF-8 text (CSV) nor Parquet; save it as a CSV (UTF-8) or "
+            "Parquet file."
+        ) from None
+    except (pd.errors.ParserError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(
             f"{name} could not be parsed as CSV ({msg}). Check that every row has the same "
@@ -610,6 +616,11 @@ def _source_table(source: Any, name: str | None, class_names: Sequence[str] | No
         return _read(source, name)
     if isinstance(source, pd.Series):
         source = source.to_numpy()
+    if isinstance(source, Mapping) or isinstance(source, str | bytes):
+        raise DataError(
+            f"Cannot read predictions from a {type(source).__name__}; pass a path, a file object, "
+            "bytes, a DataFrame or arrays."
+        )
     try:
         arr = np.asarray(source)
     except (TypeError, ValueError) as exc:
@@ -768,10 +779,12 @@ def _find_prob_columns(
             )
         if not wanted:
             raise DataError("prob_columns is empty; name at least one probability column.")
-        return [lower[str(w).lower()] for w in wanted], []
+        chosen = [lower[str(w).lower()] for w in wanted]
+        rest = [c for c in columns if c not in used and c not in chosen]
+        return chosen, [_ignored_note(rest)] if rest and not headerless else []
 
     free = [c for c in columns if c not in used]
-    ignored = [c for c in free if c.lower() in ID_NAMES or c.lower() in PRED_NAMES]
+    ignored = [c for c in free if c.lower() in ID_NAMES | PRED_NAMES or c.lower() in LABEL_NAMES]
     free = [c for c in free if c not in ignored]
     numeric, text = [], []
     for c in free:
@@ -816,18 +829,17 @@ def _find_prob_columns(
                     candidates=chosen,
                     columns=columns,
                 )
-    notes = []
-    if ignored:
-        notes.append(
-            LintFinding(
-                "ignored-columns",
-                "info",
-                f"Column(s) {_col_list(ignored)} were not used (not probabilities, labels, model, "
-                "split or group). Pass prob_columns= to choose the probability columns yourself.",
-                columns=tuple(ignored),
-            )
-        )
-    return chosen, notes
+    return chosen, [_ignored_note(ignored)] if ignored else []
+
+
+def _ignored_note(ignored: Sequence[str]) -> LintFinding:
+    return LintFinding(
+        "ignored-columns",
+        "info",
+        f"Column(s) {_col_list(list(ignored))} were not used (not probabilities, labels, model, "
+        "split or group). Pass prob_columns= to choose the probability columns yourself.",
+        columns=tuple(ignored),
+    )
 
 
 def _numeric_matrix(frame: pd.DataFrame, names: Sequence[str], strict: bool = True) -> np.ndarray:
@@ -862,19 +874,22 @@ def _to_probabilities(
     findings: list[LintFinding] = []
     cols = tuple(names)
     k = P.shape[1]
-    outside = (P < 0.0) | (P > 1.0)
-    far = (P < -CLIP_TOL) | (P > 1.0 + CLIP_TOL)
+    negative = bool((P < -CLIP_TOL).any())
     sums = P.sum(axis=1)
-    sums_ok = k == 1 or np.abs(sums - 1.0).max() <= ROW_SUM_TOL
-    looks_logit = bool(far.any()) and (k == 1 or not sums_ok)
-    if logits is True or (logits == "auto" and looks_logit):
+    sums_ok = k == 1 or bool(np.abs(sums - 1.0).max() <= ROW_SUM_TOL)
+    # logits take both signs; non-negative scores above 1 are rather percentages or counts
+    if (
+        logits is True
+        or (logits == "auto" and negative and not sums_ok)
+        or (logits == "auto" and negative and k == 1)
+    ):
         log_probs = k > 1 and P.max() <= 0 and np.abs(_logsumexp(P)).max() <= ROW_SUM_TOL
         P = _sigmoid(P) if k == 1 else _softmax(P)
         how = "sigmoid" if k == 1 else "softmax"
         if logits is True:
             why = "logits=True"
         else:
-            why = "values outside [0, 1]" + ("" if k == 1 else " and rows not summing to 1")
+            why = "negative values" + ("" if k == 1 else " and rows not summing to 1")
         kind = "log-probabilities" if log_probs else "logits"
         findings.append(
             LintFinding(
@@ -888,14 +903,29 @@ def _to_probabilities(
             )
         )
         return P, findings
+    if k > 1 and renormalize and not negative:
+        P, note = _renormalize(P, sums, cols)
+        findings += note
+        sums = P.sum(axis=1)
+    far = (P < -CLIP_TOL) | (P > 1.0 + CLIP_TOL)
     if far.any():
         rows, count = first_rows(far.any(axis=1))
-        why = " although their rows sum to 1, so they are not logits either" if sums_ok else ""
+        if k > 1 and sums_ok:
+            hint = "Their rows sum to 1, so they are not logits either: fix the values."
+        elif negative:
+            hint = "If these are logits, load with logits=True; otherwise fix the values."
+        elif k > 1:
+            hint = (
+                "If these are percentages or unnormalised scores, load with renormalize=True; "
+                "if they are logits, with logits=True."
+            )
+        else:
+            hint = "If these are percentages, divide them by 100; if logits, load with logits=True."
         raise DataError(
-            f"{count} rows have probabilities outside [0, 1]{why} (values from {np.min(P):.4g} "
-            f"to {np.max(P):.4g}; {format_rows(rows, count)}). If these are logits, load with "
-            "logits=True; otherwise fix the values."
+            f"{count} rows have probabilities outside [0, 1] (values from {np.min(P):.4g} "
+            f"to {np.max(P):.4g}; {format_rows(rows, count)}). {hint}"
         )
+    outside = (P < 0.0) | (P > 1.0)
     if outside.any():
         rows, count = first_rows(outside.any(axis=1))
         P = np.clip(P, 0.0, 1.0)
@@ -915,34 +945,44 @@ def _to_probabilities(
         dev = np.abs(sums - 1.0)
         off = dev > ROW_SUM_TOL
         if off.any():
+            if renormalize:
+                P, note = _renormalize(P, sums, cols)
+                return P, findings + note
             rows, count = first_rows(off)
-            worst = float(dev.max())
-            if not renormalize:
-                raise DataError(
-                    f"{count} of {P.shape[0]} rows of probabilities do not sum to 1 (largest "
-                    f"deviation {worst:.3g}; {format_rows(rows, count)}). Load with "
-                    "renormalize=True to divide each row by its sum, or check that all K class "
-                    "columns were selected (prob_columns=) and that they are not logits "
-                    "(logits=True)."
-                )
-            if (sums[off] <= 0).any():
-                raise DataError(
-                    "Some rows of probabilities are all zero and cannot be renormalised; fix or "
-                    "drop them."
-                )
-            P = P / sums[:, None]
-            findings.append(
-                LintFinding(
-                    "renormalized",
-                    "warning",
-                    f"{count} rows did not sum to 1 (largest deviation {worst:.3g}) and were "
-                    "divided by their sum (renormalize=True).",
-                    rows=rows,
-                    columns=cols,
-                    count=count,
-                )
+            raise DataError(
+                f"{count} of {P.shape[0]} rows of probabilities do not sum to 1 (largest "
+                f"deviation {float(dev.max()):.3g}; {format_rows(rows, count)}). Load with "
+                "renormalize=True to divide each row by its sum, or check that all K class "
+                "columns were selected (prob_columns=) and that they are not logits "
+                "(logits=True)."
             )
     return P, findings
+
+
+def _renormalize(
+    P: np.ndarray, sums: np.ndarray, cols: tuple[str, ...]
+) -> tuple[np.ndarray, list[LintFinding]]:
+    dev = np.abs(sums - 1.0)
+    off = dev > ROW_SUM_TOL
+    if not off.any():
+        return P, []
+    if (sums <= 0).any():
+        rows, count = first_rows(sums <= 0)
+        raise DataError(
+            f"{count} rows of probabilities are all zero ({format_rows(rows, count)}) and cannot "
+            "be renormalised; fix or drop them."
+        )
+    rows, count = first_rows(off)
+    note = LintFinding(
+        "renormalized",
+        "warning",
+        f"{count} rows did not sum to 1 (largest deviation {float(dev.max()):.3g}) and were "
+        "divided by their sum (renormalize=True).",
+        rows=rows,
+        columns=cols,
+        count=count,
+    )
+    return P / sums[:, None], [note]
 
 
 def _logsumexp(a: np.ndarray) -> np.ndarray:
@@ -996,6 +1036,14 @@ def _encode_labels(
     if kind == "bool":
         arr = arr.astype(bool).astype(np.int64)
         kind = "int"
+    elif kind == "int":
+        arr = (
+            np.asarray(arr, dtype=np.float64).astype(np.int64)
+            if arr.dtype.kind not in "iu"
+            else arr
+        )
+    elif kind == "str":
+        arr = _strings(arr)
     uniques = pd.unique(arr)
 
     if binary:
@@ -1022,7 +1070,7 @@ def _encode_labels(
                         candidates=strs,
                         columns=columns,
                     )
-            y = (np.array([str(_py(v)) for v in arr], dtype=object) == pos).astype(np.int64)
+            y = (_strings(arr) == pos).astype(np.int64)
             others = [s for s in strs if s != pos]
             neg = others[0] if others else ("0" if pos == "1" else f"not {pos}")
             return y, (neg, pos), _py(positive_class), findings
@@ -1078,7 +1126,7 @@ def _encode_labels(
                 columns=col,
             )
         )
-        y = (np.array([str(v) for v in arr], dtype=object) == pos).astype(np.int64)
+        y = (arr == pos).astype(np.int64)
         return y, (neg, pos), pos, findings
 
     # multiclass
@@ -1086,12 +1134,12 @@ def _encode_labels(
     plain = names == tuple(str(i) for i in range(k))
     if not plain and strs <= set(names) and kind != "float":
         index = {nm: i for i, nm in enumerate(names)}
-        y = np.array([index[str(_py(v))] for v in arr], dtype=np.int64)
+        y = pd.Series(_strings(arr)).map(index).to_numpy(dtype=np.int64)
         return y, names, None, findings
     if kind == "str":
         lower = {nm.lower(): i for i, nm in enumerate(names)}
         if {s.lower() for s in strs} <= set(lower):
-            y = np.array([lower[str(v).lower()] for v in arr], dtype=np.int64)
+            y = pd.Series(arr).str.lower().map(lower).to_numpy(dtype=np.int64)
             return y, names, None, findings
         unknown = sorted(s for s in strs if s.lower() not in lower)
         raise DataError(
@@ -1124,15 +1172,19 @@ def _label_kind(arr: np.ndarray) -> str:
         return "int"
     if arr.dtype.kind == "f":
         return "int" if (arr == np.round(arr)).all() else "float"
-    values = [v for v in arr]
-    if all(isinstance(v, (bool, np.bool_)) for v in values):
+    inferred = pd.api.types.infer_dtype(arr, skipna=True)
+    if inferred == "boolean":
         return "bool"
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+    if inferred == "integer":
         return "int"
-    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in values):
-        f = np.asarray(values, dtype=np.float64)
+    if inferred in ("floating", "mixed-integer-float", "decimal"):
+        f = np.asarray(arr, dtype=np.float64)
         return "int" if (f == np.round(f)).all() else "float"
     return "str"
+
+
+def _strings(arr: np.ndarray) -> np.ndarray:
+    return pd.Series(arr, copy=False).astype(str).to_numpy(dtype=object)
 
 
 def _float_label_message(arr: np.ndarray) -> str:

@@ -393,38 +393,108 @@ def _fixed_bin_stats(
     return by_label.sum(axis=-1), score_sums, by_label[..., 1].astype(np.float64)
 
 
-def _equal_mass_stats(
-    idx: np.ndarray,
-    rank: np.ndarray,
-    s_sorted: np.ndarray,
-    o_sorted: np.ndarray,
-    starts: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r, n = idx.shape
-    pos = np.take(rank, idx)
-    pos += (np.arange(r, dtype=np.intp) * n)[:, None]
-    mult = np.bincount(pos.ravel(), minlength=r * n).reshape(r, n)
-    del pos
-    cum_n = np.zeros((r, n + 1), dtype=np.int64)
-    np.cumsum(mult, axis=1, out=cum_n[:, 1:])
-    cum_s = np.zeros((r, n + 1))
-    np.cumsum(mult * s_sorted, axis=1, out=cum_s[:, 1:])
-    cum_o = np.zeros((r, n + 1), dtype=np.int64)
-    np.cumsum(mult * o_sorted, axis=1, out=cum_o[:, 1:])
-    del mult
-    # sorted position j holding copy number t: cum_n[j] <= t < cum_n[j + 1]; rows are
-    # shifted by r·(n + 1) so one searchsorted serves the whole chunk
-    shift = (np.arange(r, dtype=np.int64) * (n + 1))[:, None]
-    flat = (cum_n + shift).ravel()
-    j = np.searchsorted(flat, (starts[None, :] + shift).ravel(), side="right").reshape(r, -1)
-    j -= 1 + shift
-    before = starts[None, :] - np.take_along_axis(cum_n, j, axis=1)
-    s_ext = np.append(s_sorted, 0.0)
-    o_ext = np.append(o_sorted, 0)
-    at_s = np.take_along_axis(cum_s, j, axis=1) + before * s_ext[j]
-    at_o = np.take_along_axis(cum_o, j, axis=1) + before * o_ext[j]
-    counts = np.broadcast_to(np.diff(starts), (r, starts.shape[0] - 1))
-    return counts, np.diff(at_s, axis=1), np.diff(at_o, axis=1).astype(np.float64)
+class _SortedChunk:
+    """Prefix sums of a chunk of resamples over the rows sorted by score.
+
+    ``mult[i, j]`` is how often resample ``i`` drew the ``j``-th row in score order;
+    the resample's sorted sequence repeats row ``j`` ``mult[i, j]`` times. :meth:`at`
+    gives sums over the first ``t`` copies of that sequence for any ``t`` (a row whose
+    copies straddle ``t`` is split), so bins bounded by copy ranks need no sort.
+    """
+
+    def __init__(
+        self,
+        idx: np.ndarray,
+        rank: np.ndarray,
+        s_sorted: np.ndarray,
+        o_sorted: np.ndarray,
+        squares: bool = False,
+    ) -> None:
+        r, n = idx.shape
+        pos = np.take(rank, idx)
+        pos += (np.arange(r, dtype=np.intp) * n)[:, None]
+        mult = np.bincount(pos.ravel(), minlength=r * n).reshape(r, n)
+        del pos
+        # integer prefix sums over the chunk flattened row after row: every row holds n
+        # copies, so row i's copy t is the chunk's copy i·n + t and one searchsorted
+        # serves all rows. Score sums accumulate per row, so their rounding does not
+        # depend on the chunk.
+        self.cum_n = np.zeros(r * n + 1, dtype=np.int64)
+        np.cumsum(mult, out=self.cum_n[1:])
+        self.cum_o = np.zeros(r * n + 1, dtype=np.int64)
+        np.cumsum(mult * o_sorted, out=self.cum_o[1:])
+        self.cum_s = np.zeros((r, n + 1))
+        np.cumsum(mult * s_sorted, axis=1, out=self.cum_s[:, 1:])
+        self.cum_s2 = None
+        if squares:
+            self.cum_s2 = np.zeros((r, n + 1))
+            np.cumsum(mult * (s_sorted * s_sorted), axis=1, out=self.cum_s2[:, 1:])
+        self.base = (np.arange(r, dtype=np.int64) * n)[:, None]
+        self.rows = np.arange(r)[:, None]
+        self.n = n
+        self.s_sorted = s_sorted
+        self.o_sorted = o_sorted
+
+    def copies_before(self, positions: np.ndarray) -> np.ndarray:
+        """Return the copies of rows at sorted positions ``< positions`` (shape ``(r, m)``)."""
+        return self.cum_n[self.base + positions] - self.base
+
+    def at(self, t: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Return sums over each resample's first ``t`` copies (``t`` of shape ``(r, m)``).
+
+        The sums are of scores, outcomes and squared scores (None unless requested),
+        followed by the sorted position holding copy ``t`` (``n`` at the end).
+        """
+        n = self.n
+        flat = t + self.base
+        # copy t sits at flat position q (cum_n[q] <= t < cum_n[q + 1]); the copies of q
+        # before t are in the prefix
+        q = np.searchsorted(self.cum_n, flat.ravel(), side="right").reshape(flat.shape) - 1
+        before = flat - self.cum_n[q]
+        # q may run into the next row's leading unused positions, where before == 0
+        local = np.minimum(q - self.base, n)
+        s_at = self.s_sorted[np.minimum(local, n - 1)]
+        sums = self.cum_s[self.rows, local] + before * s_at
+        outcome = self.cum_o[q] + before * self.o_sorted[np.minimum(local, n - 1)]
+        squares = None
+        if self.cum_s2 is not None:
+            squares = self.cum_s2[self.rows, local] + before * (s_at * s_at)
+        return sums, outcome.astype(np.float64), squares, local
+
+
+def _sorted_bounds(
+    chunk: _SortedChunk, starts: np.ndarray | None, positions: np.ndarray | None
+) -> np.ndarray:
+    """Copy-rank bounds ``(r, B + 1)`` of every resample's bins."""
+    if starts is not None:  # equal-mass: fixed ranks
+        return np.broadcast_to(starts, (chunk.base.shape[0], starts.shape[0]))
+    return chunk.copies_before(positions[None, :])  # fixed bins: contiguous in score order
+
+
+def _label_binned_sorted(chunk: _SortedChunk, bounds: np.ndarray, norm: float) -> np.ndarray:
+    """Label-binned ℓp error ``(mean_i |f_i − ȳ_bin(i)|^p)^(1/p)`` of each resample."""
+    n = chunk.n
+    sums, outcome, squares, _ = chunk.at(bounds)
+    lo = bounds[:, :-1]
+    cnt = np.diff(bounds, axis=1)
+    s_bin = np.diff(sums, axis=1)
+    ybar = np.divide(np.diff(outcome, axis=1), cnt, out=np.zeros(cnt.shape), where=cnt > 0)
+    if norm == 2.0:
+        dev2 = np.diff(squares, axis=1) - 2.0 * ybar * s_bin + cnt * ybar * ybar
+        return np.sqrt(np.maximum(dev2.sum(axis=1), 0.0) / n)
+    if np.isinf(norm):
+        first = chunk.at(lo)[3]
+        last = chunk.at(np.maximum(bounds[:, 1:] - 1, lo))[3]
+        s = chunk.s_sorted
+        dev = np.maximum(ybar - s[np.minimum(first, n - 1)], s[np.minimum(last, n - 1)] - ybar)
+        return np.where(cnt > 0, dev, -np.inf).max(axis=1)
+    # ℓ1: copies with scores below ȳ contribute ȳ − f, the others f − ȳ
+    split = np.searchsorted(chunk.s_sorted, ybar, side="left")
+    c = np.clip(chunk.copies_before(split), lo, bounds[:, 1:])
+    below_s = chunk.at(c)[0] - sums[:, :-1]
+    below_n = c - lo
+    total = ybar * below_n - below_s + (s_bin - below_s) - ybar * (cnt - below_n)
+    return total.sum(axis=1) / n
 
 
 _STANDARD_OPTIONS = frozenset(
@@ -467,9 +537,11 @@ def _estimator_plan(
 
     elif name == "debiased" and norm == 2.0:
         kernel = debiased_sq_from_stats
+    label_binned = name == "label-binned"
     fixed = binning == "discrete" or not BINNINGS.get(binning).meta.get("data_dependent", True)
     ranked = binning == "equal-mass" and tie_policy == "split" and order == "rows"
-    if kernel is None or set(options) - _STANDARD_OPTIONS or not (fixed or ranked):
+    supported = kernel is not None or label_binned
+    if not supported or set(options) - _STANDARD_OPTIONS or not (fixed or ranked):
         return _generic_plan(name, func, p_in, y, full.value, order)
 
     view = lens_view(
@@ -483,27 +555,42 @@ def _estimator_plan(
     n = p.shape[0]
     binfunc = BINNINGS.get(binning).func
     n_bins = int(options.get("n_bins", 15))
+    sorted_engine = label_binned or not fixed
     parts = []
     for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
         o_int = outcomes.astype(np.intp)
-        if fixed:
+        if not sorted_engine:
             bin_idx, edges = binfunc(scores, n_bins, tie_policy)
             parts.append((2 * bin_idx.astype(np.intp) + o_int, scores, edges.shape[0] - 1))
-        else:
-            by_score = np.argsort(scores, kind="stable")
-            rank = np.empty(n, dtype=np.intp)
-            rank[by_score] = np.arange(n, dtype=np.intp)
-            parts.append((rank, scores[by_score], o_int[by_score]))
-    starts = equal_mass_starts(n, n_bins) if ranked and not fixed else None
+            continue
+        by_score = np.argsort(scores, kind="stable")
+        rank = np.empty(n, dtype=np.intp)
+        rank[by_score] = np.arange(n, dtype=np.intp)
+        positions = None
+        if fixed:
+            # equal-width and discrete bins are runs of the score order
+            bin_idx, edges = binfunc(scores, n_bins, tie_policy)
+            sorted_bins = bin_idx[by_score]
+            if np.any(sorted_bins[1:] < sorted_bins[:-1]):  # pragma: no cover - defensive
+                return _generic_plan(name, func, p_in, y, full.value, order)
+            positions = np.searchsorted(sorted_bins, np.arange(edges.shape[0]), side="left")
+        parts.append((rank, scores[by_score], o_int[by_score], positions))
+    starts = equal_mass_starts(n, n_bins) if not fixed else None
 
     def values(idx: np.ndarray) -> np.ndarray:
         per_component = np.empty((idx.shape[0], len(parts)))
         for c, part in enumerate(parts):
-            if fixed:
-                st = _fixed_bin_stats(idx, part[0], part[1], part[2])
-            else:
-                st = _equal_mass_stats(idx, part[0], part[1], part[2], starts)
-            per_component[:, c] = kernel(*st)
+            if not sorted_engine:
+                per_component[:, c] = kernel(*_fixed_bin_stats(idx, *part))
+                continue
+            chunk = _SortedChunk(idx, part[0], part[1], part[2], squares=label_binned)
+            bounds = _sorted_bounds(chunk, starts, part[3])
+            if label_binned:
+                per_component[:, c] = _label_binned_sorted(chunk, bounds, norm)
+                continue
+            sums, outcome, _, _ = chunk.at(bounds)
+            counts = np.diff(bounds, axis=1)
+            per_component[:, c] = kernel(counts, np.diff(sums, axis=1), np.diff(outcome, axis=1))
         if name == "debiased":
             return np.sqrt(np.maximum(per_component @ weights, 0.0))
         return _aggregate_batch(per_component, weights, norm)

@@ -199,3 +199,38 @@ def test_cifar_resnet18_against_direct_numpy():
     assert cw.details["signed_square"] == pytest.approx(
         np.mean([q.details["signed_square"] for q in per]), rel=1e-10
     )
+
+
+def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
+    from core.estimators import ESTIMATORS, Estimate
+    from core.registry import Entry
+
+    seen = {}
+
+    def fake_kernel(probs, labels, *, lens, norm, rng, **kw):
+        seen.update(lens=lens, norm=norm, shape=probs.shape, kw=sorted(kw))
+        return Estimate(0.125, ("canonical",), (0.125,), None, {"statistic": 0.125})
+
+    entry = Entry(
+        "fake-kernel",
+        fake_kernel,
+        "Fake",
+        meta={"binned": False, "norms": None, "lenses": ("canonical",), "random": False},
+    )
+    monkeypatch.setitem(ESTIMATORS._entries, "fake-kernel", entry)
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.5, 0.4]])
+    r = calibration_error(probs, [0, 2], estimator="fake-kernel", lens="canonical", norm=2)
+    assert r.value == 0.125 and r.bins is None and r.bin_table.empty
+    assert r.details == {"statistic": 0.125}
+    assert seen["lens"] == "canonical" and seen["shape"] == (2, 3)
+    assert seen["kw"] == [
+        "binning",
+        "class_names",
+        "class_weights",
+        "n_bins",
+        "tie_policy",
+    ]
+    with pytest.raises(ConfigError, match="Estimators for 'top-label'"):
+        calibration_error(probs, [0, 2], estimator="fake-kernel")
+    # a binning name is only checked for binned estimators
+    calibration_error(probs, [0, 2], estimator="fake-kernel", lens="canonical", binning="none")

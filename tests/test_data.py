@@ -238,12 +238,15 @@ def test_role_columns_case_insensitive_and_ignored_ids():
 
 def test_ambiguous_label_columns_name_candidates():
     df = _binary_frame().assign(y=0)
-    with pytest.raises(ColumnError, match=r"Several columns could be the labels: 'label', 'y'") as e:
+    with pytest.raises(
+        ColumnError, match=r"Several columns could be the labels: 'label', 'y'"
+    ) as e:
         load_predictions(df)
     assert e.value.argument == "label_column" and e.value.candidates == ("label", "y")
     assert set(e.value.columns) == {"p", "label", "y"}
     pred = load_predictions(df, label_column="LABEL")  # case-insensitive
-    assert pred.columns["label"] == "label"
+    assert pred.columns["label"] == "label" and pred.columns["probs"] == ["p"]
+    assert pred.lint.get("ignored-columns").columns == ("y",)
 
 
 def test_no_label_column_says_what_to_pass():
@@ -265,8 +268,8 @@ def test_ambiguous_probability_columns():
         load_predictions(df)
     assert e.value.argument == "prob_columns" and e.value.candidates == ("p", "age")
     pred = load_predictions(df, prob_columns="p")
-    assert pred.binary and "age" in pred.lint.get("ignored-columns").columns or True
-    assert pred.columns["probs"] == ["p"]
+    assert pred.binary and pred.columns["probs"] == ["p"]
+    assert pred.lint.get("ignored-columns").columns == ("age",)
 
 
 def test_prefixed_columns_win_over_other_numbers():
@@ -293,9 +296,7 @@ def test_softmax_and_sigmoid_conversion_values():
     y = rng.integers(0, 4, 100)
     np.testing.assert_allclose(load_predictions(Z, labels=y).probs, softmax(Z, axis=1), rtol=1e-13)
     z = rng.normal(0, 3, 100)
-    np.testing.assert_allclose(
-        load_predictions(z, labels=y % 2).probs[:, 1], expit(z), rtol=1e-13
-    )
+    np.testing.assert_allclose(load_predictions(z, labels=y % 2).probs[:, 1], expit(z), rtol=1e-13)
     # logits=True converts even scores inside [0, 1]
     inside = rng.uniform(size=(100, 4))
     np.testing.assert_allclose(
@@ -305,10 +306,15 @@ def test_softmax_and_sigmoid_conversion_values():
         load_predictions(inside, labels=y, logits="maybe")
 
 
-def test_renormalize_divides_rows():
+def test_renormalize_divides_rows_and_percentages():
     P, y = _multi()
     Q = P * np.linspace(0.5, 2.0, P.shape[0])[:, None]
     np.testing.assert_allclose(load_predictions(Q, labels=y, renormalize=True).probs, P)
+    np.testing.assert_allclose(load_predictions(100 * P, labels=y, renormalize=True).probs, P)
+    with pytest.raises(DataError, match="percentages or unnormalised scores.*renormalize=True"):
+        load_predictions(100 * P, labels=y)
+    with pytest.raises(DataError, match="If these are percentages, divide them by 100"):
+        load_predictions(100 * P[:, 0], labels=y == 0)
 
 
 # ----------------------------------------------------------------------------- digest, subsets

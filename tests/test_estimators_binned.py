@@ -459,3 +459,20 @@ def test_debiased_l1_reduces_bias_under_perfect_calibration():
     # 2·plugin − mean(resampled) ≈ (2 − sqrt(2))·plugin ≈ 0.586·plugin.
     assert np.mean(plug) > 0.02
     assert 0.5 < np.mean(deb) / np.mean(plug) < 0.7
+
+
+@pytest.mark.parametrize(
+    ("binning", "tie_policy"), [("equal-width", "split"), ("equal-mass", "keep")]
+)
+def test_sweep_on_discrete_scores_with_increasing_means_stops_at_the_bound(binning, tie_policy):
+    # a binned model's outputs: every binning that keeps equal scores together is monotone
+    rng = np.random.default_rng(5)
+    values = np.array([0.1, 0.35, 0.6, 0.85])
+    p = rng.choice(values, 20_000)
+    y = (rng.random(20_000) < p).astype(float)
+    b_star, tb, tm = sweep_b_star(p, y, binning=binning, tie_policy=tie_policy)
+    assert b_star == 19_999 and tm.all() and tb[-1] == 19_999
+    small = np.concatenate([p[:40], values])  # every value present
+    small_y = np.concatenate([y[:40], [0.0, 0.0, 1.0, 1.0]])
+    expected = naive_sweep(small, small_y, binning, tie_policy)
+    assert sweep_b_star(small, small_y, binning=binning, tie_policy=tie_policy)[0] == expected

@@ -114,6 +114,13 @@ FAST_CASES = [
     ("plugin", {"binning": "equal-mass"}, "equal-mass"),
     ("plugin", {"binning": "equal-mass", "norm": np.inf, "n_bins": 9}, "equal-mass"),
     ("debiased", {"binning": "equal-mass", "norm": 2}, "equal-mass"),
+    ("label-binned", {"norm": 1}, "fixed-bins"),
+    ("label-binned", {"norm": 2, "n_bins": 7}, "fixed-bins"),
+    ("label-binned", {"norm": np.inf}, "fixed-bins"),
+    ("label-binned", {"binning": "discrete", "norm": 1}, "fixed-bins"),
+    ("label-binned", {"binning": "equal-mass", "norm": 1}, "equal-mass"),
+    ("label-binned", {"binning": "equal-mass", "norm": 2}, "equal-mass"),
+    ("label-binned", {"binning": "equal-mass", "norm": np.inf, "n_bins": 9}, "equal-mass"),
 ]
 
 

@@ -222,7 +222,7 @@ def test_probabilities_outside_unit_interval_with_logits_false():
 
 def test_out_of_range_rows_summing_to_one_are_not_logits():
     P = np.array([[1.2, -0.2], [0.5, 0.5], [0.3, 0.7]])
-    with pytest.raises(DataError, match="although their rows sum to 1"):
+    with pytest.raises(DataError, match="rows sum to 1, so they are not logits either"):
         load_predictions(P, labels=[0, 1, 1])
 
 
@@ -236,7 +236,7 @@ def test_rows_not_summing_to_one_are_fatal_without_renormalize():
 def test_zero_rows_cannot_be_renormalized():
     P, y = _multiclass()
     P[3] = 0.0
-    with pytest.raises(DataError, match="all zero and cannot be renormalised"):
+    with pytest.raises(DataError, match=r"1 rows .* are all zero \(row 3 .*cannot be renormalised"):
         load_predictions(P, labels=y, renormalize=True)
 
 

@@ -124,13 +124,23 @@ def test_platt_top_label_and_classwise_rows_sum_to_one():
         q = make_recalibrator("platt", lens=lens).fit(p, y).predict_proba(p)
         assert_allclose(q.sum(1), 1.0, atol=1e-12)
         assert (q >= 0).all()
-    q = make_recalibrator("platt", lens="top-label").fit(p, y).predict_proba(p)
-    # top-label: non-predicted entries keep their proportions
+    r = make_recalibrator("platt", lens="top-label").fit(p, y)
+    q = r.predict_proba(p)
+    rows = np.arange(len(p))
     pred = p.argmax(1)
+    c = r.params_.values["components"][0]
+    c_new = 1 / (1 + np.exp(-(c["a"] * logit(p[rows, pred]) + c["c"])))
+    # the predicted class keeps its place and gets exactly the recalibrated confidence
+    assert_allclose(q[rows, pred], c_new, atol=1e-12)
+    assert (q.argmax(1) == pred)[c_new > 1 / 3].all()
+    assert_allclose(q.max(1)[c_new > 1 / 3], c_new[c_new > 1 / 3], atol=1e-12)
+    # where no mixing is needed, the other entries keep their proportions
     other = np.ones_like(p, dtype=bool)
-    other[np.arange(len(p)), pred] = False
-    ratio = q[other].reshape(len(p), -1) / p[other].reshape(len(p), -1)
-    assert_allclose(ratio, ratio[:, :1] * np.ones_like(ratio), rtol=1e-9)
+    other[rows, pred] = False
+    scaled = p[other].reshape(len(p), -1) * ((1 - c_new) / (1 - p[rows, pred]))[:, None]
+    plain = scaled.max(1) <= c_new
+    assert plain.mean() > 0.5
+    assert_allclose(q[other].reshape(len(p), -1)[plain], scaled[plain], atol=1e-12)
 
 
 def test_binary_lens_needs_two_classes():

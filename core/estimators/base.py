@@ -9,8 +9,10 @@ class_names, rng, **options) -> Estimate``
 It receives validated arrays (``probs`` ``(n, K)`` float64 rows summing to 1, ``labels``
 int64 in ``0..K−1``; see :func:`core.calibration.calibration_error`), a norm from
 :func:`core._validation.check_norm` and a :class:`numpy.random.Generator`.  Entry metadata:
-``binned`` (bool), ``norms`` (subset of ``(1.0, 2.0, inf)``), ``lenses`` (tuple of lens
-names), ``random`` (bool: the result depends on ``rng``), ``group`` (UI grouping).
+``binned`` (bool), ``norms`` (subset of ``(1.0, 2.0, inf)``, or None for an estimator
+without an ℓp parameter, which then ignores ``norm``), ``lenses`` (tuple of lens names),
+``random`` (bool: the result depends on ``rng``), ``group`` (UI grouping); optionally
+``binnings`` (the binnings a binned estimator accepts; default all of ``BINNINGS``).
 
 The batch kernels :func:`plugin_from_stats` and :func:`debiased_sq_from_stats` take bin
 statistics with any leading batch shape (last axis = bins); the vectorised bootstrap and
@@ -28,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from core.binning import BinStats
 from core.errors import ConfigError
-from core.lenses import LENSES, LensView
+from core.lenses import LensView, lens_view  # noqa: F401  (re-exported for estimator modules)
 from core.registry import Registry
 
 ESTIMATORS: Registry = Registry("estimator")
@@ -67,55 +69,6 @@ class Estimate:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def lens_view(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    lens: str,
-    *,
-    class_names: tuple[str, ...] | None = None,
-    class_weights: ArrayLike | None = None,
-) -> LensView:
-    """Return the 1-D view of already validated predictions.
-
-    Same result as :func:`core.lenses.apply_lens` without validating the ``(n, K)`` matrix a
-    second time (on a 50,000 × 1,000 matrix that check costs more than the estimator).
-
-    Parameters
-    ----------
-    probs : numpy.ndarray
-        Validated ``(n, K)`` float64 probabilities.
-    labels : numpy.ndarray
-        Validated int64 labels.
-    lens : str
-        A lens with a 1-D view.
-    class_names : tuple of str, optional
-        Component names for the classwise lens.
-    class_weights : array_like, optional
-        Classwise aggregation weights.
-
-    Returns
-    -------
-    LensView
-        The components.
-
-    Raises
-    ------
-    ConfigError
-        For an unknown lens, a lens without 1-D view, or mismatched class names.
-    """
-    k = probs.shape[1]
-    names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
-    if len(names) != k:
-        raise ConfigError(f"{len(names)} class names given for {k} classes.")
-    entry = LENSES.get(lens)
-    if entry.meta.get("kernel_only"):
-        raise ConfigError(
-            f"The {lens!r} lens has no one-dimensional view; use a kernel estimator "
-            "(SKCE, MMCE) or the binary, top-label or classwise lens."
-        )
-    return entry.func(probs, labels, names, class_weights)
 
 
 def check_options(estimator: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

@@ -287,6 +287,8 @@ def _normal_debiased_l1(st: BinStats, n_resamples: int, rng: np.random.Generator
 
 #: Candidate counts of bins checked per vectorised block (the block doubles each round).
 _FIRST_BLOCK = 16
+#: Bound on the bins checked at once (sum of b over a block), to bound memory.
+_MAX_BLOCK_BINS = 2_000_000
 
 
 def sweep_b_star(
@@ -302,9 +304,10 @@ def sweep_b_star(
     For ``b = 2, 3, …`` the bin means ``ȳ_k`` over non-empty bins are checked for a strict
     decrease; the first such ``b`` stops the sweep and ``b* = b − 1``.  Candidates go up
     to ``n − 1`` bins (the reference implementation's bound) or ``max_bins``.  One stable
-    sort and prefix sums make each candidate ``O(b)``; candidates are checked in
-    vectorised blocks.  When the outcomes are non-decreasing in score order every
-    binning into contiguous score ranges is monotone, so ``b*`` is the bound at once.
+    sort and prefix sums make each candidate ``O(b)``, so the cost is
+    ``O(n log n + b*²)``; candidates are checked in vectorised blocks.  When every candidate is provably monotone (outcomes, or for bins
+    that never split equal scores the mean outcome per distinct score, non-decreasing in
+    score order) ``b*`` is the bound at once.
 
     Parameters
     ----------
@@ -333,9 +336,9 @@ def sweep_b_star(
     order = np.argsort(scores, kind="stable")
     s = scores[order]
     y = outcomes[order]
-    if np.all(y[1:] >= y[:-1]):
-        return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
     cy = np.concatenate(([0.0], np.cumsum(y)))
+    if _every_binning_monotone(s, y, cy, binning, tie_policy):
+        return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
     block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
     b0, size = 2, _FIRST_BLOCK
     while b0 <= b_max:
@@ -358,8 +361,29 @@ def sweep_b_star(
             mono[-1] = False
             return int(bs[first]) - 1, trace_b, mono
         b0 += size
-        size *= 2
+        size = max(1, min(2 * size, _MAX_BLOCK_BINS // (b0 + 2 * size)))
     return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
+
+
+def _every_binning_monotone(
+    s: np.ndarray, y: np.ndarray, cy: np.ndarray, binning: str, tie_policy: str
+) -> bool:
+    """Whether every candidate binning is monotone, so the sweep would run to its bound.
+
+    Bins are contiguous runs in score order, and the means of consecutive runs of a
+    non-decreasing sequence do not decrease.  Equal-width and tie-keeping equal-mass bins
+    never split equal scores, so non-decreasing mean outcomes per distinct score suffice;
+    rank bins may split ties, so there the outcomes themselves must not decrease.  This
+    keeps the sweep fast on discrete scores (a binned model's outputs), where it would
+    otherwise check every b up to n − 1.
+    """
+    if np.all(y[1:] >= y[:-1]):
+        return True
+    if binning == "equal-mass" and tie_policy == "split":
+        return False
+    starts = np.concatenate(([0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.shape[0]]))
+    means = (cy[starts[1:]] - cy[starts[:-1]]) / np.diff(starts)
+    return bool(np.all(means[1:] >= means[:-1]))
 
 
 def _candidate_starts(

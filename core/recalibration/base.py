@@ -13,8 +13,10 @@ work through a *lens*:
   (a row whose recalibrated entries are all 0 becomes uniform).
 - ``top-label``: recalibrate the confidence ``c`` of the predicted class to ``c'``
   and scale the other entries by ``(1 - c') / (1 - c)`` (spread ``1 - c'`` evenly
-  when ``c = 1``), so rows still sum to 1; the argmax can change when ``c'``
-  drops below the runner-up.
+  when ``c = 1``), so rows still sum to 1. When a scaled entry would exceed ``c'``,
+  the others are mixed towards the even share ``(1 - c')/(K - 1)`` just enough that
+  the predicted class stays on top, so the top-label confidence of the output is
+  exactly ``c'`` (possible whenever ``c' >= 1/K``).
 """
 
 from __future__ import annotations
@@ -540,16 +542,24 @@ def combine_components(
         assert pred is not None
         n, k = probs.shape
         rows = np.arange(n)
-        conf = probs[rows, pred]
         c_new = new[0]
-        rest = 1.0 - conf
-        out = np.empty_like(probs)
+        others = probs.copy()
+        others[rows, pred] = 0.0
+        rest = others.sum(axis=1)
+        spread = (1.0 - c_new) / (k - 1)  # even share of the remaining mass
         safe = rest > 0
-        scale = np.where(safe, (1.0 - c_new) / np.where(safe, rest, 1.0), 0.0)
-        out[:] = probs * scale[:, None]
-        flat = ~safe
-        if flat.any():
-            out[flat] = ((1.0 - c_new[flat]) / (k - 1))[:, None]
+        scaled = np.where(
+            safe[:, None], others * ((1.0 - c_new) / np.where(safe, rest, 1.0))[:, None], 0.0
+        )
+        scaled[~safe] = spread[~safe, None]
+        scaled[rows, pred] = 0.0
+        # keep the predicted class on top: mix towards the even share until no entry exceeds c'
+        top = scaled.max(axis=1)
+        over = (top > c_new) & (c_new >= spread)
+        lam = np.ones(n)
+        # a hair below equality, so ties cannot hand the argmax to another class
+        lam[over] = (c_new[over] - spread[over]) / (top[over] - spread[over]) * (1.0 - 1e-9)
+        out = lam[:, None] * scaled + (1.0 - lam)[:, None] * spread[:, None]
         out[rows, pred] = c_new
         return out
     q = np.column_stack(new)

@@ -290,7 +290,9 @@ def compare_recalibrators(
     estimators : sequence of str
         Calibration-error estimators (registry names) for the table.
     lens, binning, n_bins, norm
-        Options of :func:`core.calibration.calibration_error`.
+        Options of :func:`core.calibration.calibration_error`. One-dimensional
+        recalibrators (Platt, isotonic, histograms, scaling-binning) are fitted through
+        the same ``lens`` unless their options say otherwise.
     evaluation_binning : {"auto", "config"}
         ``auto`` judges few-valued recalibrators with discrete bins; ``config`` uses
         ``binning`` for every method.
@@ -341,11 +343,11 @@ def compare_recalibrators(
     labels_of = {UNCALIBRATED: "Uncalibrated"}
     for key, name, opts, label in specs:
         labels_of[key] = label
-        opts = (
-            {"seed": seed, **opts}
-            if "seed" in RECALIBRATORS.get(name).func._param_names()
-            else opts
-        )
+        accepted_opts = RECALIBRATORS.get(name).func._param_names()
+        if "seed" in accepted_opts:
+            opts = {"seed": seed, **opts}
+        if "lens" in accepted_opts and lens in ("binary", "top-label", "classwise"):
+            opts = {"lens": lens, **opts}  # recalibrate through the lens that judges
         fits, preds, masks = [], [], []
         out = np.empty_like(inputs.probs) if cross else None
         try:
@@ -390,7 +392,8 @@ def compare_recalibrators(
         discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).meta.get(
             "discrete_output"
         )
-        b = "discrete" if (discrete and evaluation_binning == "auto") else binning
+        few = discrete and _few_valued(q, y_eval, lens)
+        b = "discrete" if (few and evaluation_binning == "auto") else binning
         used_binning[key] = b
         usable, skipped = _estimator_plan(estimators, b, norm_f)
         stats = _statistics(usable, binning=b, n_bins=n_bins, norm=norm_f, lens=lens)
@@ -403,8 +406,13 @@ def compare_recalibrators(
                 for qs, sp in zip(split_preds, splits, strict=True)
             ]
         note = []
-        if b == "discrete" and discrete:
+        if b == "discrete":
             note.append("judged with discrete bins (one per distinct output)")
+        elif discrete and evaluation_binning == "auto":
+            note.append(
+                f"outputs take many distinct values under the {lens} lens (e.g. after "
+                f"renormalising classes), so they are judged with {binning} bins"
+            )
         if skipped:
             note.append("skipped: " + "; ".join(skipped))
         if key in selective:
@@ -483,6 +491,21 @@ def compare_recalibrators(
     )
 
 
+#: Discrete evaluation bins need at least this many rows per distinct output on average.
+MIN_ROWS_PER_VALUE = 10
+
+
+def _few_valued(q: np.ndarray, y: np.ndarray, lens: str) -> bool:
+    """Whether every lens component of ``q`` takes at most ``m / MIN_ROWS_PER_VALUE`` values."""
+    from core.lenses import apply_lens
+
+    if lens not in ("binary", "top-label", "classwise"):
+        return False
+    view = apply_lens(q, y, lens)
+    limit = q.shape[0] / MIN_ROWS_PER_VALUE
+    return all(np.unique(s).size <= limit for s in view.scores)
+
+
 def _base_name(key: str) -> str:
     return key.split(" #", 1)[0]
 
@@ -494,3 +517,39 @@ def _metric_label(key: str, norm: float) -> str:
         return SCORE_LABELS[key]
     p = "∞" if np.isinf(norm) else f"{norm:g}"
     return f"{ESTIMATORS.get(key).label}, ℓ{p}"
+
+
+def reliability_bins(
+    comparison: RecalibrationComparison, *, lens: str = "top-label", n_bins: int = 15
+) -> dict[str, Any]:
+    """Bin statistics of every method's evaluation-row predictions, for reliability panels.
+
+    Parameters
+    ----------
+    comparison : RecalibrationComparison
+        The fitted comparison.
+    lens : {"binary", "top-label"}
+        One-dimensional view drawn (classwise comparisons are drawn top-label).
+    n_bins : int, default 15
+        Bins for methods judged with ``equal-width``/``equal-mass`` bins; methods
+        judged with discrete bins get one point per distinct output.
+
+    Returns
+    -------
+    dict
+        Method key to :class:`core.binning.BinStats`, ``uncalibrated`` first.
+    """
+    from core.binning import bin_stats
+    from core.lenses import apply_lens
+
+    view_lens = lens if lens in ("binary", "top-label") else "top-label"
+    out = {}
+    for key, q in comparison.predictions.items():
+        view = apply_lens(q, comparison.labels, view_lens)
+        out[key] = bin_stats(
+            view.scores[0],
+            view.outcomes[0],
+            binning=comparison.evaluation_binning.get(key, "equal-width"),
+            n_bins=n_bins,
+        )
+    return out

@@ -1,0 +1,499 @@
+"""Plotly figures of the Bias page: pure functions of bias tables, simulated estimates and fits.
+
+Nothing here simulates or estimates; every builder draws what :mod:`core.bias` and
+:mod:`core.worlds` computed. Calibration errors are shown in percent.
+
+Trace order (tests rely on it):
+
+- :func:`bias_curve_figure`: one trace per estimator, in table order;
+- :func:`bias_heatmap_figure`: ``[heatmap]``;
+- :func:`estimate_distribution_figure`: per estimator ``[histogram bars, point mass at 0]``
+  (the point mass only when some estimates are exactly 0);
+- :func:`ece_vs_tce_figure`: ``[y = x]`` then per family ``[band, mean]``;
+- :func:`power_figure`: one trace per (estimator, target);
+- :func:`beta_fit_figure`: ``[histogram, fitted bin average]``;
+- :func:`fitted_curve_figure`: the reliability diagram's traces, then one per curve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+from scipy import stats
+
+#: Colour per estimator family; binning is the line style (EW dashed, EM solid).
+FAMILY_COLORS = {
+    "plugin": "#1f77b4",
+    "label-binned": "#9467bd",
+    "debiased": "#2ca02c",
+    "sweep": "#d62728",
+}
+OTHER_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e")
+DASH = {"equal-width": "dash", "equal-mass": "solid"}
+METRIC_TITLES = {
+    "bias": "bias (percentage points)",
+    "sd": "standard deviation (points)",
+    "rmse": "RMSE (points)",
+    "mean": "mean estimate (%)",
+}
+_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 40, "b": 50}}
+
+
+def _style(name: str, binning: str, k: int) -> dict[str, Any]:
+    color = FAMILY_COLORS.get(name, OTHER_COLORS[k % len(OTHER_COLORS)])
+    return {"color": color, "dash": DASH.get(binning, "dot"), "width": 2}
+
+
+def _log_n_axis(fig: go.Figure, ns: Sequence[int], user_n: int | None = None) -> None:
+    ticks = sorted({int(n) for n in ns})
+    fig.update_xaxes(
+        type="log",
+        tickvals=ticks,
+        ticktext=[f"{n:,}" for n in ticks],
+        title_text="sample size n (log₂ scale)",
+    )
+    if user_n:
+        fig.add_vline(
+            x=user_n,
+            line={"color": "#555", "dash": "dot", "width": 1.5},
+            annotation_text=f"your n = {user_n:,}",
+            annotation_position="top",
+        )
+
+
+def bias_curve_figure(
+    table: pd.DataFrame,
+    *,
+    metric: str = "bias",
+    user_n: int | None = None,
+    title: str | None = None,
+    height: int = 460,
+) -> go.Figure:
+    """Bias (± 1.96·SE), SD, RMSE or mean of each estimator against n.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`core.bias.bias_vs_n` (fractions).
+    metric : {"bias", "sd", "rmse", "mean"}
+        Column to draw; bias carries error bars of ``1.96·se``.
+    user_n : int, optional
+        Marked with a vertical line.
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One trace per estimator (x = n, y = percent).
+    """
+    if metric not in METRIC_TITLES:
+        raise ValueError(f"metric must be one of {list(METRIC_TITLES)}; got {metric!r}")
+    fig = go.Figure()
+    for k, (label, part) in enumerate(table.groupby("estimator", sort=False)):
+        part = part.sort_values("n")
+        y = 100 * part[metric].to_numpy()
+        err = None
+        if metric == "bias":
+            err = {"type": "data", "array": 196 * part["se"].to_numpy(), "visible": True}
+        name, binning = part["name"].iloc[0], part["binning"].iloc[0]
+        fig.add_trace(
+            go.Scatter(
+                x=part["n"],
+                y=y,
+                error_y=err,
+                mode="lines+markers",
+                name=str(label),
+                line=_style(name, binning, k),
+                hovertemplate=f"{label}<br>n = %{{x:,}}<br>{metric} = %{{y:.3f}}<extra></extra>",
+            )
+        )
+    if metric == "bias":
+        fig.add_hline(y=0, line={"color": "black", "dash": "dot", "width": 1})
+    _log_n_axis(fig, table["n"].unique(), user_n)
+    fig.update_yaxes(title_text=METRIC_TITLES[metric])
+    fig.update_layout(title=title, height=height, legend={"orientation": "v"}, **_LAYOUT)
+    return fig
+
+
+def bias_heatmap_figure(
+    table: pd.DataFrame, *, value: str = "bias", title: str | None = None, height: int = 420
+) -> go.Figure:
+    """Heat map of |bias| (or SD, RMSE) over (n, number of bins), annotated with signed values.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`core.bias.bias_heatmap` (has a ``row`` column).
+    value : {"bias", "sd", "rmse"}
+        What to colour by (absolute value, Reds).
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``[heatmap]``; cells with the smallest |value| per column are outlined.
+    """
+    rows = list(dict.fromkeys(table["row"]))
+    cols = sorted(table["n"].unique())
+    grid = table.pivot(index="row", columns="n", values=value).reindex(index=rows, columns=cols)
+    z = 100 * grid.to_numpy()
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.abs(z),
+            x=[f"{n:,}" for n in cols],
+            y=[r if r == "sweep" else f"{r} bins" for r in rows],
+            text=np.vectorize(lambda v: f"{v:.2f}")(z),
+            texttemplate="%{text}",
+            colorscale="Reds",
+            zmin=0,
+            colorbar={"title": f"|{value}| (points)"},
+            hovertemplate="n = %{x}<br>%{y}<br>" + value + " = %{text}<extra></extra>",
+        )
+    )
+    fixed = [i for i, r in enumerate(rows) if r != "sweep"]
+    if fixed:
+        best = np.nanargmin(np.abs(z[fixed]), axis=0)
+        for j, i in enumerate(best):
+            r = fixed[i]
+            fig.add_shape(
+                type="rect",
+                x0=j - 0.5,
+                x1=j + 0.5,
+                y0=r - 0.5,
+                y1=r + 0.5,
+                line={"color": "black", "width": 2},
+            )
+    fig.update_xaxes(title_text="sample size n")
+    fig.update_yaxes(title_text="number of bins", autorange="reversed")
+    fig.update_layout(title=title, height=height, **_LAYOUT)
+    return fig
+
+
+def estimate_distribution_figure(
+    estimates: Mapping[str, ArrayLike],
+    *,
+    reference: float | None = None,
+    reference_label: str = "true CE",
+    observed: float | None = None,
+    n_bins: int = 40,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Draw the sampling distribution of estimators at one n, exact zeros as a point mass.
+
+    Parameters
+    ----------
+    estimates : mapping
+        Estimator label → simulated estimates (fractions).
+    reference : float, optional
+        True CE (or full-data estimate), drawn as a vertical line.
+    reference_label : str
+        Legend text of the reference.
+    observed : float, optional
+        An observed value to compare with.
+    n_bins : int
+        Histogram bins over the pooled range.
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Per estimator a histogram (bars, as shares of all datasets) of the non-zero
+        estimates and, when some are exactly 0, a spike at 0 whose height is the share of
+        zeros; bars and spike sum to 1.
+    """
+    pooled = np.concatenate([100 * np.asarray(v, dtype=np.float64) for v in estimates.values()])
+    hi = float(np.nanmax(pooled)) if pooled.size else 1.0
+    width = max(hi, 1e-9) / n_bins
+    fig = go.Figure()
+    for k, (label, values) in enumerate(estimates.items()):
+        v = 100 * np.asarray(values, dtype=np.float64)
+        zero = v == 0.0
+        color = list(FAMILY_COLORS.values())[k % 4] if k < 4 else OTHER_COLORS[k % 6]
+        edges = np.arange(n_bins + 2) * width
+        counts, _ = np.histogram(v[~zero], bins=edges)
+        fig.add_trace(
+            go.Bar(
+                x=0.5 * (edges[:-1] + edges[1:]),
+                y=counts / v.size,  # shares of all datasets, so bars and spike sum to 1
+                width=width,
+                name=f"{label} (mean {v.mean():.2f} %)",
+                marker_color=color,
+                opacity=0.55,
+            )
+        )
+        if zero.any():
+            share = float(zero.mean())
+            fig.add_trace(
+                go.Scatter(
+                    x=[0.0, 0.0],
+                    y=[0.0, share],
+                    mode="lines+markers",
+                    marker={"size": [0, 10], "color": color, "symbol": "diamond"},
+                    line={"color": color, "width": 4},
+                    name=f"{label}: exactly 0 in {share:.0%} of datasets",
+                )
+            )
+    if reference is not None and np.isfinite(reference):
+        fig.add_vline(
+            x=100 * reference,
+            line={"color": "black", "width": 2},
+            annotation_text=f"{reference_label} {100 * reference:.2f} %",
+        )
+    if observed is not None:
+        fig.add_vline(
+            x=100 * observed,
+            line={"color": "#e84118", "dash": "dash", "width": 2},
+            annotation_text=f"observed {100 * observed:.2f} %",
+            annotation_position="bottom right",
+        )
+    fig.update_xaxes(title_text="estimate (%)", rangemode="tozero")
+    fig.update_yaxes(title_text="share of simulated datasets")
+    fig.update_layout(barmode="overlay", title=title, height=height, **_LAYOUT)
+    return fig
+
+
+def ece_vs_tce_figure(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    observed: float | None = None,
+    consistent: tuple[float, float] | None = None,
+    title: str | None = None,
+    height: int = 480,
+) -> go.Figure:
+    """Mean estimate and 5–95 % band against the true CE for families of worlds.
+
+    Parameters
+    ----------
+    tables : mapping
+        Family label → output of :func:`core.bias.ece_vs_tce`.
+    observed : float, optional
+        An observed estimate, drawn as a horizontal line.
+    consistent : (float, float), optional
+        True-CE range consistent with ``observed``, shaded.
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``[y = x]`` then per family ``[5–95 % band, mean]``.
+    """
+    top = max(100 * float(t[["tce", "q95"]].to_numpy().max()) for t in tables.values())
+    fig = go.Figure(
+        go.Scatter(
+            x=[0, top],
+            y=[0, top],
+            mode="lines",
+            line={"color": "black", "dash": "dash", "width": 1},
+            name="estimate = true CE",
+        )
+    )
+    for k, (label, t) in enumerate(tables.items()):
+        color = OTHER_COLORS[k % len(OTHER_COLORS)] if k else FAMILY_COLORS["plugin"]
+        x = 100 * t["tce"].to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=np.concatenate([x, x[::-1]]),
+                y=100 * np.concatenate([t["q95"].to_numpy(), t["q05"].to_numpy()[::-1]]),
+                fill="toself",
+                fillcolor=color,
+                opacity=0.2,
+                line={"width": 0},
+                name=f"{label}: 5–95 %",
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=100 * t["mean"].to_numpy(),
+                mode="lines+markers",
+                line={"color": color, "width": 2},
+                name=f"{label}: mean",
+            )
+        )
+    if observed is not None:
+        fig.add_hline(
+            y=100 * observed,
+            line={"color": "#e84118", "dash": "dot"},
+            annotation_text=f"observed {100 * observed:.2f} %",
+        )
+    if consistent is not None and np.all(np.isfinite(consistent)):
+        fig.add_vrect(
+            x0=100 * consistent[0], x1=100 * consistent[1], fillcolor="#e84118", opacity=0.1
+        )
+    fig.update_xaxes(title_text="true calibration error (%)", rangemode="tozero")
+    fig.update_yaxes(title_text="estimated calibration error (%)", rangemode="tozero")
+    fig.update_layout(title=title, height=height, **_LAYOUT)
+    return fig
+
+
+def power_figure(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    user_n: int | None = None,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Draw the detection rate against n per estimator and true CE.
+
+    Parameters
+    ----------
+    tables : mapping
+        Estimator label → output of :func:`core.bias.detection_power`.
+    user_n : int, optional
+        Marked with a vertical line.
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One trace per (estimator, target): x = n, y = detection rate.
+    """
+    fig = go.Figure()
+    ns: list[int] = []
+    for k, (label, t) in enumerate(tables.items()):
+        for target, part in t.groupby("target"):
+            ns.extend(part["n"].tolist())
+            fig.add_trace(
+                go.Scatter(
+                    x=part["n"],
+                    y=part["power"],
+                    mode="lines+markers",
+                    line={"color": OTHER_COLORS[k % 6] if k else "#d62728", "width": 2},
+                    marker={"symbol": ["circle", "square", "diamond", "x"][len(fig.data) % 4]},
+                    name=f"{label}, true CE {100 * float(target):g} %",
+                )
+            )
+    fig.add_hline(y=0.8, line={"color": "#555", "dash": "dot"}, annotation_text="80 %")
+    _log_n_axis(fig, ns, user_n)
+    fig.update_yaxes(title_text="detection rate (1 − miss rate)", range=[0, 1.02])
+    fig.update_layout(title=title, height=height, **_LAYOUT)
+    return fig
+
+
+def beta_fit_figure(
+    scores: ArrayLike,
+    alpha: float,
+    beta: float,
+    *,
+    n_bins: int = 50,
+    title: str | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """Score histogram against the fitted Beta distribution.
+
+    The fitted curve is the Beta probability of each histogram bin divided by its width
+    (the bin average of the density), which stays finite where the density diverges.
+
+    Parameters
+    ----------
+    scores : array_like
+        Observed scores.
+    alpha, beta : float
+        Fitted parameters.
+    n_bins : int
+        Equal-width histogram bins on [0, 1].
+    title : str, optional
+        Figure title.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``[histogram, fitted bin average]`` on a density scale.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    counts, _ = np.histogram(s, bins=edges)
+    dens = counts / (s.size * np.diff(edges))
+    fitted = np.diff(stats.beta.cdf(edges, alpha, beta)) / np.diff(edges)
+    centers = 0.5 * (edges[:-1] + edges[1:])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=centers,
+                y=dens,
+                width=np.diff(edges),
+                marker_color="#9aa5b1",
+                name="observed scores",
+            ),
+            go.Scatter(
+                x=centers,
+                y=fitted,
+                mode="lines+markers",
+                line={"color": "#d62728", "width": 2},
+                name=f"Beta({alpha:.4g}, {beta:.4g}), bin average",
+            ),
+        ]
+    )
+    fig.update_xaxes(title_text="score", range=[0, 1])
+    fig.update_yaxes(title_text="density (log scale)", type="log")
+    fig.update_layout(title=title, height=height, bargap=0, **_LAYOUT)
+    return fig
+
+
+def fitted_curve_figure(
+    bins: Any,
+    curves: Mapping[str, Any],
+    *,
+    low: ArrayLike | None = None,
+    high: ArrayLike | None = None,
+    height: int = 520,
+) -> go.Figure:
+    """Fitted calibration curves over the reliability diagram.
+
+    Parameters
+    ----------
+    bins : core.binning.BinStats
+        Bins of the observed data.
+    curves : mapping
+        Label → callable curve ``mu(c)``.
+    low, high : array_like, optional
+        Per-bin intervals.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        :func:`core.figures.reliability_figure`'s traces, then one line per curve.
+    """
+    from core.figures import reliability_figure
+
+    fig = reliability_figure(bins, low=low, high=high, height=height)
+    grid = np.linspace(0.0, 1.0, 401)
+    for k, (label, curve) in enumerate(curves.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=np.asarray(curve(grid), dtype=np.float64),
+                mode="lines",
+                line={"color": OTHER_COLORS[k % 6] if k else "#d62728", "width": 2},
+                name=label,
+            ),
+            row=1,
+            col=1,
+        )
+    return fig

@@ -1,0 +1,599 @@
+"""Bias page: how wrong is an estimator at a given sample size? Worlds with known truth.
+
+Widgets → one core call (:mod:`core.bias`, :mod:`core.worlds`) → layout. Simulations run
+when asked (button or teaching preset), show progress, stop on the Stop button (any click
+reruns the script, which interrupts the running simulation) and are kept per parameter set.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from core.bias import (
+    DEFAULT_NS,
+    TEACHING_PRESETS,
+    EstimatorSpec,
+    TeachingPreset,
+    bias_heatmap,
+    consistent_tce_range,
+    data_source,
+    detection_power,
+    ece_vs_tce,
+    simulate_estimates,
+)
+from core.binning import bin_stats
+from core.calibration import calibration_error
+from core.estimators import ESTIMATORS
+from core.figures_bias import (
+    beta_fit_figure,
+    bias_curve_figure,
+    bias_heatmap_figure,
+    ece_vs_tce_figure,
+    estimate_distribution_figure,
+    fitted_curve_figure,
+    power_figure,
+)
+from core.lenses import apply_lens
+from core.worlds import PRESET_WORLDS, BetaScores, UniformScores, fit_world
+from dashboard import state
+
+NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
+SOURCES = {
+    "world": "Preset world (known truth)",
+    "fitted": "World fitted to my data",
+    "subsample": "Subsamples of my data",
+}
+NORMS = {"2": "ℓ2 (the paper's choice)", "1": "ℓ1 (ECE)", "inf": "ℓ∞ (MCE)"}
+SCORE_FAMILIES = {
+    "Uniform(0, 1)": UniformScores(),
+    "Beta(1.1, 0.1) (CIFAR-100-like)": BetaScores(1.1, 0.1),
+    "Beta(2.8, 0.05) (CIFAR-10-like)": BetaScores(2.8, 0.05),
+}
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+RUNNING = "_bias_running"
+
+
+# ---------------------------------------------------------------- runs, progress, cache
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> OrderedDict[tuple[Any, ...], Any]:
+    # finished results per parameter set, shared by sessions (results are immutable)
+    return OrderedDict()
+
+
+def _cached(key: tuple[Any, ...]) -> Any:
+    return _store().get(key)
+
+
+def _run(key: tuple[Any, ...], label: str, compute: Callable[[Any], Any]) -> Any:
+    """Run ``compute(progress)`` with a progress bar and a Stop button; keep the result."""
+    st.session_state[RUNNING] = key
+    with st.status(label, expanded=True) as status:
+        st.button("Stop", key="bias_stop", icon=":material/stop_circle:")
+        bar = st.progress(0.0, text="starting…")
+
+        def progress(frac: float, message: str) -> None:
+            bar.progress(min(max(frac, 0.0), 1.0), text=message)
+
+        with state.show_errors():
+            result = compute(progress)
+            store = _store()
+            store[key] = result
+            while len(store) > 48:
+                store.popitem(last=False)
+            status.update(label=f"{label} — done", state="complete", expanded=False)
+            st.session_state.pop(RUNNING, None)
+            return result
+    status.update(label=f"{label} — failed", state="error")
+    st.session_state.pop(RUNNING, None)
+    return None
+
+
+def _get_or_run(key: tuple[Any, ...], label: str, compute: Callable[[Any], Any]) -> Any:
+    result = _cached(key)
+    return _run(key, label, compute) if result is None else result
+
+
+def _stopped_notice() -> None:
+    key = st.session_state.pop(RUNNING, None)
+    if key is not None and _cached(key) is None:
+        st.warning(
+            "The last simulation was stopped before it finished; nothing was kept. "
+            "Press its Run button to start again.",
+            icon=":material/stop_circle:",
+        )
+
+
+def _chart(fig: Any, key: str) -> None:
+    st.plotly_chart(fig, theme=None, key=key, config=CHART_CONFIG)
+
+
+# ---------------------------------------------------------------- options
+
+
+def estimator_options() -> list[str]:
+    """Every registered estimator, binned ones once per binning (``name:binning``)."""
+    out = []
+    for entry in ESTIMATORS:
+        if entry.meta.get("binned"):
+            allowed = entry.meta.get("binnings") or ("equal-width", "equal-mass")
+            out += [f"{entry.name}:{b}" for b in ("equal-width", "equal-mass") if b in allowed]
+        else:
+            out.append(entry.name)
+    return out
+
+
+def _spec_label(option: str) -> str:
+    return EstimatorSpec.parse(option).label.replace("-15", "")
+
+
+def _specs(options: list[str], n_bins: int) -> tuple[EstimatorSpec, ...]:
+    out = []
+    for o in options:
+        spec = EstimatorSpec.parse(o)
+        if spec.binned:
+            spec = EstimatorSpec(spec.estimator, spec.binning, n_bins)
+        out.append(spec)
+    return tuple(out)
+
+
+def _norm(value: str) -> float:
+    return float("inf") if value == "inf" else float(value)
+
+
+# ---------------------------------------------------------------- teaching presets
+
+
+def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
+    st.markdown(f"#### {preset.title}")
+    st.info(preset.lesson, icon=":material/school:")
+    if preset.view == "power":
+        key = ("lesson", preset.key, seed)
+        tables = _get_or_run(
+            key,
+            preset.title,
+            lambda progress: {
+                _spec_label(e): detection_power(
+                    UniformScores(),
+                    targets=(0.02, 0.05, 0.10),
+                    ns=preset.ns,
+                    estimator=e,
+                    replicates=preset.replicates,
+                    seed=seed,
+                    progress=lambda f, m, i=i, e=e: progress(
+                        (i + f) / len(preset.estimators), f"{e}: {m}"
+                    ),
+                )
+                for i, e in enumerate(preset.estimators)
+            },
+        )
+        if tables:
+            _chart(power_figure(tables, user_n=user_n), "lesson_chart")
+            for label, t in tables.items():
+                two = t[(t["target"] == 0.02) & (t["power"] >= 0.8)]
+                need = f"n ≈ {int(two['n'].min()):,}" if len(two) else "more than the largest n"
+                st.markdown(f"- **{label}** detects a 2 % true CE 80 % of the time from {need}.")
+        return
+    world = PRESET_WORLDS[preset.world]
+    if preset.view == "heatmap":
+        key = ("lesson", preset.key, seed)
+        table = _get_or_run(
+            key,
+            preset.title,
+            lambda progress: bias_heatmap(
+                world, ns=preset.ns, replicates=preset.replicates, seed=seed, progress=progress
+            ),
+        )
+        if table is not None:
+            _chart(bias_heatmap_figure(table, title=world.label), "lesson_chart")
+            fixed = table[table["row"] != "sweep"].assign(a=table["bias"].abs())
+            best = fixed.loc[fixed.groupby("n")["a"].idxmin()]
+            st.markdown(
+                "Least-biased number of bins per n: "
+                + ", ".join(
+                    f"n = {n:,}: **{b}**" for n, b in zip(best["n"], best["n_bins"], strict=True)
+                )
+                + "."
+            )
+        return
+    key = ("lesson", preset.key, seed)
+    result = _get_or_run(
+        key,
+        preset.title,
+        lambda progress: simulate_estimates(
+            preset.estimators,
+            world,
+            ns=preset.ns,
+            replicates=preset.replicates,
+            seed=seed,
+            progress=progress,
+        ),
+    )
+    if result is None:
+        return
+    if preset.view == "distribution":
+        n = preset.ns[0]
+        est = {s.label: result.estimates(s, n) for s in result.specs}
+        fig = estimate_distribution_figure(est, reference=float(result.reference[0]))
+        _chart(fig, "lesson_chart")
+        first = result.specs[0].label
+        st.markdown(
+            f"Mean **{first}** over {result.replicates:,} perfectly calibrated datasets of "
+            f"n = {n}: **{100 * est[first].mean():.2f} %** (true CE 0 %)."
+        )
+    else:
+        _chart(bias_curve_figure(result.summary(), user_n=user_n), "lesson_chart")
+
+
+# ---------------------------------------------------------------- page
+
+st.title("Bias vs n", anchor=False)
+st.caption(
+    "Every calibration-error estimate is off by some amount that depends on the sample size, "
+    "the binning and the model. Here datasets are simulated from worlds whose true calibration "
+    "error is known (or subsampled from your data), so you can see each estimator's bias, "
+    "spread and RMSE at your n. Errors are in percent; the reference line is the true CE."
+)
+_stopped_notice()
+
+pred = state.current_predictions()
+config = state.analysis_config()
+seed = int(config.seed) if config is not None else 0
+user_n = int(pred.n) if pred is not None else None
+
+st.subheader("Teaching presets", anchor=False)
+cols = st.columns(len(TEACHING_PRESETS))
+for col, preset in zip(cols, TEACHING_PRESETS.values(), strict=True):
+    if col.button(preset.title, key=f"preset_{preset.key}", help=preset.lesson, width="stretch"):
+        st.session_state["bias_lesson"] = preset.key
+lesson = st.session_state.get("bias_lesson")
+if lesson in TEACHING_PRESETS:
+    with st.container(border=True):
+        _lesson(TEACHING_PRESETS[lesson], seed, user_n)
+        if st.button("Close the lesson", key="bias_close_lesson"):
+            st.session_state.pop("bias_lesson", None)
+            st.rerun()
+
+st.subheader("Simulate", anchor=False)
+if pred is None:
+    st.info(
+        "No predictions are loaded: the preset worlds and teaching presets work without data. "
+        "Load a file or a bundled sample on the Data page to simulate a world fitted to your "
+        "data or to subsample it.",
+        icon=":material/info:",
+    )
+    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
+
+source_options = list(SOURCES) if pred is not None else ["world"]
+with st.form("bias_form", border=True):
+    c1, c2 = st.columns([1, 2])
+    source = c1.radio(
+        "Source",
+        source_options,
+        format_func=SOURCES.get,
+        key="bias_source",
+        help="A preset world has a known true CE; a fitted world has the true CE of the fit; "
+        "subsampling compares with the estimate on all rows (a reference, not the truth).",
+    )
+    world_name = c2.selectbox(
+        "Preset world",
+        list(PRESET_WORLDS),
+        format_func=lambda k: f"{k} — {PRESET_WORLDS[k].description}",
+        key="bias_world",
+    )
+    options = estimator_options()
+    default_six = [
+        f"{e}:{b}" for e in ("plugin", "debiased", "sweep") for b in ("equal-width", "equal-mass")
+    ]
+    chosen = st.multiselect(
+        "Estimators",
+        options,
+        default=[o for o in default_six if o in options],
+        format_func=_spec_label,
+        key="bias_estimators",
+        help="Equal width is drawn dashed, equal mass solid. Kernel estimators run one dataset "
+        "at a time and estimate another quantity, so they have no true-CE reference in a world.",
+    )
+    c3, c4, c5, c6 = st.columns(4)
+    ns = c3.multiselect("Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns")
+    replicates = c4.number_input(
+        "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates"
+    )
+    n_bins = c5.number_input("Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins")
+    norm_key = c6.selectbox("Norm", list(NORMS), format_func=NORMS.get, key="bias_norm")
+    run = st.form_submit_button("Run simulation", type="primary", icon=":material/play_arrow:")
+st.caption(f"Seed {seed} (from the sidebar); datasets are shared by all estimators and sizes.")
+
+lens = (
+    "binary"
+    if pred is not None and pred.n_classes == 2 and config and config.lens == "binary"
+    else "top-label"
+)
+specs = _specs(chosen, int(n_bins))
+norm = _norm(norm_key)
+ns_run = tuple(sorted(ns))
+if source == "subsample" and pred is not None and ns_run and ns_run[-1] > pred.n:
+    st.warning(f"Subsampling cannot exceed the {pred.n:,} rows; larger sizes are left out.")
+    ns_run = tuple(n for n in ns_run if n <= pred.n)
+
+
+def _fit(progress: Any = None) -> Any:
+    view = apply_lens(pred.probs, pred.labels, lens)
+    return fit_world(view.scores[0], view.outcomes[0], name=f"fitted to {state.data_source()}")
+
+
+fit_key = ("fit", pred.digest if pred is not None else None, lens)
+digest = pred.digest if pred is not None else None
+src_key = world_name if source == "world" else (source, digest, lens)
+sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(replicates), seed, norm_key)
+result = _cached(sim_key)
+if run and result is None:
+    if not specs or not ns_run:
+        st.error("Choose at least one estimator and one sample size.", icon=":material/error:")
+    else:
+        if source == "world":
+            src: Any = PRESET_WORLDS[world_name]
+        elif source == "fitted":
+            src = _get_or_run(fit_key, "Fitting a world to your data", _fit)
+        else:
+            src = data_source(
+                pred.probs, pred.labels, lens=lens, name=state.data_source() or "data"
+            )
+        if src is not None:
+            result = _run(
+                sim_key,
+                f"Simulating {int(replicates):,} datasets per n",
+                lambda progress: simulate_estimates(
+                    specs,
+                    src,
+                    ns=ns_run,
+                    replicates=int(replicates),
+                    seed=seed,
+                    norm=norm,
+                    progress=progress,
+                ),
+            )
+
+tabs = st.tabs(
+    ["Bias vs n", "Distribution at one n", "Heat map (n × bins)", "ECE vs true CE",
+     "Detecting miscalibration", "Fit diagnostics"]
+)  # fmt: skip
+
+with tabs[0]:
+    if result is None:
+        st.info("Set the options above and press **Run simulation**.", icon=":material/info:")
+    else:
+        table = result.summary()
+        st.markdown(
+            f"**{result.source_label}** — reference: {result.reference_kind}"
+            + (
+                f" = {100 * np.nanmax(result.reference):.3f} %"
+                if result.reference_kind != "full-data estimate"
+                and np.isfinite(result.reference).any()
+                else ""
+            )
+            + f"; {result.replicates:,} replicates per n; ℓ{norm_key}."
+        )
+        sub = st.tabs(["Bias ± 1.96·SE", "SD", "RMSE", "Table"])
+        for tab, metric in zip(sub[:3], ("bias", "sd", "rmse"), strict=True):
+            with tab:
+                _chart(bias_curve_figure(table, metric=metric, user_n=user_n), f"bias_{metric}")
+        with sub[3]:
+            shown = table.copy()
+            for col in ("mean", "reference", "bias", "sd", "se", "rmse", "bias_low", "bias_high"):
+                shown[col] = 100 * shown[col]
+            st.dataframe(
+                shown,
+                hide_index=True,
+                key="bias_table",
+                column_config={
+                    c: st.column_config.NumberColumn(format="%.3f")
+                    for c in (
+                        "mean",
+                        "reference",
+                        "bias",
+                        "sd",
+                        "se",
+                        "rmse",
+                        "bias_low",
+                        "bias_high",
+                    )
+                },
+            )
+            st.download_button(
+                "Download the table (CSV)",
+                data=lambda: table.to_csv(index=False).encode(),
+                file_name="bias_vs_n.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key="bias_download",
+            )
+
+with tabs[1]:
+    if result is None:
+        st.info("Run a simulation first; its datasets are shown here.", icon=":material/info:")
+    else:
+        labels = [s.label for s in result.specs]
+        c1, c2 = st.columns([2, 1])
+        picked = c1.multiselect("Estimators", labels, default=labels[:1], key="bias_dist_est")
+        n_pick = c2.selectbox("n", list(result.ns), key="bias_dist_n")
+        if picked:
+            est = {lab: result.estimates(lab, n_pick) for lab in picked}
+            ref = result.reference[labels.index(picked[0])]
+            ref_label = (
+                "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
+            )
+            _chart(
+                estimate_distribution_figure(est, reference=ref, reference_label=ref_label),
+                "bias_dist_chart",
+            )
+            st.caption(
+                "The debiased estimator is clipped at 0, so part of its distribution is a point "
+                "mass at exactly 0 (the spike); other estimators are never exactly 0."
+            )
+
+with tabs[2]:
+    st.caption(
+        "Bias of the plug-in estimator for each number of bins and n, with the sweep's "
+        "adaptive choice as the last row; the least-biased bin count per n is outlined."
+    )
+    c1, c2, c3 = st.columns(3)
+    hm_binning = c1.radio(
+        "Binning", ["equal-width", "equal-mass"], key="bias_hm_binning", horizontal=True
+    )
+    hm_value = c2.radio("Colour by", ["bias", "sd", "rmse"], key="bias_hm_value", horizontal=True)
+    hm_reps = c3.number_input("Replicates", 10, 5000, 500, step=100, key="bias_hm_reps")
+    hm_world = world_name if source == "world" else None
+    if hm_world is None and source == "fitted":
+        fitted = _cached(fit_key)
+        hm_src = fitted.world if fitted is not None else None
+    else:
+        hm_src = PRESET_WORLDS[world_name] if source == "world" else None
+    hm_key = ("heat", src_key, hm_binning, int(hm_reps), seed, norm_key)
+    heat = _cached(hm_key)
+    if heat is None and st.button("Run the heat map", key="bias_hm_run"):
+        if hm_src is None:
+            st.info("The heat map needs a world: pick a preset, or run a fitted world first.")
+        else:
+            heat = _run(
+                hm_key,
+                "Simulating the heat map",
+                lambda progress: bias_heatmap(
+                    hm_src, binning=hm_binning, replicates=int(hm_reps), seed=seed, norm=norm,
+                    progress=progress,
+                ),
+            )  # fmt: skip
+    if heat is not None:
+        _chart(bias_heatmap_figure(heat, value=hm_value), "bias_heatmap")
+
+with tabs[3]:
+    st.caption(
+        "Worlds μ(c) = c^d with the chosen score distribution: the mean estimate and its "
+        "5–95 % band against the true ℓ2 CE. Reading across at your observed value gives the "
+        "true CEs it is consistent with."
+    )
+    families = dict(SCORE_FAMILIES)
+    fitted = _cached(fit_key)
+    if fitted is not None:
+        families["Beta fitted to my data"] = fitted.world.scores
+    c1, c2, c3, c4 = st.columns(4)
+    fam = c1.selectbox("Score distribution", list(families), key="bias_tce_family")
+    tce_est = c2.selectbox(
+        "Estimator",
+        [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
+        index=0,
+        format_func=_spec_label,
+        key="bias_tce_est",
+    )
+    tce_n = c3.number_input("n", 20, 50_000, user_n or 200, key="bias_tce_n")
+    tce_reps = c4.number_input("Replicates", 50, 5000, 300, step=50, key="bias_tce_reps")
+    observed_default = 12.0
+    if pred is not None:
+        spec = _specs([tce_est], int(n_bins))[0]
+        with state.show_errors():
+            observed_default = 100 * calibration_error(
+                pred.probs, pred.labels, estimator=spec.estimator, binning=spec.binning,
+                n_bins=spec.n_bins, norm=2, lens=lens,
+            ).value  # fmt: skip
+    observed = st.number_input(
+        "Observed estimate (%)", 0.0, 100.0, round(observed_default, 3), key="bias_tce_obs"
+    )
+    tce_key = ("tce", fam, tce_est, int(n_bins), int(tce_n), int(tce_reps), seed)
+    tce_table = _cached(tce_key)
+    if tce_table is None and st.button("Run ECE vs true CE", key="bias_tce_run"):
+        spec = _specs([tce_est], int(n_bins))[0]
+        tce_table = _run(
+            tce_key,
+            "Simulating a family of worlds",
+            lambda progress: ece_vs_tce(
+                families[fam], estimator=spec, n=int(tce_n), replicates=int(tce_reps),
+                seed=seed, progress=progress,
+            ),
+        )  # fmt: skip
+    if tce_table is not None:
+        low, high, open_above = consistent_tce_range(tce_table, observed / 100)
+        _chart(
+            ece_vs_tce_figure({fam: tce_table}, observed=observed / 100, consistent=(low, high)),
+            "bias_tce_chart",
+        )
+        if np.isnan(low):
+            st.markdown(
+                f"No world of this family gives an estimate of {observed:.2f} % at n = {int(tce_n):,}."
+            )
+        else:
+            more = " or more (widen the family)" if open_above else ""
+            st.success(
+                f"An observed {_spec_label(tce_est)} of **{observed:.2f} %** at n = {int(tce_n):,} is "
+                f"consistent with a true CE in **[{100 * low:.2f} %, {100 * high:.2f} %{more}]** "
+                f"(5–95 % bands, {fam}).",
+                icon=":material/straighten:",
+            )
+
+with tabs[4]:
+    st.caption(
+        "How often an estimator flags a model whose true CE is 2, 5 or 10 %, at a 5 % false-alarm "
+        "rate set by simulating a calibrated model with the same scores (μ(c) = c^d worlds)."
+    )
+    c1, c2, c3 = st.columns(3)
+    pw_fam = c1.selectbox("Score distribution", list(SCORE_FAMILIES), key="bias_pw_family")
+    pw_est = c2.multiselect(
+        "Estimators",
+        [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
+        default=["sweep:equal-mass", "plugin:equal-width"],
+        format_func=_spec_label,
+        key="bias_pw_est",
+    )
+    pw_reps = c3.number_input("Replicates", 50, 5000, 300, step=50, key="bias_pw_reps")
+    pw_ns = (200, 500, 1000, 2000, 5000, 10000, 20000)
+    pw_key = ("power", pw_fam, tuple(pw_est), int(n_bins), int(pw_reps), seed)
+    power = _cached(pw_key)
+    if power is None and st.button("Run the detection study", key="bias_pw_run"):
+        pw_specs = _specs(pw_est, int(n_bins))
+        power = _run(
+            pw_key,
+            "Simulating calibrated and miscalibrated worlds",
+            lambda progress: {
+                s.label: detection_power(
+                    SCORE_FAMILIES[pw_fam], ns=pw_ns, estimator=s, replicates=int(pw_reps),
+                    seed=seed, progress=lambda f, m, i=i: progress((i + f) / len(pw_specs), m),
+                )
+                for i, s in enumerate(pw_specs)
+            },
+        )  # fmt: skip
+    if power:
+        _chart(power_figure(power, user_n=user_n), "bias_power_chart")
+        for label, t in power.items():
+            st.dataframe(t, hide_index=True, key=f"bias_power_{label}")
+
+with tabs[5]:
+    if pred is None:
+        st.info(
+            "Fit diagnostics need data: load predictions on the Data page.", icon=":material/info:"
+        )
+    else:
+        fitted = _get_or_run(fit_key, "Fitting a world to your data", _fit)
+        if fitted is not None:
+            view = apply_lens(pred.probs, pred.labels, lens)
+            b = fitted.beta
+            st.markdown(
+                f"**Scores** ({lens} lens): Beta MLE α̂ = {b.alpha:.4f}, β̂ = {b.beta:.4f} "
+                f"({b.n:,} scores; {b.n_exact_one:,} exactly 1.0, clipped to 1 − {b.clip:g}). "
+                f"**Curve**: AIC-best GLM `{fitted.glms.best.name}`; true CE of the fitted world "
+                f"{100 * fitted.world.true_calibration_error(2):.2f} % (ℓ2)."
+            )
+            _chart(beta_fit_figure(view.scores[0], b.alpha, b.beta), "bias_beta_fit")
+            st.dataframe(fitted.glms.table, hide_index=True, key="bias_glm_table")
+            st.caption(
+                f"{fitted.glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
+                "(their transforms are infinite), as in the reference implementation."
+            )
+            bins = bin_stats(view.scores[0], view.outcomes[0], binning="equal-mass", n_bins=15)
+            top = fitted.glms.table["glm"].head(3)
+            curves = {f"{g} (rank {i + 1})": fitted.glms.curves[g] for i, g in enumerate(top)}
+            _chart(fitted_curve_figure(bins, curves), "bias_fitted_curve")

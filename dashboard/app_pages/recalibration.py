@@ -1,0 +1,349 @@
+"""Recalibration page: fit recalibrators on calibration rows, judge them on test rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from core import figures_recal
+from core.estimators import ESTIMATORS
+from core.recalibration import RECALIBRATORS
+from core.recalibration.evaluation import UNCALIBRATED, compare_recalibrators, reliability_bins
+from dashboard import state
+
+PROTOCOL_LABELS = {
+    "fraction": "Random split (calibration fraction)",
+    "column": "The data's split column",
+    "repeated": "Repeated random splits",
+    "cross-fit": "Cross-fitting (out-of-fold)",
+    "in-sample": "In-sample (fit and judge on the same rows)",
+}
+DEFAULT_METHODS = ["temperature", "platt", "histogram-umd"]
+RESULT_KEY = "recal_request"
+CONFIG_FIELDS = ("lens", "binning", "n_bins", "norm", "seed", "n_resamples", "level")
+
+
+def _label(name: str) -> str:
+    return RECALIBRATORS.get(name).label
+
+
+@st.cache_resource(max_entries=8, show_spinner="Fitting and judging the recalibrators…")
+def _compare(digest: str, request: str, _probs: Any, _labels: Any, _split: Any) -> Any:
+    # cache_resource: the result holds read-only fitted parameters that are shared, not copied
+    req = json.loads(request)
+    return compare_recalibrators(_probs, _labels, split_labels=_split, **req)
+
+
+st.title("Recalibration", anchor=False)
+st.caption(
+    "Fit recalibrators on calibration rows and judge them on rows they never saw: reliability "
+    "before and after, calibration errors with bootstrap intervals, Brier score, log loss and "
+    "accuracy, and, for Meta-Cal, coverage. Lens, binning, norm, seed and intervals come from "
+    "the sidebar."
+)
+
+pred = state.require_predictions()
+config = state.analysis_config()
+if config is None:
+    st.stop()
+
+binned = ESTIMATORS.names(binned=True)
+default_est = ["plugin", "debiased"]
+if config.estimator in binned and config.estimator not in default_est:
+    default_est.insert(0, config.estimator)
+protocols = [p for p in PROTOCOL_LABELS if p != "column" or pred.split is not None]
+base_acc = float((pred.probs.argmax(axis=1) == pred.labels).mean())
+
+with st.form("recal_form"):
+    methods = st.multiselect(
+        "Recalibrators",
+        RECALIBRATORS.names(),
+        default=DEFAULT_METHODS,
+        format_func=_label,
+        key="recal_methods",
+        help="; ".join(f"{e.label}: {e.description}" for e in RECALIBRATORS),
+    )
+    c1, c2, c3 = st.columns(3)
+    protocol = c1.selectbox(
+        "Split protocol",
+        protocols,
+        index=protocols.index("column") if "column" in protocols else 0,
+        format_func=PROTOCOL_LABELS.get,
+        key="recal_protocol",
+    )
+    fraction = c2.slider("Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction")
+    repeats = c3.number_input("Repeats / folds", 2, 50, 5, key="recal_repeats")
+    estimators = st.multiselect(
+        "Calibration errors in the table",
+        binned,
+        default=[e for e in default_est if e in binned],
+        format_func=lambda n: ESTIMATORS.get(n).label,
+        key="recal_estimators",
+    )
+    with st.expander("Recalibrator options"):
+        o1, o2, o3 = st.columns(3)
+        rec_bins = o1.number_input(
+            "Bins of histogram binning and scaling-binning", 1, 500, 10, key="recal_bins"
+        )
+        sb_mode = o2.selectbox(
+            "Scaling-binning splits",
+            ["same-data", "three-splits"],
+            format_func={
+                "same-data": "same data for all steps (practice)",
+                "three-splits": "three disjoint splits (theory)",
+            }.get,
+            key="recal_sb_mode",
+        )
+        eval_binning = o3.selectbox(
+            "Evaluation binning",
+            ["auto", "config"],
+            format_func={
+                "auto": "discrete for few-valued outputs",
+                "config": "the sidebar binning for all",
+            }.get,
+            key="recal_eval_binning",
+        )
+        m1, m2, m3, m4 = st.columns(4)
+        mc_mode = m1.selectbox(
+            "Meta-Cal control", ["miscoverage", "coverage-accuracy"], key="recal_mc_mode"
+        )
+        mc_alpha = m2.number_input("α (miscoverage)", 0.001, 0.5, 0.05, 0.01, key="recal_mc_alpha")
+        mc_beta = m3.number_input(
+            "β (coverage accuracy)",
+            0.01,
+            0.999,
+            float(min(0.99, round(base_acc + (1 - base_acc) / 2, 2))),
+            0.01,
+            key="recal_mc_beta",
+            help=f"Must exceed the accuracy of all rows ({base_acc:.3f}) to reject anything.",
+        )
+        mc_rule = m4.selectbox(
+            "Meta-Cal threshold rule",
+            ["paper", "high-probability", "reference"],
+            format_func={
+                "paper": "paper: controls the mean",
+                "high-probability": "Neyman–Pearson: ≤ α w.p. 1 − δ",
+                "reference": "reference code (numpy 'higher')",
+            }.get,
+            key="recal_mc_rule",
+        )
+    in_sample_ok = st.checkbox(
+        "I understand in-sample numbers are optimistic (only for the in-sample protocol)",
+        key="recal_in_sample_ok",
+    )
+    submitted = st.form_submit_button("Fit and compare", type="primary")
+
+if submitted:
+    if not methods:
+        st.warning("Choose at least one recalibrator.")
+    elif protocol == "in-sample" and not in_sample_ok:
+        st.warning("Tick the box to confirm in-sample evaluation, or choose another protocol.")
+    else:
+        options: dict[str, dict[str, Any]] = {}
+        for name in methods:
+            params = RECALIBRATORS.get(name).func._param_names()
+            opt: dict[str, Any] = {}
+            if "n_bins" in params:
+                opt["n_bins"] = int(rec_bins)
+            if name == "scaling-binning":
+                opt["mode"] = sb_mode
+            if name == "meta-cal":
+                opt |= {"mode": mc_mode, "alpha": float(mc_alpha), "threshold_rule": mc_rule}
+                if mc_mode == "coverage-accuracy":
+                    opt["beta"] = float(mc_beta)
+            options[name] = opt
+        st.session_state[RESULT_KEY] = {
+            "digest": pred.digest,
+            "request": {
+                "methods": [[name, options[name]] for name in methods],
+                "protocol": protocol,
+                "calibration_fraction": float(fraction),
+                "n_repeats": int(repeats),
+                "n_folds": int(repeats),
+                "estimators": list(estimators) or ["plugin"],
+                "lens": config.lens if config.lens != "canonical" else "top-label",
+                "binning": config.binning,
+                "n_bins": int(config.n_bins),
+                "norm": float(config.norm) if config.norm != float("inf") else "inf",
+                "evaluation_binning": eval_binning,
+                "n_resamples": int(config.n_resamples) or 1,
+                "level": float(config.level),
+                "seed": int(config.seed),
+            },
+        }
+
+saved = st.session_state.get(RESULT_KEY)
+if not saved or saved["digest"] != pred.digest:
+    st.info(
+        "Choose recalibrators and a split protocol, then press **Fit and compare**.",
+        icon=":material/info:",
+    )
+    st.stop()
+
+request = saved["request"]
+with state.show_errors(stop=True):
+    result = _compare(
+        pred.digest,
+        json.dumps(request, sort_keys=True),
+        pred.probs,
+        pred.labels,
+        pred.split if request["protocol"] == "column" else None,
+    )
+
+n_eval = len(result.rows)
+where = {
+    "test": f"{n_eval:,} test rows the recalibrators never saw",
+    "out-of-fold": f"all {n_eval:,} rows, each predicted by recalibrators fitted on the other folds",
+    "in-sample": f"the same {n_eval:,} rows they were fitted on — **in-sample**, optimistic",
+}[result.evaluation]
+st.markdown(
+    f"**{PROTOCOL_LABELS[result.protocol]}** · judged on {where} · seed {request['seed']} · "
+    f"{request['level']:.0%} bootstrap intervals from {request['n_resamples']:,} resamples"
+)
+if result.evaluation == "in-sample":
+    st.warning("In-sample: these numbers use the rows the recalibrators were fitted on.")
+for key, message in result.errors.items():
+    st.warning(f"{result.labels_of.get(key, key)} could not be fitted: {message}")
+
+discrete = [result.labels_of[k] for k, b in result.evaluation_binning.items() if b == "discrete"]
+if discrete:
+    st.info(
+        f"{', '.join(discrete)} output only a few distinct values, so they are judged with "
+        "**discrete** bins (one bin per distinct output). Re-binning them with "
+        f"{request['binning']} bins would pool different outputs into one bin and hide or "
+        "invent calibration error.",
+        icon=":material/info:",
+    )
+
+st.subheader("Reliability before and after", anchor=False)
+lens_view = request["lens"] if request["lens"] in ("binary", "top-label") else "top-label"
+bins = reliability_bins(result, lens=lens_view, n_bins=request["n_bins"])
+fig = figures_recal.before_after_reliability(
+    bins,
+    result.labels_of,
+    lens_label="P(y = 1)" if lens_view == "binary" else "top-label confidence",
+)
+st.plotly_chart(fig, theme=None, key="recal_reliability", config={"displaylogo": False})
+if request["lens"] == "classwise":
+    st.caption("Classwise comparisons are drawn through the top-label lens.")
+
+st.subheader("Comparison on held-out rows", anchor=False)
+table = result.metrics.copy()
+repeated = result.protocol == "repeated"
+
+
+def _cell(row: Any) -> str:
+    if row.low == row.low:  # not NaN
+        text = f"{row.value:.4f} [{row.low:.4f}, {row.high:.4f}]"
+    else:
+        text = f"{row.value:.4f}"
+    if repeated and row.sd_over_splits == row.sd_over_splits:
+        text += f" · {row.mean_over_splits:.4f} ± {row.sd_over_splits:.4f}"
+    return text
+
+
+table["cell"] = table.apply(_cell, axis=1)
+wide = table.pivot_table(
+    index="method_label", columns="metric_label", values="cell", aggfunc="first", sort=False
+)
+wide = wide.reindex([result.labels_of[m] for m in result.methods])
+st.dataframe(wide, key="recal_table")
+st.caption(
+    "Value [bootstrap interval]"
+    + (" · mean ± sd over the repeated splits" if repeated else "")
+    + ". Notes: "
+    + " ".join(sorted({n for n in result.metrics.note if n and "miscoverage" not in n}))
+)
+
+st.subheader("MSE versus calibration error", anchor=False)
+x_metric = request["estimators"][0]
+st.plotly_chart(
+    figures_recal.tradeoff_figure(
+        result.metrics,
+        x_metric=x_metric,
+        x_label=table.loc[table.metric == x_metric, "metric_label"].iloc[0],
+    ),
+    theme=None,
+    key="recal_tradeoff",
+    config={"displaylogo": False},
+)
+st.caption("Lower left is better on both counts; bars are the bootstrap intervals.")
+
+if result.selective:
+    st.subheader("Meta-Cal: selective recalibration", anchor=False)
+    for key, view in result.selective.items():
+        m = view.metrics
+        st.markdown(
+            f"**{result.labels_of[key]}** — coverage {m.coverage:.3f} "
+            f"({m.n_accepted:,} of {m.n:,} rows accepted), miscoverage {m.miscoverage:.3f}, "
+            f"accuracy among accepted {m.coverage_accuracy:.3f}. Rejected rows output the "
+            "uniform distribution; judge its calibration error together with its coverage."
+        )
+        st.caption(f"Guarantee: {view.guarantee}")
+        opts = dict(next(o for n, o in request["methods"] if n == key.split(" #")[0]))
+        a, b = st.columns(2)
+        a.plotly_chart(
+            figures_recal.score_separation_figure(view), theme=None, key=f"recal_sep_{key}"
+        )
+        b.plotly_chart(
+            figures_recal.selective_threshold_figure(
+                view,
+                alpha=opts.get("alpha") if opts.get("mode", "miscoverage") == "miscoverage" else None,
+                beta=opts.get("beta"),
+            ),
+            theme=None,
+            key=f"recal_thr_{key}",
+        )
+    st.plotly_chart(
+        figures_recal.coverage_accuracy_figure(result.selective, result.labels_of),
+        theme=None,
+        key="recal_cov_acc",
+    )
+
+st.subheader("Downloads", anchor=False)
+frame = result.predictions_frame(pred.class_names)
+d1, d2, d3 = st.columns(3)
+d1.download_button(
+    "Recalibrated predictions (CSV)",
+    frame.to_csv(index=False).encode(),
+    file_name="recalibrated_predictions.csv",
+    mime="text/csv",
+    key="recal_download_csv",
+)
+fitted_keys = list(result.fitted)
+if fitted_keys:
+    pick = d2.selectbox(
+        "Fitted parameters of", fitted_keys, format_func=result.labels_of.get, key="recal_json_pick"
+    )
+    d2.download_button(
+        "Parameters (JSON)",
+        result.parameters_json(pick).encode(),
+        file_name=f"{pick.replace(' ', '_')}_parameters.json",
+        mime="application/json",
+        key="recal_download_json",
+    )
+    with st.expander("Fitted parameters (first split)"):
+        st.json(result.fitted[pick][0].to_dict(), expanded=False)
+if d3.button(
+    "Use as models on every page",
+    key="recal_send",
+    help="Replace the loaded data by these evaluation rows, one model per method; the sidebar "
+    "model picker then switches between them. Reload the original file on the Data page.",
+):
+    from core.data import load_predictions
+
+    with state.show_errors():
+        names = [str(c) for c in pred.class_names]
+        new = load_predictions(
+            frame.drop(columns=["row", "evaluation", "accepted"]),
+            prob_columns=names,
+            label_column="label",
+        )
+        state.set_predictions(new, source=f"recalibrated ({PROTOCOL_LABELS[result.protocol]})")
+        st.session_state[state.MODEL] = result.labels_of[UNCALIBRATED]
+        st.success(
+            f"Loaded {len(result.predictions)} models on {n_eval:,} rows: "
+            + ", ".join(result.labels_of[k] for k in result.predictions)
+        )

@@ -1,0 +1,325 @@
+"""Tests page: p-values of "the model is calibrated", the null distribution, a teaching mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.calibration_tests import (
+    DEFAULT_SUITE,
+    TESTS,
+    CalibrationTestResult,
+    TestErrorSimulation,
+    TestSuiteResult,
+    run_tests,
+    simulate_test_errors,
+)
+from core.estimators import ESTIMATORS
+from core.estimators.kernel import MAX_EXACT_N
+from core.worlds import DirichletWorld
+from dashboard import state
+
+MESSAGE = (
+    "A raw calibration error has no unit: whether 0.0003 or 0.03 is a lot depends on the "
+    "number of predictions, the classes and the estimator. The p-value under the hypothesis "
+    "**“the model is calibrated”** is the interpretable number: a small p-value means data "
+    "this miscalibrated would rarely come from a calibrated model."
+)
+ALPHAS = [0.001, 0.01, 0.05, 0.1]
+KERNEL_LENS_LABELS = {
+    "canonical": "Canonical (full probability vector)",
+    "top-label": "Top-label (confidence)",
+    "binary": "Binary P(y=1)",
+}
+#: Generative models of Widmann et al. (2019): m = 10 classes, Dir(0.1) predictions.
+WORLDS = {
+    "M1: calibrated (π = 0)": DirichletWorld(10, 0.1, 0.0),
+    "M2: half the labels are class 1 (π = 0.5, β = e₁)": DirichletWorld(10, 0.1, 0.5, "first"),
+    "M3: labels uniform (π = 1)": DirichletWorld(10, 0.1, 1.0),
+}
+TEACHING_RESAMPLES = 200
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the calibration tests…")
+def _run_tests(
+    digest: str,
+    tests: tuple[str, ...],
+    kernel_lens: str,
+    lens: str,
+    seed: int,
+    n_resamples: int,
+    max_exact_n: int,
+    consistency: tuple[tuple[str, Any], ...],
+    _probs: np.ndarray,
+    _labels: np.ndarray,
+) -> TestSuiteResult:
+    return run_tests(
+        _probs,
+        _labels,
+        tests=tests,
+        kernel_lens=kernel_lens,
+        lens=lens,
+        seed=seed,
+        n_resamples=n_resamples,
+        max_exact_n=max_exact_n,
+        consistency_options=dict(consistency),
+    )
+
+
+@st.cache_data(max_entries=8, show_spinner="Simulating data sets and testing each one…")
+def _simulate(
+    world: str, tests: tuple[str, ...], n: int, n_datasets: int, seed: int
+) -> TestErrorSimulation:
+    model = WORLDS[world]
+    opts = {
+        t: {"n_resamples": TEACHING_RESAMPLES}
+        for t in tests
+        if "n_resamples" in TESTS.get(t).meta["options"]
+    }
+    return simulate_test_errors(
+        tests,
+        model.sample,
+        n=n,
+        n_datasets=n_datasets,
+        calibrated=model.pi == 0,
+        seed=seed,
+        test_options=opts,
+    )
+
+
+def _pvalue_text(r: CalibrationTestResult) -> str:
+    text = f"≤ {r.pvalue:.4g}" if r.pvalue_is_bound else f"{r.pvalue:.4g}"
+    if r.mc_error is not None:
+        text += f" ± {r.mc_error:.2g}"
+    return text
+
+
+def _null_figure(r: CalibrationTestResult) -> go.Figure:
+    null = r.null_distribution
+    fig = go.Figure()
+    fig.add_trace(
+        go.Histogram(x=null, nbinsx=50, name="resampled statistics", marker_color="#7f8fa6")
+    )
+    right = float(max(np.max(null), r.statistic))
+    fig.add_vrect(
+        x0=r.statistic,
+        x1=right,
+        fillcolor="#e84118",
+        opacity=0.15,
+        line_width=0,
+        annotation_text=f"p = {r.pvalue:.3g}",
+        annotation_position="top left",
+    )
+    fig.add_vline(x=r.statistic, line_color="#e84118", line_width=2)
+    fig.add_trace(
+        go.Scatter(
+            x=[r.statistic, r.statistic],
+            y=[0, 0],
+            mode="lines",
+            line={"color": "#e84118", "width": 2},
+            name=f"observed {r.statistic:.4g}",
+        )
+    )
+    fig.update_layout(
+        xaxis_title="statistic under “calibrated”",
+        yaxis_title="resamples",
+        bargap=0.02,
+        height=360,
+        margin={"t": 30, "b": 40, "l": 50, "r": 20},
+        legend={"orientation": "h", "y": 1.1},
+    )
+    return fig
+
+
+def _error_figure(sim: TestErrorSimulation) -> go.Figure:
+    frame = sim.to_frame()
+    fig = go.Figure()
+    if sim.calibrated:
+        fig.add_trace(
+            go.Scatter(
+                x=[0, 1],
+                y=[0, 1],
+                mode="lines",
+                line={"dash": "dash", "color": "grey"},
+                name="type-I error = α",
+            )
+        )
+    for name, part in frame.groupby("test", sort=False):
+        fig.add_trace(
+            go.Scatter(x=part["alpha"], y=part["error"], mode="lines", name=TESTS.get(name).label)
+        )
+    fig.update_layout(
+        xaxis_title="significance level α",
+        yaxis_title="type-I error P[p ≤ α]" if sim.calibrated else "type-II error P[p > α]",
+        yaxis_range=[-0.05, 1.05],
+        height=420,
+        margin={"t": 30, "b": 40, "l": 60, "r": 20},
+    )
+    return fig
+
+
+st.title("Calibration tests", anchor=False)
+st.info(MESSAGE, icon=":material/lightbulb:")
+
+pred = state.current_predictions()
+if pred is None:
+    st.info(
+        "No predictions are loaded yet, so there is nothing to test. Upload a file or pick a "
+        "bundled sample on the Data page; the teaching mode below works without data.",
+        icon=":material/info:",
+    )
+    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
+else:
+    config = state.analysis_config()
+    c1, c2, c3 = st.columns(3)
+    alpha = c1.select_slider("Significance level α", options=ALPHAS, value=0.05, key="tests_alpha")
+    lens_options = ["canonical", "top-label"] + (["binary"] if pred.n_classes == 2 else [])
+    kernel_lens = c2.selectbox(
+        "Lens of the kernel tests",
+        lens_options,
+        format_func=KERNEL_LENS_LABELS.get,
+        key="tests_kernel_lens",
+        help="Canonical tests strong calibration of the whole vector; top-label tests the "
+        "confidence only.",
+    )
+    n_resamples = int(
+        c3.number_input(
+            "Resamples (bootstrap, consistency)",
+            min_value=100,
+            max_value=10_000,
+            value=1000,
+            step=100,
+            key="tests_resamples",
+        )
+    )
+    seed = int(config.seed) if config is not None else 0
+    lens = config.lens if config is not None and config.lens in ("binary", "top-label") else None
+    if lens is None:
+        lens = "binary" if pred.n_classes == 2 else "top-label"
+    binned = ESTIMATORS.names(binned=True)
+    consistency = {"estimator": "plugin", "binning": "equal-width", "n_bins": 15, "norm": 1.0}
+    if config is not None:
+        consistency = {
+            "estimator": config.estimator if config.estimator in binned else "plugin",
+            "binning": config.binning,
+            "n_bins": config.n_bins,
+            "norm": config.norm,
+            "tie_policy": config.tie_policy,
+        }
+
+    max_exact_n = MAX_EXACT_N
+    if pred.n > MAX_EXACT_N:
+        st.warning(
+            f"{pred.n:,} predictions: the quadratic tests (bootstrap, distribution-free bounds "
+            f"of SKCE_b and SKCE_uq) cost n² kernel evaluations and are skipped above "
+            f"{MAX_EXACT_N:,} rows. The linear and block tests run in linear time.",
+            icon=":material/speed:",
+        )
+        if st.checkbox("Run the quadratic tests anyway (slow)", key="tests_force_quadratic"):
+            max_exact_n = pred.n
+
+    with state.show_errors(stop=True):
+        suite = _run_tests(
+            pred.digest,
+            DEFAULT_SUITE,
+            kernel_lens,
+            lens,
+            seed,
+            n_resamples,
+            max_exact_n,
+            tuple(sorted(consistency.items())),
+            pred.probs,
+            pred.labels,
+        )
+
+    frame = suite.to_frame(alpha)
+    table = frame.assign(
+        **{
+            "p-value": [_pvalue_text(r) for r in suite.results],
+            f"reject at α = {alpha:g}": np.where(frame["reject"], "reject", "keep"),
+        }
+    )[["label", "statistic", "p-value", f"reject at α = {alpha:g}", "method", "assumptions"]]
+    st.subheader("One row per test", anchor=False)
+    st.dataframe(
+        table,
+        hide_index=True,
+        key="tests_table",
+        column_config={
+            "label": st.column_config.TextColumn("test"),
+            "statistic": st.column_config.NumberColumn("statistic", format="%.4g"),
+            "method": st.column_config.TextColumn("method", width="large"),
+            "assumptions": st.column_config.TextColumn("assumptions", width="large"),
+        },
+    )
+    st.caption(
+        f"Kernel tests on the {kernel_lens} lens with exp(−TV/ν)·I and ν by the median "
+        f"heuristic; Hosmer–Lemeshow, Spiegelhalter and consistency resampling on the {lens} "
+        f"lens (consistency: {consistency['estimator']} estimator, {consistency['n_bins']} "
+        f"{consistency['binning']} bins). “≤” marks a distribution-free upper bound of the "
+        "p-value; “±” the Monte-Carlo standard error of a resampled p-value, counted as "
+        f"(1 + #{{T* ≥ T}})/(1 + R). Seed {seed}."
+    )
+    for name, reason in suite.skipped.items():
+        st.caption(f"**{TESTS.get(name).label}** did not run: {reason}")
+
+    resampled = [r for r in suite.results if r.null_distribution is not None]
+    if resampled:
+        st.subheader("Null distribution", anchor=False)
+        choice = st.selectbox(
+            "Resampling test",
+            [r.test for r in resampled],
+            format_func=lambda t: TESTS.get(t).label,
+            key="tests_null_choice",
+        )
+        chosen = next(r for r in resampled if r.test == choice)
+        st.plotly_chart(
+            _null_figure(chosen),
+            theme=None,
+            key="tests_null_chart",
+            config={"displaylogo": False},
+        )
+        st.caption(
+            f"Histogram of the {chosen.n_resamples:,} statistics resampled under “calibrated”; "
+            "the red line is the observed statistic and the shaded region the resamples at "
+            "least as large, whose share is the p-value."
+        )
+
+st.divider()
+with st.expander("Teaching mode: how often does each test err?", icon=":material/school:"):
+    st.markdown(
+        "Draw many data sets from a generative model with known calibration "
+        "(Widmann et al. 2019, §6: predictions ~ Dir(0.1) over 10 classes; with probability π "
+        "the label ignores the prediction) and test each one. Under the calibrated model M1 a "
+        "valid test rejects at most a share α (its curve stays on or below the diagonal); "
+        "under M2 and M3 a powerful test's type-II error drops to 0 quickly."
+    )
+    t1, t2, t3 = st.columns(3)
+    world = t1.selectbox("Model", list(WORLDS), key="tests_teach_world")
+    n = int(t2.number_input("Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n"))
+    n_datasets = int(
+        t3.number_input("Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets")
+    )
+    chosen_tests = st.multiselect(
+        "Tests",
+        list(DEFAULT_SUITE),
+        default=["skce-ul-asymptotic", "skce-uq-bootstrap", "skce-bound-b", "consistency"],
+        format_func=lambda t: TESTS.get(t).label,
+        key="tests_teach_tests",
+    )
+    if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
+        with state.show_errors():
+            sim = _simulate(world, tuple(chosen_tests), n, n_datasets, 0)
+            st.plotly_chart(
+                _error_figure(sim),
+                theme=None,
+                key="tests_teach_chart",
+                config={"displaylogo": False},
+            )
+            st.caption(
+                f"{n_datasets} data sets of {n} rows, seed 0; resampling tests use "
+                f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "
+                "curves for 10,000 data sets."
+            )
