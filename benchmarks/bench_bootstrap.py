@@ -46,10 +46,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
         ("plugin ℓ1 equal-mass", "plugin", {"binning": "equal-mass"}, r),
         ("debiased ℓ2 equal-width", "debiased", {"norm": 2}, r),
         ("Brier score", "brier", {}, r),
-        ("label-binned ℓ1 (generic path)", "label-binned", {}, max(r // 10, 10)),
+        ("label-binned ℓ1 equal-width", "label-binned", {}, r),
+        ("sweep ℓ1 equal-mass (generic path)", "sweep", {"binning": "equal-mass"}, max(r // 20, 5)),
     ]
     for label, statistic, opts, resamples in cases:
-        if statistic not in ("brier",):
+        if statistic != "brier":
             opts = {"lens": "binary", "n_bins": B, **opts}
         result: dict[str, Any] = {}
 

@@ -32,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     "LintFinding": "core.data",
     "LintReport": "core.data",
     "load_predictions": "core.data",
+    "ColumnError": "core.data",
+    "read_table": "core.data",
+    "combine_models": "core.data",
     # lenses and binning
     "LENSES": "core.lenses",
     "LensView": "core.lenses",
@@ -48,13 +51,18 @@ _EXPORTS: dict[str, str] = {
     "accuracy": "core.scores",
     "brier_score": "core.scores",
     "log_loss": "core.scores",
+    "brier_decomposition": "core.scores",
+    "SCORES": "core.scores",
     "ConfidenceInterval": "core.intervals",
     "BootstrapResult": "core.intervals",
     "bootstrap_interval": "core.intervals",
     "bin_intervals": "core.intervals",
+    "bootstrap_many": "core.intervals",
+    "INTERVAL_METHODS": "core.intervals",
     # one-call analysis shared by the dashboard, the CLI and reports
     "AnalysisConfig": "core.analysis",
     "ReliabilityAnalysis": "core.analysis",
+    "ComponentTable": "core.analysis",
     "analyze": "core.analysis",
     # calibration tests
     "TESTS": "core.calibration_tests",

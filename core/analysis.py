@@ -33,7 +33,7 @@ from core.intervals import (
     check_seed,
 )
 from core.lenses import LENSES
-from core.scores import SCORES
+from core.scores import SCORES, BrierDecomposition, brier_decomposition
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
 METRIC_COLUMNS = ["metric", "label", "value", "low", "high", "note"]
@@ -285,6 +285,9 @@ class ReliabilityAnalysis:
         is not binned, then accuracy, Brier score and log loss.
     intervals : dict
         ``metric -> BootstrapResult`` (all on the same resamples).
+    brier_decomposition : BrierDecomposition or None
+        Reliability, resolution and uncertainty of the Brier score on the config's
+        binning (see :func:`core.scores.brier_decomposition`).
     n : int
         Number of rows.
     class_names : tuple of str
@@ -297,6 +300,7 @@ class ReliabilityAnalysis:
     components: tuple[ComponentTable, ...]
     metrics: pd.DataFrame
     intervals: dict[str, BootstrapResult] = field(default_factory=dict)
+    brier_decomposition: BrierDecomposition | None = None
     n: int = 0
     class_names: tuple[str, ...] = ()
 
@@ -446,6 +450,13 @@ def analyze(
         components=_component_tables(p, y, config, headline, names),
         metrics=metrics,
         intervals=intervals,
+        brier_decomposition=brier_decomposition(
+            p_in,
+            y,
+            binning=config.binning,
+            n_bins=config.n_bins,
+            tie_policy=config.tie_policy,
+        ),
         n=n,
         class_names=names,
     )

@@ -22,87 +22,45 @@ reported with their Monte-Carlo standard error.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
-from core._validation import check_norm, check_probs_labels, check_rng
-from core.binning import bin_indices, check_n_bins, check_tie_policy
+from core import tests_classical, tests_kernel  # noqa: F401  (register the tests)
+from core._validation import check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
-from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 from core.lenses import LENSES
-from core.registry import Registry
+from core.tests_base import (
+    BINARY_TEST_LENSES,
+    KERNEL_TEST_LENSES,
+    TESTS,
+    CalibrationTestResult,
+    check_resamples,
+    conservative_pvalue,
+)
+from core.tests_kernel import bound_biased, bound_unbiased, skce_uq_bootstrap_null
 
-#: Tests of calibration; each entry's func is ``func(probs, labels, *, lens, rng, **options)``.
-TESTS: Registry = Registry("calibration test")
-
-#: Lenses the kernel tests accept (one component each).
-KERNEL_TEST_LENSES: tuple[str, ...] = ("canonical", "binary", "top-label")
-#: Lenses of the classical binary tests.
-BINARY_TEST_LENSES: tuple[str, ...] = ("binary", "top-label")
-
-
-@dataclass(frozen=True, eq=False)
-class CalibrationTestResult:
-    """The outcome of one calibration test (scipy-style).
-
-    Attributes
-    ----------
-    test : str
-        Registered test name.
-    statistic : float
-        The observed statistic (an SKCE estimate, an ECE, χ² or Z).
-    pvalue : float
-        The p-value, or an upper bound of it when ``pvalue_is_bound``.
-    pvalue_is_bound : bool
-        True for the distribution-free tests: ``pvalue`` bounds the p-value from above.
-    method : str
-        How the p-value was obtained, in one line.
-    assumptions : str
-        What the p-value relies on, in one line.
-    lens : str
-        The lens the test ran on.
-    n : int
-        Number of rows.
-    null_distribution : numpy.ndarray or None
-        Simulated statistics under the null (resampling tests), on the statistic's scale.
-    n_resamples : int or None
-        Number of resamples ``R``.
-    mc_error : float or None
-        Monte-Carlo standard error of a resampled p-value, ``√(p(1 − p)/R)``.
-    confidence_interval : tuple of float or None
-        One-sided interval of the estimated quantity, where the test gives one.
-    details : dict
-        Test-specific numbers (bandwidth, degrees of freedom, exceedances, ...).
-    """
-
-    test: str
-    statistic: float
-    pvalue: float
-    pvalue_is_bound: bool
-    method: str
-    assumptions: str
-    lens: str
-    n: int
-    null_distribution: np.ndarray | None = None
-    n_resamples: int | None = None
-    mc_error: float | None = None
-    confidence_interval: tuple[float, float] | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Return whether "calibrated" is rejected at level ``alpha`` (``p ≤ alpha``)."""
-        return bool(self.pvalue <= alpha)
-
-    @property
-    def label(self) -> str:
-        """The test's human label."""
-        return TESTS.get(self.test).label
+__all__ = [
+    "BINARY_TEST_LENSES",
+    "DEFAULT_SUITE",
+    "KERNEL_TEST_LENSES",
+    "TESTS",
+    "CalibrationTestResult",
+    "TestErrorSimulation",
+    "TestSuiteResult",
+    "bound_biased",
+    "bound_unbiased",
+    "calibration_test",
+    "check_resamples",
+    "conservative_pvalue",
+    "run_tests",
+    "simulate_test_errors",
+    "skce_uq_bootstrap_null",
+]
 
 
 def calibration_test(
@@ -180,563 +138,6 @@ def calibration_test(
     return entry.func(p, y, lens=lens, rng=check_rng(seed), **options)
 
 
-def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float, int]:
-    """Return ``((1 + #{T* ≥ T}) / (1 + R), Monte-Carlo SE, #exceedances)``.
-
-    Parameters
-    ----------
-    null : numpy.ndarray
-        ``R`` resampled statistics.
-    observed : float
-        The observed statistic ``T``.
-
-    Returns
-    -------
-    tuple
-        p-value, its standard error ``√(p(1 − p)/R)`` and the count of ``T* ≥ T``.
-    """
-    r = null.size
-    hits = int(np.count_nonzero(null >= observed))
-    pv = (1.0 + hits) / (1.0 + r)
-    return pv, float(np.sqrt(pv * (1.0 - pv) / r)), hits
-
-
-# ----------------------------------------------------------------- kernel tests
-
-_KERNEL_OPTS = ("kernel", "metric", "bandwidth", "max_exact_n")
-
-
-def _kernel_setup(
-    p: np.ndarray, y: np.ndarray, lens: str, rng: np.random.Generator, options: dict
-) -> tuple[kern.KernelProblem, kern.KernelSpec, str]:
-    prob = kern.lens_problems(p, y, lens, validated=True)[0]
-    if prob.probs.shape[0] < 4:
-        raise EstimationError("Kernel calibration tests need at least 4 rows.")
-    spec, how = kern.make_spec(
-        prob.probs,
-        kernel=options.get("kernel", "laplacian"),
-        metric=options.get("metric", "tv"),
-        bandwidth=options.get("bandwidth", "median"),
-        max_exact_n=int(options.get("max_exact_n", kern.MAX_EXACT_N)),
-        rng=rng,
-    )
-    return prob, spec, how
-
-
-def _kernel_details(spec: kern.KernelSpec, how: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "kernel": spec.kernel,
-        "metric": spec.metric,
-        "bandwidth": spec.bandwidth,
-        "bandwidth_rule": how,
-        "bound_B": spec.bound,
-        **extra,
-    }
-
-
-def bound_biased(t: float, n: int, bound: float) -> float:
-    """Distribution-free bound of ``P[SKCE_b ≥ t]``: ``exp(−½ max(0, √(n t/B) − 1)²)``.
-
-    Parameters
-    ----------
-    t : float
-        Observed SKCE_b.
-    n : int
-        Rows.
-    bound : float
-        ``B = 2·sup|κ|``.
-
-    Returns
-    -------
-    float
-        The bound (Widmann et al. 2019, Lemma 2).
-    """
-    s = max(0.0, float(np.sqrt(max(n * t / bound, 0.0))) - 1.0)
-    return float(np.exp(-0.5 * s * s))
-
-
-def bound_unbiased(t: float, n: int, bound: float, *, clip_negative: bool = True) -> float:
-    """Distribution-free bound of ``P[T ≥ t]`` for SKCE_uq and SKCE_ul.
-
-    ``exp(−⌊n/2⌋ t² / (2B²))``, derived for ``t > 0``.
-
-    Parameters
-    ----------
-    t : float
-        Observed unbiased estimate.
-    n : int
-        Rows.
-    bound : float
-        ``B = 2·sup|κ|``.
-    clip_negative : bool
-        Return 1 for ``t ≤ 0`` (default). False applies the formula to negative ``t``
-        too, as the paper's code did (to reproduce its numbers).
-
-    Returns
-    -------
-    float
-        The bound.
-    """
-    if t <= 0 and clip_negative:
-        return 1.0
-    return float(np.exp(-(n // 2) * (t / bound) ** 2 / 2.0))
-
-
-def _bound_test(which: str) -> Callable[..., CalibrationTestResult]:
-    name = f"skce-bound-{which}"
-
-    def run(p, y, *, lens, rng, clip_negative=True, **options) -> CalibrationTestResult:
-        prob, spec, how = _kernel_setup(p, y, lens, rng, options)
-        est = kern._skce_value(prob, spec, which, options)[0]
-        n = prob.probs.shape[0]
-        if which == "b":
-            pv = bound_biased(est, n, spec.bound)
-            method = "exp(−½·max(0, √(n·t/B) − 1)²) (McDiarmid)"
-        else:
-            pv = bound_unbiased(est, n, spec.bound, clip_negative=clip_negative)
-            method = "exp(−⌊n/2⌋·t²/(2B²)) (Hoeffding)"
-        return CalibrationTestResult(
-            test=name,
-            statistic=est,
-            pvalue=pv,
-            pvalue_is_bound=True,
-            method=method,
-            assumptions=TESTS.get(name).meta["assumptions"],
-            lens=lens,
-            n=n,
-            details=_kernel_details(spec, how, clip_negative=clip_negative),
-        )
-
-    return run
-
-
-_BOUND_ASSUMPTIONS = "i.i.d. rows; bounded kernel (B = 2); valid for any n but very conservative"
-for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
-    TESTS.register(
-        f"skce-bound-{_which}",
-        label=f"Distribution-free bound ({_label})",
-        description=f"Upper bound of the p-value of {_label} under calibration.",
-        formula="Widmann et al. (2019), Lemma 2",
-        kind="bound",
-        random=False,
-        quadratic=_which != "ul",
-        lenses=KERNEL_TEST_LENSES,
-        default_lens="canonical",
-        options=(*_KERNEL_OPTS, "clip_negative"),
-        assumptions=_BOUND_ASSUMPTIONS,
-    )(_bound_test(_which))
-
-
-@TESTS.register(
-    "skce-ul-asymptotic",
-    label="Asymptotic test (SKCE_ul)",
-    description="Normal approximation of the linear estimator: p = 1 − Φ(√⌊n/2⌋·t/σ̂).",
-    formula="Widmann et al. (2019), Lemma 3",
-    kind="asymptotic",
-    random=False,
-    quadratic=False,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "ddof"),
-    assumptions="i.i.d. rows in random order; ⌊n/2⌋ large enough for the CLT",
-)
-def _ul_asymptotic(p, y, *, lens, rng, ddof=0, **options) -> CalibrationTestResult:
-    prob, spec, how = _kernel_setup(p, y, lens, rng, options)
-    terms = kern.pair_terms(prob.probs, prob.labels, spec)
-    k = terms.size
-    t = float(terms.mean())
-    sd = float(terms.std(ddof=int(ddof)))
-    if sd == 0.0:
-        pv = 1.0 if t <= 0 else 0.0
-        z = np.inf if t > 0 else -np.inf
-    else:
-        z = float(np.sqrt(k) * t / sd)
-        pv = float(stats.norm.sf(z))
-    return CalibrationTestResult(
-        test="skce-ul-asymptotic",
-        statistic=t,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"normal approximation, σ̂ with ddof={int(ddof)} over {k} pair terms",
-        assumptions=TESTS.get("skce-ul-asymptotic").meta["assumptions"],
-        lens=lens,
-        n=prob.probs.shape[0],
-        details=_kernel_details(spec, how, z=z, sigma=sd, n_pairs=k, ddof=int(ddof)),
-    )
-
-
-def _multinomial_counts(rng: np.random.Generator, n: int, r: int) -> np.ndarray:
-    """``(r, n)`` counts of each row in ``r`` bootstrap resamples (one ``bincount``)."""
-    idx = rng.integers(0, n, size=(r, n))
-    idx += (np.arange(r) * n)[:, None]
-    return np.bincount(idx.ravel(), minlength=r * n).reshape(r, n).astype(np.float64)
-
-
-def skce_uq_bootstrap_null(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    spec: kern.KernelSpec,
-    *,
-    n_resamples: int = 1000,
-    rng: np.random.Generator | None = None,
-) -> tuple[np.ndarray, float, float]:
-    """Bootstrap null distribution of SKCE_uq, never holding the ``n × n`` matrix.
-
-    Each resample is a count vector ``c``; the statistic of Arcones & Giné's degenerate
-    bootstrap is ``T′ = [n/(n−1)·(cᵀHc − cᵀd) − 2·cᵀH1] / n²`` (``d = diag H``), to be
-    compared with ``S = n/(n−1)·SKCE_uq − SKCE_b``. All ``R`` resamples share one tiled
-    pass over ``H``: the tile products accumulate ``CH`` (``R × n``).
-
-    Parameters
-    ----------
-    probs, labels : numpy.ndarray
-        ``(n, K)`` predictions and labels.
-    spec : KernelSpec
-        The kernel.
-    n_resamples : int
-        ``R``.
-    rng : numpy.random.Generator
-        Draws the resamples.
-
-    Returns
-    -------
-    tuple
-        ``(T′ (R,), S, SKCE_uq, SKCE_b)``.
-    """
-    gen = check_rng(rng)
-    n = probs.shape[0]
-    c = _multinomial_counts(gen, n, int(n_resamples))
-    e = kern.residuals(probs, labels)
-    ch = np.zeros_like(c)
-    h1 = np.zeros(n)
-    for ra, rc, h, diag in kern.iter_h_tiles(probs, e, spec):
-        ch[:, rc] += c[:, ra] @ h
-        h1[ra] += h.sum(axis=1)
-        if not diag:
-            ch[:, ra] += c[:, rc] @ h.T
-            h1[rc] += h.sum(axis=0)
-    d = spec.scale * np.einsum("ij,ij->i", e, e)
-    total = float(h1.sum())
-    skce_b = total / n**2
-    skce_uq = (total - float(d.sum())) / (n * (n - 1))
-    quad = np.einsum("ij,ij->i", c, ch)
-    t_prime = (n / (n - 1) * (quad - c @ d) - 2.0 * (c @ h1)) / n**2
-    s = n / (n - 1) * skce_uq - skce_b
-    return t_prime, s, skce_uq, skce_b
-
-
-@TESTS.register(
-    "skce-uq-bootstrap",
-    label="Bootstrap test (SKCE_uq)",
-    description="Degenerate U-statistic SKCE_uq against its bootstrap null distribution.",
-    formula="Widmann et al. (2019), Thm G.2 and App. G; Arcones & Giné (1992)",
-    kind="resampling",
-    random=True,
-    quadratic=True,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "n_resamples"),
-    assumptions="i.i.d. rows; bootstrap approximation of the degenerate null law (large n)",
-)
-def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> CalibrationTestResult:
-    prob, spec, how = _kernel_setup(p, y, lens, rng, options)
-    n = prob.probs.shape[0]
-    kern.check_exact_size(n, int(options.get("max_exact_n", kern.MAX_EXACT_N)), "The bootstrap")
-    r = _check_resamples(n_resamples)
-    t_prime, s, skce_uq, skce_b = skce_uq_bootstrap_null(
-        prob.probs, prob.labels, spec, n_resamples=r, rng=rng
-    )
-    pv, se, hits = conservative_pvalue(t_prime, s)
-    # on the SKCE_uq scale: T* / n = (n − 1)/n · (T′ + SKCE_b) approximates SKCE_uq's null law
-    null = (n - 1) / n * (t_prime + skce_b)
-    return CalibrationTestResult(
-        test="skce-uq-bootstrap",
-        statistic=skce_uq,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"bootstrap of the degenerate U-statistic, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
-        assumptions=TESTS.get("skce-uq-bootstrap").meta["assumptions"],
-        lens=lens,
-        n=n,
-        null_distribution=null,
-        n_resamples=r,
-        mc_error=se,
-        details=_kernel_details(spec, how, exceedances=hits, S=s, skce_b=skce_b),
-    )
-
-
-@TESTS.register(
-    "skce-block",
-    label="Block test (SKCE block)",
-    description="z-test of the mean of per-block unbiased SKCE estimates.",
-    formula="Widmann, Lindsten & Zachariah (2021), block estimator",
-    kind="asymptotic",
-    random=False,
-    quadratic=False,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "block_size", "level"),
-    assumptions="i.i.d. rows in random order; enough blocks for the CLT",
-)
-def _block(p, y, *, lens, rng, block_size=None, level=0.95, **options) -> CalibrationTestResult:
-    prob, spec, how = _kernel_setup(p, y, lens, rng, options)
-    n = prob.probs.shape[0]
-    bsz = int(block_size or max(2, int(np.sqrt(n))))
-    x = kern.block_terms(prob.probs, prob.labels, spec, bsz)
-    if x.size < 2:
-        raise EstimationError(
-            f"The block test needs at least two blocks; n = {n} with block_size {bsz} gives "
-            f"{x.size}. Use a smaller block size."
-        )
-    est = float(x.mean())
-    se = float(x.std(ddof=1) / np.sqrt(x.size))
-    if se == 0.0:
-        z = np.inf if est > 0 else -np.inf
-        pv = 0.0 if est > 0 else 1.0
-    else:
-        z = est / se
-        pv = float(stats.norm.sf(z))
-    low = max(0.0, est - float(stats.norm.ppf(level)) * se)
-    return CalibrationTestResult(
-        test="skce-block",
-        statistic=est,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"z-test over {x.size} blocks of {bsz} rows (standard error with ddof=1)",
-        assumptions=TESTS.get("skce-block").meta["assumptions"],
-        lens=lens,
-        n=n,
-        confidence_interval=(low, float("inf")),
-        details=_kernel_details(spec, how, z=z, block_size=bsz, n_blocks=int(x.size), level=level),
-    )
-
-
-# ----------------------------------------------------------------- consistency resampling
-
-
-def _check_resamples(n_resamples: object) -> int:
-    try:
-        r = int(n_resamples)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        r = 0
-    if r < 1 or r != n_resamples:
-        raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    return r
-
-
-def _fast_plugin_null(
-    p: np.ndarray,
-    lens: str,
-    n_bins: int,
-    norm: float,
-    r: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """Consistency null of the equal-width plug-in estimator on a one-component lens.
-
-    Bins do not depend on the sample here, so each resample is a ``bincount`` of
-    (resample, bin) pairs; the redrawn outcome is Bernoulli(score) on these lenses.
-    """
-    from core.estimators.base import plugin_from_stats
-
-    n = p.shape[0]
-    scores = p[:, 1] if lens == "binary" else p.max(axis=1)
-    idx, edges = bin_indices(scores, binning="equal-width", n_bins=n_bins)
-    b = edges.size - 1
-    out = np.empty(r)
-    step = max(1, 4_000_000 // n)
-    for s in range(0, r, step):
-        m = min(step, r - s)
-        rows = rng.integers(0, n, size=(m, n))
-        outcome = rng.random((m, n)) < scores[rows]
-        key = (idx[rows] + (np.arange(m) * b)[:, None]).ravel()
-        counts = np.bincount(key, minlength=m * b).reshape(m, b)
-        ssum = np.bincount(key, weights=scores[rows].ravel(), minlength=m * b).reshape(m, b)
-        lsum = np.bincount(key, weights=outcome.ravel(), minlength=m * b).reshape(m, b)
-        out[s : s + m] = plugin_from_stats(counts, ssum, lsum, norm)
-    return out
-
-
-def _resampled_labels(cdf: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    k = cdf.shape[1]
-    u = rng.random(rows.size)[:, None] * cdf[rows, -1:]
-    return np.minimum((u >= cdf[rows]).sum(axis=1), k - 1).astype(np.int64)
-
-
-@TESTS.register(
-    "consistency",
-    label="Consistency resampling",
-    description="Resample predictions with replacement, redraw labels from them, and compare "
-    "the binned estimate with its resampled distribution.",
-    formula="Bröcker & Smith (2007); Vaicenavicius et al. (2019); Widmann et al. (2019) §4.4",
-    kind="resampling",
-    random=True,
-    quadratic=False,
-    lenses=("binary", "top-label", "classwise"),
-    options=("estimator", "binning", "n_bins", "norm", "tie_policy", "n_resamples"),
-    assumptions="i.i.d. rows; known to reject too often with many or fine bins",
-)
-def _consistency(
-    p,
-    y,
-    *,
-    lens,
-    rng,
-    estimator="plugin",
-    binning="equal-width",
-    n_bins=15,
-    norm=1,
-    tie_policy="split",
-    n_resamples=1000,
-) -> CalibrationTestResult:
-    entry = ESTIMATORS.get(estimator)
-    if not entry.meta.get("binned"):
-        raise ConfigError(
-            f"Consistency resampling runs on a binned estimator; {estimator!r} is not one. "
-            f"Choose one of {', '.join(ESTIMATORS.names(binned=True))}."
-        )
-    p_norm = check_norm(norm)
-    if p_norm not in entry.meta.get("norms", ()):
-        raise ConfigError(f"Estimator {estimator!r} does not support norm {norm!r}.")
-    if lens not in entry.meta.get("lenses", ()):
-        raise ConfigError(f"Estimator {estimator!r} does not support the {lens!r} lens.")
-    r = _check_resamples(n_resamples)
-    kw = {
-        "lens": lens,
-        "norm": p_norm,
-        "binning": binning,
-        "n_bins": check_n_bins(n_bins),
-        "tie_policy": check_tie_policy(tie_policy),
-        "class_weights": None,
-        "class_names": None,
-    }
-    t = float(entry.func(p, y, rng=np.random.default_rng(0), **kw).value)
-    fast = estimator == "plugin" and binning == "equal-width" and lens in BINARY_TEST_LENSES
-    if fast:
-        null = _fast_plugin_null(p, lens, kw["n_bins"], p_norm, r, rng)
-    else:
-        n = p.shape[0]
-        cdf = np.cumsum(p, axis=1)
-        null = np.empty(r)
-        for i in range(r):  # one vectorised estimator call per resample
-            rows = rng.integers(0, n, size=n)
-            y_star = _resampled_labels(cdf, rows, rng)
-            null[i] = entry.func(p[rows], y_star, rng=rng, **kw).value
-    pv, se, hits = conservative_pvalue(null, t)
-    return CalibrationTestResult(
-        test="consistency",
-        statistic=t,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"consistency resampling of {entry.label}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
-        assumptions=TESTS.get("consistency").meta["assumptions"],
-        lens=lens,
-        n=p.shape[0],
-        null_distribution=null,
-        n_resamples=r,
-        mc_error=se,
-        details={
-            "estimator": estimator,
-            "binning": binning,
-            "n_bins": kw["n_bins"],
-            "norm": p_norm,
-            "exceedances": hits,
-            "vectorised": fast,
-        },
-    )
-
-
-# ----------------------------------------------------------------- classical binary tests
-
-
-def _binary_view(p: np.ndarray, y: np.ndarray, lens: str) -> tuple[np.ndarray, np.ndarray]:
-    prob = kern.lens_problems(p, y, lens, validated=True)[0]
-    return prob.probs[:, 1], prob.labels.astype(np.float64)
-
-
-@TESTS.register(
-    "hosmer-lemeshow",
-    label="Hosmer–Lemeshow",
-    description="χ² over equal-mass risk groups: Σ (O − E)² / (E(1 − E/n_g)).",
-    formula="Hosmer & Lemeshow (1980)",
-    kind="classical",
-    random=False,
-    quadratic=False,
-    lenses=BINARY_TEST_LENSES,
-    options=("n_groups", "fitted"),
-    assumptions="independent rows; expected counts per group not too small (χ² approximation)",
-)
-def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> CalibrationTestResult:
-    s, o = _binary_view(p, y, lens)
-    g = check_n_bins(n_groups)
-    idx, _edges = bin_indices(s, binning="equal-mass", n_bins=g)
-    counts = np.bincount(idx, minlength=g).astype(np.float64)
-    expected = np.bincount(idx, weights=s, minlength=g)
-    observed = np.bincount(idx, weights=o, minlength=g)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = expected * (1.0 - expected / counts)
-    used = (counts > 0) & (var > 0)
-    stat = float(np.sum((observed[used] - expected[used]) ** 2 / var[used]))
-    dof = int(used.sum()) - (2 if fitted else 0)
-    if dof < 1:
-        raise EstimationError(
-            f"Hosmer–Lemeshow needs at least {3 if fitted else 1} groups with variance; "
-            f"these scores give {int(used.sum())}. Use more rows or fewer ties."
-        )
-    pv = float(stats.chi2.sf(stat, dof))
-    return CalibrationTestResult(
-        test="hosmer-lemeshow",
-        statistic=stat,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"χ² with {dof} degrees of freedom ({'G − 2, fitted on these data' if fitted else 'G, held-out data'})",
-        assumptions=TESTS.get("hosmer-lemeshow").meta["assumptions"],
-        lens=lens,
-        n=s.size,
-        details={
-            "dof": dof,
-            "n_groups": int(used.sum()),
-            "group_counts": counts,
-            "observed": observed,
-            "expected": expected,
-        },
-    )
-
-
-@TESTS.register(
-    "spiegelhalter",
-    label="Spiegelhalter's Z",
-    description="Z = Σ (y − p)(1 − 2p) / √Σ (1 − 2p)² p(1 − p); two-sided normal p-value.",
-    formula="Spiegelhalter (1986)",
-    kind="classical",
-    random=False,
-    quadratic=False,
-    lenses=BINARY_TEST_LENSES,
-    options=(),
-    assumptions="independent rows; normal approximation of a sum (large n)",
-)
-def _spiegelhalter(p, y, *, lens, rng) -> CalibrationTestResult:
-    s, o = _binary_view(p, y, lens)
-    w = 1.0 - 2.0 * s
-    var = float(np.sum(w * w * s * (1.0 - s)))
-    if var <= 0.0:
-        raise EstimationError(
-            "Spiegelhalter's Z is undefined when every score is 0, ½ or 1 (zero variance)."
-        )
-    z = float(np.sum((o - s) * w) / np.sqrt(var))
-    return CalibrationTestResult(
-        test="spiegelhalter",
-        statistic=z,
-        pvalue=float(2.0 * stats.norm.sf(abs(z))),
-        pvalue_is_bound=False,
-        method="two-sided normal approximation",
-        assumptions=TESTS.get("spiegelhalter").meta["assumptions"],
-        lens=lens,
-        n=s.size,
-        details={"variance": var},
-    )
-
-
 # ----------------------------------------------------------------- simulation (teaching)
 
 
@@ -758,6 +159,8 @@ class TestErrorSimulation:
     n_datasets : int
         Number of data sets.
     """
+
+    __test__ = False  # not a pytest test class
 
     pvalues: dict[str, np.ndarray]
     alphas: np.ndarray
@@ -855,6 +258,8 @@ class TestSuiteResult:
         Tests that did not run, with the reason (e.g. a quadratic test above
         ``max_exact_n`` rows, with the linear and block tests offered instead).
     """
+
+    __test__ = False  # not a pytest test class
 
     results: tuple[CalibrationTestResult, ...]
     skipped: dict[str, str]

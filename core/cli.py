@@ -65,15 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     try:
         text = args.run(args)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
     except (CalibscopeError, _Failure, OSError, ValueError) as exc:
         # ValueError covers parser errors of third-party readers on malformed files
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return EXIT_ERROR
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ else goes into the :class:`core.lint.LintReport` of the result.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -43,6 +44,7 @@ __all__ = [
     "LintFinding",
     "LintReport",
     "Predictions",
+    "combine_models",
     "load_predictions",
     "read_table",
 ]
@@ -72,7 +74,19 @@ ROLE_NAMES = {
     "group": ("group",),
 }
 #: Columns never taken as probabilities: row identifiers and predicted classes.
-ID_NAMES = frozenset({"id", "index", "idx", "row", "row_id", "sample", "sample_id", "unnamed: 0"})
+ID_NAMES = frozenset(
+    {
+        "id",
+        "index",
+        "idx",
+        "row",
+        "row_id",
+        "sample",
+        "sample_id",
+        "unnamed: 0",
+        "__index_level_0__",
+    }
+)
 PRED_NAMES = frozenset(
     {
         "pred",
@@ -95,6 +109,13 @@ NEGATIVE_WORDS = frozenset({"0", "false", "f", "no", "n", "neg", "negative"})
 #: Values this far outside [0, 1] are rounding noise and are clipped.
 CLIP_TOL = 1e-6
 PARQUET_SUFFIXES = frozenset({".parquet", ".pq", ".parq"})
+#: Magic numbers of formats people upload by mistake, with what they are.
+FOREIGN_FORMATS = {
+    b"PK\x03\x04": "a ZIP archive or an Excel workbook",
+    b"\x93NUMPY": "a NumPy .npy file",
+    b"\x80": "a Python pickle",
+    b"\x89HDF": "an HDF5 file",
+}
 
 
 class ColumnError(DataError):
@@ -206,9 +227,11 @@ class Predictions:
         m = np.asarray(mask)
         if m.dtype == bool and m.shape != (self.n,):
             raise DataError(f"A boolean mask must have {self.n} entries; got shape {m.shape}.")
-        idx = np.flatnonzero(m) if m.dtype == bool else m.astype(np.int64)
+        idx = np.flatnonzero(m) if m.dtype == bool else m.astype(np.int64).ravel()
         if idx.size == 0:
             raise DataError("The selection is empty: no rows match.")
+        if idx.min() < -self.n or idx.max() >= self.n:
+            raise DataError(f"Row positions must lie in 0..{self.n - 1}.")
         probs, labels = self.probs[idx], self.labels[idx]
         roles = {k: None if v is None else v[idx] for k, v in self._roles().items()}
         kept = [f for f in self.lint if f.code not in VALUE_CODES]
@@ -323,8 +346,14 @@ def _read(source: Any, name: str | None) -> _Table:
         except (OSError, EOFError) as exc:
             raise DataError(f"{name}: the gzip file is damaged ({exc}).") from None
         suffixes = suffixes[:-1] if suffixes and suffixes[-1] == ".gz" else suffixes
-    if not data.strip():
+    if not data[:65536].strip() and not data.strip():
         raise DataError(f"{name} is empty: it holds no rows.")
+    for magic, what in FOREIGN_FORMATS.items():
+        if data.startswith(magic):
+            raise DataError(
+                f"{name} looks like {what}, which is not read (and never unpickled); save the "
+                "predictions as CSV or Parquet."
+            )
     is_parquet = data[:4] == b"PAR1" or (suffixes and suffixes[-1] in PARQUET_SUFFIXES)
     if is_parquet:
         return _read_parquet(data, name)
@@ -482,9 +511,10 @@ def load_predictions(
         is the probability of. Default: inferred from the column name or
         yes/no-style values.
     logits : {"auto", True, False}
-        Whether the columns are logits. ``"auto"`` converts when values leave
-        [0, 1] (one column) or leave [0, 1] with rows not summing to 1 (several
-        columns), with a notice.
+        Whether the columns are logits. ``"auto"`` converts (with a notice) when
+        there are negative values: in one column, or with rows not summing to 1 in
+        several columns. Non-negative values above 1 are refused (percentages or
+        unnormalised scores: see ``renormalize``).
     renormalize : bool
         Divide rows that do not sum to 1 by their sum (with a notice) instead of
         refusing them.
@@ -523,12 +553,12 @@ def load_predictions(
     """
     if logits not in ("auto", True, False):
         raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
-    table = _source_table(source, name, class_names)
+    table = _source_table(source, name)
     frame = table.frame
     findings = list(table.findings)
     columns = tuple(frame.columns)
     if frame.shape[0] == 0:
-        raise DataError(f"{table.name} has a header but no data rows.")
+        raise DataError(f"{table.name} has no data rows.")
     roles = {} if table.headerless else _find_roles(columns)
     used = set(roles.values())
 
@@ -539,7 +569,7 @@ def load_predictions(
         label_name = _find_label_column(frame, table, label_column, used)
         used.add(label_name)
         label_values = frame[label_name]
-    label_values = pd.Series(np.asarray(label_values, dtype=object), copy=False).infer_objects()
+    label_values = _label_series(label_values)
     prob_names, notes = _find_prob_columns(
         frame, prob_columns, used, label_values, logits, table.headerless
     )
@@ -609,7 +639,64 @@ def load_predictions(
     return _make(P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping)
 
 
-def _source_table(source: Any, name: str | None, class_names: Sequence[str] | None) -> _Table:
+def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
+    """Stack several models' predictions (e.g. one file per model) into one long table.
+
+    Parameters
+    ----------
+    parts : mapping of str to Predictions
+        Model name → its predictions; all must have the same class names and layout.
+
+    Returns
+    -------
+    Predictions
+        Rows of every part in order, with a ``model`` column holding the names
+        (which replace any model column of the parts). ``by_model()`` undoes it.
+
+    Raises
+    ------
+    DataError
+        If there are no parts or their classes differ.
+    """
+    if not parts:
+        raise DataError("No predictions to combine.")
+    items = list(parts.items())
+    first = items[0][1]
+    for name, part in items[1:]:
+        if part.class_names != first.class_names or part.binary != first.binary:
+            raise DataError(
+                f"Model {name!r} has classes {part.class_names} but {items[0][0]!r} has "
+                f"{first.class_names}; only predictions of the same classes can be compared."
+            )
+    roles: dict[str, np.ndarray | None] = {
+        "model": np.concatenate([np.full(p.n, str(m), dtype=object) for m, p in items])
+    }
+    for role in ("split", "group"):
+        arrays = [getattr(p, role) for _, p in items]
+        roles[role] = None if any(a is None for a in arrays) else np.concatenate(arrays)
+    findings = []
+    for m, p in items:
+        for f in p.lint:
+            if f.code not in VALUE_CODES:
+                findings.append(dataclasses.replace(f, message=f"{m}: {f.message}"))
+    probs = np.concatenate([p.probs for _, p in items])
+    labels = np.concatenate([p.labels for _, p in items])
+    findings += lint_values(probs, labels, binary=first.binary, class_names=first.class_names)
+    mapping = dict(first.columns, model="model")
+    source = " + ".join(p.source for _, p in items)
+    return _make(
+        probs,
+        labels,
+        first.class_names,
+        first.binary,
+        roles,
+        LintReport(tuple(findings)),
+        source,
+        mapping,
+    )
+
+
+def _source_table(source: Any, name: str | None) -> _Table:
     if isinstance(source, pd.DataFrame) or _is_pathlike(source) or _is_filelike(source):
         return _read(source, name)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -723,10 +810,12 @@ def _find_label_column(
             candidates=named,
             columns=columns,
         )
-    # no conventional name: a single non-float column among float columns is the label
+    # no conventional name: the one non-float column among float columns, if it has no more
+    # distinct values than there are classes, is the label
     kinds = {c: frame[c].dtype.kind for c in free}
+    n_float = sum(kinds[c] == "f" for c in free)
     non_float = [c for c in free if kinds[c] in "iubOSUT" and c.lower() not in ID_NAMES]
-    if len(non_float) == 1 and any(kinds[c] == "f" for c in free):
+    if len(non_float) == 1 and n_float and frame[non_float[0]].nunique() <= max(n_float, 2):
         return non_float[0]
     raise ColumnError(
         f"Could not tell which column holds the labels among {_col_list(free)}. Pass "
@@ -842,7 +931,18 @@ def _ignored_note(ignored: Sequence[str]) -> LintFinding:
     )
 
 
+def _label_series(values: Any) -> pd.Series:
+    if isinstance(values, pd.Series) and values.dtype != object:
+        return values.reset_index(drop=True)
+    arr = np.asarray(values)
+    if arr.dtype.kind in "biuf":
+        return pd.Series(arr, copy=False)
+    return pd.Series(np.asarray(values, dtype=object), copy=False).infer_objects()
+
+
 def _numeric_matrix(frame: pd.DataFrame, names: Sequence[str], strict: bool = True) -> np.ndarray:
+    if all(frame[c].dtype.kind in "iuf" for c in names):
+        return frame[list(names)].to_numpy(dtype=np.float64)
     cols = []
     for c in names:
         s = frame[c]

@@ -261,8 +261,9 @@ def estimate_distribution_figure(
             annotation_text=f"observed {100 * observed:.2f} %",
             annotation_position="bottom right",
         )
-    fig.update_xaxes(title_text="estimate (%)", rangemode="tozero")
-    fig.update_yaxes(title_text="share of simulated datasets")
+    # start a little left of 0 so a point mass at exactly 0 stands clear of the axis
+    fig.update_xaxes(title_text="estimate (%)", range=[-0.03 * (hi + width), hi + width])
+    fig.update_yaxes(title_text="share of simulated datasets", rangemode="tozero")
     fig.update_layout(barmode="overlay", title=title, height=height, **_LAYOUT)
     return fig
 

@@ -144,29 +144,33 @@ def tradeoff_figure(
     ys = metrics[metrics.metric == y_metric].set_index("method_label")
     names = [m for m in xs.index if m in ys.index]
     xs, ys = xs.loc[names], ys.loc[names]
-    fig = go.Figure(
-        go.Scatter(
-            x=xs.value,
-            y=ys.value,
-            mode="markers+text",
-            text=names,
-            textposition="top center",
-            marker={"size": 10, "color": [_GREY if i == 0 else _BLUE for i in range(len(names))]},
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": xs.high - xs.value,
-                "arrayminus": xs.value - xs.low,
-            },
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": ys.high - ys.value,
-                "arrayminus": ys.value - ys.low,
-            },
-            hovertemplate="%{text}<br>x %{x:.4f}<br>y %{y:.4f}<extra></extra>",
-        )
-    )
+    fig = go.Figure()
+    palette = [
+        _GREY,
+        _BLUE,
+        _RED,
+        _GREEN,
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#bcbd22",
+        "#17becf",
+        "#ff7f0e",
+    ]
+    for i, name in enumerate(names):
+        xr, yr = xs.loc[name], ys.loc[name]
+        fig.add_trace(
+            go.Scatter(
+                x=[xr.value],
+                y=[yr.value],
+                mode="markers",
+                name=name,
+                marker={"size": 11, "color": palette[i % len(palette)]},
+                error_x={"type": "data", "symmetric": False, "array": [xr.high - xr.value], "arrayminus": [xr.value - xr.low]},
+                error_y={"type": "data", "symmetric": False, "array": [yr.high - yr.value], "arrayminus": [yr.value - yr.low]},
+                hovertemplate=f"{name}<br>x %{{x:.4f}}<br>y %{{y:.4f}}<extra></extra>",
+            )
+        )  # fmt: skip
     fig.update_layout(
         template=_TEMPLATE,
         xaxis_title=x_label or x_metric,
@@ -211,8 +215,8 @@ def score_separation_figure(view: Any, *, nbins: int = 60) -> go.Figure:
     fig.update_layout(
         template=_TEMPLATE,
         barmode="overlay",
-        xaxis_title="ranking score (entropy of the uncalibrated prediction)",
-        yaxis_title="rows",
+        xaxis_title="ranking score of the uncalibrated prediction",
+        yaxis={"title": "rows (log scale)", "type": "log"},
         height=380,
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
         legend={"orientation": "h", "y": 1.08},

@@ -156,9 +156,9 @@ def brier_score(probs: ArrayLike, labels: ArrayLike) -> float:
 
     Examples
     --------
-    >>> brier_score([0.9, 0.2], [1, 1])
+    >>> round(brier_score([0.9, 0.2], [1, 1]), 12)
     0.325
-    >>> brier_score([[0.1, 0.9], [0.8, 0.2]], [1, 1])
+    >>> round(brier_score([[0.1, 0.9], [0.8, 0.2]], [1, 1]), 12)
     0.65
     """
     binary = _is_binary_vector(probs)

@@ -339,6 +339,61 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
     )
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _summary(digest: str, class_names: tuple[str, ...], _probs: Any, _labels: Any) -> Summary:
+    from core.figures import class_balance, confidence_histogram
+    from core.scores import accuracy
+
+    return Summary(
+        accuracy(_probs, _labels),
+        class_balance(_probs, _labels, class_names=class_names),
+        confidence_histogram(_probs, _labels, n_bins=20),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What the Data page shows about the current predictions."""
+
+    accuracy: float
+    class_balance: Any
+    confidence_histogram: Any
+
+
+def summary(predictions: Predictions) -> Summary:
+    """Return the accuracy and summary figures of the predictions, cached by digest."""
+    return _summary(
+        predictions.digest, tuple(predictions.class_names), predictions.probs, predictions.labels
+    )
+
+
+#: Bootstrap work (rows × resamples) run without asking; larger jobs wait for a click.
+AUTO_BOOTSTRAP_BUDGET = 20_000_000
+_BOOTSTRAPPED = "_bootstrapped"
+
+
+def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
+    """Return the config with the bootstrap off (the fast part of the analysis)."""
+    return dataclasses.replace(config, n_resamples=0)
+
+
+def bootstrap_is_cheap(predictions: Predictions, config: AnalysisConfig) -> bool:
+    """Whether the bootstrap of this analysis is small enough to run without asking."""
+    return predictions.n * config.n_resamples <= AUTO_BOOTSTRAP_BUDGET
+
+
+def bootstrap_done(predictions: Predictions, config: AnalysisConfig) -> bool:
+    """Whether this session already computed (and cached) the bootstrap of this analysis."""
+    return (predictions.digest, config) in st.session_state.get(_BOOTSTRAPPED, set())
+
+
+def analyze_with_intervals(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
+    """Return :func:`analyze` with bootstrap intervals, remembering that it is cached."""
+    result = analyze(predictions, config)
+    st.session_state.setdefault(_BOOTSTRAPPED, set()).add((predictions.digest, config))
+    return result
+
+
 @contextmanager
 def show_errors(*, stop: bool = False) -> Iterator[None]:
     """Show a :class:`core.errors.CalibscopeError` raised in the block with ``st.error``.

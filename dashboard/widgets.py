@@ -418,28 +418,80 @@ METRIC_COLUMNS = {
 }
 
 
-def headline(result: Any, config: Any) -> None:
-    """Metric tiles: the headline estimate with its interval, n, bins and the seed."""
+def headline(result: Any, config: Any) -> Any:
+    """Metric tiles: the headline estimate, n, bins and the seed.
+
+    Returns
+    -------
+    streamlit.delta_generator.DeltaGenerator
+        An empty slot under the estimate for its bootstrap interval.
+    """
     from core.estimators import ESTIMATORS
 
-    head = result.headline
-    boot = result.headline_interval
-    ci = None
-    if boot is not None:
-        ci = boot.confidence_interval
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
     c1.metric(
         f"{ESTIMATORS.get(config.estimator).label} · {NORM_SYMBOLS[_norm_choice(config.norm)]}",
-        f"{head.value:.4f}",
+        f"{result.headline.value:.4f}",
     )
-    if ci is not None:
-        c1.caption(
-            f"{config.level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
-            f"({config.n_resamples:,} resamples, seed {config.seed})"
-        )
+    slot = c1.empty()
     c2.metric("Rows (n)", f"{result.n:,}")
     c3.metric("Bins", ", ".join(sorted({str(c.bins.n_bins) for c in result.components})) or "—")
     c4.metric("Seed", config.seed)
+    return slot
+
+
+def headline_interval(slot: Any, result: Any, config: Any) -> None:
+    """Fill the headline tile's caption with its bootstrap interval."""
+    boot = result.headline_interval
+    if boot is None:
+        return
+    ci = boot.confidence_interval
+    slot.caption(
+        f"{config.level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
+        f"({config.n_resamples:,} resamples, seed {config.seed})"
+    )
+
+
+def _request_bootstrap(key: tuple) -> None:
+    st.session_state.setdefault("_bootstrap_requested", set()).add(key)
+
+
+def bootstrap_gate(pred: Any, config: Any) -> Any:
+    """Run the bootstrap when it is cheap, cached or asked for; else offer a button.
+
+    Returns
+    -------
+    ReliabilityAnalysis or None
+        The analysis with intervals, or None when it was not computed.
+    """
+    if config.n_resamples == 0:
+        st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
+        return None
+    key = (pred.digest, config)
+    asked = key in st.session_state.get("_bootstrap_requested", set())
+    if state.bootstrap_is_cheap(pred, config) or state.bootstrap_done(pred, config) or asked:
+        st.caption(
+            f"Every estimator on the same bins, with {config.level:.0%} percentile-bootstrap "
+            f"intervals from {config.n_resamples:,} resamples shared by all metrics "
+            f"(seed {config.seed})."
+        )
+        with state.show_errors():
+            return state.analyze_with_intervals(pred, config)
+        return None
+    st.info(
+        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples take a "
+        "while; the point estimates are below. Lower the resamples in the sidebar, or compute "
+        "the intervals now (the result is kept for this data and these options).",
+        icon=":material/hourglass:",
+    )
+    st.button(
+        "Compute bootstrap intervals",
+        key="run_bootstrap",
+        on_click=_request_bootstrap,
+        args=(key,),
+        icon=":material/play_arrow:",
+    )
+    return None
 
 
 def bin_convention(config: Any) -> str:

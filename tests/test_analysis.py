@@ -89,6 +89,16 @@ def test_no_resamples_means_no_intervals():
     assert a.metrics[["low", "high"]].isna().all().all()
 
 
+def test_brier_decomposition_on_the_config_binning():
+    from core.scores import brier_decomposition
+
+    p, y = _data()
+    a = analyze(p, y, AnalysisConfig(binning="equal-mass", n_bins=5, n_resamples=0))
+    ref = brier_decomposition(p, y, binning="equal-mass", n_bins=5)
+    assert a.brier_decomposition == ref
+    assert a.brier_decomposition.brier == a.metrics.set_index("metric").loc["brier", "value"]
+
+
 def test_sweep_note_reports_b_star():
     p, y = _data()
     a = analyze(p, y, AnalysisConfig(binning="equal-mass", n_resamples=0))

@@ -248,3 +248,69 @@ def test_gupta_ramdas_numbers_match_the_paper():
     ns = [500, 1000, 2000, 3000, 5000, 7000, 10000, 20000]
     assert [largest_n_bins(n) for n in ns] == [2, 4, 7, 11, 17, 22, 30, 56]
     assert [largest_n_bins(n, 0.05) for n in ns] == [None, 1, 2, 3, 5, 7, 9, 17]
+
+
+def test_large_bootstrap_waits_for_a_click(monkeypatch):
+    import dashboard.state
+
+    monkeypatch.setattr(dashboard.state, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    at = _app(n_resamples="20").run()
+    _upload(at, _binary_csv(400))
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    # 400 rows x 20 resamples is over the (patched) budget: point estimates, a button, no intervals
+    assert any("Bootstrap intervals on 400 rows" in i.value for i in at.info)
+    metrics = at.dataframe[1].value
+    assert metrics["low"].isna().all()
+    points = metrics["value"].to_numpy()
+    at.button(key="run_bootstrap").click().run()
+    assert not at.exception
+    metrics = at.dataframe[1].value
+    assert_allclose(metrics["value"], points, rtol=1e-12)  # the same point estimates
+    ests = metrics[metrics["metric"].isin(["plugin", "accuracy"])]
+    assert ests["low"].notna().all() and (ests["low"] <= ests["value"]).all()
+    assert any("bootstrap interval [" in c.value for c in at.caption)
+    # the same options later are served from the cache without asking again
+    at.switch_page(DATA).run()
+    at.switch_page(RELIABILITY).run()
+    assert not any("Bootstrap intervals on" in i.value for i in at.info)
+
+
+def test_headline_matches_calibration_error_and_metrics_have_intervals():
+    from core.calibration import calibration_error
+
+    at = _app(n_resamples="100", lens="binary", estimator="debiased", norm="2").run()
+    _upload(at, _binary_csv(800))
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    pred = at.session_state["predictions"]
+    expected = calibration_error(
+        pred.probs[:, 1], pred.labels, estimator="debiased", norm=2, lens="binary"
+    )
+    tile = next(m for m in at.metric if "Debiased" in m.label)
+    assert tile.value == f"{expected.value:.4f}"
+    metrics = at.dataframe[1].value
+    row = metrics[metrics["metric"] == "debiased"].iloc[0]
+    assert_allclose(row["value"], expected.value, rtol=1e-12)
+    assert row["low"] <= row["high"]
+
+
+def test_model_picker_for_multi_model_files():
+    rng = np.random.default_rng(5)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "model": np.repeat(["alpha", "beta"], n),
+            "p": rng.uniform(size=2 * n).round(6),
+            "label": rng.integers(0, 2, size=2 * n),
+        }
+    )
+    at = _app(n_resamples="0").run()
+    _upload(at, frame.to_csv(index=False).encode(), name="two_models.csv")
+    assert not at.exception
+    picker = at.sidebar.selectbox(key="model")
+    assert list(picker.options) == ["All rows", "alpha", "beta"]
+    assert picker.value == "alpha"
+    assert {m.label: m.value for m in at.metric}["Rows (n)"] == "300"
+    picker.set_value("All rows").run()
+    assert {m.label: m.value for m in at.metric}["Rows (n)"] == "600"

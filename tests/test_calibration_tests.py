@@ -8,6 +8,7 @@ from scipy import stats
 
 import core
 import core.calibration_tests as ct
+import core.tests_classical as tc
 from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
@@ -203,7 +204,7 @@ def test_consistency_fast_path_matches_generic_path(monkeypatch):
     p, y = M1.sample(300, 5)
     fast = core.calibration_test(p, y, test="consistency", n_bins=10, n_resamples=2000, seed=1)
     assert fast.details["vectorised"]
-    monkeypatch.setattr(ct, "BINARY_TEST_LENSES", ())
+    monkeypatch.setattr(tc, "BINARY_TEST_LENSES", ())
     slow = core.calibration_test(p, y, test="consistency", n_bins=10, n_resamples=600, seed=2)
     assert not slow.details["vectorised"]
     assert fast.statistic == slow.statistic
@@ -219,7 +220,7 @@ def test_resampled_labels_follow_the_predictions():
     rng = np.random.default_rng(0)
     p = np.array([[0.2, 0.5, 0.3]])
     rows = np.zeros(200_000, dtype=np.int64)
-    y = ct._resampled_labels(np.cumsum(p, axis=1), rows, rng)
+    y = tc._resampled_labels(np.cumsum(p, axis=1), rows, rng)
     freq = np.bincount(y, minlength=3) / y.size
     np.testing.assert_allclose(freq, p[0], atol=4 * np.sqrt(0.25 / y.size))
 
@@ -281,7 +282,7 @@ OPTS = {
 def test_pvalues_are_uniform_under_a_calibrated_model():
     bounds = ["skce-bound-b", "skce-bound-uq", "skce-bound-ul"]
     sim = ct.simulate_test_errors(
-        UNIFORM_UNDER_NULL + bounds, M1.sample, n=250, n_datasets=300, seed=11, test_options=OPTS
+        UNIFORM_UNDER_NULL + bounds, M1.sample, n=250, n_datasets=200, seed=11, test_options=OPTS
     )
     for name in UNIFORM_UNDER_NULL:
         pv = sim.pvalues[name]

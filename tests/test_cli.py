@@ -139,6 +139,9 @@ def test_output_file(capsys, tmp_path):
     )
     assert code == 0 and out == ""
     assert json.loads(target.read_text())["input"]["digest"] == load_predictions(BINARY).digest
+    missing = tmp_path / "no" / "such" / "dir" / "m.json"
+    line = _one_line_error(*_run(capsys, "lint", str(BINARY), "-o", str(missing)))
+    assert "No such file or directory" in line
 
 
 @pytest.mark.data
@@ -224,6 +227,8 @@ def test_bad_options_give_one_line_and_exit_2(capsys):
     assert "invalid choice" in _one_line_error(*_run(capsys, "metrics", str(BINARY), "--lens", "x"))
     line = _one_line_error(*_run(capsys, "metrics", str(BINARY), "--model", "svm"))
     assert "No model 'svm'" in line and "'adaboost'" in line
+    line = _one_line_error(*_run(capsys, "metrics", str(DIGITS), "--lens", "binary"))
+    assert "binary lens needs two classes" in line
     line = _one_line_error(*_run(capsys, "metrics", str(BINARY), "--label-column", "nope"))
     assert "No column named 'nope'" in line
     code, out, err = _run(capsys)

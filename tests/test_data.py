@@ -14,7 +14,7 @@ import pytest
 from scipy.special import expit, softmax
 
 import core
-from core.data import ColumnError, Predictions, load_predictions, read_table
+from core.data import ColumnError, Predictions, combine_models, load_predictions, read_table
 from core.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,7 +193,12 @@ def test_arrays_source():
     assert p1.binary and np.array_equal(p1.probs[:, 1], P[:, 0])
 
 
-def test_refuses_other_sources():
+def test_refuses_other_sources(tmp_path):
+    np.save(tmp_path / "a.npy", np.ones(3))
+    with pytest.raises(DataError, match="a NumPy .npy file"):
+        load_predictions(tmp_path / "a.npy")
+    with pytest.raises(DataError, match="Excel workbook"):
+        load_predictions(b"PK\x03\x04rest", name="book.xlsx")
     with pytest.raises(DataError, match="Cannot read predictions from a dict"):
         load_predictions({"p": [0.1]})
     with pytest.raises(DataError, match="non-numeric"):
@@ -209,10 +214,14 @@ def test_never_unpickles(tmp_path):
 
     blob = pickle.dumps(Payload())
     for name in ("x.pkl", "x.csv", "x.parquet", None):
-        with pytest.raises(DataError):
+        with pytest.raises(DataError, match="looks like a Python pickle, which is not read"):
             load_predictions(blob, name=name)
-    with pytest.raises(DataError):
-        load_predictions(blob + b"\n0.5,1\n", labels=b"1\n", name="x.csv")
+    path = tmp_path / "x.pkl"
+    path.write_bytes(blob)
+    with pytest.raises(DataError, match="never unpickled"):
+        load_predictions(path)
+    with pytest.raises(DataError, match="Python pickle"):
+        load_predictions(b"0.5\n0.4\n", labels=blob, name="x.csv")
     assert not marker.exists()
     source = (ROOT / "core" / "data.py").read_text() + (ROOT / "core" / "lint.py").read_text()
     for word in ("import pickle", "allow_pickle=True", "joblib", "read_pickle"):
@@ -353,10 +362,32 @@ def test_subset_and_by_model():
     assert by_index.digest == first.digest
     with pytest.raises(DataError, match="empty"):
         pred.subset(np.zeros(300, dtype=bool))
+    with pytest.raises(DataError, match=r"0\.\.299"):
+        pred.subset([5, 300])
     with pytest.raises(DataError, match="300 entries"):
         pred.subset(np.ones(5, dtype=bool))
     single = load_predictions(_binary_frame())
     assert list(single.by_model().values()) == [single]
+
+
+def test_combine_models_from_separate_files():
+    P, y = _multi()
+    a = load_predictions(P, labels=y + 1)  # with a conversion note
+    Q, _ = _multi(seed=1)
+    b = load_predictions(Q, labels=y)
+    both = combine_models({"first": a, "second": b})
+    assert both.n == 600 and both.models == ("first", "second")
+    np.testing.assert_array_equal(both.probs, np.vstack([P, Q]))
+    assert both.lint.get("one-indexed-labels").message.startswith("first: Labels run from 1")
+    back = both.by_model()
+    np.testing.assert_array_equal(back["second"].probs, Q)
+    assert back["first"].digest != a.digest  # it now carries a model column
+    with pytest.raises(DataError, match="same classes"):
+        combine_models(
+            {"a": a, "b": load_predictions(P[:, :2] / P[:, :2].sum(1, keepdims=True), labels=y % 2)}
+        )
+    with pytest.raises(DataError, match="No predictions"):
+        combine_models({})
 
 
 def test_lazy_export_from_core():

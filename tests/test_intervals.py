@@ -361,3 +361,14 @@ def test_linear_skce_resamples_in_draw_order():
     assert draws.path == "generic"
     assert abs(draws.distribution.mean() - uq) < 0.02
     assert rows.distribution.mean() - uq > 0.05
+
+
+def test_log_loss_eps_reaches_the_row_mean_path():
+    p, y = _multiclass(n=200)
+    p = np.where(np.arange(200)[:, None] % 17 == 0, np.eye(4)[(y + 1) % 4], p)  # some zeros
+    fast = bootstrap_interval(p, y, statistic="log-loss", eps=1e-6, n_resamples=20, seed=2)
+    slow = bootstrap_interval(
+        p, y, statistic=lambda a, b: log_loss(a, b, eps=1e-6), n_resamples=20, seed=2
+    )
+    assert fast.estimate == pytest.approx(log_loss(p, y, eps=1e-6), rel=1e-15)
+    np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=1e-13)

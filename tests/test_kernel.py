@@ -184,6 +184,10 @@ def test_bandwidth_errors():
         core.calibration_error(p, np.zeros(10, int), estimator="skce-uq", kernel="cosine")
     with pytest.raises(ConfigError, match="no option"):
         core.calibration_error(p, np.zeros(10, int), estimator="skce-uq", bins=3)
+    with pytest.raises(ConfigError, match="no option"):
+        core.calibration_error(p, np.zeros(10, int), estimator="skce-uq", block_size=3)
+    with pytest.raises(ConfigError, match="precision"):
+        core.calibration_error(p, np.zeros(10, int), estimator="skce-b", precision="half")
 
 
 # --------------------------------------------------------------- lenses, MMCE, registry
@@ -262,7 +266,7 @@ def test_calibrated_vs_miscalibrated_worlds():
 @pytest.mark.slow
 def test_expected_biased_estimate_closed_form():
     # E[SKCE_b] = SKCE + (E‖e_Y − G‖² − SKCE)/n, E‖e_Y − G‖² = 1 − 2π/m + (2π − 1)(a+1)/(ma+1)
-    n, reps = 250, 600
+    n, reps = 250, 400
     rng = np.random.default_rng(2024)
     world = DirichletWorld(10, 0.1, 0.0)
     b = np.empty(reps)
@@ -341,3 +345,14 @@ def test_cifar10_bandwidth_and_sample_variance_variant():
     assert kern.median_bandwidth(probs) == pytest.approx(0.997333388885, rel=1e-11)
     a1 = core.calibration_test(probs, labels, test="skce-ul-asymptotic", ddof=1)
     assert a1.pvalue == pytest.approx(0.839209465136347, rel=1e-10)
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_cifar10_bootstrap_test_rejects_like_the_paper():
+    # the paper's A_uq p-values are 0 for every network: no resample reaches the statistic
+    probs, labels = _cifar("googlenet")  # the smallest SKCE_uq of the 14
+    r = core.calibration_test(probs, labels, test="skce-uq-bootstrap", n_resamples=200)
+    assert r.statistic == pytest.approx(PUBLISHED["googlenet"][1], rel=1e-10)
+    assert r.details["exceedances"] == 0
+    assert r.pvalue == pytest.approx(1 / 201)

@@ -291,7 +291,7 @@ def test_binary_column_with_three_label_values():
 def test_empty_and_header_only_files():
     with pytest.raises(DataError, match="is empty"):
         load_predictions(b"  \n", name="e.csv")
-    with pytest.raises(DataError, match="has a header but no data rows"):
+    with pytest.raises(DataError, match="h.csv has no data rows"):
         load_predictions(b"p,label\n", name="h.csv")
 
 
@@ -330,3 +330,23 @@ def test_report_orders_by_severity_and_exports():
     assert report.to_records()[1]["rows"] == [1, 2]
     with pytest.raises(ValueError, match="severity"):
         LintFinding("x", "fatal", "m")
+
+
+def test_binary_labels_other_than_zero_one():
+    df = pd.DataFrame({"p": [0.1, 0.5, 0.9], "y": [0, 7, 7]})
+    with pytest.raises(DataError, match=r"Binary labels must be 0/1.*found 0, 7.*positive_class="):
+        load_predictions(df)
+    np.testing.assert_array_equal(load_predictions(df, positive_class=7).labels, [0, 1, 1])
+
+
+def test_positive_class_not_among_labels():
+    df = pd.DataFrame({"p": [0.1, 0.5, 0.9], "y": ["a", "b", "b"]})
+    with pytest.raises(ColumnError, match=r"positive_class='c' is not among the label values"):
+        load_predictions(df, positive_class="c")
+
+
+def test_label_column_position_out_of_range():
+    with pytest.raises(DataError, match="label_column=5 is out of range: the table has 2 columns"):
+        load_predictions(b"0.2,0\n0.7,1\n", label_column=5, name="m.csv")
+    pred = load_predictions(b"0.2,0\n0.7,1\n0.6,1\n", label_column=-1, name="m.csv")
+    np.testing.assert_array_equal(pred.labels, [0, 1, 1])

@@ -163,8 +163,12 @@ def test_umd_beats_ums_oracle_ece():
     for rep in range(300):
         s = rng.random(1000)
         y = (rng.random(1000) < s**2).astype(int)
-        umd.append(_oracle_l1_ece(make_recalibrator("histogram-umd", n_bins=10, seed=rep).fit(s, y)))
-        ums.append(_oracle_l1_ece(make_recalibrator("histogram-ums", n_bins=10, seed=rep).fit(s, y)))
+        umd.append(
+            _oracle_l1_ece(make_recalibrator("histogram-umd", n_bins=10, seed=rep).fit(s, y))
+        )
+        ums.append(
+            _oracle_l1_ece(make_recalibrator("histogram-ums", n_bins=10, seed=rep).fit(s, y))
+        )
     umd, ums = np.array(umd), np.array(ums)
     # reference §6 V8: E[ℓ1-ECE] of UMD at n = 1000, B = 10 with η = s² is 0.0272
     assert abs(umd.mean() - 0.0272) < 0.002

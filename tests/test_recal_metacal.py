@@ -106,14 +106,20 @@ def test_coverage_accuracy_mode():
     rng = np.random.default_rng(3)
     z, y = _g2(15000, rng)
     cal, test = slice(0, 5000), slice(5000, None)
-    mc = make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.8).fit(z[cal], y[cal], logits=True)
+    mc = make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.8).fit(
+        z[cal], y[cal], logits=True
+    )
     m = selective_metrics(softmax(z[test]), y[test], mc.accepted(z[test], logits=True))
     assert 0.77 < m.coverage_accuracy < 0.86
     assert m.coverage < 1
     noise = rng.normal(size=(5000, 10))  # logits unrelated to the labels: accuracy ≈ 0.1
     with pytest.raises(FitError, match="not achievable"):
-        make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.9).fit(noise, y[cal], logits=True)
-    low = make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.3).fit(z[cal], y[cal], logits=True)
+        make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.9).fit(
+            noise, y[cal], logits=True
+        )
+    low = make_recalibrator("meta-cal", mode="coverage-accuracy", beta=0.3).fit(
+        z[cal], y[cal], logits=True
+    )
     assert low.params_.values["threshold"] == np.inf
     with pytest.raises(ConfigError, match="beta"):
         make_recalibrator("meta-cal", mode="coverage-accuracy")
@@ -154,7 +160,9 @@ def test_high_probability_rule_exceeds_alpha_at_rate_at_most_delta():
     over = []
     for rep in range(1000):
         z, y = _g2(3000, rng)
-        mc = MetaCal(alpha=0.05, threshold_rule="high-probability", delta=0.05, base="none", seed=rep)
+        mc = MetaCal(
+            alpha=0.05, threshold_rule="high-probability", delta=0.05, base="none", seed=rep
+        )
         mc.fit(z, y, logits=True)
         r = mc.params_.values["threshold"]
         over.append(1 - np.searchsorted(pool, r, side="right") / pool.size > 0.05)

@@ -39,7 +39,9 @@ def test_platt_two_groups_hard_targets_closed_form():
     q = r.predict_proba(np.array([0.2, 0.7]))[:, 1]
     assert_allclose(q, [0.25, 0.6], atol=1e-9)
     c = r.params_.values["components"][0]
-    slope = (logit(np.array(0.6)) - logit(np.array(0.25))) / (logit(np.array(0.7)) - logit(np.array(0.2)))
+    slope = (logit(np.array(0.6)) - logit(np.array(0.25))) / (
+        logit(np.array(0.7)) - logit(np.array(0.2))
+    )
     assert_allclose(c["a"], slope, rtol=1e-8)
 
 
@@ -216,6 +218,16 @@ def test_vector_and_matrix_nest_temperature():
         assert_allclose(q.sum(1), 1.0, atol=1e-12)
         ok = softmax(z).min(1) > 1e-10  # log-probabilities are clipped at 1e-12
         assert_allclose(r.predict_proba(softmax(z))[ok], q[ok], atol=1e-10)
+
+
+def test_matrix_scaling_on_two_classes_is_platt_on_the_log_odds():
+    # with K = 2 and centred scores (−d/2, d/2), softmax(W z + b) is σ(a d + c): hard-target Platt
+    rng = np.random.default_rng(12)
+    d = rng.normal(0, 2, 4000)
+    y = (rng.random(4000) < 1 / (1 + np.exp(-(0.7 * d + 0.3)))).astype(int)
+    m = make_recalibrator("matrix", reg=0.0).fit(d, y, logits=True)
+    platt = make_recalibrator("platt", targets="hard").fit(d, y, logits=True)
+    assert_allclose(m.predict_proba(d, logits=True), platt.predict_proba(d, logits=True), atol=1e-6)
 
 
 def test_vector_scaling_recovers_per_class_scale():

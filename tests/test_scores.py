@@ -160,3 +160,20 @@ def test_brier_decomposition_binary_uncertainty_is_label_variance():
     y = (rng.uniform(size=400) < p).astype(int)
     d = brier_decomposition(p, y, n_bins=5)
     assert d.uncertainty == pytest.approx(y.mean() * (1 - y.mean()), rel=1e-14)
+
+
+def test_score_rows_options_and_errors():
+    from core.scores import score_rows
+
+    p = np.array([[0.0, 1.0], [0.5, 0.5]])
+    y = np.array([0, 1])
+    np.testing.assert_allclose(score_rows("log-loss", p, y, eps=1e-3), [-np.log(1e-3), np.log(2)])
+    # binary convention follows the input shape
+    np.testing.assert_allclose(score_rows("brier", [0.9, 0.2], [1, 1]), [0.01, 0.64])
+    np.testing.assert_allclose(score_rows("brier", [[0.1, 0.9], [0.8, 0.2]], [1, 1]), [0.02, 1.28])
+    with pytest.raises(ConfigError, match="no option"):
+        score_rows("accuracy", p, y, eps=0.1)
+    with pytest.raises(ConfigError, match="eps"):
+        score_rows("log-loss", p, y, eps=2.0)
+    with pytest.raises(ConfigError, match="Unknown score 'auc'"):
+        score_rows("auc", p, y)

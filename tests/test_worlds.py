@@ -22,6 +22,7 @@ from core.worlds import (
     IdentityCurve,
     LogisticCurve,
     PolynomialCurve,
+    TemperatureWorld,
     UniformScores,
     World,
     fit_beta,
@@ -284,6 +285,7 @@ def test_glm_fit_recovers_a_platt_world():
     np.testing.assert_allclose(const, const[0], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_fit_world_recovers_a_paper_world():
     truth = PRESET_WORLDS["resnet110_c100"]
     f, y = truth.sample(100_000, 2)
@@ -338,3 +340,42 @@ def test_dirichlet_world_sampling_matches_its_truth():
     freq = np.bincount(y, minlength=4) / y.size
     expected = world.pi * world.beta_vector + (1 - world.pi) * 0.25
     np.testing.assert_allclose(freq, expected, atol=0.005)
+
+
+@pytest.mark.slow
+def test_temperature_world_truth_against_sampling_and_binned_estimates():
+    world = TemperatureWorld(10, temperature=0.5, scale=3.0)
+    p, y = world.sample(200_000, 1)
+    q = world.true_probs(p)
+    np.testing.assert_allclose(q.sum(1), 1.0)
+    top = p.argmax(1)
+    rows = np.arange(p.shape[0])
+    hit_rate, q_top = (y == top).mean(), q[rows, top].mean()
+    assert hit_rate == pytest.approx(q_top, abs=4 * np.sqrt(q_top * (1 - q_top) / y.size))
+    assert (p[rows, top] > q[rows, top]).mean() > 0.95  # temperature < 1: over-confident
+    for lens in ("top-label", "classwise"):
+        truth = world.true_calibration_error(lens=lens, norm=2, n_draws=200_000, seed=2)
+        assert truth.standard_error < 2.5e-4
+        binned = core.calibration_error(p, y, lens=lens, binning="equal-mass", n_bins=100, norm=2)
+        # binning underestimates the true error (Kumar et al. Prop. 3.3), but not by much here
+        assert truth.value - 0.01 < binned.value < truth.value + 3 * truth.standard_error
+    calibrated = TemperatureWorld(5, temperature=1.0).true_calibration_error(lens="canonical")
+    assert calibrated.value == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ConfigError):
+        TemperatureWorld(5, temperature=0.0)
+
+
+def test_noisy_platt_world_truth_agrees_with_monte_carlo():
+    world = PRESET_WORLDS["kumar-noisy-platt"]
+    curve = world.curve
+    assert len(curve.breakpoints) == 99_999 and set(np.unique(curve.signs)) == {-1.0, 1.0}
+    # the offset is constant on a cell and flips between cells
+    z = np.array([0.25 + 0.5 * (10.2 / 100_000), 0.25 + 0.5 * (10.8 / 100_000)])
+    assert np.ptp(curve(z) - curve.base(z)) == 0.0
+    truth = world.true_calibration_error(2)
+    f, _ = world.sample(1_000_000, 0)
+    gap2 = (f - curve(f)) ** 2
+    assert truth**2 == pytest.approx(gap2.mean(), abs=4 * gap2.std() / np.sqrt(f.size))
+    smooth = World(world.scores, curve.base).true_calibration_error(2)
+    # independent signs: E[(g − e)²] ≈ E[g²] + amplitude², up to the tiny sign-weighted sum
+    assert truth**2 == pytest.approx(smooth**2 + 0.02**2, abs=2e-5)

@@ -89,13 +89,14 @@ def check_options(estimator: str, options: Mapping[str, Any], allowed: tuple[str
         raise ConfigError(f"Estimator {estimator!r} has no option(s) {', '.join(unknown)}. {hint}")
 
 
-def aggregate(values: ArrayLike, weights: ArrayLike, norm: float) -> float:
+def aggregate(values: ArrayLike, weights: ArrayLike, norm: float) -> Any:
     """Aggregate per-component errors: ``(Σ_k w_k CE_k^p)^(1/p)``, or ``max_k`` for ``p = ∞``.
 
     Parameters
     ----------
     values : array_like
-        Non-negative per-component errors ``CE_k``.
+        Non-negative per-component errors ``CE_k`` on the last axis; any leading batch shape
+        (the bootstrap aggregates all its resamples at once).
     weights : array_like
         Component weights summing to 1.
     norm : float
@@ -103,16 +104,19 @@ def aggregate(values: ArrayLike, weights: ArrayLike, norm: float) -> float:
 
     Returns
     -------
-    float
-        The aggregated error (components with zero weight are ignored by ``max``).
+    float or numpy.ndarray
+        The aggregated error, a float for 1-D ``values`` (components with zero weight are
+        ignored by ``max``).
     """
     v = np.asarray(values, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
-    if v.shape[0] == 1:
-        return float(v[0])
-    if np.isinf(norm):
-        return float(v[w > 0].max())
-    return float(np.sum(w * v**norm) ** (1.0 / norm))
+    if v.shape[-1] == 1:
+        out = v[..., 0]
+    elif np.isinf(norm):
+        out = v[..., w > 0].max(axis=-1)
+    else:
+        out = ((v**norm) @ w) ** (1.0 / norm)
+    return float(out) if out.ndim == 0 else out
 
 
 def plugin_from_stats(

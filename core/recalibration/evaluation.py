@@ -184,17 +184,20 @@ def _method_specs(
     items = list(methods.items()) if isinstance(methods, Mapping) else list(methods)
     if not items:
         raise ConfigError("Choose at least one recalibrator.")
+    parsed = [
+        (item, {}) if isinstance(item, str) else (item[0], dict(item[1] or {})) for item in items
+    ]
+    total = {name: sum(n == name for n, _ in parsed) for name, _ in parsed}
     out, seen = [], {}
-    for item in items:
-        name, opts = (item, {}) if isinstance(item, str) else (item[0], dict(item[1] or {}))
+    for name, opts in parsed:
         entry = RECALIBRATORS.get(name)
         make_recalibrator(name, **opts)  # validate options before any fitting
         seen[name] = seen.get(name, 0) + 1
         key = name if seen[name] == 1 else f"{name} #{seen[name]}"
-        detail = ", ".join(f"{k}={v}" for k, v in opts.items() if k != "seed")
-        label = entry.label + (f" ({detail})" if detail else "")
-        if seen[name] > 1:
-            label += f" #{seen[name]}"
+        label = entry.label
+        if total[name] > 1:  # the same method twice: its options tell the rows apart
+            detail = ", ".join(f"{k}={v}" for k, v in sorted(opts.items()) if k != "seed")
+            label += f" ({detail or 'defaults'}) #{seen[name]}"
         out.append((key, name, opts, label))
     return out
 

@@ -8,7 +8,8 @@
   targets separable data raise :class:`~core.errors.FitError`.
 - **Temperature** ``softmax(z / T)``: the mean negative log-likelihood is convex in
   ``1/T``, so ``T`` is the root of its derivative, found by a bracketed solve
-  (Brent) inside ``bounds``; a root outside the bracket is reported, not hidden.
+  (safeguarded Newton) inside ``bounds``; a root outside the bracket is reported,
+  not hidden.
 - **Vector** ``softmax(w * z + b)`` and **matrix** ``softmax(W z + b)`` scaling,
   fitted by L-BFGS from the identity map, with an optional ridge penalty towards
   the identity (``reg``). Scores are centred per row first (by the maximum for
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq, minimize
+from scipy.optimize import minimize
 
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
@@ -190,12 +191,15 @@ class PlattScaling(OneDimRecalibrator):
 # --------------------------------------------------------------------------- temperature
 
 
-def _nll_and_slope(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, float]:
-    """Mean NLL of softmax(beta z) and its derivative in beta, chunked over rows."""
+def _nll_derivatives(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, float, float]:
+    """Mean NLL of softmax(beta z) and its first two derivatives in beta, chunked over rows.
+
+    The second derivative is the mean variance of ``z`` under softmax(beta z), so the NLL
+    is convex in beta.
+    """
     n, k = z.shape
     step = max(1, CHUNK_ENTRIES // k)
-    nll = 0.0
-    slope = 0.0
+    nll = d1 = d2 = 0.0
     for i in range(0, n, step):
         zc = z[i : i + step]
         yc = y[i : i + step]
@@ -203,17 +207,25 @@ def _nll_and_slope(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, fl
         m = u.max(axis=1, keepdims=True)
         e = np.exp(u - m)
         tot = e.sum(axis=1)
-        lse = np.log(tot) + m[:, 0]
+        w = e / tot[:, None]
+        mean_z = (w * zc).sum(axis=1)
+        mean_z2 = (w * zc * zc).sum(axis=1)
         zy = zc[np.arange(zc.shape[0]), yc]
-        nll += float(np.sum(lse - beta * zy))
-        slope += float(np.sum((e * zc).sum(axis=1) / tot - zy))
-    return nll / n, slope / n
+        nll += float(np.sum(np.log(tot) + m[:, 0] - beta * zy))
+        d1 += float(np.sum(mean_z - zy))
+        d2 += float(np.sum(np.maximum(mean_z2 - mean_z * mean_z, 0.0)))
+    return nll / n, d1 / n, d2 / n
 
 
 def temperature_fit(
     z: np.ndarray, y: np.ndarray, bounds: tuple[float, float] = (1e-2, 1e2)
 ) -> tuple[float, dict[str, Any]]:
-    """Fit the temperature by a bracketed root of the NLL's derivative in ``1/T``.
+    """Fit the temperature: root of the NLL's derivative in ``1/T`` inside a bracket.
+
+    The derivative is increasing in ``beta = 1/T`` (convex NLL). If it has no sign
+    change between the bounds the fit stops at the bound and says so; otherwise
+    Newton steps are taken from ``beta = 1`` and replaced by bisection whenever they
+    would leave the current bracket (a safeguarded Newton solve).
 
     Parameters
     ----------
@@ -229,23 +241,37 @@ def temperature_fit(
     T : float
         The temperature.
     info : dict
-        ``at_bound`` (str or None) and the NLL before and after.
+        ``at_bound`` (str or None), ``n_iter`` and the NLL before and after.
     """
     t_lo, t_hi = bounds
-    b_lo, b_hi = 1.0 / t_hi, 1.0 / t_lo
-    d_lo = _nll_and_slope(z, y, b_lo)[1]
-    d_hi = _nll_and_slope(z, y, b_hi)[1]
+    lo, hi = 1.0 / t_hi, 1.0 / t_lo
     at_bound = None
-    if d_lo >= 0:  # NLL increasing already at the hottest temperature
-        beta, at_bound = b_lo, "upper"
-    elif d_hi <= 0:  # still decreasing at the coldest: scores nearly separate the classes
-        beta, at_bound = b_hi, "lower"
+    n_iter = 0
+    if _nll_derivatives(z, y, lo)[1] >= 0:  # NLL rising already at the hottest temperature
+        beta, at_bound = lo, "upper"
+    elif _nll_derivatives(z, y, hi)[1] <= 0:  # still falling at the coldest: near separation
+        beta, at_bound = hi, "lower"
     else:
-        beta = brentq(lambda b: _nll_and_slope(z, y, b)[1], b_lo, b_hi, xtol=1e-12, rtol=1e-10)
+        beta = min(max(1.0, lo), hi)
+        for n_iter in range(1, 200):  # noqa: B007 - reported
+            _, d1, d2 = _nll_derivatives(z, y, beta)
+            if d1 < 0:
+                lo = beta
+            else:
+                hi = beta
+            step = d1 / d2 if d2 > 0 else np.inf
+            cand = beta - step
+            if not lo < cand < hi:
+                cand = 0.5 * (lo + hi)
+            done = abs(cand - beta) <= 1e-12 * beta or hi - lo <= 1e-12 * hi
+            beta = cand
+            if done:
+                break
     info = {
         "at_bound": at_bound,
-        "nll_before": _nll_and_slope(z, y, 1.0)[0],
-        "nll_after": _nll_and_slope(z, y, beta)[0],
+        "n_iter": n_iter,
+        "nll_before": _nll_derivatives(z, y, 1.0)[0],
+        "nll_after": _nll_derivatives(z, y, beta)[0],
     }
     return 1.0 / beta, info
 
@@ -327,7 +353,9 @@ def _fit_affine_softmax(
         grad = np.concatenate([gw.ravel(), gb]) + reg * dev
         return val, grad
 
-    res = minimize(fun, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    res = minimize(
+        fun, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13}
+    )
     w, b = unpack(res.x)
     info = {"converged": bool(res.success), "n_iter": int(res.nit), "nll_after": float(res.fun)}
     return np.asarray(w), np.asarray(b), info

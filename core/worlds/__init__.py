@@ -10,12 +10,13 @@ from core.worlds.curves import (
     GLMCurve,
     IdentityCurve,
     LogisticCurve,
+    NoisyCurve,
     PolynomialCurve,
     SineCurve,
     StepCurve,
 )
 from core.worlds.fitting import BetaFit, GLMFits, fit_beta, fit_glms, fit_world
-from core.worlds.multiclass import DirichletWorld
+from core.worlds.multiclass import DirichletWorld, MonteCarloTruth, TemperatureWorld
 from core.worlds.presets import (
     PAPER_BETA_FITS,
     PAPER_GLM_FITS,
@@ -47,9 +48,12 @@ __all__ = [
     "GLMFits",
     "IdentityCurve",
     "LogisticCurve",
+    "MonteCarloTruth",
+    "NoisyCurve",
     "PolynomialCurve",
     "SineCurve",
     "StepCurve",
+    "TemperatureWorld",
     "UniformScores",
     "World",
     "binning_hides_error_world",

@@ -8,6 +8,7 @@ there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -296,4 +297,64 @@ def inverse_link(eta: ArrayLike, link: str) -> np.ndarray:
     raise ConfigError(f"Unknown link {link!r}; use log, logflip or logit.")
 
 
-Curve = IdentityCurve | PolynomialCurve | LogisticCurve | SineCurve | StepCurve | GLMCurve
+@dataclass(frozen=True)
+class NoisyCurve:
+    """A base curve plus a fixed random ±``amplitude`` offset on each of ``n_cells`` cells.
+
+    ``mu(z) = clip(base(z) + s_k amplitude, 0, 1)`` with ``k = floor((z - low) / (high -
+    low) · n_cells)`` (clamped to the cells) and fair signs ``s_k`` drawn once from
+    ``seed``. With the Platt curve σ(2 logit z + 1) on [0.25, 0.75], 100,000 cells and
+    amplitude 0.02 this is the noisy-Platt world of Kumar et al. (2019), App. E(B).
+
+    Parameters
+    ----------
+    base : GLMCurve
+        The smooth curve.
+    low, high : float
+        The range divided into cells.
+    n_cells : int
+        Number of cells.
+    amplitude : float
+        Size of the offsets.
+    seed : int
+        Seed of the signs.
+    """
+
+    base: GLMCurve
+    low: float = 0.25
+    high: float = 0.75
+    n_cells: int = 100_000
+    amplitude: float = 0.02
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.low < self.high <= 1.0) or self.n_cells < 1:
+            raise ConfigError("A noisy curve needs 0 <= low < high <= 1 and n_cells >= 1.")
+
+    @cached_property
+    def signs(self) -> np.ndarray:
+        """The fixed offsets' signs, one per cell."""
+        return np.random.default_rng(self.seed).choice(np.array([-1.0, 1.0]), self.n_cells)
+
+    @property
+    def breakpoints(self) -> tuple[float, ...]:
+        """Cell boundaries inside (low, high)."""
+        k = np.arange(1, self.n_cells)
+        return tuple((self.low + (self.high - self.low) * k / self.n_cells).tolist())
+
+    @property
+    def label(self) -> str:
+        """Short human label."""
+        return f"{self.base.label} ± {self.amplitude:g} noise on {self.n_cells:,} cells"
+
+    def __call__(self, c: ArrayLike) -> np.ndarray | float:
+        """Return ``mu(c)`` in [0, 1] (a float for a scalar ``c``)."""
+        c = np.asarray(c, dtype=np.float64)
+        k = np.floor((c - self.low) / (self.high - self.low) * self.n_cells).astype(np.int64)
+        noise = self.amplitude * self.signs[np.clip(k, 0, self.n_cells - 1)]
+        return _out(np.asarray(self.base(c)) + noise)
+
+
+Curve = (
+    IdentityCurve | PolynomialCurve | LogisticCurve | SineCurve | StepCurve | GLMCurve | NoisyCurve
+)

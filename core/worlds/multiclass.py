@@ -1,4 +1,6 @@
-"""Multiclass ground-truth world: the Dirichlet model of Widmann et al. (2019), App. J.2.
+"""Multiclass ground-truth worlds: Widmann et al.'s Dirichlet model and a temperature world.
+
+Dirichlet model (Widmann et al. 2019, App. J.2):
 
 Predictions ``G ~ Dir(alpha)``; with probability ``pi`` the label is drawn from a
 fixed distribution ``beta``, otherwise from ``G`` itself, so
@@ -121,3 +123,142 @@ class DirichletWorld:
         b = self.beta_vector
         terms = b * special.betainc(a, a0 - a, b) - (a / a0) * special.betainc(a + 1, a0 - a, b)
         return float(self.pi * terms.sum())
+
+
+@dataclass(frozen=True)
+class MonteCarloTruth:
+    """A true calibration error known only up to Monte Carlo error.
+
+    Attributes
+    ----------
+    value : float
+        The estimate of the true calibration error.
+    standard_error : float
+        Its Monte Carlo standard error (delta method for the 1/p root).
+    n : int
+        Number of draws.
+    """
+
+    value: float
+    standard_error: float
+    n: int
+
+
+@dataclass(frozen=True)
+class TemperatureWorld:
+    """A mis-tempered softmax model with known conditional probabilities.
+
+    Logits ``z ~ N(0, scale² I_m)``; the label is drawn from ``q = softmax(z)`` and the
+    model reports ``p = softmax(z / temperature)`` (``temperature < 1``: over-confident,
+    ``> 1``: under-confident, 1: calibrated). Since ``q = softmax(temperature · log p)``,
+    ``E[Y | p]`` is a known function of the prediction, so every lens has an exact
+    per-prediction gap and the true calibration error is an expectation over ``z``.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``m >= 2``.
+    temperature : float
+        Positive temperature of the reported probabilities.
+    scale : float
+        Standard deviation of the logits.
+    name : str
+        Short name.
+    """
+
+    n_classes: int = 10
+    temperature: float = 0.5
+    scale: float = 3.0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if int(self.n_classes) != self.n_classes or self.n_classes < 2:
+            raise ConfigError(f"n_classes must be an integer >= 2; got {self.n_classes}.")
+        if not (self.temperature > 0 and np.isfinite(self.temperature)):
+            raise ConfigError(f"The temperature must be positive; got {self.temperature}.")
+        if not (self.scale > 0 and np.isfinite(self.scale)):
+            raise ConfigError(f"The logit scale must be positive; got {self.scale}.")
+
+    @property
+    def label(self) -> str:
+        """Short human label."""
+        return self.name or (
+            f"Temperature world (m={self.n_classes}, T={self.temperature:g}, σ={self.scale:g})"
+        )
+
+    def _draw(self, n: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        z = gen.normal(0.0, self.scale, size=(n, self.n_classes))
+        return special.softmax(z / self.temperature, axis=1), special.softmax(z, axis=1)
+
+    def true_probs(self, probs: np.ndarray) -> np.ndarray:
+        """``E[Y | p] = softmax(temperature · log p)`` for predictions ``p`` (rows)."""
+        logp = np.log(np.clip(np.asarray(probs, dtype=np.float64), 1e-300, None))
+        return special.softmax(self.temperature * logp, axis=1)
+
+    def sample(
+        self, n: int, rng: np.random.Generator | int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``n`` prediction vectors and labels (int64 in ``0..m-1``)."""
+        if int(n) != n or n < 1:
+            raise ConfigError(f"The sample size must be a positive integer; got {n!r}.")
+        gen = check_rng(rng)
+        p, q = self._draw(int(n), gen)
+        cdf = np.cumsum(q, axis=1)
+        u = gen.random(int(n))[:, None] * cdf[:, -1:]
+        labels = np.minimum((u >= cdf).sum(axis=1), self.n_classes - 1).astype(np.int64)
+        return p, labels
+
+    def true_calibration_error(
+        self,
+        *,
+        lens: str = "top-label",
+        norm: float | str = 2,
+        n_draws: int = 1_000_000,
+        seed: int = 0,
+    ) -> MonteCarloTruth:
+        """Return the true calibration error under a lens, by Monte Carlo over the logits.
+
+        Parameters
+        ----------
+        lens : {"top-label", "classwise", "canonical"}
+            Top-label: gap ``max p − q[argmax p]``; classwise: gaps ``p_k − q_k``
+            aggregated as ``(mean_k E|p_k − q_k|^p)^(1/p)``; canonical: the ECE with
+            the total-variation distance ``E[½ Σ_k |p_k − q_k|]`` (``norm`` ignored).
+        norm : {1, 2}
+            ℓp norm of the top-label and classwise errors.
+        n_draws : int
+            Monte Carlo draws (in chunks of 100,000).
+        seed : int
+            Seed of the draws.
+
+        Returns
+        -------
+        MonteCarloTruth
+            Value and Monte Carlo standard error.
+        """
+        from core._validation import check_norm
+
+        p_norm = 1.0 if lens == "canonical" else check_norm(norm)
+        if np.isinf(p_norm):
+            raise ConfigError("Use norm 1 or 2 for a Monte Carlo true calibration error.")
+        if lens not in ("top-label", "classwise", "canonical"):
+            raise ConfigError(f"lens must be top-label, classwise or canonical; got {lens!r}.")
+        gen = check_rng(seed)
+        parts = []
+        for start in range(0, int(n_draws), 100_000):
+            p, q = self._draw(min(100_000, int(n_draws) - start), gen)
+            if lens == "top-label":
+                k = p.argmax(axis=1)
+                rows = np.arange(p.shape[0])
+                parts.append(np.abs(p[rows, k] - q[rows, k]) ** p_norm)
+            elif lens == "classwise":
+                parts.append(np.mean(np.abs(p - q) ** p_norm, axis=1))
+            else:
+                parts.append(0.5 * np.abs(p - q).sum(axis=1))
+        terms = np.concatenate(parts)
+        mean = float(terms.mean())
+        se_mean = float(terms.std(ddof=1) / np.sqrt(terms.size))
+        value = mean ** (1.0 / p_norm)
+        # delta method: d(m^(1/p))/dm = m^(1/p - 1) / p
+        se = se_mean * (mean ** (1.0 / p_norm - 1.0) / p_norm if mean > 0 else 0.0)
+        return MonteCarloTruth(value=value, standard_error=float(se), n=int(terms.size))

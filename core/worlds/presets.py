@@ -14,7 +14,14 @@ from types import MappingProxyType
 import numpy as np
 
 from core.errors import ConfigError
-from core.worlds.curves import GLMCurve, LogisticCurve, PolynomialCurve, SineCurve, StepCurve
+from core.worlds.curves import (
+    GLMCurve,
+    LogisticCurve,
+    NoisyCurve,
+    PolynomialCurve,
+    SineCurve,
+    StepCurve,
+)
 from core.worlds.scores import BetaScores, UniformScores
 from core.worlds.world import World
 
@@ -306,6 +313,16 @@ def _build() -> dict[str, World]:
         description=(
             "Kumar et al. (2019), App. E(A): uniform scores, μ(z) = σ(2·logit z + 1) "
             "(a well-specified Platt world)."
+        ),
+    )
+    platt = GLMCurve("logit", "logit", b0=1.0, b1=2.0)
+    worlds["kumar-noisy-platt"] = World(
+        UniformScores(0.25, 0.75),
+        NoisyCurve(platt, 0.25, 0.75, 100_000, 0.02, seed=0),
+        name="kumar-noisy-platt",
+        description=(
+            "Kumar et al. (2019), App. E(B): scores on [0.25, 0.75], μ(z) = σ(2·logit z + 1) "
+            "plus a fixed ±0.02 offset on each of 100,000 cells (signs drawn with seed 0)."
         ),
     )
     worlds["kumar-sine"] = World(

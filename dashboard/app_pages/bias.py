@@ -300,7 +300,7 @@ with st.form("bias_form", border=True):
         help="Equal width is drawn dashed, equal mass solid. Kernel estimators run one dataset "
         "at a time and estimate another quantity, so they have no true-CE reference in a world.",
     )
-    c3, c4, c5, c6 = st.columns(4)
+    c3, c4, c5, c6 = st.columns([2, 1, 1, 1])
     ns = c3.multiselect("Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns")
     replicates = c4.number_input(
         "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates"

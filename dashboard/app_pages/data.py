@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.figures import class_balance, confidence_histogram
-from core.scores import accuracy
 from dashboard import state, widgets
 
 st.title("Data", anchor=False)
@@ -46,13 +44,16 @@ if pred is None:
     st.stop()
 
 st.divider()
-st.subheader(f"Summary · {state.data_source()}", anchor=False)
 current = state.current_predictions()
 names = state.model_names()
+model = st.session_state.get(state.MODEL) if names else None
+title = f"Summary · {state.data_source()}"
+st.subheader(f"{title} · model {model}" if model in names else title, anchor=False)
+facts = state.summary(current)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Rows (n)", f"{current.n:,}")
 c2.metric("Classes (K)", current.n_classes)
-c3.metric("Accuracy", f"{accuracy(current.probs, current.labels):.4f}")
+c3.metric("Accuracy", f"{facts.accuracy:.4f}")
 c4.metric("Models", len(names) if names else 1)
 if names:
     st.caption(
@@ -60,13 +61,13 @@ if names:
         "chooses which rows every page analyses."
     )
 
-widgets.lint_report(pred.lint)
+widgets.lint_report(current.lint)
 
 left, right = st.columns(2)
 with left:
     st.markdown("**Class balance** — observed share and mean predicted probability per class")
     st.plotly_chart(
-        class_balance(current.probs, current.labels, class_names=current.class_names),
+        facts.class_balance,
         theme=None,
         key="class_balance",
         config={"displaylogo": False},
@@ -74,7 +75,7 @@ with left:
 with right:
     st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
     st.plotly_chart(
-        confidence_histogram(current.probs, current.labels, n_bins=20),
+        facts.confidence_histogram,
         theme=None,
         key="confidence_histogram",
         config={"displaylogo": False},

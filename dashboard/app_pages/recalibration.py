@@ -10,7 +10,7 @@ import streamlit as st
 from core import figures_recal
 from core.estimators import ESTIMATORS
 from core.recalibration import RECALIBRATORS
-from core.recalibration.evaluation import UNCALIBRATED, compare_recalibrators, reliability_bins
+from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 from dashboard import state
 
 PROTOCOL_LABELS = {
@@ -249,12 +249,15 @@ wide = table.pivot_table(
     index="method_label", columns="metric_label", values="cell", aggfunc="first", sort=False
 )
 wide = wide.reindex([result.labels_of[m] for m in result.methods])
+wide = wide.fillna("—")
+wide.index.name = "method"
+wide.columns.name = None
 st.dataframe(wide, key="recal_table")
 st.caption(
     "Value [bootstrap interval]"
     + (" · mean ± sd over the repeated splits" if repeated else "")
     + ". Notes: "
-    + " ".join(sorted({n for n in result.metrics.note if n and "miscoverage" not in n}))
+    + "; ".join(sorted({n for n in result.metrics.note if n and "miscoverage" not in n}))
 )
 
 st.subheader("MSE versus calibration error", anchor=False)
@@ -290,7 +293,9 @@ if result.selective:
         b.plotly_chart(
             figures_recal.selective_threshold_figure(
                 view,
-                alpha=opts.get("alpha") if opts.get("mode", "miscoverage") == "miscoverage" else None,
+                alpha=opts.get("alpha")
+                if opts.get("mode", "miscoverage") == "miscoverage"
+                else None,
                 beta=opts.get("beta"),
             ),
             theme=None,
@@ -342,7 +347,6 @@ if d3.button(
             label_column="label",
         )
         state.set_predictions(new, source=f"recalibrated ({PROTOCOL_LABELS[result.protocol]})")
-        st.session_state[state.MODEL] = result.labels_of[UNCALIBRATED]
         st.success(
             f"Loaded {len(result.predictions)} models on {n_eval:,} rows: "
             + ", ".join(result.labels_of[k] for k in result.predictions)

@@ -20,9 +20,10 @@ config = state.analysis_config()
 if config is None:
     st.stop()
 with state.show_errors(stop=True):
-    result = state.analyze(pred, config)
+    # the diagram, bins and point estimates first; the bootstrap (the slow part) below
+    result = state.analyze(pred, state.without_resamples(config))
 
-widgets.headline(result, config)
+interval_slot = widgets.headline(result, config)
 
 interval = f"{config.level:.0%} {widgets.INTERVAL_LABELS.get(config.interval_method, config.interval_method)}"
 components = result.components
@@ -52,12 +53,10 @@ st.dataframe(
 )
 
 st.subheader("Metrics", anchor=False)
-st.caption(
-    f"Every registered estimator on the same bins, with {config.level:.0%} percentile-bootstrap "
-    f"intervals from {config.n_resamples:,} resamples (seed {config.seed})."
-    if config.n_resamples
-    else "Bootstrap intervals are off (0 resamples)."
-)
+full = widgets.bootstrap_gate(pred, config)
+if full is not None:
+    result = full
+    widgets.headline_interval(interval_slot, full, config)
 st.dataframe(
     result.metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS
 )

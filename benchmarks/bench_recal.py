@@ -1,0 +1,109 @@
+"""Recalibrators: fit + predict time on 1,000,000 binary rows and 50,000 × 1,000 multiclass rows.
+
+Floor: one stable sort of the binary scores (binary) or one softmax pass over the logit
+matrix (multiclass): the least work any recalibrator does. scikit-learn's Platt
+(``_sigmoid_calibration``) and ``IsotonicRegression`` are timed alongside on the same
+binary rows. Matrix scaling at K = 1,000 has a million parameters; it is timed with a
+capped number of L-BFGS iterations and the cap is stated in the notes.
+
+Run: ``python -m benchmarks.run --only recal`` (``--quick`` for small sizes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import best_of, peer_module, row
+from core.recalibration import RECALIBRATORS, make_recalibrator
+from core.recalibration.base import softmax
+
+MATRIX_MAX_ITER = 5
+
+
+def _binary(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    z = rng.normal(0, 2, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-0.6 * z - 0.2))).astype(np.int64)
+    return z, y
+
+
+def _multiclass(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    z = rng.normal(0, 1, (n, k)).astype(np.float64)
+    y = rng.integers(0, k, n)
+    z[np.arange(n), y] += rng.uniform(0, 6, n)
+    return 1.5 * z, y
+
+
+def _options(name: str, k: int) -> dict[str, Any]:
+    if name == "matrix" and k > 100:
+        return {"max_iter": MATRIX_MAX_ITER}
+    return {}
+
+
+def _fit_predict(name: str, x: np.ndarray, y: np.ndarray, opts: dict[str, Any]) -> None:
+    r = make_recalibrator(name, **opts).fit(x, y, logits=True)
+    r.predict_proba(x, logits=True)
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Time every recalibrator; return benchmark rows."""
+    rows: list[dict[str, Any]] = []
+    n_bin = 20_000 if quick else 1_000_000
+    z, y = _binary(n_bin)
+    p = 1 / (1 + np.exp(-z))
+    floor = best_of(lambda: np.argsort(p, kind="stable"), repeat=3)
+    rows.append(row(f"recal binary floor: sort n={n_bin:,}", floor, floor))
+    for name in RECALIBRATORS.names():
+        sec = best_of(lambda name=name: _fit_predict(name, z, y, {}), repeat=1, warmup=0)
+        rows.append(row(f"recal binary {name} n={n_bin:,}", sec, floor, "fit + predict_proba"))
+    sk = peer_module("sklearn")
+    if sk is not None:
+        from sklearn.calibration import _sigmoid_calibration
+        from sklearn.isotonic import IsotonicRegression
+
+        def sk_platt() -> None:
+            a, b = _sigmoid_calibration(z, y)
+            1 / (1 + np.exp(a * z + b))
+
+        def sk_iso() -> None:
+            IsotonicRegression(out_of_bounds="clip").fit(p, y).predict(p)
+
+        ours_platt = best_of(lambda: _fit_predict("platt", z, y, {}), repeat=1, warmup=0)
+        ours_iso = best_of(
+            lambda: make_recalibrator("isotonic").fit(p, y).predict_proba(p), repeat=1, warmup=0
+        )
+        t_sk_platt = best_of(sk_platt, repeat=1, warmup=0)
+        t_sk_iso = best_of(sk_iso, repeat=1, warmup=0)
+        rows.append(
+            row(
+                f"sklearn Platt n={n_bin:,}",
+                t_sk_platt,
+                floor,
+                f"ours / sklearn = {ours_platt / t_sk_platt:.2f}",
+            )
+        )
+        rows.append(
+            row(
+                f"sklearn isotonic n={n_bin:,}",
+                t_sk_iso,
+                floor,
+                f"ours / sklearn = {ours_iso / t_sk_iso:.2f}",
+            )
+        )
+    n_mc, k = (2_000, 50) if quick else (50_000, 1_000)
+    zm, ym = _multiclass(n_mc, k)
+    floor_mc = best_of(lambda: softmax(zm), repeat=3)
+    rows.append(row(f"recal multiclass floor: softmax {n_mc:,}x{k:,}", floor_mc, floor_mc))
+    for name in RECALIBRATORS.names():
+        opts = _options(name, k)
+        sec = best_of(
+            lambda name=name, opts=opts: _fit_predict(name, zm, ym, opts), repeat=1, warmup=0
+        )
+        note = "fit + predict_proba" + (
+            f", L-BFGS capped at {MATRIX_MAX_ITER} iterations" if opts else ""
+        )
+        rows.append(row(f"recal multiclass {name} {n_mc:,}x{k:,}", sec, floor_mc, note))
+    return rows

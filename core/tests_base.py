@@ -1,0 +1,113 @@
+"""Shared pieces of the calibration tests: the :data:`TESTS` registry and the result type.
+
+Test modules (:mod:`core.tests_kernel`, :mod:`core.tests_classical`) register their tests
+here; :mod:`core.calibration_tests` imports them all and dispatches by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from core.errors import ConfigError
+from core.registry import Registry
+
+#: Tests of calibration; each entry's func is ``func(probs, labels, *, lens, rng, **options)``.
+TESTS: Registry = Registry("calibration test")
+
+#: Lenses the kernel tests accept (one component each).
+KERNEL_TEST_LENSES: tuple[str, ...] = ("canonical", "binary", "top-label")
+#: Lenses of the classical binary tests.
+BINARY_TEST_LENSES: tuple[str, ...] = ("binary", "top-label")
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationTestResult:
+    """The outcome of one calibration test (scipy-style).
+
+    Attributes
+    ----------
+    test : str
+        Registered test name.
+    statistic : float
+        The observed statistic (an SKCE estimate, an ECE, χ² or Z).
+    pvalue : float
+        The p-value, or an upper bound of it when ``pvalue_is_bound``.
+    pvalue_is_bound : bool
+        True for the distribution-free tests: ``pvalue`` bounds the p-value from above.
+    method : str
+        How the p-value was obtained, in one line.
+    assumptions : str
+        What the p-value relies on, in one line.
+    lens : str
+        The lens the test ran on.
+    n : int
+        Number of rows.
+    null_distribution : numpy.ndarray or None
+        Simulated statistics under the null (resampling tests), on the statistic's scale.
+    n_resamples : int or None
+        Number of resamples ``R``.
+    mc_error : float or None
+        Monte-Carlo standard error of a resampled p-value, ``√(p(1 − p)/R)``.
+    confidence_interval : tuple of float or None
+        One-sided interval of the estimated quantity, where the test gives one.
+    details : dict
+        Test-specific numbers (bandwidth, degrees of freedom, exceedances, ...).
+    """
+
+    test: str
+    statistic: float
+    pvalue: float
+    pvalue_is_bound: bool
+    method: str
+    assumptions: str
+    lens: str
+    n: int
+    null_distribution: np.ndarray | None = None
+    n_resamples: int | None = None
+    mc_error: float | None = None
+    confidence_interval: tuple[float, float] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def reject(self, alpha: float = 0.05) -> bool:
+        """Return whether "calibrated" is rejected at level ``alpha`` (``p ≤ alpha``)."""
+        return bool(self.pvalue <= alpha)
+
+    @property
+    def label(self) -> str:
+        """The test's human label."""
+        return TESTS.get(self.test).label
+
+
+def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float, int]:
+    """Return ``((1 + #{T* ≥ T}) / (1 + R), Monte-Carlo SE, #exceedances)``.
+
+    Parameters
+    ----------
+    null : numpy.ndarray
+        ``R`` resampled statistics.
+    observed : float
+        The observed statistic ``T``.
+
+    Returns
+    -------
+    tuple
+        p-value, its standard error ``√(p(1 − p)/R)`` and the count of ``T* ≥ T``.
+    """
+    r = null.size
+    hits = int(np.count_nonzero(null >= observed))
+    pv = (1.0 + hits) / (1.0 + r)
+    return pv, float(np.sqrt(pv * (1.0 - pv) / r)), hits
+
+
+def check_resamples(n_resamples: object) -> int:
+    """Return ``n_resamples`` as a positive int or raise :class:`ConfigError`."""
+    try:
+        r = int(n_resamples)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        r = 0
+    if r < 1 or r != n_resamples:
+        raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    return r

@@ -1,0 +1,235 @@
+"""Consistency resampling of binned estimators and the classical binary tests.
+
+- ``consistency``: resample predictions with replacement, redraw labels from them
+  (Bröcker & Smith 2007), and compare any binned estimator with its resampled law;
+- ``hosmer-lemeshow`` and ``spiegelhalter``: on the binary or top-label lens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from core._validation import check_norm
+from core.binning import bin_indices, check_n_bins, check_tie_policy
+from core.errors import ConfigError, EstimationError
+from core.estimators import ESTIMATORS, plugin_from_stats
+from core.estimators import kernel as kern
+from core.tests_base import (
+    BINARY_TEST_LENSES,
+    TESTS,
+    CalibrationTestResult,
+    check_resamples,
+    conservative_pvalue,
+)
+
+
+def _fast_plugin_null(
+    p: np.ndarray,
+    lens: str,
+    n_bins: int,
+    norm: float,
+    r: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Consistency null of the equal-width plug-in estimator on a one-component lens.
+
+    Bins do not depend on the sample here, so each resample is a ``bincount`` of
+    (resample, bin) pairs; the redrawn outcome is Bernoulli(score) on these lenses.
+    """
+    n = p.shape[0]
+    scores = p[:, 1] if lens == "binary" else p.max(axis=1)
+    idx, edges = bin_indices(scores, binning="equal-width", n_bins=n_bins)
+    b = edges.size - 1
+    out = np.empty(r)
+    step = max(1, 4_000_000 // n)
+    for s in range(0, r, step):
+        m = min(step, r - s)
+        rows = rng.integers(0, n, size=(m, n))
+        outcome = rng.random((m, n)) < scores[rows]
+        key = (idx[rows] + (np.arange(m) * b)[:, None]).ravel()
+        counts = np.bincount(key, minlength=m * b).reshape(m, b)
+        ssum = np.bincount(key, weights=scores[rows].ravel(), minlength=m * b).reshape(m, b)
+        lsum = np.bincount(key, weights=outcome.ravel(), minlength=m * b).reshape(m, b)
+        out[s : s + m] = plugin_from_stats(counts, ssum, lsum, norm)
+    return out
+
+
+def _resampled_labels(cdf: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    k = cdf.shape[1]
+    u = rng.random(rows.size)[:, None] * cdf[rows, -1:]
+    return np.minimum((u >= cdf[rows]).sum(axis=1), k - 1).astype(np.int64)
+
+
+@TESTS.register(
+    "consistency",
+    label="Consistency resampling",
+    description="Resample predictions with replacement, redraw labels from them, and compare "
+    "the binned estimate with its resampled distribution.",
+    formula="Bröcker & Smith (2007); Vaicenavicius et al. (2019); Widmann et al. (2019) §4.4",
+    kind="resampling",
+    random=True,
+    quadratic=False,
+    lenses=("binary", "top-label", "classwise"),
+    options=("estimator", "binning", "n_bins", "norm", "tie_policy", "n_resamples"),
+    assumptions="i.i.d. rows; known to reject too often with many or fine bins",
+)
+def _consistency(
+    p,
+    y,
+    *,
+    lens,
+    rng,
+    estimator="plugin",
+    binning="equal-width",
+    n_bins=15,
+    norm=1,
+    tie_policy="split",
+    n_resamples=1000,
+) -> CalibrationTestResult:
+    entry = ESTIMATORS.get(estimator)
+    if not entry.meta.get("binned"):
+        raise ConfigError(
+            f"Consistency resampling runs on a binned estimator; {estimator!r} is not one. "
+            f"Choose one of {', '.join(ESTIMATORS.names(binned=True))}."
+        )
+    p_norm = check_norm(norm)
+    if p_norm not in entry.meta.get("norms", ()):
+        raise ConfigError(f"Estimator {estimator!r} does not support norm {norm!r}.")
+    if lens not in entry.meta.get("lenses", ()):
+        raise ConfigError(f"Estimator {estimator!r} does not support the {lens!r} lens.")
+    r = check_resamples(n_resamples)
+    kw = {
+        "lens": lens,
+        "norm": p_norm,
+        "binning": binning,
+        "n_bins": check_n_bins(n_bins),
+        "tie_policy": check_tie_policy(tie_policy),
+        "class_weights": None,
+        "class_names": None,
+    }
+    t = float(entry.func(p, y, rng=np.random.default_rng(0), **kw).value)
+    fast = estimator == "plugin" and binning == "equal-width" and lens in BINARY_TEST_LENSES
+    if fast:
+        null = _fast_plugin_null(p, lens, kw["n_bins"], p_norm, r, rng)
+    else:
+        n = p.shape[0]
+        cdf = np.cumsum(p, axis=1)
+        null = np.empty(r)
+        for i in range(r):  # one vectorised estimator call per resample
+            rows = rng.integers(0, n, size=n)
+            y_star = _resampled_labels(cdf, rows, rng)
+            null[i] = entry.func(p[rows], y_star, rng=rng, **kw).value
+    pv, se, hits = conservative_pvalue(null, t)
+    return CalibrationTestResult(
+        test="consistency",
+        statistic=t,
+        pvalue=pv,
+        pvalue_is_bound=False,
+        method=f"consistency resampling of {entry.label}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
+        assumptions=TESTS.get("consistency").meta["assumptions"],
+        lens=lens,
+        n=p.shape[0],
+        null_distribution=null,
+        n_resamples=r,
+        mc_error=se,
+        details={
+            "estimator": estimator,
+            "binning": binning,
+            "n_bins": kw["n_bins"],
+            "norm": p_norm,
+            "exceedances": hits,
+            "vectorised": fast,
+        },
+    )
+
+
+# ----------------------------------------------------------------- classical binary tests
+
+
+def _binary_view(p: np.ndarray, y: np.ndarray, lens: str) -> tuple[np.ndarray, np.ndarray]:
+    prob = kern.lens_problems(p, y, lens, validated=True)[0]
+    return prob.probs[:, 1], prob.labels.astype(np.float64)
+
+
+@TESTS.register(
+    "hosmer-lemeshow",
+    label="Hosmer–Lemeshow",
+    description="χ² over equal-mass risk groups: Σ (O − E)² / (E(1 − E/n_g)).",
+    formula="Hosmer & Lemeshow (1980)",
+    kind="classical",
+    random=False,
+    quadratic=False,
+    lenses=BINARY_TEST_LENSES,
+    options=("n_groups", "fitted"),
+    assumptions="independent rows; expected counts per group not too small (χ² approximation)",
+)
+def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> CalibrationTestResult:
+    s, o = _binary_view(p, y, lens)
+    g = check_n_bins(n_groups)
+    idx, _edges = bin_indices(s, binning="equal-mass", n_bins=g)
+    counts = np.bincount(idx, minlength=g).astype(np.float64)
+    expected = np.bincount(idx, weights=s, minlength=g)
+    observed = np.bincount(idx, weights=o, minlength=g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = expected * (1.0 - expected / counts)
+    used = (counts > 0) & (var > 0)
+    stat = float(np.sum((observed[used] - expected[used]) ** 2 / var[used]))
+    dof = int(used.sum()) - (2 if fitted else 0)
+    if dof < 1:
+        raise EstimationError(
+            f"Hosmer–Lemeshow needs at least {3 if fitted else 1} groups with variance; "
+            f"these scores give {int(used.sum())}. Use more rows or fewer ties."
+        )
+    pv = float(stats.chi2.sf(stat, dof))
+    return CalibrationTestResult(
+        test="hosmer-lemeshow",
+        statistic=stat,
+        pvalue=pv,
+        pvalue_is_bound=False,
+        method=f"χ² with {dof} degrees of freedom ({'G − 2, fitted on these data' if fitted else 'G, held-out data'})",
+        assumptions=TESTS.get("hosmer-lemeshow").meta["assumptions"],
+        lens=lens,
+        n=s.size,
+        details={
+            "dof": dof,
+            "n_groups": int(used.sum()),
+            "group_counts": counts,
+            "observed": observed,
+            "expected": expected,
+        },
+    )
+
+
+@TESTS.register(
+    "spiegelhalter",
+    label="Spiegelhalter's Z",
+    description="Z = Σ (y − p)(1 − 2p) / √Σ (1 − 2p)² p(1 − p); two-sided normal p-value.",
+    formula="Spiegelhalter (1986)",
+    kind="classical",
+    random=False,
+    quadratic=False,
+    lenses=BINARY_TEST_LENSES,
+    options=(),
+    assumptions="independent rows; normal approximation of a sum (large n)",
+)
+def _spiegelhalter(p, y, *, lens, rng) -> CalibrationTestResult:
+    s, o = _binary_view(p, y, lens)
+    w = 1.0 - 2.0 * s
+    var = float(np.sum(w * w * s * (1.0 - s)))
+    if var <= 0.0:
+        raise EstimationError(
+            "Spiegelhalter's Z is undefined when every score is 0, ½ or 1 (zero variance)."
+        )
+    z = float(np.sum((o - s) * w) / np.sqrt(var))
+    return CalibrationTestResult(
+        test="spiegelhalter",
+        statistic=z,
+        pvalue=float(2.0 * stats.norm.sf(abs(z))),
+        pvalue_is_bound=False,
+        method="two-sided normal approximation",
+        assumptions=TESTS.get("spiegelhalter").meta["assumptions"],
+        lens=lens,
+        n=s.size,
+        details={"variance": var},
+    )
