@@ -76,6 +76,9 @@ _EXPORTS: dict[str, str] = {
     "World": "core.worlds",
     "true_calibration_error": "core.worlds",
     "bias_vs_n": "core.bias",
+    "simulate_estimates": "core.bias",
+    "fit_world": "core.worlds",
+    "DirichletWorld": "core.worlds",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -146,6 +146,7 @@ def require_predictions() -> Predictions:
 SAMPLE = "sample"
 _UPLOAD_TOKEN = "_upload_token"
 _UPLOAD_ERROR = "_upload_error"
+_COLUMN_ERROR = "_upload_column_error"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -228,7 +229,7 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
     **options
         Loader options (``label_column``, ``prob_columns``, ``positive_class``, ...).
     """
-    from core.data import load_predictions
+    from core.data import ColumnError, load_predictions
 
     token = (
         uploaded.file_id,
@@ -238,11 +239,24 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
     if st.session_state.get(_UPLOAD_TOKEN) != token:
         st.session_state[_UPLOAD_TOKEN] = token
         st.session_state[_UPLOAD_ERROR] = None
+        # kept after a successful load: the mapping controls it opened must stay in place
+        previous = st.session_state.get(_COLUMN_ERROR)
         try:
             labels = None if labels_file is None else _named_bytes(labels_file)
             pred = load_predictions(
                 uploaded.getvalue(), labels=labels, name=uploaded.name, **options
             )
+        except ColumnError as exc:
+            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name}: {exc}"
+            st.session_state[_COLUMN_ERROR] = ColumnProblem(
+                uploaded.file_id,
+                exc.argument,
+                tuple(map(str, exc.candidates)),
+                tuple(map(str, exc.columns)),
+            )
+            if previous != st.session_state[_COLUMN_ERROR]:
+                # the mapping controls above were drawn before the loader said what it needs
+                st.rerun()
         except CalibscopeError as exc:
             st.session_state[_UPLOAD_ERROR] = f"{uploaded.name}: {exc}"
         except (ValueError, OSError, UnicodeError) as exc:
@@ -258,6 +272,24 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
             st.rerun()
     if st.session_state.get(_UPLOAD_ERROR):
         st.error(st.session_state[_UPLOAD_ERROR], icon=":material/error:")
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnProblem:
+    """What the loader could not infer in an upload: the argument to pass and its candidates."""
+
+    file_id: str
+    argument: str
+    candidates: tuple[str, ...]
+    columns: tuple[str, ...]
+
+
+def column_problem(uploaded: Any) -> ColumnProblem | None:
+    """Return the column-inference problem met in this uploaded file, if any."""
+    problem = st.session_state.get(_COLUMN_ERROR)
+    if problem is None or problem.file_id != uploaded.file_id:
+        return None
+    return problem
 
 
 def upload_failed() -> bool:

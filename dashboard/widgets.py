@@ -23,7 +23,6 @@ TIE_LABELS = {
     "split": "split ties at rank boundaries",
     "keep": "keep equal scores together",
 }
-INTERVAL_LABELS = {"wilson": "Wilson", "clopper-pearson": "Clopper–Pearson (exact)"}
 
 
 def _norm_choice(norm: float) -> str:
@@ -45,17 +44,24 @@ def _choices_help(labels: dict[str, str], intro: str = "") -> str:
 
 
 def tie_policies() -> list[str]:
-    """Return the tie policies of equal-mass binning (from ``core.binning`` when it lists them)."""
-    import core.binning as binning
+    """Return the tie policies of equal-mass binning."""
+    from core.binning import TIE_POLICIES
 
-    return list(getattr(binning, "TIE_POLICIES", ("split", "keep")))
+    return list(TIE_POLICIES)
 
 
 def interval_methods() -> list[str]:
-    """Return the per-bin interval methods (from ``core.intervals`` when it lists them)."""
-    import core.intervals as intervals
+    """Return the per-bin interval methods."""
+    from core.intervals import INTERVAL_METHODS
 
-    return list(getattr(intervals, "BIN_INTERVAL_METHODS", ("wilson", "clopper-pearson")))
+    return INTERVAL_METHODS.names()
+
+
+def interval_label(method: str) -> str:
+    """Return the display label of a per-bin interval method."""
+    from core.intervals import INTERVAL_METHODS
+
+    return INTERVAL_METHODS.get(method).label
 
 
 def model_picker() -> None:
@@ -188,7 +194,7 @@ def analysis_controls() -> None:
             key="interval_method",
             bind="query-params",
             help=_choices_help(
-                INTERVAL_LABELS,
+                {m: interval_label(m) for m in methods},
                 "Interval for each bin's observed frequency in the reliability diagram.",
             ),
         )
@@ -305,18 +311,25 @@ def _file_columns(uploaded: Any) -> list[str]:
 
 
 def column_mapping(uploaded: Any) -> dict[str, Any]:
-    """Column-mapping controls for an upload whose columns the loader cannot infer.
+    """Column-mapping controls, fed to the loader; opened when it cannot infer the columns.
 
     Returns
     -------
     dict
-        Loader options (``label_column``, ``prob_columns``, ``positive_class``); empty
-        means "infer".
+        Loader options (``label_column``, ``prob_columns``, ``positive_class``,
+        ``renormalize``, ``drop_missing``); empty means "infer everything".
     """
     if uploaded is None:
         return {}
-    columns = _file_columns(uploaded)
+    problem = state.column_problem(uploaded)
+    columns = list(problem.columns) if problem and problem.columns else _file_columns(uploaded)
     with st.expander("Column mapping", expanded=state.upload_failed(), icon=":material/tune:"):
+        if problem is not None and state.upload_failed():
+            st.warning(
+                f"The loader needs `{problem.argument}`"
+                + (f": one of {', '.join(problem.candidates)}." if problem.candidates else "."),
+                icon=":material/help:",
+            )
         st.caption(
             "Columns are inferred from their names (label / y / target / class …; the other "
             "numeric columns are probabilities). Set them here when inference fails."
@@ -329,13 +342,21 @@ def column_mapping(uploaded: Any) -> dict[str, Any]:
             [c for c in columns if c != label],
             key="map_probs",
             placeholder="(infer)",
-            help="One column for P(y=1) of a binary problem, or one per class.",
+            help="One column for P(y=1) of a binary problem, or one per class, in class order.",
         )
-        positive = st.text_input(
-            "Positive class (binary labels given as two strings)",
-            key="map_positive",
-            help="Which label value is the positive class y = 1.",
-        )
+        if problem is not None and problem.argument == "positive_class" and problem.candidates:
+            positive = st.selectbox(
+                "Positive class (the value the probability column is the probability of)",
+                ["", *problem.candidates],
+                format_func=lambda c: c or "(choose)",
+                key="map_positive_choice",
+            )
+        else:
+            positive = st.text_input(
+                "Positive class (binary labels given as two values)",
+                key="map_positive",
+                help="The label value that the probability column is the probability of.",
+            )
         renormalize = st.checkbox(
             "Renormalise rows that do not sum to 1",
             key="map_renormalize",
@@ -347,7 +368,7 @@ def column_mapping(uploaded: Any) -> dict[str, Any]:
         out["label_column"] = label
     if probs:
         out["prob_columns"] = list(probs)
-    if positive.strip():
+    if positive and positive.strip():
         out["positive_class"] = positive.strip()
     if renormalize:
         out["renormalize"] = True

@@ -314,3 +314,38 @@ def test_model_picker_for_multi_model_files():
     assert {m.label: m.value for m in at.metric}["Rows (n)"] == "300"
     picker.set_value("All rows").run()
     assert {m.label: m.value for m in at.metric}["Rows (n)"] == "600"
+
+
+def test_column_mapping_resolves_what_the_loader_cannot_infer():
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame(
+        {"p": rng.uniform(size=200).round(5), "label": rng.choice(["sick", "well"], size=200)}
+    )
+    at = _upload(_app(n_resamples="0").run(), frame.to_csv(index=False).encode(), "strings.csv")
+    assert not at.exception
+    assert at.error and "positive_class" in at.error[0].value
+    choice = at.selectbox(key="map_positive_choice")
+    assert list(choice.options) == ["(choose)", "sick", "well"]
+    choice.set_value("sick").run()
+    assert not at.exception and not at.error
+    pred = at.session_state["predictions"]
+    assert pred.n == 200
+    # P(y=1) is the probability of "sick": label 1 exactly where the file says sick
+    assert (pred.labels == (frame["label"] == "sick").to_numpy()).all()
+    assert_allclose(pred.probs[:, 1], frame["p"])
+
+
+def test_headerless_matrix_with_separate_labels_file():
+    rng = np.random.default_rng(9)
+    p = rng.dirichlet(np.ones(4), size=250)
+    y = rng.integers(1, 5, size=250)  # 1-indexed, as in the CIFAR files
+    matrix = pd.DataFrame(p).to_csv(index=False, header=False, float_format="%.12f").encode()
+    labels = "\n".join(map(str, y)).encode() + b"\n"
+    at = _app(n_resamples="0").run()
+    at.file_uploader(key="upload_labels").set_value(("labels.csv", labels, "text/csv"))
+    _upload(at, matrix, "probs.csv")
+    assert not at.exception and not at.error
+    pred = at.session_state["predictions"]
+    assert pred.n == 250 and pred.n_classes == 4
+    assert (pred.labels == y - 1).all()
+    assert {m.label: m.value for m in at.metric}["Classes (K)"] == "4"

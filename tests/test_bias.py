@@ -158,6 +158,33 @@ def test_figure1_world_mean_ece_bin_matches_reference():
     assert res.reference[0] == 0.0
 
 
+# Roelofs et al. Table 4 (simulated ⟨ECE_bin⟩, EW-15, ℓ2, n = 1000) and the digest's [ours]
+# recomputation from the Table 2/3 parameters, in %
+TABLE4 = {
+    "resnet110_c10": (8.42, 9.22),
+    "resnet110_SD_c10": (8.79, 8.23),
+    "resnet_wide32_c10": (8.44, 8.29),
+    "densenet40_c10": (8.09, 8.75),
+    "resnet110_c100": (18.87, 18.62),
+    "resnet110_SD_c100": (15.78, 17.02),
+    "resnet_wide32_c100": (17.53, 18.22),
+    "densenet40_c100": (19.69, 19.88),
+    "resnet152_imgnet": (9.26, 9.68),
+    "densenet161_imgnet": (6.87, 7.24),
+}
+
+
+@pytest.mark.slow
+def test_table4_simulated_ece_bin_of_the_ten_fits():
+    for name, (paper, recomputed) in TABLE4.items():
+        res = simulate_estimates(
+            ["plugin:equal-width:15"], PRESET_WORLDS[name], ns=[1000], replicates=500, seed=0
+        )
+        mean = 100 * res.values[0, 0].mean()
+        assert mean == pytest.approx(recomputed, abs=0.25), name
+        assert mean == pytest.approx(paper, abs=1.5), name  # digest §4.4 tolerance
+
+
 # digest §5.3, per-fit table for resnet110_c10 (bias in points, m = 1000)
 RESNET110_C10 = {
     1600: {"plugin EW-15": -1.79, "plugin EM-15": -0.00, "debiased EW-15": -2.68,
@@ -193,6 +220,25 @@ def test_headline_ordering_on_the_ten_realistic_fits():
     for name in ("plugin", "debiased"):
         assert mean_abs[f"{name} EM-15"] < mean_abs[f"{name} EW-15"]
     assert mean_abs["sweep EM"] < mean_abs["sweep EW"]
+
+
+@pytest.mark.slow
+def test_under_perfect_calibration_the_debiased_em_estimator_is_least_biased():
+    # paper §7.3 / digest §5.3 (Fig. 6 analogue): excluding KDE, ECE^em_debias has the smallest
+    # |bias| for perfectly calibrated models, clearly below ECE^em_sweep
+    tables = [
+        core.bias_vs_n(
+            None, PRESET_WORLDS[f"{k}-calibrated"], ns=[200, 800, 3200], replicates=200, seed=0
+        )
+        for k in PAPER_BETA_FITS
+    ]
+    t = pd.concat(tables)
+    assert (t["reference"] == 0).all() and (t["bias"] > 0).all()  # binned estimates are ≥ 0
+    mean_abs = (100 * t["bias"].abs()).groupby(t["estimator"]).mean()
+    assert mean_abs.idxmin() == "debiased EM-15"
+    assert mean_abs["debiased EM-15"] < 0.5 * mean_abs["sweep EM"]
+    for name in ("plugin", "debiased"):
+        assert mean_abs[f"{name} EM-15"] < mean_abs[f"{name} EW-15"]
 
 
 @pytest.mark.slow

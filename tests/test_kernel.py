@@ -263,6 +263,19 @@ def test_calibrated_vs_miscalibrated_worlds():
     assert abs(v0) < 0.002 < 0.08 < v1 < 0.12  # M2's SKCE ≈ 0.0966 (paper Fig. 1)
 
 
+def test_dirichlet_model_analytic_ece():
+    # reference §6.1: π(m − 1)/m for β = e₁, π/(a B(a,(m−1)a))·((m−1)^(m−1)/m^m)^a for uniform β
+    assert DirichletWorld(10, 0.1, 0.5, "first").true_canonical_ece() == pytest.approx(0.45)
+    assert DirichletWorld(10, 0.1, 1.0).true_canonical_ece() == pytest.approx(0.7106418012290426)
+    world = DirichletWorld(2, 1.0, 1.0)
+    assert world.true_canonical_ece() == pytest.approx(0.25)
+    # two classes: the canonical TV-ECE is the binary ECE, which fine bins estimate well here
+    # (the calibration function is the constant ½ and ½ is a bin edge)
+    p, y = world.sample(200_000, 8)
+    est = core.calibration_error(p, y, estimator="plugin", lens="binary", n_bins=20).value
+    assert est == pytest.approx(0.25, abs=0.005)
+
+
 @pytest.mark.slow
 def test_expected_biased_estimate_closed_form():
     # E[SKCE_b] = SKCE + (E‖e_Y − G‖² − SKCE)/n, E‖e_Y − G‖² = 1 − 2π/m + (2π − 1)(a+1)/(ma+1)

@@ -8,6 +8,7 @@ component, so aggregation is the identity there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from core.estimators.base import (
     Estimate,
     aggregate,
     check_options,
+    debiased_l1_from_stats,
     debiased_sq_from_stats,
     lens_view,
     plugin_from_stats,
@@ -31,12 +33,18 @@ from core.lenses import LensView
 
 __all__ = [
     "debiased",
+    "debiased_l1_from_stats",
     "debiased_sq_from_stats",
     "label_binned",
     "plugin",
     "plugin_from_stats",
+    "strictly_decreasing",
     "sweep",
     "sweep_b_star",
+    "sweep_bound",
+    "sweep_candidate_starts",
+    "sweep_search",
+    "tie_runs",
 ]
 
 
@@ -254,7 +262,16 @@ def debiased(
                 "small_bins": small,
             },
         )
-    signed = np.array([_normal_debiased_l1(st, int(n_resamples), rng) for st in bins])
+    signed = np.array(
+        [
+            float(
+                debiased_l1_from_stats(
+                    st.counts, st.score_sums, st.label_sums, rng, int(n_resamples)
+                )
+            )
+            for st in bins
+        ]
+    )
     total = float(np.dot(w, signed))
     return Estimate(
         value=max(total, 0.0),
@@ -270,25 +287,17 @@ def debiased(
     )
 
 
-def _normal_debiased_l1(st: BinStats, n_resamples: int, rng: np.random.Generator) -> float:
-    keep = st.counts > 0
-    c = st.counts[keep].astype(np.float64)
-    w = c / c.sum()
-    fbar = st.score_sums[keep] / c
-    ybar = st.label_sums[keep] / c
-    sd = np.sqrt(np.clip(ybar * (1.0 - ybar), 0.0, None) / c)
-    draws = rng.normal(ybar, sd, size=(n_resamples, c.shape[0]))
-    resampled = np.abs(draws - fbar) @ w
-    plug = float(np.dot(w, np.abs(fbar - ybar)))
-    return 2.0 * plug - float(resampled.mean())
-
-
 # --------------------------------------------------------------------------- sweep
 
 #: Candidate counts of bins checked per vectorised block (the block doubles each round).
 _FIRST_BLOCK = 16
-#: Bound on the bins checked at once (sum of b over a block), to bound memory.
+#: Bound on the bins checked at once (rows × sum of b over a block), to bound memory.
 _MAX_BLOCK_BINS = 2_000_000
+
+#: ``bounds(rows, k, b)``: boundary ``k`` of the ``b``-bin candidate in each row's sorted sequence.
+SweepBounds = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+#: ``label_prefix(rows, t)``: outcome sum over the first ``t`` elements of each row's sequence.
+SweepPrefix = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def sweep_b_star(
@@ -305,9 +314,11 @@ def sweep_b_star(
     decrease; the first such ``b`` stops the sweep and ``b* = b − 1``.  Candidates go up
     to ``n − 1`` bins (the reference implementation's bound) or ``max_bins``.  One stable
     sort and prefix sums make each candidate ``O(b)``, so the cost is
-    ``O(n log n + b*²)``; candidates are checked in vectorised blocks.  When every candidate is provably monotone (outcomes, or for bins
-    that never split equal scores the mean outcome per distinct score, non-decreasing in
-    score order) ``b*`` is the bound at once.
+    ``O(n log n + b*²)``; candidates are checked in vectorised blocks by
+    :func:`sweep_search`, the kernel the bootstrap runs on many resamples at once.  When
+    every candidate is provably monotone (outcomes, or for bins that never split equal
+    scores the mean outcome per distinct score, non-decreasing in score order) ``b*`` is
+    the bound at once.
 
     Parameters
     ----------
@@ -330,39 +341,118 @@ def sweep_b_star(
         each was monotone.
     """
     n = scores.shape[0]
-    b_max = n - 1 if max_bins is None else min(int(max_bins), n - 1)
+    b_max = sweep_bound(n, max_bins)
     if b_max < 2:
         return 1, np.zeros(0, np.int64), np.zeros(0, bool)
     order = np.argsort(scores, kind="stable")
     s = scores[order]
     y = outcomes[order]
     cy = np.concatenate(([0.0], np.cumsum(y)))
-    if _every_binning_monotone(s, y, cy, binning, tie_policy):
+    b_star = b_max
+    if not _every_binning_monotone(s, y, cy, binning, tie_policy):
+        block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
+
+        def bounds(rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return sweep_candidate_starts(s, k, b, binning, block_end)[None, :]
+
+        b_star = int(sweep_search(1, b_max, bounds, lambda rows, t: cy[t])[0])
+    if b_star == b_max:
         return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
-    block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
+    trace_b = np.arange(2, b_star + 2, dtype=np.int64)
+    mono = np.ones(trace_b.shape[0], bool)
+    mono[-1] = False
+    return b_star, trace_b, mono
+
+
+def sweep_bound(n: int, max_bins: int | None) -> int:
+    """Return the largest candidate number of bins: ``n − 1``, or ``max_bins`` if smaller."""
+    return n - 1 if max_bins is None else min(int(max_bins), n - 1)
+
+
+def sweep_search(
+    n_rows: int, b_max: int, bounds: SweepBounds, label_prefix: SweepPrefix
+) -> np.ndarray:
+    """Run the monotone sweep on several sorted sequences at once.
+
+    Candidates ``b = 2 … b_max`` are checked in blocks (16, then doubling, bounded by
+    ``_MAX_BLOCK_BINS`` boundaries over the rows still running); a row stops at the first
+    ``b`` whose non-empty bin means strictly decrease, with ``b* = b − 1``, and leaves the
+    search. One sample is a batch of one; the bootstrap passes a chunk of resamples.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of sequences (rows).
+    b_max : int
+        Largest candidate (≥ 2).
+    bounds : callable
+        ``bounds(rows, k, b) -> (len(rows), L)`` int positions in each row's sorted
+        sequence of boundary ``k`` of the ``b``-bin candidate, for flattened ``(k, b)``
+        of length ``L`` (each candidate's ``k = 0 … b`` consecutive).
+    label_prefix : callable
+        ``label_prefix(rows, t) -> (len(rows), L)`` sum of the outcomes of the first
+        ``t`` elements of each row's sequence. Bin means ``(prefix(hi) − prefix(lo)) /
+        (hi − lo)`` are compared exactly as computed, so integer-valued prefixes give the
+        same decisions whatever their source.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_rows,)`` int64 ``b*`` of each row (``b_max`` for rows that never stop).
+    """
+    b_star = np.full(n_rows, b_max, dtype=np.int64)
+    active = np.arange(n_rows)
     b0, size = 2, _FIRST_BLOCK
-    while b0 <= b_max:
+    while b0 <= b_max and active.size:
         bs = np.arange(b0, min(b0 + size, b_max + 1), dtype=np.int64)
-        starts, seg = _candidate_starts(s, bs, binning, block_end)
-        lo, hi = starts[:-1], starts[1:]
-        same = seg[:-1] == seg[1:]  # consecutive boundaries of one candidate = one bin
-        lo, hi, bseg = lo[same], hi[same], seg[:-1][same]
-        cnt = hi - lo
-        full = cnt > 0
-        mean = (cy[hi[full]] - cy[lo[full]]) / cnt[full]
-        bseg = bseg[full]
-        drop = (bseg[1:] == bseg[:-1]) & (mean[1:] < mean[:-1])
-        bad = np.zeros(bs.shape[0], bool)
-        bad[bseg[1:][drop] - b0] = True
-        if bad.any():
-            first = int(np.argmax(bad))
-            trace_b = np.arange(2, bs[first] + 1, dtype=np.int64)
-            mono = np.ones(trace_b.shape[0], bool)
-            mono[-1] = False
-            return int(bs[first]) - 1, trace_b, mono
-        b0 += size
-        size = max(1, min(2 * size, _MAX_BLOCK_BINS // (b0 + 2 * size)))
-    return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
+        seg = np.repeat(bs, bs + 1)
+        first = np.concatenate(([0], np.cumsum(bs + 1)[:-1]))
+        k = np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, bs + 1)
+        t = bounds(active, k, seg)
+        bad = strictly_decreasing(t, label_prefix(active, t), seg - b0, bs.shape[0])
+        stop = bad.any(axis=1)
+        b_star[active[stop]] = bs[np.argmax(bad[stop], axis=1)] - 1
+        active = active[~stop]
+        b0 += bs.shape[0]
+        per_row = _MAX_BLOCK_BINS // max(1, active.size)
+        size = max(1, min(2 * size, per_row // (b0 + 2 * size)))
+    return b_star
+
+
+def strictly_decreasing(
+    t: np.ndarray, prefix: np.ndarray, seg: np.ndarray, n_seg: int
+) -> np.ndarray:
+    """Whether the non-empty bin means of each candidate strictly decrease somewhere.
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        ``(rows, L)`` bin boundaries (positions in each row's sorted sequence).
+    prefix : numpy.ndarray
+        ``(rows, L)`` outcome sums before each boundary.
+    seg : numpy.ndarray
+        ``(L,)`` candidate ``0 … n_seg − 1`` of each boundary; a candidate's boundaries
+        are consecutive, so consecutive boundaries of one candidate bound one bin.
+    n_seg : int
+        Number of candidates.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows, n_seg)`` bool.
+    """
+    rows = t.shape[0]
+    same = seg[:-1] == seg[1:]
+    cnt = (t[:, 1:] - t[:, :-1])[:, same].ravel()
+    sums = (prefix[:, 1:] - prefix[:, :-1])[:, same].ravel()
+    key = (np.arange(rows)[:, None] * n_seg + seg[:-1][same]).ravel()
+    full = cnt > 0
+    mean = sums[full] / cnt[full]
+    key = key[full]
+    drop = (key[1:] == key[:-1]) & (mean[1:] < mean[:-1])
+    bad = np.zeros(rows * n_seg, bool)
+    bad[key[1:][drop]] = True
+    return bad.reshape(rows, n_seg)
 
 
 def _every_binning_monotone(
@@ -381,32 +471,43 @@ def _every_binning_monotone(
         return True
     if binning == "equal-mass" and tie_policy == "split":
         return False
-    starts = np.concatenate(([0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.shape[0]]))
+    starts = tie_runs(s)
     means = (cy[starts[1:]] - cy[starts[:-1]]) / np.diff(starts)
     return bool(np.all(means[1:] >= means[:-1]))
 
 
-def _candidate_starts(
-    s: np.ndarray, bs: np.ndarray, binning: str, block_end: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Bin boundaries (in sorted order) of every candidate b, flattened, with candidate ids."""
+def tie_runs(s: np.ndarray) -> np.ndarray:
+    """Return the starts of the runs of equal values of sorted ``s``, followed by ``n``."""
+    return np.concatenate(([0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.shape[0]]))
+
+
+def sweep_candidate_starts(
+    s: np.ndarray,
+    k: np.ndarray,
+    b: np.ndarray,
+    binning: str,
+    block_end: np.ndarray | None = None,
+) -> np.ndarray:
+    """Boundary ``k`` of the ``b``-bin candidate as a position in sorted scores ``s``.
+
+    Equal-mass: rank ``ceil(k·n/b)``, moved to the end of a run of equal scores it would
+    cut when ``block_end`` (``searchsorted(s, s, "right")``) is given (``tie_policy="keep"``).
+    Equal-width: the first score ``≥ k/b`` (edges as ``np.arange(b + 1)/b`` computes them;
+    a score on an edge starts the upper bin), ``0`` and ``n`` at the ends.
+    """
     n = s.shape[0]
-    seg = np.repeat(bs, bs + 1)
-    first = np.concatenate(([0], np.cumsum(bs + 1)[:-1]))
-    k = np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, bs + 1)
     if binning == "equal-mass":
-        starts = (k * n + seg - 1) // seg
+        starts = (k * n + b - 1) // b
         if block_end is not None:
             inner = (starts > 0) & (starts < n)
             j = starts[inner]
             tie = s[j - 1] == s[j]
             starts[np.flatnonzero(inner)[tie]] = block_end[j[tie]]
-    else:
-        # edges k/b as np.arange(b + 1)/b computes them; a score on an edge starts the upper bin
-        starts = np.searchsorted(s, k / seg, side="left")
-        starts[k == 0] = 0
-        starts[k == seg] = n
-    return starts, seg
+        return starts
+    starts = np.searchsorted(s, k / b, side="left")
+    starts[k == 0] = 0
+    starts[k == b] = n
+    return starts
 
 
 @ESTIMATORS.register(

@@ -32,9 +32,12 @@ MMCE (Kumar et al. 2018) is the same machinery on the top-label lens: the model
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -58,8 +61,6 @@ TILE_ROWS = 256
 TILE_COLS = 4096
 #: Up to this many distinct pairs the median is found by collecting them all.
 EXACT_SELECT_MAX = 2_000_000
-#: Tiles up to this many entries form residual products without BLAS.
-_SMALL_TILE = 100_000
 #: Kumar et al.'s MMCE bandwidth (Laplacian kernel exp(−|c − c′|/0.4)).
 MMCE_BANDWIDTH = 0.4
 
@@ -68,6 +69,22 @@ MMCE_BANDWIDTH = 0.4
 _CACHE_SIZE = 16
 _SUM_CACHE: OrderedDict[tuple, tuple[float, float]] = OrderedDict()
 _MEDIAN_CACHE: OrderedDict[tuple, float] = OrderedDict()
+_CACHE_LOCK = threading.Lock()  # dashboard sessions run in threads
+
+
+def _cache_get(cache: OrderedDict, key: tuple) -> Any:
+    with _CACHE_LOCK:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    return None
+
+
+def _cache_put(cache: OrderedDict, key: tuple, value: Any) -> None:
+    with _CACHE_LOCK:
+        cache[key] = value
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -303,11 +320,11 @@ def median_bandwidth(probs: ArrayLike, *, metric: str = "tv", variant: str = "me
     if n < 2:
         raise EstimationError("The median heuristic needs at least two predictions.")
     key = (_digest(p), metric, variant)
-    if key not in _MEDIAN_CACHE:
-        _MEDIAN_CACHE[key] = _median(p, metric, variant)
-        if len(_MEDIAN_CACHE) > _CACHE_SIZE:
-            _MEDIAN_CACHE.popitem(last=False)
-    return _MEDIAN_CACHE[key]
+    hit = _cache_get(_MEDIAN_CACHE, key)
+    if hit is None:
+        hit = _median(p, metric, variant)
+        _cache_put(_MEDIAN_CACHE, key, hit)
+    return hit
 
 
 def _median(p: np.ndarray, metric: str, variant: str) -> float:
@@ -398,6 +415,26 @@ def residuals(probs: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return e
 
 
+_BLAS_CONTROLLER: list = []
+
+
+def _one_blas_thread() -> AbstractContextManager:
+    """Limit BLAS to one thread (when threadpoolctl is installed), else do nothing.
+
+    The residual products have an inner dimension of K, so a second BLAS thread gains
+    little, while thread hand-off on a busy machine made them up to 10× slower.
+    """
+    if not _BLAS_CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER.append(ThreadpoolController())
+        except Exception:  # noqa: BLE001 - optional: any failure means "no control"
+            _BLAS_CONTROLLER.append(None)
+    ctl = _BLAS_CONTROLLER[0]
+    return ctl.limit(limits=1, user_api="blas") if ctl is not None else nullcontext()
+
+
 def iter_h_tiles(
     p: np.ndarray, e: np.ndarray, spec: KernelSpec, dtype: type = np.float64
 ) -> Iterator[tuple[slice, slice, np.ndarray, bool]]:
@@ -420,11 +457,9 @@ def iter_h_tiles(
     ec = e.astype(dtype, copy=False)
     for ra, rc, d, diag in _iter_tiles(p, spec.metric, dtype):
         k = spec.apply(d)
-        if k.size <= _SMALL_TILE:
-            # small products: numpy's own loop avoids BLAS thread start-up and contention
-            k *= np.einsum("ik,jk->ij", ec[ra], ec[rc])
-        else:
-            k *= ec[ra] @ ec[rc].T
+        with _one_blas_thread():
+            g = ec[ra] @ ec[rc].T
+        k *= g
         yield ra, rc, k, diag
 
 
@@ -460,9 +495,9 @@ def h_sums(
         The sum of all entries and the trace of ``H``.
     """
     key = (_digest(p, y), spec, np.dtype(dtype).str)
-    if key in _SUM_CACHE:
-        _SUM_CACHE.move_to_end(key)
-        return _SUM_CACHE[key]
+    hit = _cache_get(_SUM_CACHE, key)
+    if hit is not None:
+        return hit
     e = residuals(p, y)
     total = 0.0
     for _ra, _rc, h, diag in iter_h_tiles(p, e, spec, dtype):
@@ -470,9 +505,7 @@ def h_sums(
         total += s if diag else 2.0 * s
     # κ(p, p) = 1 for every kernel here, so h_ii = scale·‖e_i‖²
     trace = spec.scale * float(np.einsum("ij,ij->", e, e))
-    _SUM_CACHE[key] = (total, trace)
-    if len(_SUM_CACHE) > _CACHE_SIZE:
-        _SUM_CACHE.popitem(last=False)
+    _cache_put(_SUM_CACHE, key, (total, trace))
     return total, trace
 
 

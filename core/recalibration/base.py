@@ -501,13 +501,25 @@ class OneDimRecalibrator(Recalibrator):
         outcomes = self._outcomes(lens, labels, inputs.n_classes, pred)
         rng = np.random.default_rng(seed_value(self.seed))
         comps, notes = [], []
-        for j, (s, lo, t) in enumerate(zip(scores, log_odds, outcomes, strict=True)):
-            vals, note = self._fit_component(s, lo, t, rng)
+        for j, (vals, note) in enumerate(self._fit_components(scores, log_odds, outcomes, rng)):
             comps.append(vals)
             if note:
                 prefix = f"class {j}: " if lens == "classwise" else ""
                 notes.extend(prefix + m for m in note)
         return {"lens": lens, "components": comps}, {"notes": notes}
+
+    def _fit_components(
+        self,
+        scores: list[np.ndarray],
+        log_odds: list[np.ndarray],
+        outcomes: list[np.ndarray],
+        rng: np.random.Generator,
+    ) -> list[tuple[dict[str, Any], list[str]]]:
+        """Fit every component (one at a time; subclasses may batch them)."""
+        return [
+            self._fit_component(s, lo, t, rng)
+            for s, lo, t in zip(scores, log_odds, outcomes, strict=True)
+        ]
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
         lens = params.values["lens"]

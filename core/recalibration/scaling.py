@@ -56,78 +56,100 @@ def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
     return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def fit_logistic_1d(
+def _logistic_loss(x: np.ndarray, t: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    eta = x * a + c
+    return np.sum(np.logaddexp(0.0, eta) - t * eta, axis=0)
+
+
+def fit_logistic_batch(
     x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
-) -> tuple[float, float, int]:
-    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` by damped Newton steps.
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every column at once.
+
+    Damped Newton steps on standardised features, vectorised over the columns (each
+    column is its own 2-parameter problem; a column stops once its step is negligible).
 
     Parameters
     ----------
     x : numpy.ndarray
-        Feature values.
+        ``(n, C)`` feature values.
     t : numpy.ndarray
-        Targets in [0, 1] (hard or smoothed).
+        ``(n, C)`` targets in [0, 1] (hard or smoothed).
     max_iter : int
         Maximum Newton iterations.
 
     Returns
     -------
-    a, c : float
-        Slope and intercept on the original scale of ``x``.
+    a, c : numpy.ndarray
+        ``(C,)`` slopes and intercepts on the original scale of ``x``.
     n_iter : int
         Newton iterations used.
 
     Raises
     ------
     FitError
-        If the likelihood has no finite maximum (separable hard targets).
+        If a column's likelihood has no finite maximum (separable hard targets).
     """
-    mu = float(x.mean())
-    sd = float(x.std())
-    if sd == 0.0 or not np.isfinite(sd):
-        tbar = float(np.clip(t.mean(), 1e-12, 1 - 1e-12))
-        return 0.0, float(np.log(tbar / (1 - tbar))), 0
-    xs = (
-        x - mu
-    ) / sd  # standardised: Newton is scale-free, but the loss landscape is better conditioned
-
-    def loss(w: np.ndarray) -> float:
-        eta = w[0] * xs + w[1]
-        return float(np.sum(np.logaddexp(0.0, eta) - t * eta))
-
-    tbar = float(np.clip(t.mean(), 1e-12, 1 - 1e-12))
-    w = np.array([0.0, np.log(tbar / (1 - tbar))])
-    cur = loss(w)
+    mu = x.mean(axis=0)
+    sd = x.std(axis=0)
+    ok = (sd > 0) & np.isfinite(sd)
+    # standardised: Newton is scale-free, but the loss landscape is better conditioned
+    xs = (x - mu) / np.where(ok, sd, 1.0)
+    tbar = np.clip(t.mean(axis=0), 1e-12, 1 - 1e-12)
+    a = np.zeros(x.shape[1])
+    c = np.log(tbar / (1 - tbar))
+    active = np.flatnonzero(ok)
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
-        eta = w[0] * xs + w[1]
+    while active.size and n_iter < max_iter:
+        n_iter += 1
+        xa, ta, aa, ca = xs[:, active], t[:, active], a[active], c[active]
+        eta = xa * aa + ca
         q = sigmoid(eta)
-        r = q - t
-        g = np.array([r @ xs, r.sum()])
-        h_diag = q * (1.0 - q)
-        hess = np.array(
-            [[h_diag @ (xs * xs), h_diag @ xs], [h_diag @ xs, h_diag.sum()]]
-        ) + 1e-12 * np.eye(2)
-        step = np.linalg.solve(hess, g)
-        lam = 1.0
-        while True:
-            cand = w - lam * step
-            new = loss(cand)
-            if new <= cur + 1e-12 * abs(cur) or lam < 1e-10:
+        r = q - ta
+        h = q * (1.0 - q)
+        g1, g2 = (r * xa).sum(axis=0), r.sum(axis=0)
+        h11 = (h * xa * xa).sum(axis=0) + 1e-12
+        h12 = (h * xa).sum(axis=0)
+        h22 = h.sum(axis=0) + 1e-12
+        det = h11 * h22 - h12 * h12
+        s1 = (h22 * g1 - h12 * g2) / det
+        s2 = (h11 * g2 - h12 * g1) / det
+        cur = np.sum(np.logaddexp(0.0, eta) - ta * eta, axis=0)
+        lam = np.ones(active.size)
+        new_a, new_c = aa - s1, ca - s2
+        new = _logistic_loss(xa, ta, new_a, new_c)
+        bad = new > cur + 1e-12 * np.abs(cur)
+        for _ in range(40):  # step halving, only for the columns whose loss went up
+            if not bad.any():
                 break
-            lam *= 0.5
-        w, prev = cand, cur
-        cur = new
-        if np.max(np.abs(lam * step)) < 1e-10 or abs(prev - cur) <= 1e-14 * max(1.0, abs(cur)):
-            break
-    a = w[0] / sd
-    c = w[1] - w[0] * mu / sd
-    if not (np.isfinite(a) and np.isfinite(c)) or abs(w[0]) > 1e6:
+            lam[bad] *= 0.5
+            new_a[bad] = aa[bad] - lam[bad] * s1[bad]
+            new_c[bad] = ca[bad] - lam[bad] * s2[bad]
+            new[bad] = _logistic_loss(xa[:, bad], ta[:, bad], new_a[bad], new_c[bad])
+            bad &= new > cur + 1e-12 * np.abs(cur)
+        a[active], c[active] = new_a, new_c
+        step = np.maximum(np.abs(lam * s1), np.abs(lam * s2))
+        done = (step < 1e-10) | (np.abs(cur - new) <= 1e-14 * np.maximum(1.0, np.abs(new)))
+        active = active[~done]
+    slope = np.where(ok, a / np.where(ok, sd, 1.0), 0.0)
+    intercept = np.where(ok, c - slope * mu, c)
+    if not (np.isfinite(slope).all() and np.isfinite(intercept).all()) or (np.abs(a) > 1e6).any():
         raise FitError(
             "Platt scaling has no finite maximum-likelihood fit on these rows (the scores "
             "separate the classes). Use targets='platt' (smoothed targets) or more rows."
         )
-    return float(a), float(c), n_iter
+    return slope, intercept, n_iter
+
+
+def fit_logistic_1d(
+    x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
+) -> tuple[float, float, int]:
+    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for one feature.
+
+    See :func:`fit_logistic_batch`.
+    """
+    a, c, n_iter = fit_logistic_batch(x[:, None], t[:, None], max_iter=max_iter)
+    return float(a[0]), float(c[0]), n_iter
 
 
 @register(
@@ -163,24 +185,42 @@ class PlattScaling(OneDimRecalibrator):
     def _feature(self, s: np.ndarray, lo: np.ndarray) -> np.ndarray:
         return lo if self.input == "logit" else s
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
-        x = self._feature(s, lo)
+    def _fit_components(
+        self,
+        scores: list[np.ndarray],
+        log_odds: list[np.ndarray],
+        outcomes: list[np.ndarray],
+        rng: np.random.Generator,
+    ) -> list[tuple[dict[str, Any], list[str]]]:
+        x = np.column_stack([self._feature(s, lo) for s, lo in zip(scores, log_odds, strict=True)])
+        t = np.column_stack(outcomes)
+        pos = t > 0.5
+        n_pos = pos.sum(axis=0)
+        if ((n_pos == 0) | (n_pos == t.shape[0])).any():
+            j = int(np.flatnonzero((n_pos == 0) | (n_pos == t.shape[0]))[0])
+            raise FitError(
+                f"Platt scaling needs both outcomes in every component; component {j} has only "
+                f"{'positives' if n_pos[j] else 'negatives'}."
+            )
         if self.targets == "hard":
-            pos, neg = x[t > 0.5], x[t <= 0.5]
-            if pos.size and neg.size and (neg.max() <= pos.min() or pos.max() <= neg.min()):
+            top_neg = np.where(pos, -np.inf, x).max(axis=0)
+            low_pos = np.where(pos, x, np.inf).min(axis=0)
+            top_pos = np.where(pos, x, -np.inf).max(axis=0)
+            low_neg = np.where(pos, np.inf, x).min(axis=0)
+            if ((top_neg <= low_pos) | (top_pos <= low_neg)).any():
                 raise FitError(
                     "Platt scaling with hard targets cannot be fitted: the scores separate the "
                     "classes, so the slope would be infinite. Use targets='platt'."
                 )
-        if t.min() == t.max():
-            raise FitError(
-                "Platt scaling needs both outcomes in every component; one component has "
-                f"only {'positives' if t[0] > 0.5 else 'negatives'}."
-            )
-        a, c, n_iter = fit_logistic_1d(x, platt_targets(t, self.targets))
-        return {"a": a, "c": c, "n_iter": n_iter}, []
+            targets = t
+        else:
+            n = t.shape[0]
+            targets = np.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n - n_pos + 2.0))
+        a, c, n_iter = fit_logistic_batch(x, targets)
+        return [
+            ({"a": float(ai), "c": float(ci), "n_iter": n_iter}, [])
+            for ai, ci in zip(a, c, strict=True)
+        ]
 
     def _apply_component(
         self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
@@ -354,7 +394,11 @@ def _fit_affine_softmax(
         return val, grad
 
     res = minimize(
-        fun, w0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13}
+        fun,
+        w0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13},
     )
     w, b = unpack(res.x)
     info = {"converged": bool(res.success), "n_iter": int(res.nit), "nll_after": float(res.fun)}

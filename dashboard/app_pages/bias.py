@@ -315,6 +315,11 @@ lens = (
     if pred is not None and pred.n_classes == 2 and config and config.lens == "binary"
     else "top-label"
 )
+if pred is not None:
+    st.caption(
+        f"Your data is used through the **{lens}** lens (one score and one outcome per row); "
+        "the classwise and canonical lenses have no single score to simulate."
+    )
 specs = _specs(chosen, int(n_bins))
 norm = _norm(norm_key)
 ns_run = tuple(sorted(ns))
@@ -491,7 +496,7 @@ with tabs[3]:
         format_func=_spec_label,
         key="bias_tce_est",
     )
-    tce_n = c3.number_input("n", 20, 50_000, user_n or 200, key="bias_tce_n")
+    tce_n = c3.number_input("n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n")
     tce_reps = c4.number_input("Replicates", 50, 5000, 300, step=50, key="bias_tce_reps")
     observed_default = 12.0
     if pred is not None:

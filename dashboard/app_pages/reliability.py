@@ -25,7 +25,7 @@ with state.show_errors(stop=True):
 
 interval_slot = widgets.headline(result, config)
 
-interval = f"{config.level:.0%} {widgets.INTERVAL_LABELS.get(config.interval_method, config.interval_method)}"
+interval = f"{config.level:.0%} {widgets.interval_label(config.interval_method)}"
 components = result.components
 if config.lens == "classwise":
     st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
