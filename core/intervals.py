@@ -437,34 +437,55 @@ class _SortedChunk:
         self.s_sorted = s_sorted
         self.o_sorted = o_sorted
 
-    def copies_before(self, positions: np.ndarray) -> np.ndarray:
-        """Return the copies of rows at sorted positions ``< positions`` (shape ``(r, m)``)."""
-        return self.cum_n[self.base + positions] - self.base
+    def copies_before(self, positions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Return the copies of rows at sorted positions ``< positions``.
 
-    def at(self, t: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Return sums over each resample's first ``t`` copies (``t`` of shape ``(r, m)``).
-
-        The sums are of scores, outcomes and squared scores (None unless requested),
-        followed by the sorted position holding copy ``t`` (``n`` at the end).
+        ``positions`` has shape ``(r, m)`` (or broadcasts to it), or ``(len(rows), m)``
+        when ``rows`` picks resamples of the chunk.
         """
-        n = self.n
-        flat = t + self.base
+        base = self.base if rows is None else self.base[rows]
+        return self.cum_n[base + positions] - base
+
+    def _locate(
+        self, t: np.ndarray, rows: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        base, at_row = (self.base, self.rows) if rows is None else (self.base[rows], rows[:, None])
+        flat = t + base
         # copy t sits at flat position q (cum_n[q] <= t < cum_n[q + 1]); the copies of q
         # before t are in the prefix
         q = np.searchsorted(self.cum_n, flat.ravel(), side="right").reshape(flat.shape) - 1
         before = flat - self.cum_n[q]
         # q may run into the next row's leading unused positions, where before == 0
-        local = np.minimum(q - self.base, n)
-        s_at = self.s_sorted[np.minimum(local, n - 1)]
-        sums = self.cum_s[self.rows, local] + before * s_at
-        rare = self.cum_rare[self.rows, self.rare_before[local]]
+        local = np.minimum(q - base, self.n)
+        return base, at_row, before, local
+
+    def _outcomes(
+        self, base: np.ndarray, at_row: np.ndarray, before: np.ndarray, local: np.ndarray
+    ) -> np.ndarray:
+        rare = self.cum_rare[at_row, self.rare_before[local]]
         if self.rare == 0:  # positives before ``local`` = copies before it − rare ones
-            rare = self.cum_n[self.base + local] - self.base - rare
-        outcome = rare + before * self.o_sorted[np.minimum(local, n - 1)]
+            rare = self.cum_n[base + local] - base - rare
+        outcome = rare + before * self.o_sorted[np.minimum(local, self.n - 1)]
+        return outcome.astype(np.float64)
+
+    def outcomes_at(self, t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Return the outcome sums over each resample's first ``t`` copies (see :meth:`at`)."""
+        return self._outcomes(*self._locate(t, rows))
+
+    def at(self, t: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """Return sums over each resample's first ``t`` copies.
+
+        ``t`` has shape ``(r, m)``, or ``(len(rows), m)`` when ``rows`` picks resamples
+        of the chunk. The sums are of scores, outcomes and squared scores (None unless
+        requested), followed by the sorted position holding copy ``t`` (``n`` at the end).
+        """
+        base, at_row, before, local = self._locate(t, rows)
+        s_at = self.s_sorted[np.minimum(local, self.n - 1)]
+        sums = self.cum_s[at_row, local] + before * s_at
         squares = None
         if self.cum_s2 is not None:
-            squares = self.cum_s2[self.rows, local] + before * (s_at * s_at)
-        return sums, outcome.astype(np.float64), squares, local
+            squares = self.cum_s2[at_row, local] + before * (s_at * s_at)
+        return sums, self._outcomes(base, at_row, before, local), squares, local
 
 
 def _sorted_bounds(

@@ -56,9 +56,44 @@ def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
     return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def _logistic_loss(x: np.ndarray, t: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    eta = x * a + c
-    return np.sum(np.logaddexp(0.0, eta) - t * eta, axis=0)
+def _fast_sigmoid(u: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * u))  # one ufunc pass; exact in floating point range
+
+
+def _logistic_sums(
+    x: np.ndarray,
+    t: np.ndarray,
+    mu: np.ndarray,
+    scale: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    cols: np.ndarray,
+    *,
+    derivatives: bool,
+) -> tuple[np.ndarray, ...]:
+    """Loss (and gradient/Hessian sums) of the standardised problems ``cols``, by row chunks."""
+    k = cols.size
+    out = [np.zeros(k) for _ in range(6 if derivatives else 1)]
+    mu_c, sc_c, a_c, c_c = mu[cols], scale[cols], a[cols], c[cols]
+    every = k == x.shape[1]  # plain slices avoid a gather of every column
+    step = max(1, CHUNK_ENTRIES // (4 * max(k, 1)))
+    for i in range(0, x.shape[0], step):
+        xc = x[i : i + step] if every else x[i : i + step, cols]
+        tc = t[i : i + step] if every else t[i : i + step, cols]
+        xs = (xc - mu_c) / sc_c
+        eta = xs * a_c + c_c
+        out[0] += np.sum(np.logaddexp(0.0, eta) - tc * eta, axis=0)
+        if derivatives:
+            q = _fast_sigmoid(eta)
+            r = q - tc
+            h = q * (1.0 - q)
+            hx = h * xs
+            out[1] += (r * xs).sum(axis=0)
+            out[2] += r.sum(axis=0)
+            out[3] += (hx * xs).sum(axis=0)
+            out[4] += hx.sum(axis=0)
+            out[5] += h.sum(axis=0)
+    return tuple(out)
 
 
 def fit_logistic_batch(
@@ -67,7 +102,8 @@ def fit_logistic_batch(
     """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every column at once.
 
     Damped Newton steps on standardised features, vectorised over the columns (each
-    column is its own 2-parameter problem; a column stops once its step is negligible).
+    column is its own 2-parameter problem; a column stops once its step is
+    negligible). Sums are accumulated over row chunks, so memory stays bounded.
 
     Parameters
     ----------
@@ -94,7 +130,7 @@ def fit_logistic_batch(
     sd = x.std(axis=0)
     ok = (sd > 0) & np.isfinite(sd)
     # standardised: Newton is scale-free, but the loss landscape is better conditioned
-    xs = (x - mu) / np.where(ok, sd, 1.0)
+    scale = np.where(ok, sd, 1.0)
     tbar = np.clip(t.mean(axis=0), 1e-12, 1 - 1e-12)
     a = np.zeros(x.shape[1])
     c = np.log(tbar / (1 - tbar))
@@ -102,36 +138,30 @@ def fit_logistic_batch(
     n_iter = 0
     while active.size and n_iter < max_iter:
         n_iter += 1
-        xa, ta, aa, ca = xs[:, active], t[:, active], a[active], c[active]
-        eta = xa * aa + ca
-        q = sigmoid(eta)
-        r = q - ta
-        h = q * (1.0 - q)
-        g1, g2 = (r * xa).sum(axis=0), r.sum(axis=0)
-        h11 = (h * xa * xa).sum(axis=0) + 1e-12
-        h12 = (h * xa).sum(axis=0)
-        h22 = h.sum(axis=0) + 1e-12
+        cur, g1, g2, h11, h12, h22 = _logistic_sums(x, t, mu, scale, a, c, active, derivatives=True)
+        h11 += 1e-12
+        h22 += 1e-12
         det = h11 * h22 - h12 * h12
         s1 = (h22 * g1 - h12 * g2) / det
         s2 = (h11 * g2 - h12 * g1) / det
-        cur = np.sum(np.logaddexp(0.0, eta) - ta * eta, axis=0)
+        aa, ca = a[active].copy(), c[active].copy()
         lam = np.ones(active.size)
-        new_a, new_c = aa - s1, ca - s2
-        new = _logistic_loss(xa, ta, new_a, new_c)
+        a[active], c[active] = aa - s1, ca - s2
+        (new,) = _logistic_sums(x, t, mu, scale, a, c, active, derivatives=False)
         bad = new > cur + 1e-12 * np.abs(cur)
         for _ in range(40):  # step halving, only for the columns whose loss went up
             if not bad.any():
                 break
             lam[bad] *= 0.5
-            new_a[bad] = aa[bad] - lam[bad] * s1[bad]
-            new_c[bad] = ca[bad] - lam[bad] * s2[bad]
-            new[bad] = _logistic_loss(xa[:, bad], ta[:, bad], new_a[bad], new_c[bad])
+            cols = active[bad]
+            a[cols] = aa[bad] - lam[bad] * s1[bad]
+            c[cols] = ca[bad] - lam[bad] * s2[bad]
+            (new[bad],) = _logistic_sums(x, t, mu, scale, a, c, cols, derivatives=False)
             bad &= new > cur + 1e-12 * np.abs(cur)
-        a[active], c[active] = new_a, new_c
         step = np.maximum(np.abs(lam * s1), np.abs(lam * s2))
         done = (step < 1e-10) | (np.abs(cur - new) <= 1e-14 * np.maximum(1.0, np.abs(new)))
         active = active[~done]
-    slope = np.where(ok, a / np.where(ok, sd, 1.0), 0.0)
+    slope = np.where(ok, a / scale, 0.0)
     intercept = np.where(ok, c - slope * mu, c)
     if not (np.isfinite(slope).all() and np.isfinite(intercept).all()) or (np.abs(a) > 1e6).any():
         raise FitError(
