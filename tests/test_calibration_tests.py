@@ -8,7 +8,7 @@ from scipy import stats
 
 import core
 import core.calibration_tests as ct
-import core.tests_classical as tc
+import core.calibration_tests.classical as tc
 from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern

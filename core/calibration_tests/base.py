@@ -1,6 +1,6 @@
 """Shared pieces of the calibration tests: the :data:`TESTS` registry and the result type.
 
-Test modules (:mod:`core.tests_kernel`, :mod:`core.tests_classical`) register their tests
+Test modules (:mod:`core.calibration_tests.kernel`, :mod:`core.calibration_tests.classical`) register their tests
 here; :mod:`core.calibration_tests` imports them all and dispatches by name.
 """
 

@@ -29,12 +29,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core import tests_classical, tests_kernel  # noqa: F401  (register the tests)
 from core._validation import check_probs_labels, check_rng
-from core.errors import ConfigError, EstimationError
-from core.estimators import kernel as kern
-from core.lenses import LENSES
-from core.tests_base import (
+from core.calibration_tests import classical, kernel  # noqa: F401  (register the tests)
+from core.calibration_tests.base import (
     BINARY_TEST_LENSES,
     KERNEL_TEST_LENSES,
     TESTS,
@@ -42,7 +39,10 @@ from core.tests_base import (
     check_resamples,
     conservative_pvalue,
 )
-from core.tests_kernel import bound_biased, bound_unbiased, skce_uq_bootstrap_null
+from core.calibration_tests.kernel import bound_biased, bound_unbiased, skce_uq_bootstrap_null
+from core.errors import ConfigError, EstimationError
+from core.estimators import kernel as kern
+from core.lenses import LENSES
 
 __all__ = [
     "BINARY_TEST_LENSES",

@@ -12,16 +12,16 @@ from scipy import stats
 
 from core._validation import check_norm
 from core.binning import bin_indices, check_n_bins, check_tie_policy
-from core.errors import ConfigError, EstimationError
-from core.estimators import ESTIMATORS, plugin_from_stats
-from core.estimators import kernel as kern
-from core.tests_base import (
+from core.calibration_tests.base import (
     BINARY_TEST_LENSES,
     TESTS,
     CalibrationTestResult,
     check_resamples,
     conservative_pvalue,
 )
+from core.errors import ConfigError, EstimationError
+from core.estimators import ESTIMATORS, plugin_from_stats
+from core.estimators import kernel as kern
 
 
 def _fast_plugin_null(

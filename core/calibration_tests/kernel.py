@@ -16,15 +16,15 @@ import numpy as np
 from scipy import stats
 
 from core._validation import check_rng
-from core.errors import EstimationError
-from core.estimators import kernel as kern
-from core.tests_base import (
+from core.calibration_tests.base import (
     KERNEL_TEST_LENSES,
     TESTS,
     CalibrationTestResult,
     check_resamples,
     conservative_pvalue,
 )
+from core.errors import EstimationError
+from core.estimators import kernel as kern
 
 _KERNEL_OPTS = ("kernel", "metric", "bandwidth", "max_exact_n")
 
