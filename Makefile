@@ -4,6 +4,8 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# the bundled sample the dashboard opens with
+SAMPLE ?= breast-cancer (binary)
 
 .PHONY: run test install install-test browser lint bench clean
 
@@ -24,7 +26,7 @@ browser:
 	fi
 
 run: install
-	$(BIN)/streamlit run dashboard/app.py
+	$(BIN)/streamlit run dashboard/app.py -- --sample "$(SAMPLE)"
 
 test: install-test browser
 	$(BIN)/ruff check .

@@ -64,6 +64,9 @@ _EXPORTS: dict[str, str] = {
     "ReliabilityAnalysis": "core.analysis",
     "ComponentTable": "core.analysis",
     "analyze": "core.analysis",
+    # distribution-free guarantees of histogram binning
+    "histogram_binning_epsilon": "core.guarantees",
+    "largest_n_bins": "core.guarantees",
     # calibration tests
     "TESTS": "core.calibration_tests",
     "CalibrationTestResult": "core.calibration_tests",

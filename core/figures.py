@@ -118,9 +118,10 @@ def reliability_figure(
 
     Parameters
     ----------
-    bins : core.binning.BinStats
+    bins : core.binning.BinStats or core.analysis.ComponentTable
         Bin statistics of one component (``edges``, ``counts``, ``mean_score``,
-        ``mean_label``).
+        ``mean_label``), or an analysis component, whose ``bins``, ``low`` and ``high``
+        are used.
     low, high : array_like, optional
         Per-bin interval of the observed frequency, shape ``(B,)`` (NaN for empty bins),
         e.g. from :func:`core.intervals.bin_intervals`. Drawn as error bars.
@@ -140,6 +141,10 @@ def reliability_figure(
         ``x = mean_score`` and ``y = mean_label`` of the non-empty bins; the count bars sit
         at the bin centres with the bin widths.
     """
+    if not hasattr(bins, "counts") and hasattr(bins, "bins"):
+        low = getattr(bins, "low", None) if low is None else low
+        high = getattr(bins, "high", None) if high is None else high
+        bins = bins.bins
     edges = np.asarray(bins.edges, dtype=np.float64)
     counts = np.asarray(bins.counts)
     fig = make_subplots(
@@ -221,19 +226,23 @@ def classwise_grid(
         horizontal_spacing=0.04,
         vertical_spacing=0.5 / max(rows * 3, 1) + 0.04,
     )
+    traces, rows_of, cols_of = [], [], []
     for i, c in enumerate(components):
         r, col = divmod(i, cols)
         first = i == 0
-        fig.add_trace(_diagonal(showlegend=first), row=r + 1, col=col + 1)
-        trace = _observed_trace(
+        observed = _observed_trace(
             c.bins,
             getattr(c, "low", None),
             getattr(c, "high", None),
             name="observed frequency",
             showlegend=first,
         )
-        trace.marker.size = 5
-        fig.add_trace(trace, row=r + 1, col=col + 1)
+        observed.marker.size = 5
+        traces += [_diagonal(showlegend=first), observed]
+        rows_of += [r + 1, r + 1]
+        cols_of += [col + 1, col + 1]
+    # one batched call: adding traces one by one re-validates the figure each time
+    fig.add_traces(traces, rows=rows_of, cols=cols_of)
     fig.update_xaxes(range=AXIS_RANGE, constrain="domain")
     fig.update_yaxes(range=AXIS_RANGE)
     fig.update_layout(

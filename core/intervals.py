@@ -28,17 +28,18 @@ in chunks of ``r`` resamples; the stream does not depend on the chunk size, so t
 resamples, and hence the result, are the same for every ``chunk_size``, and every
 statistic bootstrapped with the same seed sees the same resamples (common random numbers).
 
-Each statistic is evaluated on a chunk of resamples by one of four paths, all of which
+Each statistic is evaluated on a chunk of resamples by one of five paths, all of which
 give the same numbers as recomputing the statistic on every resample, up to float
 rounding of the per-bin sums (relative ~1e-13 at n = 100,000; the tests check 1e-12):
 
-- ``"fixed-bins"``: ``plugin`` (any norm), ``debiased`` (ℓ2) and ``label-binned`` (any
-  norm) with ``equal-width`` or ``discrete`` bins. Every row's bin is fixed (a resample's
-  distinct scores are a subset of the sample's and empty bins carry no weight). For
-  plug-in and debiased a chunk costs two ``bincount`` calls with offsets ``r·B`` (one for
-  counts and label sums, one for score sums), then the batch kernels
-  :func:`~core.estimators.plugin_from_stats` / ``debiased_sq_from_stats``; label-binned
-  uses the sorted prefix sums below (the bins are runs of the score order).
+- ``"fixed-bins"``: ``plugin`` (any norm), ``debiased`` (ℓ1 and ℓ2) and ``label-binned``
+  (any norm) with ``equal-width`` or ``discrete`` bins. Every row's bin is fixed (a
+  resample's distinct scores are a subset of the sample's and empty bins carry no weight).
+  For plug-in and debiased a chunk costs two ``bincount`` calls with offsets ``r·B`` (one
+  for counts and label sums, one for score sums), then the batch kernels
+  :func:`~core.estimators.plugin_from_stats`, ``debiased_sq_from_stats`` or
+  ``debiased_l1_from_stats``; label-binned uses the sorted prefix sums below (the bins
+  are runs of the score order).
 - ``"equal-mass"``: the same estimators with ``equal-mass`` bins and ``tie_policy="split"``.
   The rows are sorted by score once; a resample's multiplicities over that order come
   from one ``bincount``, and their prefix sums give each resample's sums at the fixed
@@ -46,12 +47,28 @@ rounding of the per-bin sums (relative ~1e-13 at n = 100,000; the tests check 1e
   between the two bins), with no sort per resample. Label-binned ℓ1 also splits each bin
   at its mean outcome by one ``searchsorted`` on the sorted scores, ℓ2 uses sums of
   squared scores, ℓ∞ the first and last copy of each bin.
+- ``"sweep"``: ``sweep`` with ``equal-width`` bins, or ``equal-mass`` bins with
+  ``tie_policy="split"``, on the same sorted prefix sums. The search of
+  :func:`~core.estimators.binned.sweep_search` (the one the estimator runs on one
+  sample) runs on all resamples of a chunk at once, in blocks of candidates ``b``:
+  equal-mass boundaries are the copy ranks ``ceil(k·n/b)``, equal-width ones the sorted
+  positions ``searchsorted(scores, k/b)``, the same for every resample, mapped to copies
+  through the prefix sums of the multiplicities. A resample leaves the search at its
+  first decreasing candidate, or at once when every candidate is provably monotone;
+  then the resamples sharing a ``b*`` get their plug-in error together.
 - ``"row-mean"``: accuracy, Brier score and log loss are means of per-row values, so a
   resample's value is the mean of a gather.
-- ``"generic"``: everything else (sweep, ℓ1 debiased, kernel estimators, equal-mass with
+- ``"generic"``: everything else (kernel estimators, equal-mass with
   ``tie_policy="keep"``, user callables): the statistic is called once per resample on the
   resampled rows. Per-resample work is vectorised; only the loop over resamples is in
   Python.
+
+Random estimators get the same integer seed on every resample (the bootstrap's seed, or
+0 for a Generator), as if :func:`~core.calibration.calibration_error` were called on the
+resample with that seed. For the ℓ1 debiased estimator this means every resample reads
+the same stream of standard normals; ``debiased_l1_from_stats`` draws it once for the
+whole chunk and gives each resample its own offset into it (components after the first
+start where the previous one stopped, which depends on how many bins it had filled).
 
 Memory is bounded by the chunk: the default chunk holds about 2**20 drawn indices
 (``chunk_size = max(1, 2**20 // n)`` resamples), and the fast paths keep a few arrays of
@@ -126,8 +143,8 @@ class BootstrapResult:
     statistic : str
         Name of the statistic (a callable's ``__name__``).
     path : str
-        How resamples were evaluated: ``"fixed-bins"``, ``"equal-mass"``, ``"row-mean"``
-        or ``"generic"`` (see the module docstring).
+        How resamples were evaluated: ``"fixed-bins"``, ``"equal-mass"``, ``"sweep"``,
+        ``"row-mean"`` or ``"generic"`` (see the module docstring).
     """
 
     estimate: float
@@ -468,6 +485,12 @@ class _SortedChunk:
         outcome = rare + before * self.o_sorted[np.minimum(local, self.n - 1)]
         return outcome.astype(np.float64)
 
+    def outcomes_before(self, positions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Return the outcome sums of the copies of rows at sorted positions ``< positions``."""
+        base, at_row = (self.base, self.rows) if rows is None else (self.base[rows], rows[:, None])
+        local = np.broadcast_to(positions, (at_row.shape[0], np.shape(positions)[-1]))
+        return self._outcomes(base, at_row, np.zeros((), dtype=np.int64), local)
+
     def outcomes_at(self, t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Return the outcome sums over each resample's first ``t`` copies (see :meth:`at`)."""
         return self._outcomes(*self._locate(t, rows))
@@ -527,6 +550,81 @@ _STANDARD_OPTIONS = frozenset(
     {"binning", "n_bins", "norm", "lens", "tie_policy", "class_weights", "class_names"}
 )
 
+#: Extra estimator options the fast paths understand.
+_FAST_OPTIONS = {"sweep": frozenset({"max_bins"}), "debiased": frozenset({"n_resamples"})}
+
+
+def _sweep_sorted(
+    chunk: _SortedChunk,
+    binning: str,
+    b_max: int,
+    norm: float,
+    runs: np.ndarray,
+    positions_of: Callable[[int], np.ndarray],
+) -> np.ndarray:
+    """ECE_sweep of each resample of a chunk (see :func:`~core.estimators.binned.sweep_b_star`).
+
+    The search runs on every resample at once over its sorted sequence of copies:
+    equal-mass boundaries are copy ranks, equal-width ones sorted positions mapped to
+    copies. Then each group of resamples with the same ``b*`` gets its plug-in error.
+    """
+    from core.binning import equal_mass_starts
+    from core.estimators.base import plugin_from_stats
+    from core.estimators.binned import sweep_candidate_starts, sweep_search
+
+    r, n = chunk.base.shape[0], chunk.n
+    b_star = np.ones(r, dtype=np.int64)
+    if b_max >= 2:
+
+        def boundaries(
+            rows: np.ndarray, k: np.ndarray, b: np.ndarray
+        ) -> tuple[np.ndarray, np.ndarray]:
+            starts = sweep_candidate_starts(chunk.s_sorted, k, b, binning)
+            if binning == "equal-mass":  # a resample has n copies: the ranks are common
+                t = np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
+                return t, chunk.outcomes_at(t, rows)
+            pos = starts[None, :]  # equal width: sorted positions, mapped to copies
+            return chunk.copies_before(pos, rows), chunk.outcomes_before(pos, rows)
+
+        def monotone(rows: np.ndarray) -> np.ndarray:
+            if binning == "equal-mass":
+                # rank bins split ties: monotone when the outcomes do not decrease, i.e.
+                # the first n − (number of positives) copies are all negative
+                ends = np.full((rows.shape[0], 1), n, dtype=np.int64)
+                negatives = ends - chunk.outcomes_at(ends, rows).astype(np.int64)
+                return chunk.outcomes_at(negatives, rows)[:, 0] == 0
+            # bins never split ties: the mean outcome per distinct score must not decrease
+            pos = runs[None, :]
+            cnt = np.diff(chunk.copies_before(pos, rows), axis=1)
+            sums = np.diff(chunk.outcomes_before(pos, rows), axis=1)
+            mean = np.full(cnt.shape, -np.inf)
+            np.divide(sums, cnt, out=mean, where=cnt > 0)
+            # a non-empty run below the largest mean before it is a decrease
+            below = mean[:, 1:] < np.maximum.accumulate(mean, axis=1)[:, :-1]
+            return ~np.any(below & (cnt[:, 1:] > 0), axis=1)
+
+        b_star = sweep_search(r, b_max, boundaries, monotone)
+    values = np.empty(r)
+    for b in np.unique(b_star):
+        rows = np.flatnonzero(b_star == b)
+        if binning == "equal-mass":
+            starts = equal_mass_starts(n, int(b))
+            bounds_b = np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
+        else:
+            bounds_b = chunk.copies_before(positions_of(int(b))[None, :], rows)
+        sums, outcome, _, _ = chunk.at(bounds_b, rows)
+        values[rows] = plugin_from_stats(
+            np.diff(bounds_b, axis=1), np.diff(sums, axis=1), np.diff(outcome, axis=1), norm
+        )
+    return values
+
+
+def _run_positions(sorted_bins: np.ndarray, n_bins: int) -> np.ndarray | None:
+    """Start of each bin in score order (bins that are runs of it), else None."""
+    if np.any(sorted_bins[1:] < sorted_bins[:-1]):  # pragma: no cover - defensive
+        return None
+    return np.searchsorted(sorted_bins, np.arange(n_bins + 1), side="left")
+
 
 def _estimator_plan(
     name: str,
@@ -539,13 +637,13 @@ def _estimator_plan(
 ) -> _Plan:
     from core.binning import BINNINGS, equal_mass_starts
     from core.calibration import calibration_error
-    from core.estimators import (
-        ESTIMATORS,
-        aggregate,
+    from core.estimators import ESTIMATORS, aggregate, lens_view
+    from core.estimators.base import (
+        debiased_l1_from_stats,
         debiased_sq_from_stats,
-        lens_view,
         plugin_from_stats,
     )
+    from core.estimators.binned import sweep_bound, tie_runs
 
     # validates every option once; resamples of valid data need no validation
     full = calibration_error(p_in, y, estimator=name, seed=est_seed, **options)
@@ -578,11 +676,15 @@ def _estimator_plan(
 
     elif name == "debiased" and norm == 2.0:
         kernel = debiased_sq_from_stats
+    n_draws = int(extra.get("n_resamples", 1000))
+    debiased_l1 = name == "debiased" and norm == 1.0
     label_binned = name == "label-binned"
+    swept = name == "sweep"
     fixed = binning == "discrete" or not BINNINGS.get(binning).meta.get("data_dependent", True)
     ranked = binning == "equal-mass" and tie_policy == "split" and order == "rows"
-    supported = kernel is not None or label_binned
-    if not supported or extra or not (fixed or ranked):
+    supported = kernel is not None or label_binned or debiased_l1 or swept
+    understood = set(extra) <= _FAST_OPTIONS.get(name, frozenset())
+    if not supported or not understood or not (fixed or ranked):
         return _generic_plan(name, func, p, y, full.value, order)
 
     view = lens_view(
@@ -596,7 +698,8 @@ def _estimator_plan(
     n = p.shape[0]
     binfunc = BINNINGS.get(binning).func
     n_bins = full.n_bins
-    sorted_engine = label_binned or not fixed
+    sorted_engine = label_binned or swept or not fixed
+    b_max = sweep_bound(n, extra.get("max_bins"))
     parts = []
     for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
         o_int = outcomes.astype(np.intp)
@@ -607,38 +710,65 @@ def _estimator_plan(
         by_score = np.argsort(scores, kind="stable")
         rank = np.empty(n, dtype=np.intp)
         rank[by_score] = np.arange(n, dtype=np.intp)
-        positions = None
-        if fixed:
+        s_sorted = scores[by_score]
+        extras: Any = None
+        if swept:
+            # the sweep's bins of b* bins, equal-width ones as runs of the score order
+            cache: dict[int, np.ndarray | None] = {}
+
+            def positions_of(b: int, scores=scores, by_score=by_score, cache=cache) -> Any:
+                if b not in cache:
+                    cache[b] = _run_positions(binfunc(scores, b, tie_policy)[0][by_score], b)
+                return cache[b]
+
+            extras = (tie_runs(s_sorted), positions_of)
+        elif fixed:
             # equal-width and discrete bins are runs of the score order
             bin_idx, edges = binfunc(scores, n_bins, tie_policy)
-            sorted_bins = bin_idx[by_score]
-            if np.any(sorted_bins[1:] < sorted_bins[:-1]):  # pragma: no cover - defensive
+            extras = _run_positions(bin_idx[by_score], edges.shape[0] - 1)
+            if extras is None:  # pragma: no cover - defensive
                 return _generic_plan(name, func, p, y, full.value, order)
-            positions = np.searchsorted(sorted_bins, np.arange(edges.shape[0]), side="left")
-        parts.append((rank, scores[by_score], o_int[by_score], positions))
+        parts.append((rank, s_sorted, o_int[by_score], extras))
     starts = equal_mass_starts(n, n_bins) if not fixed else None
 
+    def bin_sums(idx: np.ndarray, part: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not sorted_engine:
+            return _fixed_bin_stats(idx, *part)
+        chunk = _SortedChunk(idx, part[0], part[1], part[2])
+        bounds = _sorted_bounds(chunk, starts, part[3])
+        sums, outcome, _, _ = chunk.at(bounds)
+        return np.diff(bounds, axis=1), np.diff(sums, axis=1), np.diff(outcome, axis=1)
+
     def values(idx: np.ndarray) -> np.ndarray:
-        per_component = np.empty((idx.shape[0], len(parts)))
+        r = idx.shape[0]
+        per_component = np.empty((r, len(parts)))
+        offset = np.zeros(r, dtype=np.int64)  # ℓ1 debiased: normals used by earlier components
         for c, part in enumerate(parts):
-            if not sorted_engine:
-                per_component[:, c] = kernel(*_fixed_bin_stats(idx, *part))
-                continue
-            chunk = _SortedChunk(
-                idx, part[0], part[1], part[2], squares=label_binned and norm == 2.0
-            )
-            bounds = _sorted_bounds(chunk, starts, part[3])
-            if label_binned:
+            if swept:
+                chunk = _SortedChunk(idx, part[0], part[1], part[2])
+                per_component[:, c] = _sweep_sorted(chunk, binning, b_max, norm, *part[3])
+            elif label_binned:
+                chunk = _SortedChunk(
+                    idx, part[0], part[1], part[2], squares=label_binned and norm == 2.0
+                )
+                bounds = _sorted_bounds(chunk, starts, part[3])
                 per_component[:, c] = _label_binned_sorted(chunk, bounds, norm)
-                continue
-            sums, outcome, _, _ = chunk.at(bounds)
-            counts = np.diff(bounds, axis=1)
-            per_component[:, c] = kernel(counts, np.diff(sums, axis=1), np.diff(outcome, axis=1))
+            elif debiased_l1:
+                stats = bin_sums(idx, part)
+                # the estimator reseeds on every resample: each resample reads the same stream
+                per_component[:, c] = debiased_l1_from_stats(
+                    *stats, check_rng(est_seed), n_draws, offset=offset
+                )
+                offset += n_draws * np.count_nonzero(stats[0], axis=1)
+            else:
+                per_component[:, c] = kernel(*bin_sums(idx, part))
         if name == "debiased":
-            return np.sqrt(np.maximum(per_component @ weights, 0.0))
+            total = np.maximum(per_component @ weights, 0.0)
+            return np.sqrt(total) if norm == 2.0 else total
         return aggregate(per_component, weights, norm)
 
-    return _Plan(name, full.value, values, "fixed-bins" if fixed else "equal-mass")
+    path = "sweep" if swept else "fixed-bins" if fixed else "equal-mass"
+    return _Plan(name, full.value, values, path)
 
 
 def _make_plan(

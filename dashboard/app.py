@@ -21,6 +21,15 @@ import streamlit as st  # noqa: E402
 from dashboard import state, widgets  # noqa: E402
 from dashboard.pages import PAGES  # noqa: E402
 
+
+def _startup_sample() -> str | None:
+    """Sample named by ``streamlit run dashboard/app.py -- --sample NAME``, if any."""
+    args = sys.argv[1:]
+    if "--sample" in args and args.index("--sample") + 1 < len(args):
+        return args[args.index("--sample") + 1]
+    return None
+
+
 st.set_page_config(
     page_title="Calibscope",
     page_icon=":material/tune:",
@@ -42,7 +51,7 @@ for spec in PAGES:
     )
 page = st.navigation(sections, position="sidebar", expanded=True)
 
-state.load_sample_from_url()
+state.load_sample_from_url(default=_startup_sample())
 
 with st.sidebar:
     widgets.data_badge()

@@ -1,6 +1,6 @@
-"""Sidebar widgets shared by every page.
+"""Widgets and page sections of the dashboard (no calculation: values in, core results out).
 
-Each analysis control has ``key=`` equal to its :class:`core.analysis.AnalysisConfig` field
+The sidebar controls are shared by every page. Each analysis control has ``key=`` equal to its :class:`core.analysis.AnalysisConfig` field
 and ``bind="query-params"``, so a copied URL restores the settings. Options come from the
 registries (``core.lenses.LENSES``, ``core.binning.BINNINGS``, ``core.estimators.ESTIMATORS``).
 """
@@ -12,6 +12,12 @@ from typing import Any
 
 import streamlit as st
 
+from core.guarantees import (
+    DEFAULT_ALPHA,
+    DEFAULT_EPSILON,
+    histogram_binning_epsilon,
+    largest_n_bins,
+)
 from dashboard import state
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
@@ -200,34 +206,6 @@ def analysis_controls() -> None:
         )
 
 
-#: Failure probability and target ε of the bin-count guidance (Gupta & Ramdas 2021, §3).
-GR_ALPHA = 0.1
-GR_EPSILON = 0.1
-
-
-def gupta_ramdas_epsilon(n: int, n_bins: int, alpha: float = GR_ALPHA) -> float:
-    """Conditional-calibration ε of histogram binning with ``n`` points and ``B`` bins.
-
-    Gupta & Ramdas (2021), Theorem 3, Eq. (8): ``ε = sqrt(log(2B/α) / (2(⌊n/B⌋ − 1)))``,
-    valid for ``n ≥ 2B``; ``inf`` otherwise.
-    """
-    m = n // n_bins - 1
-    if n < 2 * n_bins or m < 1:
-        return math.inf
-    return math.sqrt(math.log(2 * n_bins / alpha) / (2 * m))
-
-
-def largest_n_bins(
-    n: int, epsilon: float = GR_EPSILON, alpha: float = GR_ALPHA, max_bins: int = 1000
-) -> int | None:
-    """Largest ``B ≤ max_bins`` whose Eq. (8) guarantee is at most ``epsilon`` (scan of all B)."""
-    best = None
-    for b in range(1, min(max_bins, n // 2) + 1):
-        if gupta_ramdas_epsilon(n, b, alpha) <= epsilon:
-            best = b
-    return best
-
-
 def _set_n_bins(value: int) -> None:
     st.session_state["n_bins"] = value
 
@@ -238,13 +216,16 @@ def bins_suggestion() -> None:
     if pred is None:
         return
     n_bins = int(st.session_state.get("n_bins") or 1)
-    eps = gupta_ramdas_epsilon(pred.n, n_bins)
+    eps = histogram_binning_epsilon(pred.n, n_bins)
     best = largest_n_bins(pred.n)
     now = f"ε ≈ {eps:.3f}" if math.isfinite(eps) else "no guarantee (needs n ≥ 2B)"
-    text = f"Gupta–Ramdas (α = {GR_ALPHA}): with n = {pred.n:,}, B = {n_bins} gives {now}; " + (
-        f"the largest B with ε ≤ {GR_EPSILON} is **{best}**."
-        if best
-        else f"no B reaches ε ≤ {GR_EPSILON} at this n."
+    text = (
+        f"Gupta–Ramdas (α = {DEFAULT_ALPHA}): with n = {pred.n:,}, B = {n_bins} gives {now}; "
+        + (
+            f"the largest B with ε ≤ {DEFAULT_EPSILON} is **{best}**."
+            if best
+            else f"no B reaches ε ≤ {DEFAULT_EPSILON} at this n."
+        )
     )
     st.caption(
         text,
@@ -499,10 +480,11 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
         with state.show_errors():
             return state.analyze_with_intervals(pred, config)
         return None
+    per_class = " per class" if config.lens == "classwise" else ""
     st.info(
-        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples take a "
-        "while; the point estimates are below. Lower the resamples in the sidebar, or compute "
-        "the intervals now (the result is kept for this data and these options).",
+        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples{per_class} "
+        "take a while; the point estimates are below. Lower the resamples in the sidebar, or "
+        "compute the intervals now (the result is kept for this data and these options).",
         icon=":material/hourglass:",
     )
     st.button(

@@ -220,6 +220,15 @@ def test_bad_config_shows_error():
     assert at.error and "two classes" in at.error[0].value
 
 
+def test_incompatible_options_are_refused_in_place():
+    at = _app(estimator="sweep", binning="discrete", n_resamples="0").run()
+    _upload(at, _binary_csv(300))
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    assert at.error and "sweep" in at.error[0].value and "discrete" in at.error[0].value
+    assert not at.get("plotly_chart")  # nothing drawn from a refused config
+
+
 def test_bins_suggestion_follows_gupta_ramdas():
     at = _app(n_bins="10").run()
     _upload(at, _binary_csv(5000))
@@ -228,26 +237,6 @@ def test_bins_suggestion_follows_gupta_ramdas():
     assert "ε ≈ 0.073" in captions and "**17**" in captions
     at.sidebar.button(key="use_suggested_bins").click().run()
     assert at.sidebar.number_input(key="n_bins").value == 17
-
-
-def test_gupta_ramdas_numbers_match_the_paper():
-    from dashboard.widgets import gupta_ramdas_epsilon, largest_n_bins
-
-    # Gupta & Ramdas (2021) Fig. 2 caption, exact Eq. (8): n=1K,B=5; 5K,10; 20K,22
-    assert_allclose(
-        [
-            gupta_ramdas_epsilon(1000, 5),
-            gupta_ramdas_epsilon(5000, 10),
-            gupta_ramdas_epsilon(20000, 22),
-        ],
-        [0.1076, 0.0729, 0.0579],
-        atol=5e-5,
-    )
-    assert gupta_ramdas_epsilon(30, 20) == np.inf  # needs n >= 2B
-    # reference digest §3.7: largest B with eps <= 0.1 (Thm 3, alpha = 0.1)
-    ns = [500, 1000, 2000, 3000, 5000, 7000, 10000, 20000]
-    assert [largest_n_bins(n) for n in ns] == [2, 4, 7, 11, 17, 22, 30, 56]
-    assert [largest_n_bins(n, 0.05) for n in ns] == [None, 1, 2, 3, 5, 7, 9, 17]
 
 
 def test_large_bootstrap_waits_for_a_click(monkeypatch):
@@ -261,7 +250,7 @@ def test_large_bootstrap_waits_for_a_click(monkeypatch):
     # 400 rows x 20 resamples is over the (patched) budget: point estimates, a button, no intervals
     assert any("Bootstrap intervals on 400 rows" in i.value for i in at.info)
     metrics = at.dataframe[1].value
-    assert metrics["low"].isna().all()
+    assert "low" not in metrics.columns and "high" not in metrics.columns
     points = metrics["value"].to_numpy()
     at.button(key="run_bootstrap").click().run()
     assert not at.exception
@@ -349,3 +338,37 @@ def test_headerless_matrix_with_separate_labels_file():
     assert pred.n == 250 and pred.n_classes == 4
     assert (pred.labels == y - 1).all()
     assert {m.label: m.value for m in at.metric}["Classes (K)"] == "4"
+
+
+def test_page_specs_are_consistent():
+    from dashboard.pages import PAGES
+
+    assert sum(p.default for p in PAGES) == 1
+    assert len({p.url_path for p in PAGES}) == len(PAGES)
+    for spec in PAGES:
+        assert (ROOT / "dashboard" / spec.file).is_file(), spec.file
+        assert spec.icon.startswith(":material/") and spec.icon.endswith(":")
+
+
+CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"
+
+
+@pytest.mark.data
+def test_cifar_headerless_upload_with_labels_file():
+    if not (CIFAR / "labels.csv").is_file():
+        pytest.skip(f"CIFAR-10 predictions not found at {CIFAR}")
+    at = _app(n_resamples="0", n_bins="15").run()
+    at.file_uploader(key="upload_labels").set_value(
+        ("labels.csv", (CIFAR / "labels.csv").read_bytes(), "text/csv")
+    )
+    _upload(at, (CIFAR / "densenet121.csv").read_bytes(), "densenet121.csv")
+    assert not at.exception and not at.error
+    pred = at.session_state["predictions"]
+    assert pred.n_classes == 10 and pred.labels.min() == 0  # 1-indexed labels converted
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    from core.calibration import calibration_error
+
+    expected = calibration_error(pred.probs, pred.labels, n_bins=15)
+    tile = next(m for m in at.metric if "Plug-in" in m.label)
+    assert tile.value == f"{expected.value:.4f}"

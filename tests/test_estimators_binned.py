@@ -9,7 +9,12 @@ from core.binning import bin_indices, bin_stats
 from core.calibration import calibration_error
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS, aggregate, debiased_sq_from_stats, plugin_from_stats
-from core.estimators.binned import sweep_b_star
+from core.estimators.binned import (
+    debiased_l1_from_stats,
+    sweep_b_star,
+    sweep_candidate_starts,
+    sweep_search,
+)
 
 # Kumar et al. 2019, reference 000 §3.12
 V1_P = [0.5, 0.5, 0.5, 0.6, 0.5, 0.6, 0.6, 0.6, 0.6]
@@ -214,6 +219,49 @@ def test_debiased_l1_is_seeded_and_matches_kumar_algorithm():
     assert a.value < ce(p, y, lens="binary", norm=1, binning="equal-mass")
 
 
+def _kumar_l1(counts, score_sums, label_sums, rng, n_draws):
+    """normal_debiased_ce (power 1) over the non-empty bins, drawing from ``rng``."""
+    keep = counts > 0
+    c, s, lab = counts[keep], score_sums[keep], label_sums[keep]
+    w, fbar, ybar = c / c.sum(), s / c, lab / c
+    draws = rng.normal(ybar, np.sqrt(ybar * (1 - ybar) / c), size=(n_draws, c.size))
+    return 2 * np.sum(w * np.abs(fbar - ybar)) - np.mean(np.abs(draws - fbar) @ w)
+
+
+def test_debiased_l1_kernel_rows_read_one_stream_from_their_offsets():
+    rng = np.random.default_rng(31)
+    counts = rng.integers(0, 9, size=(4, 3, 6)).astype(float)
+    counts[0, 0] = [0, 5, 0, 0, 1, 7]  # empty and one-point bins
+    label_sums = np.floor(counts * rng.random(counts.shape))
+    score_sums = counts * rng.random(counts.shape)
+    offset = rng.integers(0, 50, size=(4, 3))
+    g = np.random.default_rng(5)
+    batch = debiased_l1_from_stats(counts, score_sums, label_sums, g, 40, offset=offset)
+    assert batch.shape == (4, 3)
+    for i in np.ndindex(4, 3):
+        own = np.random.default_rng(5)
+        own.standard_normal(offset[i])  # the stream before the row's offset
+        expected = _kumar_l1(counts[i], score_sums[i], label_sums[i], own, 40)
+        assert batch[i] == pytest.approx(expected, abs=1e-13)
+    # the generator advanced past the longest row: offset + draws × non-empty bins
+    used = int(np.max(offset + 40 * (counts > 0).sum(axis=-1)))
+    assert g.standard_normal() == np.random.default_rng(5).standard_normal(used + 1)[-1]
+
+
+def test_debiased_l1_kernel_single_set_consumes_exactly_its_draws():
+    # one set of bins is exactly Kumar's draw: rng.normal(ȳ, σ, size=(D, m))
+    counts = np.array([4.0, 0.0, 6.0])
+    score_sums, label_sums = np.array([1.2, 0.0, 4.1]), np.array([1.0, 0.0, 5.0])
+    a, b = np.random.default_rng(2), np.random.default_rng(2)
+    value = float(debiased_l1_from_stats(counts, score_sums, label_sums, a, 25))
+    assert value == pytest.approx(_kumar_l1(counts, score_sums, label_sums, b, 25), abs=1e-15)
+    assert a.random() == b.random()
+    # no label noise: σ = 0 and the value is the plug-in ECE; no points: NaN
+    no_noise = debiased_l1_from_stats([2, 3], [0.4, 2.4], [0, 3], a, 10)
+    assert float(no_noise) == pytest.approx((0.4 + 0.6) / 5, abs=1e-15)
+    assert np.isnan(debiased_l1_from_stats([0, 0], [0.0, 0.0], [0.0, 0.0], a, 10))
+
+
 def test_debiased_l1_without_label_noise_equals_plugin():
     # every bin has ȳ ∈ {0, 1}: the resampling has zero variance
     p, y = [0.1, 0.2, 0.7, 0.9], [0, 0, 1, 1]
@@ -263,6 +311,46 @@ def test_sweep_matches_naive_reference(binning, tie_policy):
         if tb.size:
             assert tb[0] == 2 and tm[:-1].all()
             assert tb[-1] == b_star + (0 if tm[-1] else 1)
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
+def test_sweep_late_stop_is_not_taken_for_monotone(binning):
+    # sorted outcomes 0…0 1 0 1…1: not monotone, but only fine bins see the flipped pair,
+    # so the sweep stops well past the first block of candidates (b* from 11 to 79)
+    n = 120
+    p = (np.arange(n) + 0.5) / n
+    for flip in range(50, 70, 3):
+        y = (p > 0.5).astype(float)
+        y[flip], y[flip + 1] = 1.0, 0.0
+        b_star, tb, tm = sweep_b_star(p, y, binning=binning)
+        assert b_star == naive_sweep(p, y, binning) < n - 1
+        assert tb[-1] == b_star + 1 and not tm[-1]
+    assert sweep_b_star(p, (p > 0.5).astype(float), binning=binning)[0] == n - 1
+
+
+@pytest.mark.parametrize(
+    ("binning", "tie_policy"), [("equal-mass", "split"), ("equal-width", "split")]
+)
+def test_sweep_search_batch_equals_each_row(binning, tie_policy):
+    # several outcome vectors over the same sorted scores, searched at once
+    rng = np.random.default_rng(14)
+    s = np.sort(np.round(rng.beta(2, 1, 90), 2))
+    ys = (rng.random((12, 90)) < s**2).astype(float)
+    ys[3] = np.sort(ys[3])  # monotone outcomes: runs to the bound
+    ys[4] = (s > 0.6).astype(float)
+    cy = np.concatenate([np.zeros((12, 1)), np.cumsum(ys, axis=1)], axis=1)
+
+    def boundaries(rows, k, b):
+        t = np.broadcast_to(sweep_candidate_starts(s, k, b, binning), (rows.size, k.size))
+        return t, np.take_along_axis(cy[rows], t, axis=1)
+
+    def monotone(rows):
+        return np.array([sweep_b_star(s, ys[i], binning=binning)[0] == 89 for i in rows])
+
+    batch = sweep_search(12, 89, boundaries, monotone)
+    expected = [naive_sweep(s, ys[i], binning, tie_policy) for i in range(12)]
+    np.testing.assert_array_equal(batch, expected)
+    assert batch[3] == batch[4] == 89 and len(set(batch.tolist())) > 3
 
 
 def test_sweep_edge_cases_small_n():

@@ -132,3 +132,22 @@ def test_figures_reject_bad_input():
 
     with pytest.raises(DataError, match="probabilities"):
         class_balance([[1.5, -0.5]], [0])
+
+
+def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
+    from core.analysis import AnalysisConfig, analyze
+    from core.intervals import bin_intervals
+
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < p).astype(int)
+    res = analyze(p, y, AnalysisConfig(lens="binary", n_bins=8, n_resamples=0))
+    (comp,) = res.components
+    fig = reliability_figure(comp)
+    _, observed, counts = fig.data
+    ok = comp.bins.counts > 0
+    lo, hi = bin_intervals(comp.bins.counts, comp.bins.label_sums, method="wilson")
+    assert_allclose(observed.y, comp.bins.mean_label[ok])
+    assert_allclose(observed.error_y.array, (hi - comp.bins.mean_label)[ok], atol=1e-15)
+    assert_allclose(observed.error_y.arrayminus, (comp.bins.mean_label - lo)[ok], atol=1e-15)
+    assert counts.y.sum() == 400

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from core.binning import bin_indices
 from core.calibration import calibration_error
 from core.errors import ConfigError, DataError
 from core.intervals import (
@@ -98,10 +99,11 @@ def _binary_ties(n=400, seed=2):
 
 
 def _via_generic(p, y, estimator, opts, **kw):
+    # a random estimator is reseeded with the bootstrap's seed on every resample
     def stat(pp, yy):
-        return calibration_error(pp, yy, estimator=estimator, **opts).value
+        return calibration_error(pp, yy, estimator=estimator, seed=kw["seed"], **opts).value
 
-    return bootstrap_interval(p, y, statistic=stat, resample_order="rows", **kw)
+    return bootstrap_many(p, y, {"x": (stat, {"resample_order": "rows"})}, **kw)["x"]
 
 
 FAST_CASES = [
@@ -150,6 +152,165 @@ def test_fast_paths_equal_generic_binary_with_ties(estimator, opts, path, n_bins
     np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=0, atol=1e-12)
 
 
+SWEEP_AND_L1_CASES = [
+    ("sweep", {"binning": "equal-mass", "norm": 1}),
+    ("sweep", {"binning": "equal-mass", "norm": 2}),
+    ("sweep", {"binning": "equal-mass", "norm": np.inf}),
+    ("sweep", {"binning": "equal-width", "norm": 1}),
+    ("sweep", {"binning": "equal-width", "norm": 2}),
+    ("sweep", {"binning": "equal-width", "norm": np.inf}),
+    ("sweep", {"binning": "equal-width", "tie_policy": "keep"}),
+    ("sweep", {"binning": "equal-mass", "max_bins": 3}),
+    ("sweep", {"binning": "equal-width", "max_bins": 40}),
+    ("debiased", {"norm": 1}),
+    ("debiased", {"norm": 1, "n_bins": 40}),
+    ("debiased", {"norm": 1, "binning": "equal-mass", "n_bins": 7}),
+    ("debiased", {"norm": 1, "binning": "discrete"}),
+    ("debiased", {"norm": 1, "n_resamples": 37}),
+]
+
+
+def _fast_path(estimator, opts):
+    if estimator == "sweep":
+        return "sweep"
+    return "equal-mass" if opts.get("binning") == "equal-mass" else "fixed-bins"
+
+
+def _check_against_generic(p, y, estimator, opts, **kw):
+    # bootstrap_many: the estimator option n_resamples would clash with the bootstrap's own
+    fast = bootstrap_many(p, y, {"x": (estimator, opts)}, **kw)["x"]
+    slow = _via_generic(p, y, estimator, opts, **kw)
+    assert fast.path == _fast_path(estimator, opts) and slow.path == "generic"
+    np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=0, atol=1e-12)
+    return fast
+
+
+@pytest.mark.parametrize("lens", ["top-label", "classwise"])
+@pytest.mark.parametrize(("estimator", "opts"), SWEEP_AND_L1_CASES)
+def test_sweep_and_debiased_l1_fast_paths_equal_generic_multiclass(lens, estimator, opts):
+    p, y = _multiclass()
+    opts = {**opts, "lens": lens}
+    fast = _check_against_generic(p, y, estimator, opts, n_resamples=30, seed=5)
+    assert fast.estimate == calibration_error(p, y, estimator=estimator, seed=5, **opts).value
+    assert np.ptp(fast.distribution) > 0  # the resamples differ: the comparison has teeth
+
+
+@pytest.mark.parametrize(("estimator", "opts"), SWEEP_AND_L1_CASES)
+def test_sweep_and_debiased_l1_fast_paths_equal_generic_with_ties(estimator, opts):
+    # 11 distinct scores: ties straddle equal-mass boundaries and equal-width edges (0.2·5)
+    p, y = _binary_ties()
+    opts = {**opts, "lens": "binary"}
+    _check_against_generic(p, y, estimator, opts, n_resamples=25, seed=9, chunk_size=7)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 6])
+@pytest.mark.parametrize(("estimator", "opts"), SWEEP_AND_L1_CASES)
+def test_sweep_and_debiased_l1_fast_paths_on_tiny_samples(n, estimator, opts):
+    # n ≤ 2: no candidate (b* = 1); resamples repeat rows; bins empty in most resamples
+    rng = np.random.default_rng(n)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    _check_against_generic(p, y, estimator, {**opts, "lens": "binary"}, n_resamples=20, seed=2)
+
+
+@pytest.mark.parametrize("label", [0, 1])
+@pytest.mark.parametrize(("estimator", "opts"), SWEEP_AND_L1_CASES)
+def test_sweep_and_debiased_l1_fast_paths_with_one_label(label, estimator, opts):
+    # every candidate is monotone: every resample's sweep runs to n − 1 bins at once
+    p, _ = _binary_ties(n=150)
+    y = np.full(150, label)
+    fast = _check_against_generic(
+        p, y, estimator, {**opts, "lens": "binary"}, n_resamples=10, seed=1
+    )
+    if estimator == "debiased":  # no label noise: the correction is zero
+        plug = bootstrap_interval(
+            p,
+            y,
+            statistic="plugin",
+            lens="binary",
+            n_resamples=10,
+            seed=1,
+            **{k: v for k, v in opts.items() if k != "n_resamples"},
+        )
+        np.testing.assert_allclose(fast.distribution, plug.distribution, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
+def test_sweep_fast_path_with_monotone_and_stopping_resamples(binning):
+    # a binned model's outputs with increasing accuracy: some resamples are provably
+    # monotone (b* = n − 1), others stop early; all scores equal in one component
+    rng = np.random.default_rng(4)
+    values = np.array([0.1, 0.35, 0.6, 0.85])
+    p = rng.choice(values, 60)
+    y = (rng.random(60) < p).astype(int)
+    res = _check_against_generic(
+        p, y, "sweep", {"binning": binning, "lens": "binary"}, n_resamples=40, seed=3
+    )
+    assert np.unique(res.distribution).size > 5
+    flat = np.full(50, 0.4)
+    yy = (rng.random(50) < 0.4).astype(int)
+    _check_against_generic(
+        flat, yy, "sweep", {"binning": binning, "lens": "binary"}, n_resamples=15, seed=3
+    )
+
+
+def _naive_sweep_value(s, y, binning, norm):
+    """ECE_sweep by the definition: one binning per candidate b until a mean decreases."""
+    b_star = 1
+    for b in range(2, len(s)):
+        idx, _ = bin_indices(s, binning=binning, n_bins=b)
+        counts = np.bincount(idx, minlength=b)
+        means = np.bincount(idx, weights=y, minlength=b)[counts > 0] / counts[counts > 0]
+        if np.any(np.diff(means) < 0):
+            break
+        b_star = b
+    plug = calibration_error(s, y, lens="binary", binning=binning, n_bins=b_star, norm=norm)
+    return plug.value, b_star
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
+def test_sweep_fast_path_equals_the_definition_on_late_stopping_resamples(binning):
+    # sorted outcomes 0…0 1 0 1…1: a resample that drew the flipped pair stops late
+    # (b* ≈ 40), one that missed it is monotone up to n − 1 bins; reference by definition.
+    # Scores i/120 lie on the edges k/b of many equal-width candidates.
+    n = 120
+    p = np.arange(n) / n
+    y = (p > 0.5).astype(int)
+    y[57], y[58] = 1, 0
+    idx = np.sort(np.random.default_rng(8).integers(0, n, size=(12, n)), axis=1)
+    for norm in (1, np.inf):
+        ref = [_naive_sweep_value(p[i], y[i], binning, norm) for i in idx]
+        res = bootstrap_interval(
+            p,
+            y,
+            statistic="sweep",
+            lens="binary",
+            binning=binning,
+            norm=norm,
+            n_resamples=12,
+            seed=8,
+        )
+        assert res.path == "sweep"
+        np.testing.assert_allclose(res.distribution, [v for v, _ in ref], rtol=0, atol=1e-12)
+    b_stars = {b for _, b in ref}
+    assert n - 1 in b_stars and any(17 < b < n - 1 for b in b_stars)
+
+
+def test_sweep_and_debiased_l1_fast_paths_do_not_depend_on_the_chunk_size():
+    p, y = _multiclass(n=300)
+    specs = {
+        "sweep": ("sweep", {"binning": "equal-mass", "lens": "classwise"}),
+        "l1": ("debiased", {"norm": 1, "lens": "classwise"}),
+    }
+    ref = bootstrap_many(p, y, specs, n_resamples=17, seed=6)
+    for chunk in (1, 4, 17):
+        res = bootstrap_many(p, y, specs, n_resamples=17, seed=6, chunk_size=chunk)
+        for key in specs:
+            np.testing.assert_allclose(
+                res[key].distribution, ref[key].distribution, rtol=0, atol=1e-14
+            )
+
+
 def test_class_weights_reach_the_fast_path():
     p, y = _multiclass(k=3)
     opts = {"lens": "classwise", "class_weights": [0.6, 0.3, 0.1], "norm": 2}
@@ -177,13 +338,23 @@ def test_generic_path_is_the_naive_bootstrap_over_rows():
     p, y = _multiclass(n=300)
     seed, r = 12, 15
     idx = np.random.default_rng(seed).integers(0, 300, size=(r, 300))
-    ref = [calibration_error(p[i], y[i], estimator="sweep").value for i in idx]
-    res = bootstrap_interval(p, y, statistic="sweep", n_resamples=r, seed=seed)
+    keep = {"estimator": "sweep", "binning": "equal-mass", "tie_policy": "keep"}
+    ref = [calibration_error(p[np.sort(i)], y[np.sort(i)], **keep).value for i in idx]
+    opts = {k: v for k, v in keep.items() if k != "estimator"}
+    res = bootstrap_interval(p, y, statistic="sweep", n_resamples=r, seed=seed, **opts)
     assert res.path == "generic"
     np.testing.assert_allclose(res.distribution, ref, rtol=0, atol=1e-12)
     ref_plugin = [calibration_error(p[i], y[i], norm=2).value for i in idx]
     fast = bootstrap_interval(p, y, norm=2, n_resamples=r, seed=seed)
     np.testing.assert_allclose(fast.distribution, ref_plugin, rtol=0, atol=1e-12)
+    for binning in ("equal-mass", "equal-width"):
+        ref_sweep = [
+            calibration_error(p[np.sort(i)], y[np.sort(i)], estimator="sweep", binning=binning)
+            for i in idx
+        ]
+        sw = bootstrap_interval(p, y, statistic="sweep", binning=binning, n_resamples=r, seed=seed)
+        assert sw.path == "sweep"
+        np.testing.assert_allclose(sw.distribution, [v.value for v in ref_sweep], atol=1e-12)
 
 
 def test_equal_mass_resamples_are_ranked_in_row_order():
@@ -254,11 +425,22 @@ def test_percentile_interval_and_result_fields():
     assert lo <= res.estimate <= hi
 
 
-def test_random_estimator_uses_the_generic_path_with_fixed_seed():
+def test_debiased_l1_resamples_reuse_the_seed_of_the_estimate():
+    # each resample is the estimator called with the bootstrap's integer seed
     p, y = _multiclass(n=200)
+    idx = np.random.default_rng(3).integers(0, 200, size=(5, 200))
+    kw = {"estimator": "debiased", "norm": 1, "seed": 3}
+    ref = [calibration_error(p[np.sort(i)], y[np.sort(i)], **kw).value for i in idx]
     a = bootstrap_interval(p, y, statistic="debiased", norm=1, n_resamples=5, seed=3)
-    assert a.path == "generic"
-    assert a.estimate == calibration_error(p, y, estimator="debiased", norm=1, seed=3).value
+    assert a.path == "fixed-bins"
+    assert a.estimate == calibration_error(p, y, **kw).value
+    np.testing.assert_allclose(a.distribution, ref, rtol=0, atol=1e-12)
+    # a Generator seed: the estimator gets seed 0 (documented in bootstrap_many)
+    g = bootstrap_interval(
+        p, y, statistic="debiased", norm=1, n_resamples=5, seed=np.random.default_rng(3)
+    )
+    ref0 = [calibration_error(p[np.sort(i)], y[np.sort(i)], **{**kw, "seed": 0}).value for i in idx]
+    np.testing.assert_allclose(g.distribution, ref0, rtol=0, atol=1e-12)
 
 
 # --- validation -----------------------------------------------------------------------

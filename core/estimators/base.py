@@ -14,9 +14,10 @@ without an ℓp parameter, which then ignores ``norm``), ``lenses`` (tuple of le
 ``random`` (bool: the result depends on ``rng``), ``group`` (UI grouping); optionally
 ``binnings`` (the binnings a binned estimator accepts; default all of ``BINNINGS``).
 
-The batch kernels :func:`plugin_from_stats` and :func:`debiased_sq_from_stats` take bin
-statistics with any leading batch shape (last axis = bins); the vectorised bootstrap and
-the bias-vs-n runner call them on many resamples at once.
+The batch kernels :func:`plugin_from_stats`, :func:`debiased_sq_from_stats` and
+:func:`debiased_l1_from_stats` take bin statistics with any leading batch shape (last
+axis = bins); the vectorised bootstrap and the bias-vs-n runner call them on many
+resamples at once.
 """
 
 from __future__ import annotations
@@ -199,8 +200,8 @@ def debiased_sq_from_stats(
         return term.sum(axis=-1) / n
 
 
-#: Bound on the draws (rows × draws × bins) the ℓ1 debiased kernel holds at once.
-_L1_BLOCK = 2**21
+#: Draws (rows × draws × bins) the ℓ1 debiased kernel holds at once (cache-sized blocks).
+_L1_BLOCK = 2**16
 
 
 def debiased_l1_from_stats(
@@ -267,17 +268,28 @@ def debiased_l1_from_stats(
     with np.errstate(divide="ignore", invalid="ignore"):
         w = c / c.sum(axis=-1, keepdims=True)
     plug = (w * np.abs(fbar - ybar)).sum(axis=-1)
-    # stream position of draw d of bin k: start + d·m + (rank of k among non-empty bins)
-    col = np.where(full, np.cumsum(full, axis=-1) - 1, 0).reshape(-1, n_bins)
-    flat = [a.reshape(-1, n_bins) for a in (fbar, ybar, sd, w)]
+    flat = [a.reshape(-1, n_bins) for a in (full, fbar, ybar, sd, w)]
     start, m = start.reshape(-1), m.reshape(-1)
-    resampled = np.empty(start.shape[0])
-    step = max(1, _L1_BLOCK // max(1, n_draws * n_bins))
-    draw = np.arange(n_draws, dtype=np.int64)[:, None]
-    for lo in range(0, start.shape[0], step):
-        sl = slice(lo, lo + step)
-        at = start[sl, None, None] + draw * m[sl, None, None] + col[sl, None, :]
-        fb, yb, sdv, wv = (a[sl, None, :] for a in flat)
-        dev = np.abs(yb + sdv * z[np.where(wv > 0, at, 0)] - fb)
-        resampled[sl] = (dev.mean(axis=1) * wv[:, 0, :]).sum(axis=-1)
+    resampled = np.zeros(start.shape[0])  # rows without points stay NaN through ``plug``
+    for width in np.unique(m[m > 0]):
+        rows = np.flatnonzero(m == width)
+        kept = flat[0][rows]
+        fb, yb, sdv, wv = (a[rows][kept].reshape(-1, width) for a in flat[1:])
+        # row i's draws are z[start_i + d·width + j]: a strided view of the stream
+        view = np.lib.stride_tricks.as_strided(
+            z,
+            shape=(z.shape[0] - n_draws * width + 1, n_draws, width),
+            strides=(z.strides[0], width * z.strides[0], z.strides[0]),
+            writeable=False,
+        )
+        step = max(1, _L1_BLOCK // (n_draws * width))
+        for lo in range(0, rows.shape[0], step):
+            sl = slice(lo, lo + step)
+            draws = view[start[rows[sl]]]
+            # in place, in the order of rng.normal(ȳ, σ) − f̄: (σ·z + ȳ) − f̄
+            draws *= sdv[sl, None, :]
+            draws += yb[sl, None, :]
+            draws -= fb[sl, None, :]
+            np.abs(draws, out=draws)
+            resampled[rows[sl]] = (draws.mean(axis=1) * wv[sl]).sum(axis=-1)
     return 2.0 * plug - resampled.reshape(batch)

@@ -212,7 +212,10 @@ def debiased(
     ``Normal(ȳ_k, sqrt(ȳ_k(1−ȳ_k)/n_k))``; the signed values are aggregated with the class
     weights and clipped at 0 once.  Unlike the reference library this does not refuse bins
     with fewer than two points: empty bins carry no weight and a one-point bin has zero
-    variance, so it contributes its plug-in term.
+    variance, so it contributes its plug-in term.  The draws are
+    ``rng.normal(ȳ, σ, size=(n_resamples, m))`` over the ``m`` non-empty bins of each
+    component in turn (see :func:`~core.estimators.base.debiased_l1_from_stats`, which
+    the bootstrap runs on many resamples at once).
 
     Parameters
     ----------
@@ -294,10 +297,8 @@ _FIRST_BLOCK = 16
 #: Bound on the bins checked at once (rows × sum of b over a block), to bound memory.
 _MAX_BLOCK_BINS = 2_000_000
 
-#: ``bounds(rows, k, b)``: boundary ``k`` of the ``b``-bin candidate in each row's sorted sequence.
-SweepBounds = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-#: ``label_prefix(rows, t)``: outcome sum over the first ``t`` elements of each row's sequence.
-SweepPrefix = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: ``boundaries(rows, k, b) -> (t, prefix)``: see :func:`sweep_search`.
+SweepBoundaries = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 def sweep_b_star(
@@ -348,14 +349,16 @@ def sweep_b_star(
     s = scores[order]
     y = outcomes[order]
     cy = np.concatenate(([0.0], np.cumsum(y)))
-    b_star = b_max
-    if not _every_binning_monotone(s, y, cy, binning, tie_policy):
-        block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
+    block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
 
-        def bounds(rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return sweep_candidate_starts(s, k, b, binning, block_end)[None, :]
+    def boundaries(rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        starts = sweep_candidate_starts(s, k, b, binning, block_end)
+        return starts[None, :], cy[starts][None, :]
 
-        b_star = int(sweep_search(1, b_max, bounds, lambda rows, t: cy[t])[0])
+    def monotone(rows: np.ndarray) -> np.ndarray:
+        return np.array([_every_binning_monotone(s, y, cy, binning, tie_policy)])
+
+    b_star = int(sweep_search(1, b_max, boundaries, monotone)[0])
     if b_star == b_max:
         return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
     trace_b = np.arange(2, b_star + 2, dtype=np.int64)
@@ -370,14 +373,21 @@ def sweep_bound(n: int, max_bins: int | None) -> int:
 
 
 def sweep_search(
-    n_rows: int, b_max: int, bounds: SweepBounds, label_prefix: SweepPrefix
+    n_rows: int,
+    b_max: int,
+    boundaries: SweepBoundaries,
+    monotone: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
     """Run the monotone sweep on several sorted sequences at once.
 
     Candidates ``b = 2 … b_max`` are checked in blocks (16, then doubling, bounded by
     ``_MAX_BLOCK_BINS`` boundaries over the rows still running); a row stops at the first
     ``b`` whose non-empty bin means strictly decrease, with ``b* = b − 1``, and leaves the
-    search. One sample is a batch of one; the bootstrap passes a chunk of resamples.
+    search. Once the rows still running have checked about ``b_max`` boundaries each
+    (``b² ≥ 2·b_max``, the cost of the check on ``n = b_max + 1`` points), they are
+    asked whether every candidate is provably monotone; those get ``b_max`` at once
+    (the answer the search would reach, without its ``O(b_max²)`` cost). One sample is
+    a batch of one; the bootstrap passes a chunk of resamples.
 
     Parameters
     ----------
@@ -385,15 +395,17 @@ def sweep_search(
         Number of sequences (rows).
     b_max : int
         Largest candidate (≥ 2).
-    bounds : callable
-        ``bounds(rows, k, b) -> (len(rows), L)`` int positions in each row's sorted
-        sequence of boundary ``k`` of the ``b``-bin candidate, for flattened ``(k, b)``
-        of length ``L`` (each candidate's ``k = 0 … b`` consecutive).
-    label_prefix : callable
-        ``label_prefix(rows, t) -> (len(rows), L)`` sum of the outcomes of the first
-        ``t`` elements of each row's sequence. Bin means ``(prefix(hi) − prefix(lo)) /
-        (hi − lo)`` are compared exactly as computed, so integer-valued prefixes give the
-        same decisions whatever their source.
+    boundaries : callable
+        ``boundaries(rows, k, b) -> (t, prefix)`` for the rows ``rows`` (indices into
+        ``0 … n_rows − 1``) and flattened candidate boundaries ``(k, b)`` of length ``L``
+        (each candidate's ``k = 0 … b`` consecutive): ``t`` the ``(len(rows), L)`` int
+        positions of boundary ``k`` of the ``b``-bin candidate in each row's sorted
+        sequence, ``prefix`` the sums of the outcomes before them. Bin means
+        ``(prefix(hi) − prefix(lo)) / (hi − lo)`` are compared exactly as computed, so
+        integer-valued prefixes give the same decisions whatever their source.
+    monotone : callable
+        ``monotone(rows) -> bool (len(rows),)``: whether every candidate of each row is
+        monotone (see :func:`sweep_b_star`).
 
     Returns
     -------
@@ -402,18 +414,22 @@ def sweep_search(
     """
     b_star = np.full(n_rows, b_max, dtype=np.int64)
     active = np.arange(n_rows)
-    b0, size = 2, _FIRST_BLOCK
+    b0, size, asked = 2, _FIRST_BLOCK, False
     while b0 <= b_max and active.size:
         bs = np.arange(b0, min(b0 + size, b_max + 1), dtype=np.int64)
         seg = np.repeat(bs, bs + 1)
         first = np.concatenate(([0], np.cumsum(bs + 1)[:-1]))
         k = np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, bs + 1)
-        t = bounds(active, k, seg)
-        bad = strictly_decreasing(t, label_prefix(active, t), seg - b0, bs.shape[0])
+        t, prefix = boundaries(active, k, seg)
+        bad = strictly_decreasing(t, prefix, seg - b0, bs.shape[0])
         stop = bad.any(axis=1)
         b_star[active[stop]] = bs[np.argmax(bad[stop], axis=1)] - 1
         active = active[~stop]
         b0 += bs.shape[0]
+        # rows still running after about b_max boundaries each (the cost of the check)
+        if not asked and active.size and b0 * b0 >= 2 * b_max:
+            active = active[~monotone(active)]
+            asked = True
         per_row = _MAX_BLOCK_BINS // max(1, active.size)
         size = max(1, min(2 * size, per_row // (b0 + 2 * size)))
     return b_star

@@ -25,6 +25,10 @@ from core.recalibration.splits import PROTOCOLS, Split, make_splits
 for _module in ("scaling", "isotonic", "histogram", "scaling_binning", "metacal"):
     importlib.import_module(f"core.recalibration.{_module}")
 
+from core.recalibration.evaluation import (  # noqa: E402
+    RecalibrationComparison,
+    compare_recalibrators,
+)
 from core.recalibration.metacal import MetaCal, selective_curves, selective_metrics  # noqa: E402
 
 __all__ = [
@@ -32,8 +36,10 @@ __all__ = [
     "RECALIBRATORS",
     "FittedParameters",
     "MetaCal",
+    "RecalibrationComparison",
     "Recalibrator",
     "Split",
+    "compare_recalibrators",
     "make_recalibrator",
     "make_splits",
     "selective_curves",

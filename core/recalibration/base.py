@@ -466,24 +466,24 @@ class OneDimRecalibrator(Recalibrator):
             )
         return lens
 
-    @staticmethod
+    #: Whether components need log-odds scores (scaling-type maps); rank-based ones do not.
+    uses_log_odds: ClassVar[bool] = True
+
     def _components(
-        lens: str, inputs: Inputs
+        self, lens: str, inputs: Inputs
     ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray | None]:
         """Return per-component scores, log-odds scores, and the predicted class (top-label)."""
         p, z = inputs.probs, inputs.log_scores
+        need = self.uses_log_odds
         if lens == "binary":
             lo = z[:, 1] - z[:, 0] if inputs.from_logits else logit(p[:, 1])
-            return [p[:, 1]], [lo], None
+            return [p[:, 1]], [lo if need else p[:, 1]], None
         if lens == "top-label":
             pred = p.argmax(axis=1)
             conf = p[np.arange(p.shape[0]), pred]
-            return [conf], [logit(conf)], pred
-        return (
-            [p[:, j] for j in range(p.shape[1])],
-            [logit(p[:, j]) for j in range(p.shape[1])],
-            None,
-        )
+            return [conf], [logit(conf) if need else conf], pred
+        cols = [np.ascontiguousarray(p[:, j]) for j in range(p.shape[1])]
+        return cols, [logit(c) for c in cols] if need else cols, None
 
     @staticmethod
     def _outcomes(

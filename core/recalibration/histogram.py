@@ -91,7 +91,7 @@ def lexicographic_bins(
 
 
 class _HistogramBinning(OneDimRecalibrator):
-    variant = "umd"
+    uses_log_odds = False
 
     def __init__(
         self,
@@ -115,10 +115,14 @@ class _HistogramBinning(OneDimRecalibrator):
     def _order(
         self, s: np.ndarray, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray | None]:
+        order = np.argsort(s, kind="stable")
         if self.tie_break == "random":
             u = rng.random(s.size)
-            return np.lexsort((u, s)), u
-        return np.argsort(s, kind="stable"), None
+            ss = s[order]
+            if (ss[1:] == ss[:-1]).any():  # keys matter only among tied scores
+                order = np.lexsort((u, s))
+            return order, u
+        return order, None
 
     def _uniform_mass(
         self, s: np.ndarray, t: np.ndarray, rng: np.random.Generator, *, boundary_labels: bool

@@ -66,6 +66,8 @@ class IsotonicCalibration(OneDimRecalibrator):
         between blocks (scikit-learn's behaviour).
     """
 
+    uses_log_odds = False
+
     def __init__(self, *, lens: str = "auto", interpolation: str = "step") -> None:
         self.lens = self._check_lens(lens)
         if interpolation not in ("step", "linear"):

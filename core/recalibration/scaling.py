@@ -273,17 +273,18 @@ def _nll_derivatives(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, 
     for i in range(0, n, step):
         zc = z[i : i + step]
         yc = y[i : i + step]
-        u = beta * zc
-        m = u.max(axis=1, keepdims=True)
-        e = np.exp(u - m)
-        tot = e.sum(axis=1)
-        w = e / tot[:, None]
-        mean_z = (w * zc).sum(axis=1)
-        mean_z2 = (w * zc * zc).sum(axis=1)
+        u = zc * beta
+        m = u.max(axis=1)
+        u -= m[:, None]
+        np.exp(u, out=u)
+        tot = u.sum(axis=1)
+        s1 = np.einsum("ij,ij->i", u, zc) / tot
+        u *= zc
+        s2 = np.einsum("ij,ij->i", u, zc) / tot
         zy = zc[np.arange(zc.shape[0]), yc]
-        nll += float(np.sum(np.log(tot) + m[:, 0] - beta * zy))
-        d1 += float(np.sum(mean_z - zy))
-        d2 += float(np.sum(np.maximum(mean_z2 - mean_z * mean_z, 0.0)))
+        nll += float(np.sum(np.log(tot) + m - beta * zy))
+        d1 += float(np.sum(s1 - zy))
+        d2 += float(np.sum(np.maximum(s2 - s1 * s1, 0.0)))
     return nll / n, d1 / n, d2 / n
 
 
@@ -292,10 +293,11 @@ def temperature_fit(
 ) -> tuple[float, dict[str, Any]]:
     """Fit the temperature: root of the NLL's derivative in ``1/T`` inside a bracket.
 
-    The derivative is increasing in ``beta = 1/T`` (convex NLL). If it has no sign
-    change between the bounds the fit stops at the bound and says so; otherwise
-    Newton steps are taken from ``beta = 1`` and replaced by bisection whenever they
-    would leave the current bracket (a safeguarded Newton solve).
+    The derivative is increasing in ``beta = 1/T`` (convex NLL). Newton steps start at
+    ``beta = 1``; a step that would leave the current bracket is replaced by bisection
+    (a safeguarded Newton solve), and a bound of ``bounds`` is evaluated only when the
+    root may lie beyond it. If the derivative has no sign change inside the bounds, the
+    fit stops at the bound and says so.
 
     Parameters
     ----------
@@ -313,35 +315,48 @@ def temperature_fit(
     info : dict
         ``at_bound`` (str or None), ``n_iter`` and the NLL before and after.
     """
-    t_lo, t_hi = bounds
-    lo, hi = 1.0 / t_hi, 1.0 / t_lo
+    cache: dict[float, tuple[float, float, float]] = {}
+
+    def ev(b: float) -> tuple[float, float, float]:
+        if b not in cache:
+            cache[b] = _nll_derivatives(z, y, b)
+        return cache[b]
+
+    b_min, b_max = 1.0 / bounds[1], 1.0 / bounds[0]
+    lo, hi = b_min, b_max
+    lo_checked = hi_checked = False
+    beta = min(max(1.0, b_min), b_max)
     at_bound = None
     n_iter = 0
-    if _nll_derivatives(z, y, lo)[1] >= 0:  # NLL rising already at the hottest temperature
-        beta, at_bound = lo, "upper"
-    elif _nll_derivatives(z, y, hi)[1] <= 0:  # still falling at the coldest: near separation
-        beta, at_bound = hi, "lower"
-    else:
-        beta = min(max(1.0, lo), hi)
-        for n_iter in range(1, 200):  # noqa: B007 - reported
-            _, d1, d2 = _nll_derivatives(z, y, beta)
-            if d1 < 0:
-                lo = beta
-            else:
-                hi = beta
-            step = d1 / d2 if d2 > 0 else np.inf
-            cand = beta - step
-            if not lo < cand < hi:
-                cand = 0.5 * (lo + hi)
-            done = abs(cand - beta) <= 1e-12 * beta or hi - lo <= 1e-12 * hi
-            beta = cand
-            if done:
+    for n_iter in range(1, 200):  # noqa: B007 - reported
+        _, d1, d2 = ev(beta)
+        if d1 < 0:
+            lo, lo_checked = beta, True
+        else:
+            hi, hi_checked = beta, True
+        cand = beta - d1 / d2 if d2 > 0 else (np.inf if d1 < 0 else -np.inf)
+        if cand >= hi and not hi_checked:
+            if ev(b_max)[1] <= 0:  # still falling at the coldest: near separation
+                beta, at_bound = b_max, "lower"
                 break
+            hi_checked = True
+        if cand <= lo and not lo_checked:
+            if ev(b_min)[1] >= 0:  # rising already at the hottest temperature
+                beta, at_bound = b_min, "upper"
+                break
+            lo_checked = True
+        if d1 == 0 or abs(cand - beta) <= 1e-10 * beta:  # converged (before any bisection)
+            break
+        if not lo < cand < hi:
+            cand = 0.5 * (lo + hi)
+        beta = cand
+        if hi - lo <= 1e-12 * hi:
+            break
     info = {
         "at_bound": at_bound,
         "n_iter": n_iter,
-        "nll_before": _nll_derivatives(z, y, 1.0)[0],
-        "nll_after": _nll_derivatives(z, y, beta)[0],
+        "nll_before": ev(1.0)[0],
+        "nll_after": ev(beta)[0],
     }
     return 1.0 / beta, info
 
@@ -407,16 +422,20 @@ def _fit_affine_softmax(
 
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = unpack(theta)
-        u = zc * w + b if kind == "vector" else zc @ w.T + b
-        m = u.max(axis=1, keepdims=True)
-        e = np.exp(u - m)
-        tot = e.sum(axis=1, keepdims=True)
-        nll = float(np.sum(np.log(tot[:, 0]) + m[:, 0] - u[onehot_rows, y])) / n
-        r = e / tot
-        r[onehot_rows, y] -= 1.0
-        r /= n
-        gb = r.sum(axis=0)
-        gw = (r * zc).sum(axis=0) if kind == "vector" else r.T @ zc
+        # in place: one (n, K) buffer per evaluation
+        u = zc * w if kind == "vector" else zc @ w.T
+        u += b
+        u_y = u[onehot_rows, y].copy()
+        m = u.max(axis=1)
+        u -= m[:, None]
+        np.exp(u, out=u)
+        tot = u.sum(axis=1)
+        nll = float(np.sum(np.log(tot) + m - u_y)) / n
+        u /= tot[:, None]
+        u[onehot_rows, y] -= 1.0
+        u /= n
+        gb = u.sum(axis=0)
+        gw = np.einsum("ij,ij->j", u, zc) if kind == "vector" else u.T @ zc
         dev = theta - w0
         dev[-k:] = 0.0  # intercepts are not penalised
         val = nll + 0.5 * reg * float(dev @ dev)

@@ -11,6 +11,7 @@ from core import figures_recal
 from core.estimators import ESTIMATORS
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
+from core.scores import accuracy
 from dashboard import state
 
 PROTOCOL_LABELS = {
@@ -54,7 +55,7 @@ default_est = ["plugin", "debiased"]
 if config.estimator in binned and config.estimator not in default_est:
     default_est.insert(0, config.estimator)
 protocols = [p for p in PROTOCOL_LABELS if p != "column" or pred.split is not None]
-base_acc = float((pred.probs.argmax(axis=1) == pred.labels).mean())
+base_acc = accuracy(pred.probs, pred.labels)
 
 with st.form("recal_form"):
     methods = st.multiselect(

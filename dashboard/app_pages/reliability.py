@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.figures import classwise_grid, reliability_figure
 from dashboard import state, widgets
 
 st.title("Reliability", anchor=False)
@@ -26,13 +25,9 @@ with state.show_errors(stop=True):
 interval_slot = widgets.headline(result, config)
 
 interval = f"{config.level:.0%} {widgets.interval_label(config.interval_method)}"
-components = result.components
 if config.lens == "classwise":
     st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
-    fig = classwise_grid(components, values=result.headline.component_values)
-else:
-    comp = components[0]
-    fig = reliability_figure(comp.bins, low=comp.low, high=comp.high, interval_label=interval)
+fig = state.reliability_chart(pred, result, interval=interval)
 st.plotly_chart(
     fig,
     theme=None,
@@ -57,8 +52,9 @@ full = widgets.bootstrap_gate(pred, config)
 if full is not None:
     result = full
     widgets.headline_interval(interval_slot, full, config)
-st.dataframe(
-    result.metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS
-)
+metrics = result.metrics
+if metrics[["low", "high"]].isna().all().all():
+    metrics = metrics.drop(columns=["low", "high"])  # no intervals computed
+st.dataframe(metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS)
 
 widgets.explain_estimator(config)

@@ -109,11 +109,21 @@ def test_sample_from_url_loads_data(page: Page, app_url: str):
     catalog = sample_catalog()
     if not catalog:
         pytest.skip("no bundled samples in this checkout")
-    name = next(iter(catalog))
-    page.goto(f"{app_url}/reliability?{urlencode({'sample': name, 'n_resamples': 0})}")
+    first, *others = catalog
+    page.goto(f"{app_url}/reliability?{urlencode({'sample': first, 'n_resamples': 0})}")
     page.wait_for_selector(".js-plotly-plot .main-svg")
     wait_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text(f"sample: {name}")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(f"sample: {first}")
+    if not others:
+        return
+    # picking another sample on the Data page loads it and puts it in the URL
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Data").click()
+    wait_idle(page)
+    page.get_by_test_id("stMain").get_by_role("combobox", name="Sample").click()
+    page.get_by_role("option", name=others[0]).click()
+    wait_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(f"sample: {others[0]}")
+    expect(page).to_have_url(re.compile(r"sample=" + re.escape(urlencode({"": others[0]})[1:])))
 
 
 def test_broken_upload_shows_a_clear_message(page: Page, app_url: str, tmp_path: Path):
