@@ -74,12 +74,15 @@ Memory is bounded by the chunk: the default chunk holds about 2**20 drawn indice
 (``chunk_size = max(1, 2**20 // n)`` resamples), and the fast paths keep a few arrays of
 that size alive, about 40 bytes per drawn index (≈ 40 MB) for the bincount path and about
 80 bytes per drawn index (≈ 80 MB; 100 for label-binned) for the sorted prefix-sum path,
-whatever ``n_resamples`` is. The bootstrap distribution itself takes ``8·n_resamples``
+whatever ``n_resamples`` is. :func:`bootstrap_many` evaluates the statistics one lens
+component at a time, and statistics of one lens share that component's bincounts and
+prefix sums, which are freed before the next component. The bootstrap distribution itself takes ``8·n_resamples``
 bytes.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -340,10 +343,32 @@ def bin_intervals(
 
 @dataclass(frozen=True)
 class _Plan:
+    """How to evaluate one statistic on a chunk of resamples, one component at a time.
+
+    ``component(idx, c, shared, state)`` returns component ``c`` of every resample of the
+    chunk of drawn indices ``idx`` (``(r, n)``) and ``combine`` turns the ``(r, C)``
+    components into the statistic. ``bootstrap_many`` evaluates component ``c`` of every
+    statistic before component ``c + 1``, with a ``shared`` dict that lives for that step,
+    so statistics of one lens reuse its bin statistics and sorted prefix sums, which are
+    then freed (a classwise lens never holds all its components' arrays at once).
+    ``state`` lives for the chunk and belongs to the statistic.
+    """
+
     name: str
     estimate: float
-    values: Callable[[np.ndarray], np.ndarray]  # (r, n) drawn indices -> (r,) statistics
     path: str
+    component: Callable[[np.ndarray, int, dict[Any, Any], dict[str, Any]], np.ndarray]
+    n_components: int = 1
+    combine: Callable[[np.ndarray], np.ndarray] = operator.itemgetter((slice(None), 0))
+
+
+def _whole(values: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    """Wrap a statistic evaluated in one piece as the single component of a plan."""
+
+    def component(idx: np.ndarray, c: int, shared: dict, state: dict) -> np.ndarray:
+        return values(idx)
+
+    return component
 
 
 def _resampled_rows(idx: np.ndarray, order: str) -> Iterator[np.ndarray]:
@@ -376,7 +401,7 @@ def _generic_plan(
 
     if estimate is None:
         estimate = float(func(p_in, y))
-    return _Plan(name, estimate, values, "generic")
+    return _Plan(name, estimate, "generic", _whole(values))
 
 
 def _score_plan(name: str, p_in: np.ndarray, y: np.ndarray, options: dict[str, Any]) -> _Plan:
@@ -388,7 +413,7 @@ def _score_plan(name: str, p_in: np.ndarray, y: np.ndarray, options: dict[str, A
     def values(idx: np.ndarray) -> np.ndarray:
         return np.take(rows, idx).mean(axis=1)
 
-    return _Plan(name, estimate, values, "row-mean")
+    return _Plan(name, estimate, "row-mean", _whole(values))
 
 
 def _fixed_bin_stats(
@@ -676,8 +701,8 @@ def _estimator_plan(
 
     elif name == "debiased" and norm == 2.0:
         kernel = debiased_sq_from_stats
-    n_draws = int(extra.get("n_resamples", 1000))
     debiased_l1 = name == "debiased" and norm == 1.0
+    n_draws = int(extra.get("n_resamples", 1000)) if debiased_l1 else 0
     label_binned = name == "label-binned"
     swept = name == "sweep"
     fixed = binning == "discrete" or not BINNINGS.get(binning).meta.get("data_dependent", True)
@@ -699,7 +724,7 @@ def _estimator_plan(
     binfunc = BINNINGS.get(binning).func
     n_bins = full.n_bins
     sorted_engine = label_binned or swept or not fixed
-    b_max = sweep_bound(n, extra.get("max_bins"))
+    b_max = sweep_bound(n, extra.get("max_bins")) if swept else 0
     parts = []
     for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
         o_int = outcomes.astype(np.intp)
@@ -713,12 +738,13 @@ def _estimator_plan(
         s_sorted = scores[by_score]
         extras: Any = None
         if swept:
-            # the sweep's bins of b* bins, equal-width ones as runs of the score order
-            cache: dict[int, np.ndarray | None] = {}
+            # the b* equal-width bins are runs of the score order, as the candidates are
+            cache: dict[int, np.ndarray] = {}
 
-            def positions_of(b: int, scores=scores, by_score=by_score, cache=cache) -> Any:
+            def positions_of(b: int, scores=scores, by_score=by_score, cache=cache) -> np.ndarray:
                 if b not in cache:
-                    cache[b] = _run_positions(binfunc(scores, b, tie_policy)[0][by_score], b)
+                    sorted_bins = binfunc(scores, b, tie_policy)[0][by_score]
+                    cache[b] = np.searchsorted(sorted_bins, np.arange(b + 1), side="left")
                 return cache[b]
 
             extras = (tie_runs(s_sorted), positions_of)
@@ -731,44 +757,55 @@ def _estimator_plan(
         parts.append((rank, s_sorted, o_int[by_score], extras))
     starts = equal_mass_starts(n, n_bins) if not fixed else None
 
-    def bin_sums(idx: np.ndarray, part: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lens_key = full.lens
+
+    def sorted_chunk(idx: np.ndarray, c: int, shared: dict, squares: bool = False) -> _SortedChunk:
+        # a component's sorted prefix sums depend only on the lens: shared by its statistics
+        key = ("sorted", lens_key, c)
+        chunk = shared.get(key)
+        if chunk is None or (squares and chunk.cum_s2 is None):
+            part = parts[c]
+            chunk = shared[key] = _SortedChunk(idx, part[0], part[1], part[2], squares=squares)
+        return chunk
+
+    def bin_sums(
+        idx: np.ndarray, c: int, shared: dict
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not sorted_engine:
-            return _fixed_bin_stats(idx, *part)
-        chunk = _SortedChunk(idx, part[0], part[1], part[2])
-        bounds = _sorted_bounds(chunk, starts, part[3])
+            key = ("bincount", lens_key, c, binning, n_bins, tie_policy)
+            if key not in shared:
+                shared[key] = _fixed_bin_stats(idx, *parts[c])
+            return shared[key]
+        chunk = sorted_chunk(idx, c, shared)
+        bounds = _sorted_bounds(chunk, starts, parts[c][3])
         sums, outcome, _, _ = chunk.at(bounds)
         return np.diff(bounds, axis=1), np.diff(sums, axis=1), np.diff(outcome, axis=1)
 
-    def values(idx: np.ndarray) -> np.ndarray:
-        r = idx.shape[0]
-        per_component = np.empty((r, len(parts)))
-        offset = np.zeros(r, dtype=np.int64)  # ℓ1 debiased: normals used by earlier components
-        for c, part in enumerate(parts):
-            if swept:
-                chunk = _SortedChunk(idx, part[0], part[1], part[2])
-                per_component[:, c] = _sweep_sorted(chunk, binning, b_max, norm, *part[3])
-            elif label_binned:
-                chunk = _SortedChunk(
-                    idx, part[0], part[1], part[2], squares=label_binned and norm == 2.0
-                )
-                bounds = _sorted_bounds(chunk, starts, part[3])
-                per_component[:, c] = _label_binned_sorted(chunk, bounds, norm)
-            elif debiased_l1:
-                stats = bin_sums(idx, part)
-                # the estimator reseeds on every resample: each resample reads the same stream
-                per_component[:, c] = debiased_l1_from_stats(
-                    *stats, check_rng(est_seed), n_draws, offset=offset
-                )
-                offset += n_draws * np.count_nonzero(stats[0], axis=1)
-            else:
-                per_component[:, c] = kernel(*bin_sums(idx, part))
+    def component(idx: np.ndarray, c: int, shared: dict, state: dict) -> np.ndarray:
+        if swept:
+            chunk = sorted_chunk(idx, c, shared)
+            return _sweep_sorted(chunk, binning, b_max, norm, *parts[c][3])
+        if label_binned:
+            chunk = sorted_chunk(idx, c, shared, squares=norm == 2.0)
+            return _label_binned_sorted(chunk, _sorted_bounds(chunk, starts, parts[c][3]), norm)
+        stats = bin_sums(idx, c, shared)
+        if not debiased_l1:
+            return kernel(*stats)
+        # the estimator reseeds on every resample: each resample reads the same stream,
+        # from where the resample's previous component stopped
+        offset = state.setdefault("offset", np.zeros(idx.shape[0], dtype=np.int64))
+        value = debiased_l1_from_stats(*stats, check_rng(est_seed), n_draws, offset=offset)
+        offset += n_draws * np.count_nonzero(stats[0], axis=1)
+        return value
+
+    def combine(per_component: np.ndarray) -> np.ndarray:
         if name == "debiased":
             total = np.maximum(per_component @ weights, 0.0)
             return np.sqrt(total) if norm == 2.0 else total
         return aggregate(per_component, weights, norm)
 
     path = "sweep" if swept else "fixed-bins" if fixed else "equal-mass"
-    return _Plan(name, full.value, values, path)
+    return _Plan(name, full.value, path, component, len(parts), combine)
 
 
 def _make_plan(
@@ -888,11 +925,21 @@ def bootstrap_many(
     }
     rng = check_rng(seed)
     dist = {key: np.empty(n_resamples) for key in plans}
+    steps = max((plan.n_components for plan in plans.values()), default=0)
     done = 0
     for idx in _chunks(rng, n, n_resamples, chunk):
+        r = idx.shape[0]
+        per = {key: np.empty((r, plan.n_components)) for key, plan in plans.items()}
+        states: dict[str, dict[str, Any]] = {key: {} for key in plans}
+        for c in range(steps):  # component-major: see _Plan
+            shared: dict[Any, Any] = {}
+            for key, plan in plans.items():
+                if c < plan.n_components:
+                    per[key][:, c] = plan.component(idx, c, shared, states[key])
+            del shared
         for key, plan in plans.items():
-            dist[key][done : done + idx.shape[0]] = plan.values(idx)
-        done += idx.shape[0]
+            dist[key][done : done + r] = plan.combine(per[key])
+        done += r
     tail = (1.0 - level) / 2.0
     out = {}
     for key, plan in plans.items():

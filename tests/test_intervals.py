@@ -1,4 +1,7 @@
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -367,6 +370,28 @@ def test_equal_mass_resamples_are_ranked_in_row_order():
     np.testing.assert_allclose(res.distribution, ref, rtol=0, atol=1e-12)
 
 
+CIFAR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cifar10-14-networks"
+
+
+@pytest.mark.data
+@pytest.mark.parametrize(
+    ("estimator", "opts"),
+    [
+        ("sweep", {"binning": "equal-mass"}),
+        ("sweep", {"binning": "equal-width"}),
+        ("debiased", {"norm": 1}),
+    ],
+)
+def test_sweep_and_debiased_l1_fast_paths_on_cifar10(estimator, opts):
+    if not (CIFAR / "resnet18.csv").exists():
+        pytest.skip(f"CIFAR-10 predictions not found at {CIFAR}")
+    p = pd.read_csv(CIFAR / "resnet18.csv", header=None).to_numpy(np.float64)
+    y = pd.read_csv(CIFAR / "labels.csv", header=None).to_numpy().ravel() - 1
+    fast = _check_against_generic(p, y, estimator, opts, n_resamples=12, seed=0)
+    lo, hi = fast.confidence_interval
+    assert lo < fast.estimate < hi < 0.1
+
+
 # --- reproducibility, common random numbers, chunking ----------------------------
 
 
@@ -407,6 +432,29 @@ def test_bootstrap_many_uses_common_resamples():
     for key, (stat, opts) in specs.items():
         single = bootstrap_interval(p, y, statistic=stat, n_resamples=20, seed=11, **opts)
         np.testing.assert_array_equal(many[key].distribution, single.distribution)
+
+
+def test_bootstrap_many_shares_bin_statistics_without_mixing_them():
+    # statistics of one lens share sorted prefix sums and bincounts per component; each
+    # must still equal its own bootstrap (different binnings, n_bins, squares, lenses)
+    p, y = _multiclass(n=300)
+    cw = {"lens": "classwise"}
+    specs = {
+        "sweep": ("sweep", {**cw, "binning": "equal-mass"}),
+        "lb2": ("label-binned", {**cw, "norm": 2, "binning": "equal-mass"}),
+        "em": ("plugin", {**cw, "binning": "equal-mass", "n_bins": 7}),
+        "em10": ("plugin", {**cw, "binning": "equal-mass", "n_bins": 10}),
+        "ew": ("plugin", {**cw}),
+        "l1": ("debiased", {**cw, "norm": 1}),
+        "l1_20": ("debiased", {**cw, "norm": 1, "n_bins": 20}),
+        "top": ("sweep", {"binning": "equal-width"}),
+        "top_l1": ("debiased", {"norm": 1}),
+        "brier": ("brier", {}),
+    }
+    many = bootstrap_many(p, y, specs, n_resamples=12, seed=4, chunk_size=5)
+    for key, (stat, opts) in specs.items():
+        alone = bootstrap_many(p, y, {key: (stat, opts)}, n_resamples=12, seed=4)[key]
+        np.testing.assert_array_equal(many[key].distribution, alone.distribution)
 
 
 def test_percentile_interval_and_result_fields():

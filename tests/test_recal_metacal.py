@@ -168,3 +168,21 @@ def test_high_probability_rule_exceeds_alpha_at_rate_at_most_delta():
         over.append(1 - np.searchsorted(pool, r, side="right") / pool.size > 0.05)
     rate = np.mean(over)
     assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / len(over))
+
+
+def test_iid_split_and_other_rankings():
+    rng = np.random.default_rng(5)
+    z, y = _g2(6000, rng)
+    p = softmax(z)
+    iid = make_recalibrator("meta-cal", split="iid", seed=3).fit(z, y, logits=True)
+    info = iid.params_.info
+    # S1 is a random tenth of all rows; only its correct rows set the threshold
+    acc = (p.argmax(1) == y).mean()
+    assert abs(info["n1"] - 600 * acc) < 60
+    assert info["order_statistic"] == paper_order_statistic(info["n1"], 0.05)
+    for ranking in ("max-prob", "margin"):
+        mc = make_recalibrator("meta-cal", ranking=ranking).fit(z, y, logits=True)
+        h = ranking_score(p, ranking)
+        assert_allclose(mc.accepted(z, logits=True), h <= mc.params_.values["threshold"])
+    assert_allclose(ranking_score(np.array([[0.7, 0.2, 0.1]]), "margin"), [-0.5])
+    assert_allclose(ranking_score(np.array([[0.5, 0.5]]), "entropy"), [np.log(2)])

@@ -38,7 +38,6 @@ __all__ = [
     "label_binned",
     "plugin",
     "plugin_from_stats",
-    "strictly_decreasing",
     "sweep",
     "sweep_b_star",
     "sweep_bound",
@@ -421,7 +420,7 @@ def sweep_search(
         first = np.concatenate(([0], np.cumsum(bs + 1)[:-1]))
         k = np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, bs + 1)
         t, prefix = boundaries(active, k, seg)
-        bad = strictly_decreasing(t, prefix, seg - b0, bs.shape[0])
+        bad = _strictly_decreasing(t, prefix, seg - b0, bs.shape[0])
         stop = bad.any(axis=1)
         b_star[active[stop]] = bs[np.argmax(bad[stop], axis=1)] - 1
         active = active[~stop]
@@ -435,7 +434,7 @@ def sweep_search(
     return b_star
 
 
-def strictly_decreasing(
+def _strictly_decreasing(
     t: np.ndarray, prefix: np.ndarray, seg: np.ndarray, n_seg: int
 ) -> np.ndarray:
     """Whether the non-empty bin means of each candidate strictly decrease somewhere.
@@ -461,6 +460,8 @@ def strictly_decreasing(
     same = seg[:-1] == seg[1:]
     cnt = (t[:, 1:] - t[:, :-1])[:, same].ravel()
     sums = (prefix[:, 1:] - prefix[:, :-1])[:, same].ravel()
+    # one key per (row, candidate): after dropping empty bins, neighbours with the same key
+    # are consecutive non-empty bins of one candidate of one row
     key = (np.arange(rows)[:, None] * n_seg + seg[:-1][same]).ravel()
     full = cnt > 0
     mean = sums[full] / cnt[full]

@@ -135,31 +135,43 @@ def fit_logistic_batch(
     a = np.zeros(x.shape[1])
     c = np.log(tbar / (1 - tbar))
     active = np.flatnonzero(ok)
+    # Each pass evaluates loss, gradient and Hessian at the current point of every active
+    # column. A column whose loss went up since its last accepted point halves its step and
+    # is evaluated again; the others take a Newton step. One pass per iteration.
+    best = np.full(x.shape[1], np.inf)
+    base_a, base_c = a.copy(), c.copy()
+    s1 = np.zeros(x.shape[1])
+    s2 = np.zeros(x.shape[1])
+    lam = np.ones(x.shape[1])
     n_iter = 0
-    while active.size and n_iter < max_iter:
+    while active.size and n_iter < max_iter + 40:
         n_iter += 1
         cur, g1, g2, h11, h12, h22 = _logistic_sums(x, t, mu, scale, a, c, active, derivatives=True)
-        h11 += 1e-12
-        h22 += 1e-12
+        worse = cur > best[active] + 1e-12 * np.abs(best[active])
+        back = active[worse]
+        if back.size:  # step halving for the columns whose loss went up
+            lam[back] *= 0.5
+            a[back] = base_a[back] - lam[back] * s1[back]
+            c[back] = base_c[back] - lam[back] * s2[back]
+        ok_cols = active[~worse]
+        gain = best[ok_cols] - cur[~worse]
+        h11, h12, h22 = h11[~worse] + 1e-12, h12[~worse], h22[~worse] + 1e-12
+        g1, g2 = g1[~worse], g2[~worse]
         det = h11 * h22 - h12 * h12
-        s1 = (h22 * g1 - h12 * g2) / det
-        s2 = (h11 * g2 - h12 * g1) / det
-        aa, ca = a[active].copy(), c[active].copy()
-        lam = np.ones(active.size)
-        a[active], c[active] = aa - s1, ca - s2
-        (new,) = _logistic_sums(x, t, mu, scale, a, c, active, derivatives=False)
-        bad = new > cur + 1e-12 * np.abs(cur)
-        for _ in range(40):  # step halving, only for the columns whose loss went up
-            if not bad.any():
-                break
-            lam[bad] *= 0.5
-            cols = active[bad]
-            a[cols] = aa[bad] - lam[bad] * s1[bad]
-            c[cols] = ca[bad] - lam[bad] * s2[bad]
-            (new[bad],) = _logistic_sums(x, t, mu, scale, a, c, cols, derivatives=False)
-            bad &= new > cur + 1e-12 * np.abs(cur)
-        step = np.maximum(np.abs(lam * s1), np.abs(lam * s2))
-        done = (step < 1e-10) | (np.abs(cur - new) <= 1e-14 * np.maximum(1.0, np.abs(new)))
+        step1 = (h22 * g1 - h12 * g2) / det
+        step2 = (h11 * g2 - h12 * g1) / det
+        best[ok_cols] = cur[~worse]
+        base_a[ok_cols], base_c[ok_cols] = a[ok_cols], c[ok_cols]
+        s1[ok_cols], s2[ok_cols], lam[ok_cols] = step1, step2, 1.0
+        a[ok_cols] -= step1
+        c[ok_cols] -= step2
+        tiny = np.maximum(np.abs(step1), np.abs(step2)) < 1e-10
+        flat = gain <= 1e-14 * np.maximum(1.0, np.abs(cur[~worse]))
+        stalled = lam[back] < 1e-12  # no descent left along this direction: keep the best point
+        a[back[stalled]], c[back[stalled]] = base_a[back[stalled]], base_c[back[stalled]]
+        done = np.zeros(active.size, dtype=bool)
+        done[np.flatnonzero(~worse)[tiny | flat]] = True
+        done[np.flatnonzero(worse)[stalled]] = True
         active = active[~done]
     slope = np.where(ok, a / scale, 0.0)
     intercept = np.where(ok, c - slope * mu, c)

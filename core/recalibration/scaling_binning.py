@@ -9,6 +9,8 @@ Per lens component:
 3. each bin outputs the mean of the **scaled values** ``g(z)`` that fall in it (not
    of the labels: that is what lowers the variance compared with histogram binning).
 
+Classwise, the rows are partitioned once for all classes.
+
 ``mode="three-splits"`` uses three disjoint seeded parts for steps 1, 2 and 3 (the
 theory, Thm 4.1); ``mode="same-data"`` uses all rows for every step (what the paper's
 experiments and the library do). An empty bin in step 3 outputs its midpoint and is
@@ -25,7 +27,7 @@ import numpy as np
 
 from core.errors import ConfigError, FitError
 from core.recalibration.base import OneDimRecalibrator, register, sigmoid
-from core.recalibration.scaling import fit_logistic_1d, platt_targets
+from core.recalibration.scaling import fit_logistic_batch, platt_targets
 
 MODES = ("same-data", "three-splits")
 
@@ -123,23 +125,42 @@ class ScalingBinning(OneDimRecalibrator):
         c1, c2 = np.round(np.cumsum(self.split_fractions)[:2] * n).astype(int)
         return perm[:c1], perm[c1:c2], perm[c2:]
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
-        p1, p2, p3 = self._parts(s.size, rng)
+    def _fit_components(
+        self,
+        scores: list[np.ndarray],
+        log_odds: list[np.ndarray],
+        outcomes: list[np.ndarray],
+        rng: np.random.Generator,
+    ) -> list[tuple[dict[str, Any], list[str]]]:
+        # one partition of the rows for every component, so the Platt step runs batched
+        n = scores[0].size
+        p1, p2, p3 = self._parts(n, rng)
         nb = self.n_bins
         if min(p2.size, p3.size) < nb or p1.size < 2:
             raise FitError(
                 f"Scaling-binning ({self.mode}) needs at least B = {nb} rows in the binning and "
-                f"averaging parts; got {p2.size} and {p3.size} of {s.size} rows."
+                f"averaging parts; got {p2.size} and {p3.size} of {n} rows."
             )
-        t1 = t[p1]
-        if t1.min() == t1.max():
+        t1 = np.column_stack([t[p1] for t in outcomes])
+        if (t1.min(axis=0) == t1.max(axis=0)).any():
             raise FitError("The Platt part of scaling-binning has only one outcome; use more rows.")
-        a, c, _ = fit_logistic_1d(lo[p1], platt_targets(t1, self.targets))
-        g2 = sigmoid(a * lo[p2] + c)
+        x1 = np.column_stack([lo[p1] for lo in log_odds])
+        targets = np.column_stack(
+            [platt_targets(t1[:, j], self.targets) for j in range(t1.shape[1])]
+        )
+        slopes, intercepts, _ = fit_logistic_batch(x1, targets)
+        return [
+            self._bin_component(float(a), float(c), lo[p2], lo[p3])
+            for a, c, lo in zip(slopes, intercepts, log_odds, strict=True)
+        ]
+
+    def _bin_component(
+        self, a: float, c: float, lo2: np.ndarray, lo3: np.ndarray
+    ) -> tuple[dict[str, Any], list[str]]:
+        nb = self.n_bins
+        g2 = sigmoid(a * lo2 + c)
         edges = equal_mass_edges(g2, nb)
-        g3 = sigmoid(a * lo[p3] + c)
+        g3 = sigmoid(a * lo3 + c)
         idx = np.searchsorted(edges, g3, side="left")
         m = edges.size
         counts = np.bincount(idx, minlength=m)
