@@ -71,12 +71,13 @@ def run(quick: bool) -> list[dict[str, Any]]:
         def sk_iso() -> None:
             IsotonicRegression(out_of_bounds="clip").fit(p, y).predict(p)
 
-        ours_platt = best_of(lambda: _fit_predict("platt", z, y, {}), repeat=1, warmup=0)
+        # one warm-up call each, so first-call import and allocation costs do not count
+        ours_platt = best_of(lambda: _fit_predict("platt", z, y, {}), repeat=1, warmup=1)
         ours_iso = best_of(
-            lambda: make_recalibrator("isotonic").fit(p, y).predict_proba(p), repeat=1, warmup=0
+            lambda: make_recalibrator("isotonic").fit(p, y).predict_proba(p), repeat=1, warmup=1
         )
-        t_sk_platt = best_of(sk_platt, repeat=1, warmup=0)
-        t_sk_iso = best_of(sk_iso, repeat=1, warmup=0)
+        t_sk_platt = best_of(sk_platt, repeat=1, warmup=1)
+        t_sk_iso = best_of(sk_iso, repeat=1, warmup=1)
         rows.append(
             row(
                 f"sklearn Platt n={n_bin:,}",
