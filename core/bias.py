@@ -39,7 +39,13 @@ from core._validation import check_norm, check_probs_labels
 from core.binning import BINNINGS, check_n_bins, check_tie_policy, equal_mass_starts
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS, debiased_sq_from_stats, plugin_from_stats
-from core.estimators.binned import sweep_b_star
+from core.estimators.binned import (
+    _every_binning_monotone,
+    sweep_b_star,
+    sweep_bound,
+    sweep_row_starts,
+    sweep_search,
+)
 from core.lenses import apply_lens
 from core.worlds.fitting import WorldFit
 from core.worlds.scores import BetaScores, UniformScores
@@ -392,54 +398,38 @@ def batch_sweep(
 def _sweep_block(
     block: _Block, binning: str, norm: float, max_bins: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
+    """ECE_sweep and ``b*`` of every dataset of a block (see :func:`batch_sweep`)."""
     s, y, cs, cy = block.sorted()
     r, n = s.shape
-    b_max = n - 1 if max_bins is None else min(int(max_bins), n - 1)
+    b_max = sweep_bound(n, max_bins)
     # complex keys (row, score) make one searchsorted over all rows exact
     keys = (np.arange(r)[:, None] + 1j * s).ravel() if binning == "equal-width" else None
     b_star = np.ones(r, dtype=np.int64)
     if b_max >= 2:
-        sorted_ok = (np.diff(y, axis=1) >= 0).all(axis=1)
-        b_star[sorted_ok] = b_max
-        active = np.flatnonzero(~sorted_ok)
-        b = 2
-        while active.size and b <= b_max:
-            starts = _sweep_starts(keys, active, n, b, binning)
-            cnt = np.diff(starts, axis=1)
-            lab = np.diff(cy[active[:, None], starts], axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(cnt > 0, lab / cnt, np.nan)
-            prev = np.fmax.accumulate(mean, axis=1)[:, :-1]
-            bad = (mean[:, 1:] < prev).any(axis=1)
-            b_star[active[bad]] = b - 1
-            active = active[~bad]
-            b += 1
-        b_star[active] = b_max
+
+        def boundaries(
+            rows: np.ndarray, k: np.ndarray, b: np.ndarray
+        ) -> tuple[np.ndarray, np.ndarray]:
+            t = sweep_row_starts(s, rows, k, b, binning, keys)
+            return t, cy[rows[:, None], t]
+
+        def monotone(rows: np.ndarray) -> np.ndarray:
+            return np.array(
+                [_every_binning_monotone(s[i], y[i], cy[i], binning, "split") for i in rows],
+                dtype=bool,
+            )
+
+        b_star = sweep_search(r, b_max, boundaries, monotone)
     values = np.empty(r)
     for b in np.unique(b_star):
         rows = np.flatnonzero(b_star == b)
-        starts = _sweep_starts(keys, rows, n, int(b), binning)
+        k = np.arange(b + 1, dtype=np.int64)
+        starts = sweep_row_starts(s, rows, k, np.full_like(k, b), binning, keys)
         c = np.diff(starts, axis=1).astype(np.float64)
         ss = np.diff(cs[rows[:, None], starts], axis=1)
         ls = np.diff(cy[rows[:, None], starts], axis=1)
         values[rows] = plugin_from_stats(c, ss, ls, norm)
     return values, b_star
-
-
-def _sweep_starts(
-    keys: np.ndarray | None, rows: np.ndarray, n: int, b: int, binning: str
-) -> np.ndarray:
-    """``(len(rows), b + 1)`` bin boundaries in sorted order for ``b`` bins."""
-    if binning == "equal-mass":
-        return np.broadcast_to(equal_mass_starts(n, b), (rows.shape[0], b + 1))
-    assert keys is not None
-    edges = np.arange(b + 1, dtype=np.float64) / b
-    query = (rows[:, None] + 1j * edges[None, :]).ravel()
-    pos = np.searchsorted(keys, query, side="left").reshape(rows.shape[0], b + 1)
-    starts = pos - (rows * n)[:, None]
-    starts[:, 0] = 0
-    starts[:, -1] = n
-    return starts
 
 
 # --------------------------------------------------------------------------- the runner

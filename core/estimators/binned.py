@@ -42,6 +42,7 @@ __all__ = [
     "sweep_b_star",
     "sweep_bound",
     "sweep_candidate_starts",
+    "sweep_row_starts",
     "sweep_search",
     "tie_runs",
 ]
@@ -525,6 +526,55 @@ def sweep_candidate_starts(
     starts[k == 0] = 0
     starts[k == b] = n
     return starts
+
+
+def sweep_row_starts(
+    s: np.ndarray,
+    rows: np.ndarray,
+    k: np.ndarray,
+    b: np.ndarray,
+    binning: str,
+    keys: np.ndarray | None = None,
+) -> np.ndarray:
+    """Candidate boundaries in several datasets at once (``tie_policy="split"``).
+
+    Each row of ``s`` is one dataset's sorted scores; the boundaries are those of
+    :func:`sweep_candidate_starts` row by row. Equal-mass ranks depend only on ``n`` and
+    are shared; equal-width boundaries come from one ``searchsorted`` over all rows on
+    the complex keys ``row + 1j·s`` (ordered by row, then score, so the search is exact).
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        ``(R, n)`` scores, each row sorted.
+    rows : numpy.ndarray
+        Indices of the rows wanted.
+    k, b : numpy.ndarray
+        Flattened boundaries ``(L,)``: boundary ``k`` of the ``b``-bin candidate.
+    binning : {"equal-mass", "equal-width"}
+        Binning of the candidates.
+    keys : numpy.ndarray, optional
+        ``(np.arange(R)[:, None] + 1j * s).ravel()``, to reuse across calls
+        (equal-width; built when not given).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(rows), L)`` int positions in each row's sorted scores (a read-only
+        broadcast view for equal-mass).
+    """
+    n = s.shape[1]
+    if binning == "equal-mass":
+        starts = sweep_candidate_starts(s[0], k, b, binning)
+        return np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
+    if keys is None:
+        keys = (np.arange(s.shape[0])[:, None] + 1j * s).ravel()
+    query = (rows[:, None] + 1j * (k / b)[None, :]).ravel()
+    pos = np.searchsorted(keys, query, side="left").reshape(rows.shape[0], k.shape[0])
+    pos -= (rows * n)[:, None]
+    pos[:, k == 0] = 0
+    pos[:, k == b] = n
+    return pos
 
 
 @ESTIMATORS.register(
