@@ -19,9 +19,10 @@ gives identical results for a given seed.
 Binned estimators are vectorised across replicates: bin statistics are built
 for a whole chunk of replicates at once and passed to the estimators' batch
 kernels (:func:`~core.estimators.plugin_from_stats`,
-:func:`~core.estimators.debiased_sq_from_stats`); the monotone sweep is checked
-for all replicates of a chunk candidate by candidate. Other estimators are
-called once per replicate through the registry.
+:func:`~core.estimators.debiased_sq_from_stats`); the monotone sweep runs on all
+replicates of a chunk at once through the estimator's own search,
+:func:`~core.estimators.binned.sweep_search`. Other estimators are called once
+per replicate through the registry.
 """
 
 from __future__ import annotations
@@ -369,9 +370,12 @@ def batch_sweep(
 
     The rule is that of :func:`core.estimators.binned.sweep_b_star`: for
     ``b = 2, 3, …, n − 1`` the mean outcomes of non-empty bins must not strictly
-    decrease; the first failing ``b`` gives ``b* = b − 1``; datasets whose sorted
-    outcomes never decrease take ``b* = n − 1`` at once. All datasets still
-    sweeping are checked together for each candidate ``b``.
+    decrease; the first failing ``b`` gives ``b* = b − 1``. The search is the
+    estimator's own, :func:`core.estimators.binned.sweep_search`, run on all
+    datasets at once (blocks of candidates, each dataset leaving at its first
+    failure, and ``b* = n − 1`` at once for datasets whose every candidate is
+    provably monotone); boundaries come from
+    :func:`core.estimators.binned.sweep_row_starts`.
 
     Parameters
     ----------
@@ -402,15 +406,13 @@ def _sweep_block(
     s, y, cs, cy = block.sorted()
     r, n = s.shape
     b_max = sweep_bound(n, max_bins)
-    # complex keys (row, score) make one searchsorted over all rows exact
-    keys = (np.arange(r)[:, None] + 1j * s).ravel() if binning == "equal-width" else None
     b_star = np.ones(r, dtype=np.int64)
     if b_max >= 2:
 
         def boundaries(
             rows: np.ndarray, k: np.ndarray, b: np.ndarray
         ) -> tuple[np.ndarray, np.ndarray]:
-            t = sweep_row_starts(s, rows, k, b, binning, keys)
+            t = sweep_row_starts(s, rows, k, b, binning)
             return t, cy[rows[:, None], t]
 
         def monotone(rows: np.ndarray) -> np.ndarray:
@@ -424,7 +426,7 @@ def _sweep_block(
     for b in np.unique(b_star):
         rows = np.flatnonzero(b_star == b)
         k = np.arange(b + 1, dtype=np.int64)
-        starts = sweep_row_starts(s, rows, k, np.full_like(k, b), binning, keys)
+        starts = sweep_row_starts(s, rows, k, np.full_like(k, b), binning)
         c = np.diff(starts, axis=1).astype(np.float64)
         ss = np.diff(cs[rows[:, None], starts], axis=1)
         ls = np.diff(cy[rows[:, None], starts], axis=1)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._validation import ROW_SUM_TOL
+from core._validation import ROW_SUM_TOL, trust
 from core.errors import DataError
 from core.lint import VALUE_CODES, LintFinding, LintReport, first_rows, format_rows, lint_values
 
@@ -1321,7 +1321,7 @@ def _digest(
     h = hashlib.blake2b(digest_size=16)
     for arr in (probs, labels):
         h.update(f"{arr.dtype.str}{arr.shape}".encode())
-        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
     h.update("\x1f".join(names).encode())
     h.update(b"binary" if binary else b"matrix")
     for role in ("model", "split", "group"):
@@ -1346,9 +1346,8 @@ def _make(
     source: str,
     mapping: dict[str, Any],
 ) -> Predictions:
-    probs = np.ascontiguousarray(probs, dtype=np.float64)
+    probs = trust(np.ascontiguousarray(probs, dtype=np.float64))
     labels = np.ascontiguousarray(labels, dtype=np.int64)
-    probs.setflags(write=False)
     labels.setflags(write=False)
     frozen = {}
     for role in ("model", "split", "group"):

@@ -25,6 +25,8 @@ from core.bias import (
     simulate_estimates,
 )
 from core.errors import ConfigError, DataError
+from core.estimators import plugin_from_stats
+from core.estimators.binned import sweep_b_star
 from core.worlds import PAPER_BETA_FITS, PRESET_WORLDS, BetaScores, UniformScores, fit_world
 
 SIX = default_estimators()
@@ -81,6 +83,40 @@ def test_batch_kernels_match_bin_stats_with_ties_at_one():
         for i in range(2):
             value, b_star = _registry_value(EstimatorSpec("sweep", binning), s2[i], y2[i])
             assert (v[i], b[i]) == (pytest.approx(value, abs=1e-14), b_star)
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+@pytest.mark.parametrize("n", [2, 3, 7, 60, 257])
+def test_batch_sweep_equals_sweep_b_star_row_by_row(binning, n):
+    # rounded scores: ties, scores on bin edges, exact 0 and 1; plus rows that run to the
+    # bound (sorted outcomes; discrete scores with increasing mean outcomes)
+    rng = np.random.default_rng(n)
+    r = 24
+    s = np.stack([np.round(rng.beta(2.0, 0.7, n), d) for d in rng.integers(1, 4, r)])
+    y = (rng.random((r, n)) < s ** rng.uniform(0.5, 3.0, (r, 1))).astype(float)
+    y[0, np.argsort(s[0], kind="stable")] = np.sort(y[0])  # non-decreasing in score order
+    y[1] = (s[1] > 0.5).astype(float)
+    s[2] = rng.choice([0.1, 0.35, 0.85], n)  # mixed outcomes within the ties at 0.35
+    y[2] = np.where(s[2] == 0.1, 0.0, np.where(s[2] == 0.85, 1.0, np.arange(n) % 2))
+    for max_bins in (None, 5):
+        values, b_star = batch_sweep(s, y, binning, 2.0, max_bins=max_bins)
+        assert b_star.dtype == np.int64
+        for i in range(r):
+            expected, _, _ = sweep_b_star(s[i], y[i], binning=binning, max_bins=max_bins)
+            assert b_star[i] == expected
+            st = core.bin_stats(s[i], y[i], binning=binning, n_bins=expected)
+            ref = float(plugin_from_stats(st.counts, st.score_sums, st.label_sums, 2.0))
+            assert values[i] == pytest.approx(ref, abs=1e-13)
+        if max_bins is None:
+            for i in range(r):
+                value, b_reg = _registry_value(EstimatorSpec("sweep", binning), s[i], y[i])
+                assert (values[i], b_star[i]) == (pytest.approx(value, abs=1e-13), b_reg)
+        bound = min(max_bins or n, n - 1)
+        assert b_star[0] == b_star[1] == bound
+        if n > 7 and binning == "equal-width":
+            assert b_star[2] == bound  # monotone per distinct score: the bound at once
+        if n > 7 and max_bins is None:
+            assert len(set(b_star.tolist())) > 3
 
 
 def test_datasets_nest_across_n_and_do_not_depend_on_the_grid():

@@ -234,3 +234,29 @@ def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
         calibration_error(probs, [0, 2], estimator="fake-kernel")
     # a binning name is only checked for binned estimators
     calibration_error(probs, [0, 2], estimator="fake-kernel", lens="canonical", binning="none")
+
+
+def test_loaded_predictions_skip_revalidation_but_copies_do_not():
+    import pandas as pd
+
+    from core import _validation
+    from core.data import load_predictions
+    from core.errors import DataError
+
+    frame = pd.DataFrame({"p0": [0.2, 0.7, 0.5], "p1": [0.8, 0.3, 0.5], "label": [1, 0, 1]})
+    pred = load_predictions(frame)
+    assert not pred.probs.flags.writeable
+    assert _validation.as_prob_matrix(pred.probs) is pred.probs  # trusted: returned as is
+    bad = pred.probs.copy()
+    bad[0, 0] = -0.1  # a writable copy is checked again
+    with pytest.raises(DataError, match=r"\[0, 1\]"):
+        _validation.as_prob_matrix(bad)
+
+
+def test_binary_input_gives_a_contiguous_positive_column():
+    from core._validation import as_prob_matrix
+
+    p = np.array([0.1, 0.25, 0.9])
+    matrix = as_prob_matrix(p)
+    np.testing.assert_array_equal(matrix, np.column_stack([1 - p, p]))
+    assert matrix[:, 1].flags.c_contiguous

@@ -13,6 +13,7 @@ from core.estimators.binned import (
     debiased_l1_from_stats,
     sweep_b_star,
     sweep_candidate_starts,
+    sweep_row_starts,
     sweep_search,
 )
 
@@ -351,6 +352,25 @@ def test_sweep_search_batch_equals_each_row(binning, tie_policy):
     expected = [naive_sweep(s, ys[i], binning, tie_policy) for i in range(12)]
     np.testing.assert_array_equal(batch, expected)
     assert batch[3] == batch[4] == 89 and len(set(batch.tolist())) > 3
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
+def test_sweep_row_starts_equal_the_candidate_starts_of_each_row(binning):
+    # one search over many datasets at once; ties, scores on edges, 0 and 1 included
+    rng = np.random.default_rng(21)
+    for n in (1, 2, 5, 64, 301):
+        s = np.sort(np.round(rng.beta(2, 0.8, (9, n)), 1), axis=1)
+        s[0] = 1.0
+        s[1] = 0.0
+        bs = np.arange(1, 40, dtype=np.int64)
+        b = np.repeat(bs, bs + 1)
+        k = np.concatenate([np.arange(v + 1) for v in bs])
+        rows = np.array([4, 0, 1, 8, 4])
+        got = sweep_row_starts(s, rows, k, b, binning)
+        assert got.shape == (rows.size, k.size)
+        assert binning == "equal-mass" or got.flags["C_CONTIGUOUS"]  # sums need row-major
+        for j, i in enumerate(rows):
+            np.testing.assert_array_equal(got[j], sweep_candidate_starts(s[i], k, b, binning))
 
 
 def test_sweep_edge_cases_small_n():

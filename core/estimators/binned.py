@@ -529,19 +529,15 @@ def sweep_candidate_starts(
 
 
 def sweep_row_starts(
-    s: np.ndarray,
-    rows: np.ndarray,
-    k: np.ndarray,
-    b: np.ndarray,
-    binning: str,
-    keys: np.ndarray | None = None,
+    s: np.ndarray, rows: np.ndarray, k: np.ndarray, b: np.ndarray, binning: str
 ) -> np.ndarray:
     """Candidate boundaries in several datasets at once (``tie_policy="split"``).
 
-    Each row of ``s`` is one dataset's sorted scores; the boundaries are those of
-    :func:`sweep_candidate_starts` row by row. Equal-mass ranks depend only on ``n`` and
-    are shared; equal-width boundaries come from one ``searchsorted`` over all rows on
-    the complex keys ``row + 1j·s`` (ordered by row, then score, so the search is exact).
+    Each row of ``s`` is one dataset's sorted scores, and the boundaries are those of
+    :func:`sweep_candidate_starts` on each row. Equal-mass ranks depend only on ``n``
+    and are shared; equal-width boundaries (the first score ``≥ k/b``) are found by one
+    binary search run on all rows and boundaries at once, ``O(len(rows)·L·log n)``,
+    without building anything of size ``(R, n)``.
 
     Parameters
     ----------
@@ -553,9 +549,6 @@ def sweep_row_starts(
         Flattened boundaries ``(L,)``: boundary ``k`` of the ``b``-bin candidate.
     binning : {"equal-mass", "equal-width"}
         Binning of the candidates.
-    keys : numpy.ndarray, optional
-        ``(np.arange(R)[:, None] + 1j * s).ravel()``, to reuse across calls
-        (equal-width; built when not given).
 
     Returns
     -------
@@ -567,14 +560,22 @@ def sweep_row_starts(
     if binning == "equal-mass":
         starts = sweep_candidate_starts(s[0], k, b, binning)
         return np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
-    if keys is None:
-        keys = (np.arange(s.shape[0])[:, None] + 1j * s).ravel()
-    query = (rows[:, None] + 1j * (k / b)[None, :]).ravel()
-    pos = np.searchsorted(keys, query, side="left").reshape(rows.shape[0], k.shape[0])
+    # searchsorted(s[row], edge, side="left") for every row and distinct edge at once: a
+    # branchless binary search keeping the answer in [pos, pos + size] (flat positions)
+    edge, inverse = np.unique(k / b, return_inverse=True)
+    flat = s.reshape(-1)
+    pos = np.broadcast_to((rows * n)[:, None], (rows.shape[0], edge.shape[0])).copy()
+    size = n
+    while size > 1:
+        half = size // 2
+        pos += half * (flat[pos + (half - 1)] < edge)
+        size -= half
+    pos += flat[pos] < edge
     pos -= (rows * n)[:, None]
-    pos[:, k == 0] = 0
-    pos[:, k == b] = n
-    return pos
+    lo = np.ascontiguousarray(pos[:, inverse])  # row-major, as the sums downstream expect
+    lo[:, k == 0] = 0
+    lo[:, k == b] = n
+    return lo
 
 
 @ESTIMATORS.register(

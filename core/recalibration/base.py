@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -48,66 +48,206 @@ LENS_CHOICES = ("auto", "binary", "top-label", "classwise")
 # --------------------------------------------------------------------------- inputs
 
 
-@dataclass(frozen=True, eq=False)
 class Inputs:
     """Validated predictions in both probability and log-score form.
 
-    Attributes
+    Only the form that was given is held on construction; the other one is computed
+    on first use and cached (an ``(n, K)`` softmax or log pass is the largest cost of
+    the cheap recalibrators at large ``K``, and most of them need only one form).
+
+    Parameters
     ----------
-    probs : numpy.ndarray
-        ``(n, K)`` probabilities.
-    log_scores : numpy.ndarray
+    probs : numpy.ndarray or None
+        ``(n, K)`` probabilities (None when ``log_scores`` is given).
+    log_scores : numpy.ndarray or None
         ``(n, K)`` scores whose softmax is ``probs``: the logits when logits were
-        given, else ``log(clip(probs))``.
+        given, else ``log(clip(probs))`` (computed lazily).
     from_logits : bool
         Whether logits were given.
     """
 
-    probs: np.ndarray
-    log_scores: np.ndarray
-    from_logits: bool
+    __slots__ = ("_log_scores", "_probs", "from_logits")
+
+    def __init__(
+        self, probs: np.ndarray | None, log_scores: np.ndarray | None, from_logits: bool
+    ) -> None:
+        if probs is None and log_scores is None:
+            raise ValueError("Inputs needs probabilities or log-scores.")
+        self._probs = probs
+        self._log_scores = log_scores
+        self.from_logits = bool(from_logits)
+
+    @property
+    def probs(self) -> np.ndarray:
+        """``(n, K)`` probabilities (the softmax of the logits, computed once)."""
+        if self._probs is None:
+            self._probs = softmax(self._log_scores)
+        return self._probs
+
+    @property
+    def log_scores(self) -> np.ndarray:
+        """``(n, K)`` logits, or ``log(clip(probs, CLIP))`` computed once."""
+        if self._log_scores is None:
+            self._log_scores = np.log(np.maximum(self._probs, CLIP))
+        return self._log_scores
 
     @property
     def n(self) -> int:
         """Number of rows."""
-        return self.probs.shape[0]
+        return self._shape[0]
 
     @property
     def n_classes(self) -> int:
         """Number of classes ``K``."""
-        return self.probs.shape[1]
+        return self._shape[1]
+
+    @property
+    def _shape(self) -> tuple[int, ...]:
+        arr = self._probs if self._probs is not None else self._log_scores
+        return arr.shape
 
 
-def softmax(z: np.ndarray) -> np.ndarray:
+#: Entries per block of blockwise elementwise work: a block's buffers stay in cache
+#: across the several passes made over it, instead of streaming the whole matrix each time.
+BLOCK_ENTRIES = 1 << 15
+
+
+def blocks(shape: tuple[int, int], entries: int = BLOCK_ENTRIES) -> Iterator[tuple[slice, slice]]:
+    """Yield ``(rows, columns)`` slices that tile a 2-D shape in blocks of about ``entries``.
+
+    Rows longer than ``entries`` are cut into column chunks; shorter rows are grouped.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(rows, columns)``.
+    entries : int
+        Target entries per block.
+
+    Yields
+    ------
+    tuple of slice
+        Row and column slices of one block.
+    """
+    n_rows, n_cols = shape
+    if n_cols >= entries:
+        for r in range(n_rows):
+            for c in range(0, n_cols, entries):
+                yield slice(r, r + 1), slice(c, c + entries)
+    else:
+        per = max(1, entries // max(n_cols, 1))
+        for r in range(0, n_rows, per):
+            yield slice(r, r + per), slice(None)
+
+
+def softmax(
+    z: np.ndarray, *, divide_by: float | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """Row-wise softmax of a score matrix, stable for large scores.
+
+    Rows are processed in cache-sized blocks written into one output buffer, so a
+    large matrix costs one allocation and one pass through memory.
 
     Parameters
     ----------
     z : numpy.ndarray
         ``(n, K)`` scores.
+    divide_by : float, optional
+        Return ``softmax(z / divide_by)`` (a temperature) without a scaled copy of ``z``.
+    out : numpy.ndarray, optional
+        ``(n, K)`` float64 buffer for the result (may be ``z`` itself).
 
     Returns
     -------
     numpy.ndarray
         ``(n, K)`` probabilities.
     """
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+    z = np.asarray(z)
+    if out is None:
+        out = np.empty(z.shape, dtype=np.float64)
+    per = max(1, BLOCK_ENTRIES // max(z.shape[1], 1))
+    for i in range(0, z.shape[0], per):
+        e = out[i : i + per]
+        if divide_by is None:
+            np.subtract(z[i : i + per], z[i : i + per].max(axis=1, keepdims=True), out=e)
+        else:
+            np.divide(z[i : i + per], divide_by, out=e)
+            e -= e.max(axis=1, keepdims=True)
+        np.exp(e, out=e)
+        e /= e.sum(axis=1, keepdims=True)
+    return out
 
 
-def logit(p: np.ndarray) -> np.ndarray:
-    """Return ``log(p / (1 - p))`` after clipping ``p`` to ``[CLIP, 1 - CLIP]``."""
-    q = np.clip(p, CLIP, 1.0 - CLIP)
-    return np.log(q) - np.log1p(-q)
+def logit(p: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Return ``log(p / (1 - p))`` after clipping ``p`` to ``[CLIP, 1 - CLIP]``.
+
+    Computed as ``log(q / (1 - q))``: one logarithm instead of ``log`` and ``log1p``
+    (``1 - q`` is exact for ``q >= 1/2`` and has a tiny absolute error below, so the
+    result differs from ``log(q) - log1p(-q)`` by a few ulp of ``log q``). A 2-D
+    array is processed in cache-sized blocks (:func:`blocks`).
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Probabilities.
+    out : numpy.ndarray, optional
+        Where to write the result (may be ``p`` itself).
+
+    Returns
+    -------
+    numpy.ndarray
+        The log-odds.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim == 0:
+        q = min(max(float(p), CLIP), 1.0 - CLIP)
+        return np.float64(np.log(q / (1.0 - q)))
+    if out is None:
+        out = np.empty_like(p)
+    p2 = p.reshape(1, -1) if p.ndim == 1 else p
+    o2 = out.reshape(1, -1) if out.ndim == 1 else out
+    for rows, cols in blocks(p2.shape):
+        q = np.clip(p2[rows, cols], CLIP, 1.0 - CLIP)
+        d = np.subtract(1.0, q)
+        q /= d
+        np.log(q, out=o2[rows, cols])
+    return out
 
 
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """Return the logistic function ``1 / (1 + exp(-x))`` without overflow."""
-    out = np.empty_like(x, dtype=np.float64)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    ex = np.exp(x[~pos])
-    out[~pos] = ex / (1.0 + ex)
+def sigmoid(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Return the logistic function ``1 / (1 + exp(-x))`` without overflow.
+
+    ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)``:
+    one exponential pass, no boolean gathers; a 2-D array is processed in cache-sized
+    blocks (:func:`blocks`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Values.
+    out : numpy.ndarray, optional
+        Where to write the result (may be ``x`` itself).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sigmoid(x)``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 0:
+        return sigmoid(x.reshape(1))[0]
+    if out is None:
+        out = np.empty_like(x)
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    o2 = out.reshape(1, -1) if out.ndim == 1 else out
+    for rows, cols in blocks(x2.shape):
+        xb = x2[rows, cols]
+        e = np.abs(xb)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        num = np.where(xb >= 0, 1.0, e)
+        e += 1.0
+        np.divide(num, e, out=o2[rows, cols])
     return out
 
 
@@ -133,7 +273,7 @@ def as_inputs(x: ArrayLike, *, logits: bool = False) -> Inputs:
     """
     if not logits:
         p = as_prob_matrix(x)
-        return Inputs(p, np.log(np.clip(p, CLIP, None)), False)
+        return Inputs(p, None, False)
     z = np.asarray(x, dtype=np.float64)
     if z.ndim == 2 and z.shape[1] == 1:
         z = z[:, 0]
@@ -148,7 +288,7 @@ def as_inputs(x: ArrayLike, *, logits: bool = False) -> Inputs:
     if not np.isfinite(z).all():
         bad = int((~np.isfinite(z)).any(axis=1).sum())
         raise DataError(f"{bad} row(s) of logits contain NaN or infinity; drop or fix them.")
-    return Inputs(softmax(z), z, True)
+    return Inputs(None, z, True)
 
 
 def check_fit_labels(labels: ArrayLike, inputs: Inputs) -> np.ndarray:
@@ -469,31 +609,53 @@ class OneDimRecalibrator(Recalibrator):
     #: Whether components need log-odds scores (scaling-type maps); rank-based ones do not.
     uses_log_odds: ClassVar[bool] = True
 
+    @property
+    def _uses_scores(self) -> bool:
+        """Whether the component scores themselves are used (when log-odds are too)."""
+        return True
+
     def _components(
         self, lens: str, inputs: Inputs
-    ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray | None]:
-        """Return per-component scores, log-odds scores, and the predicted class (top-label)."""
-        p, z = inputs.probs, inputs.log_scores
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Return the component scores, their log-odds, and the predicted class (top-label).
+
+        Scores and log-odds are ``(C, n)`` C-contiguous matrices, one row per lens
+        component (``C = K`` classwise, else 1), so a component is a contiguous row view
+        and batched code reduces along ``axis=1``. When log-odds are not needed
+        (``uses_log_odds = False``) the second matrix is the scores themselves; when
+        only log-odds are used (``_uses_scores`` False), the first matrix is the log-odds.
+        """
+        p = inputs.probs
         need = self.uses_log_odds
         if lens == "binary":
-            lo = z[:, 1] - z[:, 0] if inputs.from_logits else logit(p[:, 1])
-            return [p[:, 1]], [lo if need else p[:, 1]], None
+            s = p[:, 1].copy()[None, :]  # a copy: predictions may overwrite it
+            if not need:
+                return s, s, None
+            if inputs.from_logits:
+                z = inputs.log_scores
+                return s, (z[:, 1] - z[:, 0])[None, :], None
+            return s, logit(s), None
         if lens == "top-label":
             pred = p.argmax(axis=1)
-            conf = p[np.arange(p.shape[0]), pred]
-            return [conf], [logit(conf) if need else conf], pred
-        cols = [np.ascontiguousarray(p[:, j]) for j in range(p.shape[1])]
-        return cols, [logit(c) for c in cols] if need else cols, None
+            conf = p[np.arange(p.shape[0]), pred][None, :]
+            return conf, logit(conf) if need else conf, pred
+        s = transpose(p)
+        if not need:
+            return s, s, None
+        if not self._uses_scores:
+            return logit(s, out=s), s, None  # in place: the scores are not needed
+        return s, logit(s), None
 
     @staticmethod
-    def _outcomes(
-        lens: str, labels: np.ndarray, k: int, pred: np.ndarray | None
-    ) -> list[np.ndarray]:
+    def _outcomes(lens: str, labels: np.ndarray, k: int, pred: np.ndarray | None) -> np.ndarray:
+        """Return the ``(C, n)`` 0/1 outcome of every component (float64)."""
         if lens == "binary":
-            return [(labels == 1).astype(np.float64)]
+            return (labels == 1).astype(np.float64)[None, :]
         if lens == "top-label":
-            return [(labels == pred).astype(np.float64)]
-        return [(labels == j).astype(np.float64) for j in range(k)]
+            return (labels == pred).astype(np.float64)[None, :]
+        out = np.zeros((k, labels.size))
+        out[labels, np.arange(labels.size)] = 1.0
+        return out
 
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
         lens = self._resolve_lens(self.lens, inputs.n_classes)
@@ -510,26 +672,41 @@ class OneDimRecalibrator(Recalibrator):
 
     def _fit_components(
         self,
-        scores: list[np.ndarray],
-        log_odds: list[np.ndarray],
-        outcomes: list[np.ndarray],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        outcomes: np.ndarray,
         rng: np.random.Generator,
     ) -> list[tuple[dict[str, Any], list[str]]]:
-        """Fit every component (one at a time; subclasses may batch them)."""
+        """Fit every component from ``(C, n)`` matrices (one at a time; subclasses may batch)."""
         return [
             self._fit_component(s, lo, t, rng)
             for s, lo, t in zip(scores, log_odds, outcomes, strict=True)
         ]
+
+    def _apply_components(
+        self,
+        comps: list[Mapping[str, Any]],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Return the ``(C, n)`` recalibrated scores (one component at a time; may be batched).
+
+        Each result overwrites its own component's row of ``scores`` (a fresh matrix
+        made by :meth:`_components`, whose row is no longer needed), so predicting
+        allocates no second ``(C, n)`` matrix.
+        """
+        for j, (c, s, lo) in enumerate(zip(comps, scores, log_odds, strict=True)):
+            scores[j] = self._apply_component(c, s, lo, rng)
+        return scores
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
         lens = params.values["lens"]
         comps = params.values["components"]
         scores, log_odds, pred = self._components(lens, inputs)
         rng = predict_rng(self.seed)
-        new = [
-            np.clip(self._apply_component(c, s, lo, rng), 0.0, 1.0)
-            for c, s, lo in zip(comps, scores, log_odds, strict=True)
-        ]
+        new = self._apply_components(comps, scores, log_odds, rng)
+        np.clip(new, 0.0, 1.0, out=new)
         return combine_components(lens, new, inputs.probs, pred)
 
     def _fit_component(
@@ -543,10 +720,37 @@ class OneDimRecalibrator(Recalibrator):
         raise NotImplementedError
 
 
+#: Rows of a block in :func:`transpose` (a block of rows stays in cache while it is scattered).
+TRANSPOSE_BLOCK = 128
+
+
+def transpose(x: np.ndarray) -> np.ndarray:
+    """Return ``x.T`` as a C-contiguous float64 copy, copied in cache-sized row blocks.
+
+    ``numpy.ascontiguousarray(x.T)`` walks one of the two matrices with a stride of
+    a whole row; copying blocks of ``TRANSPOSE_BLOCK`` rows keeps both sides in cache.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        ``(n, K)`` matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(K, n)`` matrix.
+    """
+    n, k = x.shape
+    out = np.empty((k, n))
+    for i in range(0, n, TRANSPOSE_BLOCK):
+        out[:, i : i + TRANSPOSE_BLOCK] = x[i : i + TRANSPOSE_BLOCK].T
+    return out
+
+
 def combine_components(
-    lens: str, new: list[np.ndarray], probs: np.ndarray, pred: np.ndarray | None
+    lens: str, new: np.ndarray, probs: np.ndarray, pred: np.ndarray | None
 ) -> np.ndarray:
-    """Turn recalibrated component scores into a probability matrix (module docstring)."""
+    """Turn recalibrated ``(C, n)`` component scores into a probability matrix (module docstring)."""
     if lens == "binary":
         q = new[0]
         return np.column_stack([1.0 - q, q])
@@ -574,12 +778,15 @@ def combine_components(
         out = lam[:, None] * scaled + (1.0 - lam)[:, None] * spread[:, None]
         out[rows, pred] = c_new
         return out
-    q = np.column_stack(new)
-    total = q.sum(axis=1, keepdims=True)
-    zero = total[:, 0] <= 0
-    q = q / np.where(total > 0, total, 1.0)
-    if zero.any():
-        q[zero] = 1.0 / q.shape[1]
+    q = transpose(new)
+    per = max(1, BLOCK_ENTRIES // q.shape[1])
+    for i in range(0, q.shape[0], per):
+        qb = q[i : i + per]
+        total = qb.sum(axis=1, keepdims=True)
+        zero = total[:, 0] <= 0
+        qb /= np.where(total > 0, total, 1.0)
+        if zero.any():
+            qb[zero] = 1.0 / q.shape[1]
     return q
 
 

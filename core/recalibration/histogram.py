@@ -64,6 +64,24 @@ def umd_ranks(n: int, n_bins: int) -> np.ndarray:
     return np.concatenate([[0], inner, [n + 1]]).astype(np.int64)
 
 
+#: Up to this many edges, bins are counted by comparisons (vectorised) instead of searchsorted.
+FEW_EDGES = 16
+
+
+def count_edges(edges: np.ndarray, s: np.ndarray, side: str) -> np.ndarray:
+    """``numpy.searchsorted(edges, s, side)`` for sorted ``edges``.
+
+    With at most ``FEW_EDGES`` edges the count is a sum of vectorised comparisons,
+    several times faster than a binary search per value; the result is identical.
+    """
+    if edges.size > FEW_EDGES:
+        return np.searchsorted(edges, s, side=side)
+    out = np.zeros(np.shape(s), dtype=np.intp)
+    for e in edges:
+        out += (s >= e) if side == "right" else (s > e)
+    return out
+
+
 def lexicographic_bins(
     edge_s: np.ndarray, edge_u: np.ndarray | None, s: np.ndarray, u: np.ndarray | None
 ) -> np.ndarray:
@@ -72,21 +90,23 @@ def lexicographic_bins(
     Boundaries are ``(score, key)`` pairs sorted lexicographically; without keys
     the comparison is on the score alone.
     """
-    lo = np.searchsorted(edge_s, s, side="left")
+    hi = count_edges(edge_s, s, "right")
     if edge_u is None or u is None:
-        return np.searchsorted(edge_s, s, side="right")
-    hi = np.searchsorted(edge_s, s, side="right")
-    out = lo.copy()
-    tied = np.flatnonzero(hi > lo)
+        return hi
+    # rows whose score equals one or more boundary scores (the last edge <= s equals s)
+    tied = np.flatnonzero(edge_s[np.maximum(hi - 1, 0)] == s)
+    tied = tied[hi[tied] > 0]
+    out = hi.copy()
     if tied.size:
-        # rows whose score equals one or more boundary scores: count tied boundaries with key <= u
-        starts, stops = lo[tied], hi[tied]
+        # count tied boundaries with key <= u instead of all of them
+        lo = np.searchsorted(edge_s, s[tied], side="left")
+        starts, stops = lo, hi[tied]
         span = stops - starts
         rep = np.repeat(np.arange(tied.size), span)
         offs = np.arange(span.sum()) - np.repeat(np.cumsum(span) - span, span)
         idx = np.repeat(starts, span) + offs
         hit = edge_u[idx] <= np.repeat(u[tied], span)
-        out[tied] += np.bincount(rep, weights=hit, minlength=tied.size).astype(np.int64)
+        out[tied] = lo + np.bincount(rep, weights=hit, minlength=tied.size).astype(np.int64)
     return out
 
 
@@ -112,43 +132,99 @@ class _HistogramBinning(OneDimRecalibrator):
         self.unique_values = bool(unique_values)
         self.seed = seed
 
-    def _order(
-        self, s: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray | None]:
+    def _keys(self, n: int, rng: np.random.Generator) -> np.ndarray | None:
+        """Tie-break keys ``U`` of ``n`` scores (None without random tie-breaking)."""
+        return rng.random(n) if self.tie_break == "random" else None
+
+    @staticmethod
+    def _full_order(s: np.ndarray, u: np.ndarray | None) -> np.ndarray:
+        """Order of the scores by ``(score, U)`` (random tie-break) or ``(score, row)``."""
         order = np.argsort(s, kind="stable")
-        if self.tie_break == "random":
-            u = rng.random(s.size)
+        if u is not None:
             ss = s[order]
             if (ss[1:] == ss[:-1]).any():  # keys matter only among tied scores
                 order = np.lexsort((u, s))
-            return order, u
-        return order, None
+        return order
+
+    @classmethod
+    def _select(
+        cls, s: np.ndarray, u: np.ndarray | None, kpos: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Rows at the 0-based positions ``kpos`` (ascending) of the tie-broken order.
+
+        One ``argpartition`` (linear time) finds the order statistics. When each of
+        their values occurs once among the scores, those rows are exactly the rows of
+        the full ``(score, key)`` order, and the second value returned is None: a row's
+        position relative to a boundary is then decided by its score alone. Otherwise
+        (ties at a boundary) the full order is computed as before, and the second
+        value is the position of every row in it.
+        """
+        if kpos.size == 0:  # one bin: no boundary
+            return kpos.astype(np.int64), None
+        rows = np.argpartition(s, kpos)[kpos]
+        edges = s[rows]
+        if not (edges[1:] == edges[:-1]).any():
+            if edges.size <= FEW_EDGES:
+                unique = all(np.count_nonzero(s == e) == 1 for e in edges)
+            else:
+                at = np.searchsorted(edges, s, side="left")
+                unique = np.count_nonzero(edges[np.minimum(at, edges.size - 1)] == s) == edges.size
+            if unique:
+                return rows, None
+        order = cls._full_order(s, u)
+        position = np.empty(s.size, dtype=np.int64)
+        position[order] = np.arange(s.size)
+        return order[kpos], position
 
     def _uniform_mass(
-        self, s: np.ndarray, t: np.ndarray, rng: np.random.Generator, *, boundary_labels: bool
+        self,
+        s: np.ndarray,
+        t: np.ndarray,
+        rng: np.random.Generator,
+        *,
+        boundary_labels: bool,
     ) -> dict[str, Any]:
-        """Algorithm 1 (``boundary_labels=False``) or the Z&E variant (``True``)."""
+        """Algorithm 1 (``boundary_labels=False``) or the Z&E variant (``True``).
+
+        Only the ``B - 1`` boundary order statistics are located (linear-time selection,
+        :meth:`_select`); the label sum of each bin is then taken over the rows with a
+        non-zero label, binned by comparison with the boundaries. This equals the
+        cumulative sums over the fully sorted labels.
+        """
         n, nb = s.size, self.n_bins
         if n < 2 * nb:
             raise FitError(
                 f"Uniform-mass histogram binning needs at least 2 rows per bin (n >= 2B): "
                 f"{n} rows for {nb} bins. Use at most {max(n // 2, 1)} bins or more rows."
             )
-        order, u = self._order(s, rng)
-        ss, ts = s[order], t[order]
+        u = self._keys(n, rng)
         a = umd_ranks(n, nb)
-        csum = np.concatenate([[0.0], np.cumsum(ts)])
         lo = a[:-1]
         hi = a[1:] - 1  # ranks lo+1 .. hi (1-based) = 0-based slice [lo, hi)
         if boundary_labels:
             hi = np.minimum(a[1:], n)
         counts = hi - lo
-        values = (csum[hi] - csum[lo]) / counts
-        inner = a[1:-1] - 1
+        inner = a[1:-1] - 1  # 0-based positions of the boundary points
+        rows, position = self._select(s, u, inner)
+        nz = np.flatnonzero(t)
+        if inner.size == 0:
+            b = np.zeros(nz.size, dtype=np.int64)
+            boundary = np.zeros(nz.size, dtype=bool)
+        elif position is None:  # boundary values are unique: compare scores
+            b = np.searchsorted(s[rows], s[nz], side="left")
+            boundary = rows[np.minimum(b, rows.size - 1)] == nz
+        else:
+            p = position[nz]
+            b = np.searchsorted(inner, p, side="left")
+            boundary = inner[np.minimum(b, inner.size - 1)] == p
+        if inner.size:
+            boundary &= b < inner.size
+        keep = slice(None) if boundary_labels else ~boundary
+        sums = np.bincount(b[keep], weights=t[nz][keep], minlength=nb)
         return {
-            "edges": ss[inner],
-            "edge_keys": u[order][inner] if u is not None else None,
-            "values": values,
+            "edges": s[rows],
+            "edge_keys": u[rows] if u is not None else None,
+            "values": sums / counts,
             "counts": counts,
         }
 
@@ -293,11 +369,11 @@ class HistogramUMS(_HistogramBinning):
         perm = rng.permutation(n)
         first, second = perm[:n1], perm[n1:]
         s1 = s[first]
-        order, u1 = self._order(s1, rng)
+        u1 = self._keys(n1, rng)
         a = umd_ranks(n1, nb)
-        inner = a[1:-1] - 1
-        edges = s1[order][inner]
-        keys = u1[order][inner] if u1 is not None else None
+        rows, _ = self._select(s1, u1, a[1:-1] - 1)
+        edges = s1[rows]
+        keys = u1[rows] if u1 is not None else None
         s2, t2 = s[second], t[second]
         u2 = rng.random(s2.size) if keys is not None else None
         idx = lexicographic_bins(edges, keys, s2, u2)
@@ -340,20 +416,38 @@ class HistogramFixedWidth(_HistogramBinning):
         Seed of the tie-break keys (and split, for UMS); None means 0.
     """
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
+    def _fit_components(
+        self,
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        outcomes: np.ndarray,
+        rng: np.random.Generator,
+    ) -> list[tuple[dict[str, Any], list[str]]]:
+        # the edges are the same for every component: one searchsorted and two bincounts
         nb = self.n_bins
+        n_comp = scores.shape[0]
         edges = (np.arange(nb + 1) / nb)[1:-1]
-        idx = np.searchsorted(edges, s, side="right")
-        counts = np.bincount(idx, minlength=nb)
-        sums = np.bincount(idx, weights=t, minlength=nb)
+        counts_all = np.zeros((n_comp, nb), dtype=np.int64)
+        sums_all = np.zeros((n_comp, nb))
+        n = scores.shape[1]
+        per = max(1, (1 << 20) // n)
+        for r in range(0, n_comp, per):
+            rows = slice(r, min(r + per, n_comp))
+            m = rows.stop - rows.start
+            idx = np.searchsorted(edges, scores[rows].ravel(), side="right")
+            idx += np.repeat(np.arange(m) * nb, n)
+            counts_all[rows] = np.bincount(idx, minlength=m * nb).reshape(m, nb)
+            sums = np.bincount(idx, weights=outcomes[rows].ravel(), minlength=m * nb)
+            sums_all[rows] = sums.reshape(m, nb)
         mid = (np.arange(nb) + 0.5) / nb
-        values = np.where(counts > 0, sums / np.maximum(counts, 1), mid)
-        notes = []
-        if (counts == 0).any():
-            notes.append(
-                f"{int((counts == 0).sum())} of {nb} bins are empty; they output their midpoint."
-            )
-        vals = {"edges": edges, "edge_keys": None, "values": values, "counts": counts}
-        return self._finish(vals, rng), notes
+        out = []
+        for counts, sums in zip(counts_all, sums_all, strict=True):
+            values = np.where(counts > 0, sums / np.maximum(counts, 1), mid)
+            notes = []
+            if (counts == 0).any():
+                notes.append(
+                    f"{int((counts == 0).sum())} of {nb} bins are empty; they output their midpoint."
+                )
+            vals = {"edges": edges, "edge_keys": None, "values": values, "counts": counts}
+            out.append((self._finish(vals, rng), notes))
+        return out

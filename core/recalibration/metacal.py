@@ -491,5 +491,5 @@ class MetaCal(Recalibrator):
         acc = h <= params.values["threshold"]
         out = np.full_like(inputs.probs, 1.0 / inputs.n_classes)
         if acc.any():
-            out[acc] = softmax(inputs.log_scores[acc] / params.values["temperature"])
+            out[acc] = softmax(inputs.log_scores[acc], divide_by=params.values["temperature"])
         return out

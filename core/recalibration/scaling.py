@@ -35,13 +35,25 @@ from core.recalibration.base import (
     Inputs,
     OneDimRecalibrator,
     Recalibrator,
+    blocks,
     register,
     sigmoid,
     softmax,
+    transpose,
 )
 
-#: Rows per chunk are chosen so a chunk holds about this many matrix entries.
-CHUNK_ENTRIES = 1 << 22
+#: Rows per chunk are chosen so a chunk holds about this many matrix entries; a chunk's
+#: few buffers then stay in cache across the elementwise passes made over it.
+CHUNK_ENTRIES = 1 << 15
+
+#: Entries per block of the batched Newton solve of Platt scaling (in-cache passes).
+BLOCK_ENTRIES = 1 << 15
+
+#: Matrix-scaling chunks feed BLAS, which wants tall blocks: about this many entries.
+MATRIX_CHUNK_ENTRIES = 1 << 22
+
+#: Above this many classes matrix scaling needs an explicit ``max_iter`` (see MatrixScaling).
+MATRIX_MAX_CLASSES = 100
 
 
 # --------------------------------------------------------------------------- Platt
@@ -56,63 +68,116 @@ def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
     return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def _fast_sigmoid(u: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * u))  # one ufunc pass; exact in floating point range
-
-
 def _logistic_sums(
-    x: np.ndarray,
-    t: np.ndarray,
-    mu: np.ndarray,
-    scale: np.ndarray,
+    xs: np.ndarray,
     a: np.ndarray,
     c: np.ndarray,
-    cols: np.ndarray,
-    *,
-    derivatives: bool,
+    rows: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
-    """Loss (and gradient/Hessian sums) of the standardised problems ``cols``, by row chunks."""
-    k = cols.size
-    out = [np.zeros(k) for _ in range(6 if derivatives else 1)]
-    mu_c, sc_c, a_c, c_c = mu[cols], scale[cols], a[cols], c[cols]
-    every = k == x.shape[1]  # plain slices avoid a gather of every column
-    step = max(1, CHUNK_ENTRIES // (4 * max(k, 1)))
-    for i in range(0, x.shape[0], step):
-        xc = x[i : i + step] if every else x[i : i + step, cols]
-        tc = t[i : i + step] if every else t[i : i + step, cols]
-        xs = (xc - mu_c) / sc_c
-        eta = xs * a_c + c_c
-        out[0] += np.sum(np.logaddexp(0.0, eta) - tc * eta, axis=0)
-        if derivatives:
-            q = _fast_sigmoid(eta)
-            r = q - tc
-            h = q * (1.0 - q)
-            hx = h * xs
-            out[1] += (r * xs).sum(axis=0)
-            out[2] += r.sum(axis=0)
-            out[3] += (hx * xs).sum(axis=0)
-            out[4] += hx.sum(axis=0)
-            out[5] += h.sum(axis=0)
-    return tuple(out)
+    """Return the softplus and derivative sums of the standardised problems ``rows`` of ``xs``.
+
+    Returns ``Σ softplus(η)``, ``Σ |η|``, ``Σ q x``, ``Σ q``, ``Σ h x²``, ``Σ h x`` and
+    ``Σ h`` with ``η = a x + c``, ``q = σ(η)``, ``h = q(1 - q)``; the targets enter the
+    loss and gradient only through constant sums (see :func:`fit_logistic_rows`).
+    The work is done in blocks of about ``BLOCK_ENTRIES`` entries, so the twenty or so
+    elementwise passes of a block run in cache; only ``exp`` and ``log`` are transcendental
+    (``softplus(η) = max(η, 0) + log(1 + e)``, ``σ(-|η|) = e / (1 + e)``, ``e = exp(-|η|)``).
+    """
+    k = rows.size
+    n = xs.shape[1]
+    sp, sabs, sqx, sq, shxx, shx, sh = (np.zeros(k) for _ in range(7))
+    if n >= BLOCK_ENTRIES:
+        groups = [(np.array([j]), xs[r : r + 1]) for j, r in enumerate(rows)]
+        width = BLOCK_ENTRIES
+    else:
+        per = max(1, BLOCK_ENTRIES // n)
+        groups = [(np.arange(g, min(g + per, k)), xs[rows[g : g + per]]) for g in range(0, k, per)]
+        width = n
+    for idx, block in groups:
+        a_b = a[rows[idx]][:, None]
+        c_b = c[rows[idx]][:, None]
+        for i in range(0, n, width):
+            xb = block[:, i : i + width]
+            eta = xb * a_b
+            eta += c_b
+            e = np.abs(eta)
+            sabs[idx] += e.sum(axis=1)
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+            d = e + 1.0
+            g = e / d  # σ(-|η|)
+            h = np.divide(g, d, out=e)  # e / (1 + e)² = q (1 - q)
+            np.log(d, out=d)
+            sp[idx] += d.sum(axis=1)
+            np.subtract(1.0, g, out=g, where=eta >= 0)  # now q = σ(η)
+            sq[idx] += g.sum(axis=1)
+            sqx[idx] += np.einsum("ij,ij->i", g, xb)
+            sh[idx] += h.sum(axis=1)
+            h *= xb
+            shx[idx] += h.sum(axis=1)
+            shxx[idx] += np.einsum("ij,ij->i", h, xb)
+    return sp, sabs, sqx, sq, shxx, shx, sh
 
 
-def fit_logistic_batch(
-    x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every column at once.
-
-    Damped Newton steps on standardised features, vectorised over the columns (each
-    column is its own 2-parameter problem; a column stops once its step is
-    negligible). Sums are accumulated over row chunks, so memory stays bounded.
+def affine_sigmoid(
+    x: np.ndarray, a: np.ndarray, c: np.ndarray, *, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Return ``sigmoid(a[:, None] * x + c[:, None])`` for ``(C, n)`` rows, in cache-sized blocks.
 
     Parameters
     ----------
     x : numpy.ndarray
-        ``(n, C)`` feature values.
+        ``(C, n)`` features.
+    a, c : numpy.ndarray
+        ``(C,)`` slopes and intercepts.
+    out : numpy.ndarray, optional
+        ``(C, n)`` float64 buffer for the result (may be ``x`` itself).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(C, n)`` probabilities.
+    """
+    if out is None:
+        out = np.empty_like(x, dtype=np.float64)
+    for rows, cols in blocks(x.shape):
+        u = x[rows, cols] * a[rows, None]
+        u += c[rows, None]
+        sigmoid(u, out=out[rows, cols])
+    return out
+
+
+def fit_logistic_rows(
+    x: np.ndarray,
+    t: np.ndarray,
+    *,
+    max_iter: int = 100,
+    overwrite_x: bool = False,
+    smooth: bool = False,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every row at once.
+
+    Damped Newton steps on standardised features, vectorised over the rows (each row
+    is its own 2-parameter problem, whose 2×2 Hessian is solved in closed form; a row
+    stops once its step is negligible). The targets enter the log-loss
+    ``Σ softplus(η) - t η`` and its gradient only through ``Σ t`` and ``Σ t x``, which
+    are computed once; each iteration is then one blocked pass over the active rows
+    (see :func:`_logistic_sums`), so memory beyond ``x`` stays bounded.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        ``(C, n)`` feature values, one problem per row.
     t : numpy.ndarray
-        ``(n, C)`` targets in [0, 1] (hard or smoothed).
+        ``(C, n)`` targets in [0, 1] (hard or smoothed); with ``smooth=True``, 0/1
+        outcomes.
     max_iter : int
         Maximum Newton iterations.
+    overwrite_x : bool, default False
+        Standardise ``x`` in place (saves a copy when the caller no longer needs it).
+    smooth : bool, default False
+        Use Platt's smoothed targets ``(N+ + 1)/(N+ + 2)`` for ``t > 1/2`` and
+        ``1/(N- + 2)`` otherwise (:func:`platt_targets`, per row), without forming them.
 
     Returns
     -------
@@ -124,47 +189,83 @@ def fit_logistic_batch(
     Raises
     ------
     FitError
-        If a column's likelihood has no finite maximum (separable hard targets).
+        If a row's likelihood has no finite maximum (separable hard targets).
     """
-    mu = x.mean(axis=0)
-    sd = x.std(axis=0)
+    x = np.asarray(x, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    n_rows, n = x.shape
+    xs = x if overwrite_x and x.flags.writeable and x.flags.c_contiguous else x.copy()
+    # standardise each row (in cache-sized blocks; two passes: mean, then centre and scale)
+    mu = xs.mean(axis=1)
+    sq = np.zeros(n_rows)
+    for rows, cols in blocks(xs.shape):
+        xb = xs[rows, cols]
+        xb -= mu[rows, None]
+        sq[rows] += np.einsum("ij,ij->i", xb, xb)
+    sd = np.sqrt(sq / n)
     ok = (sd > 0) & np.isfinite(sd)
     # standardised: Newton is scale-free, but the loss landscape is better conditioned
     scale = np.where(ok, sd, 1.0)
-    tbar = np.clip(t.mean(axis=0), 1e-12, 1 - 1e-12)
-    a = np.zeros(x.shape[1])
+    sum_x = np.zeros(n_rows)
+    sum_t = np.zeros(n_rows)
+    sum_tx = np.zeros(n_rows)  # Σ t x, or Σ_{t > 1/2} x when smoothing
+    for rows, cols in blocks(xs.shape):
+        xb = xs[rows, cols]
+        xb /= scale[rows, None]
+        tb = t[rows, cols]
+        if smooth:
+            tb = tb > 0.5
+            sum_tx[rows] += np.where(tb, xb, 0.0).sum(axis=1)
+        else:
+            sum_tx[rows] += np.einsum("ij,ij->i", tb, xb)
+        sum_x[rows] += xb.sum(axis=1)
+        sum_t[rows] += tb.sum(axis=1)
+    if smooth:  # targets tp on positives, tn on negatives: Σ t = tp N+ + tn N-
+        n_pos = sum_t
+        tp = (n_pos + 1.0) / (n_pos + 2.0)
+        tn = 1.0 / (n - n_pos + 2.0)
+        sum_t = tp * n_pos + tn * (n - n_pos)
+        sum_tx = tn * sum_x + (tp - tn) * sum_tx
+    tbar = np.clip(sum_t / n, 1e-12, 1 - 1e-12)
+    a = np.zeros(n_rows)
     c = np.log(tbar / (1 - tbar))
     active = np.flatnonzero(ok)
     # Each pass evaluates loss, gradient and Hessian at the current point of every active
-    # column. A column whose loss went up since its last accepted point halves its step and
+    # row. A row whose loss went up since its last accepted point halves its step and
     # is evaluated again; the others take a Newton step. One pass per iteration.
-    best = np.full(x.shape[1], np.inf)
+    best = np.full(n_rows, np.inf)
     base_a, base_c = a.copy(), c.copy()
-    s1 = np.zeros(x.shape[1])
-    s2 = np.zeros(x.shape[1])
-    lam = np.ones(x.shape[1])
+    s1 = np.zeros(n_rows)
+    s2 = np.zeros(n_rows)
+    lam = np.ones(n_rows)
     n_iter = 0
     while active.size and n_iter < max_iter + 40:
         n_iter += 1
-        cur, g1, g2, h11, h12, h22 = _logistic_sums(x, t, mu, scale, a, c, active, derivatives=True)
+        sp, sabs, sqx, sq, h11, h12, h22 = _logistic_sums(xs, a, c, active)
+        a_act, c_act = a[active], c[active]
+        # Σ softplus(η) - t η, with Σ max(η, 0) = (Σ η + Σ |η|) / 2 and Σ η = a Σ x + c n
+        sum_eta = a_act * sum_x[active] + c_act * n
+        cur = sp + 0.5 * (sum_eta + sabs) - a_act * sum_tx[active] - c_act * sum_t[active]
+        g1 = sqx - sum_tx[active]
+        g2 = sq - sum_t[active]
         worse = cur > best[active] + 1e-12 * np.abs(best[active])
         back = active[worse]
-        if back.size:  # step halving for the columns whose loss went up
+        if back.size:  # step halving for the rows whose loss went up
             lam[back] *= 0.5
             a[back] = base_a[back] - lam[back] * s1[back]
             c[back] = base_c[back] - lam[back] * s2[back]
-        ok_cols = active[~worse]
-        gain = best[ok_cols] - cur[~worse]
+        ok_rows = active[~worse]
+        gain = best[ok_rows] - cur[~worse]
         h11, h12, h22 = h11[~worse] + 1e-12, h12[~worse], h22[~worse] + 1e-12
         g1, g2 = g1[~worse], g2[~worse]
         det = h11 * h22 - h12 * h12
         step1 = (h22 * g1 - h12 * g2) / det
         step2 = (h11 * g2 - h12 * g1) / det
-        best[ok_cols] = cur[~worse]
-        base_a[ok_cols], base_c[ok_cols] = a[ok_cols], c[ok_cols]
-        s1[ok_cols], s2[ok_cols], lam[ok_cols] = step1, step2, 1.0
-        a[ok_cols] -= step1
-        c[ok_cols] -= step2
+        best[ok_rows] = cur[~worse]
+        base_a[ok_rows], base_c[ok_rows] = a[ok_rows], c[ok_rows]
+        s1[ok_rows], s2[ok_rows], lam[ok_rows] = step1, step2, 1.0
+        a[ok_rows] -= step1
+        c[ok_rows] -= step2
         tiny = np.maximum(np.abs(step1), np.abs(step2)) < 1e-10
         flat = gain <= 1e-14 * np.maximum(1.0, np.abs(cur[~worse]))
         stalled = lam[back] < 1e-12  # no descent left along this direction: keep the best point
@@ -183,14 +284,44 @@ def fit_logistic_batch(
     return slope, intercept, n_iter
 
 
+def fit_logistic_batch(
+    x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every column at once.
+
+    The column layout of :func:`fit_logistic_rows` (which does the work).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        ``(n, C)`` feature values.
+    t : numpy.ndarray
+        ``(n, C)`` targets in [0, 1] (hard or smoothed).
+    max_iter : int
+        Maximum Newton iterations.
+
+    Returns
+    -------
+    a, c : numpy.ndarray
+        ``(C,)`` slopes and intercepts on the original scale of ``x``.
+    n_iter : int
+        Newton iterations used.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    return fit_logistic_rows(transpose(x), transpose(t), max_iter=max_iter, overwrite_x=True)
+
+
 def fit_logistic_1d(
     x: np.ndarray, t: np.ndarray, *, max_iter: int = 100
 ) -> tuple[float, float, int]:
     """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for one feature.
 
-    See :func:`fit_logistic_batch`.
+    See :func:`fit_logistic_rows`.
     """
-    a, c, n_iter = fit_logistic_batch(x[:, None], t[:, None], max_iter=max_iter)
+    a, c, n_iter = fit_logistic_rows(
+        np.asarray(x, dtype=np.float64)[None, :], np.asarray(t)[None, :], max_iter=max_iter
+    )
     return float(a[0]), float(c[0]), n_iter
 
 
@@ -224,45 +355,61 @@ class PlattScaling(OneDimRecalibrator):
         self.input = input
         self.targets = targets
 
+    @property
+    def _uses_scores(self) -> bool:
+        return self.input == "probability"
+
     def _feature(self, s: np.ndarray, lo: np.ndarray) -> np.ndarray:
         return lo if self.input == "logit" else s
 
     def _fit_components(
         self,
-        scores: list[np.ndarray],
-        log_odds: list[np.ndarray],
-        outcomes: list[np.ndarray],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        outcomes: np.ndarray,
         rng: np.random.Generator,
     ) -> list[tuple[dict[str, Any], list[str]]]:
-        x = np.column_stack([self._feature(s, lo) for s, lo in zip(scores, log_odds, strict=True)])
-        t = np.column_stack(outcomes)
+        x = self._feature(scores, log_odds)
+        t = outcomes
         pos = t > 0.5
-        n_pos = pos.sum(axis=0)
-        if ((n_pos == 0) | (n_pos == t.shape[0])).any():
-            j = int(np.flatnonzero((n_pos == 0) | (n_pos == t.shape[0]))[0])
+        n_pos = pos.sum(axis=1)
+        n = t.shape[1]
+        if ((n_pos == 0) | (n_pos == n)).any():
+            j = int(np.flatnonzero((n_pos == 0) | (n_pos == n))[0])
             raise FitError(
                 f"Platt scaling needs both outcomes in every component; component {j} has only "
                 f"{'positives' if n_pos[j] else 'negatives'}."
             )
         if self.targets == "hard":
-            top_neg = np.where(pos, -np.inf, x).max(axis=0)
-            low_pos = np.where(pos, x, np.inf).min(axis=0)
-            top_pos = np.where(pos, x, -np.inf).max(axis=0)
-            low_neg = np.where(pos, np.inf, x).min(axis=0)
+            top_neg = np.where(pos, -np.inf, x).max(axis=1)
+            low_pos = np.where(pos, x, np.inf).min(axis=1)
+            top_pos = np.where(pos, x, -np.inf).max(axis=1)
+            low_neg = np.where(pos, np.inf, x).min(axis=1)
             if ((top_neg <= low_pos) | (top_pos <= low_neg)).any():
                 raise FitError(
                     "Platt scaling with hard targets cannot be fitted: the scores separate the "
                     "classes, so the slope would be infinite. Use targets='platt'."
                 )
-            targets = t
-        else:
-            n = t.shape[0]
-            targets = np.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n - n_pos + 2.0))
-        a, c, n_iter = fit_logistic_batch(x, targets)
+        del pos
+        # the feature matrix is a fresh copy made for this fit, so it is standardised in place;
+        # Platt's smoothed targets are formed inside the solver from the 0/1 outcomes
+        a, c, n_iter = fit_logistic_rows(x, t, overwrite_x=True, smooth=self.targets == "platt")
         return [
             ({"a": float(ai), "c": float(ci), "n_iter": n_iter}, [])
             for ai, ci in zip(a, c, strict=True)
         ]
+
+    def _apply_components(
+        self,
+        comps: list[Mapping[str, Any]],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        a = np.array([float(c["a"]) for c in comps])
+        c = np.array([float(c["c"]) for c in comps])
+        x = self._feature(scores, log_odds)
+        return affine_sigmoid(x, a, c, out=x)  # the features are a fresh matrix
 
     def _apply_component(
         self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
@@ -409,19 +556,63 @@ class TemperatureScaling(Recalibrator):
         return {"temperature": temp}, {**info, "notes": notes}
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
-        return softmax(inputs.log_scores / params.values["temperature"])
+        return softmax(inputs.log_scores, divide_by=params.values["temperature"])
 
 
 # --------------------------------------------------------------------------- vector / matrix
+
+
+def _centred(z: np.ndarray, kind: str) -> np.ndarray:
+    """Rows of ``z`` shifted by their maximum (vector) or mean (matrix)."""
+    shift = z.max(axis=1, keepdims=True) if kind == "vector" else z.mean(axis=1, keepdims=True)
+    return z - shift
+
+
+def _affine_nll(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mean NLL of ``softmax(w * zc + b)`` (or ``zc @ w.T + b``) and its gradients.
+
+    ``zc`` is ``z`` row-centred (:func:`_centred`), computed chunk by chunk so no
+    centred copy of the whole matrix is held. One softmax per evaluation, in row
+    chunks: vector scaling uses small chunks whose buffers stay in cache; matrix
+    scaling uses tall chunks so each of its two float64 BLAS products per chunk
+    (``zc @ w.T`` and ``r.T @ zc``) runs at full speed.
+    """
+    n, k = z.shape
+    entries = CHUNK_ENTRIES if kind == "vector" else MATRIX_CHUNK_ENTRIES
+    step = max(1, entries // k)
+    nll = 0.0
+    gw = np.zeros_like(w)
+    gb = np.zeros(k)
+    wt = w.T if kind == "matrix" else None
+    for i in range(0, n, step):
+        zb = _centred(z[i : i + step], kind)
+        yb = y[i : i + step]
+        rows = np.arange(zb.shape[0])
+        u = zb * w if wt is None else zb @ wt
+        u += b
+        u_y = u[rows, yb]
+        m = u.max(axis=1)
+        u -= m[:, None]
+        np.exp(u, out=u)
+        tot = u.sum(axis=1)
+        nll += float(np.sum(np.log(tot) + m - u_y))
+        u /= tot[:, None]
+        u[rows, yb] -= 1.0  # u is now softmax - onehot: the gradient in the scores
+        gb += u.sum(axis=0)
+        if wt is None:
+            gw += np.einsum("ij,ij->j", u, zb)
+        else:
+            gw += u.T @ zb
+    return nll / n, gw / n, gb / n
 
 
 def _fit_affine_softmax(
     z: np.ndarray, y: np.ndarray, *, kind: str, reg: float, max_iter: int
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     n, k = z.shape
-    onehot_rows = np.arange(n)
-    # Row-centring makes the fit identical for logits and for log-probabilities.
-    zc = z - (z.max(axis=1, keepdims=True) if kind == "vector" else z.mean(axis=1, keepdims=True))
+    # Row-centring (inside _affine_nll) makes the fit identical for logits and log-probabilities.
     if kind == "vector":
         w0 = np.concatenate([np.ones(k), np.zeros(k)])
     else:
@@ -434,24 +625,12 @@ def _fit_affine_softmax(
 
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = unpack(theta)
-        # in place: one (n, K) buffer per evaluation
-        u = zc * w if kind == "vector" else zc @ w.T
-        u += b
-        u_y = u[onehot_rows, y].copy()
-        m = u.max(axis=1)
-        u -= m[:, None]
-        np.exp(u, out=u)
-        tot = u.sum(axis=1)
-        nll = float(np.sum(np.log(tot) + m - u_y)) / n
-        u /= tot[:, None]
-        u[onehot_rows, y] -= 1.0
-        u /= n
-        gb = u.sum(axis=0)
-        gw = np.einsum("ij,ij->j", u, zc) if kind == "vector" else u.T @ zc
+        nll, gw, gb = _affine_nll(z, y, w, b, kind)
         dev = theta - w0
         dev[-k:] = 0.0  # intercepts are not penalised
         val = nll + 0.5 * reg * float(dev @ dev)
-        grad = np.concatenate([gw.ravel(), gb]) + reg * dev
+        grad = np.concatenate([gw.ravel(), gb])
+        grad += reg * dev
         return val, grad
 
     res = minimize(
@@ -469,22 +648,27 @@ def _fit_affine_softmax(
 class _AffineScaling(Recalibrator):
     kind = "vector"
 
-    def __init__(self, *, reg: float = 0.0, max_iter: int = 500) -> None:
+    def __init__(self, *, reg: float = 0.0, max_iter: int | None = 500) -> None:
         if not (np.isfinite(reg) and reg >= 0):
             raise ConfigError(f"reg must be a non-negative number; got {reg!r}.")
-        if int(max_iter) < 1:
+        if max_iter is not None and (isinstance(max_iter, bool) or int(max_iter) < 1):
             raise ConfigError(f"max_iter must be at least 1; got {max_iter!r}.")
         self.reg = float(reg)
-        self.max_iter = int(max_iter)
+        self.max_iter = None if max_iter is None else int(max_iter)
 
     def _centre(self, z: np.ndarray) -> np.ndarray:
-        if self.kind == "vector":
-            return z - z.max(axis=1, keepdims=True)
-        return z - z.mean(axis=1, keepdims=True)
+        return _centred(z, self.kind)
+
+    def _iterations(self, k: int) -> int:
+        return 500 if self.max_iter is None else self.max_iter
 
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
         w, b, info = _fit_affine_softmax(
-            inputs.log_scores, labels, kind=self.kind, reg=self.reg, max_iter=self.max_iter
+            inputs.log_scores,
+            labels,
+            kind=self.kind,
+            reg=self.reg,
+            max_iter=self._iterations(inputs.n_classes),
         )
         notes = [] if info["converged"] else [f"L-BFGS stopped after {info['n_iter']} iterations."]
         return {"weights": w, "bias": b}, {**info, "notes": notes}
@@ -492,8 +676,12 @@ class _AffineScaling(Recalibrator):
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
         zc = self._centre(inputs.log_scores)
         w, b = params.values["weights"], params.values["bias"]
-        u = zc * w + b if self.kind == "vector" else zc @ np.asarray(w).T + b
-        return softmax(u)
+        if self.kind == "vector":
+            zc *= w
+        else:
+            zc = zc @ np.asarray(w).T
+        zc += b
+        return softmax(zc, out=zc)
 
 
 @register(
@@ -507,6 +695,8 @@ class VectorScaling(_AffineScaling):
     """Vector scaling ``softmax(w * z + b)`` on logits (or log-probabilities).
 
     Scores are shifted per row by their maximum first (softmax is shift-invariant).
+    Fitted by L-BFGS-B on the analytic gradient: one softmax pass per evaluation, in
+    row chunks that stay in cache.
 
     Parameters
     ----------
@@ -517,6 +707,9 @@ class VectorScaling(_AffineScaling):
     """
 
     kind = "vector"
+
+    def __init__(self, *, reg: float = 0.0, max_iter: int = 500) -> None:
+        super().__init__(reg=reg, max_iter=max_iter)
 
 
 @register(
@@ -529,16 +722,40 @@ class VectorScaling(_AffineScaling):
 class MatrixScaling(_AffineScaling):
     """Matrix scaling ``softmax(W z + b)`` on row-centred logits (or log-probabilities).
 
+    **Cost.** ``W`` has ``K² + K`` parameters and every L-BFGS evaluation makes two
+    float64 BLAS products of an ``(n, K)`` by a ``(K, K)`` matrix (scores and
+    gradient), about ``4 n K²`` flops: 2·10¹¹ at ``n = 50,000``, ``K = 1,000``, several
+    seconds on two cores, and L-BFGS needs hundreds of evaluations to converge at that
+    size. So above ``MATRIX_MAX_CLASSES`` (100) classes, fitting with the default
+    ``max_iter=None`` raises :class:`~core.errors.FitError` suggesting vector or
+    temperature scaling; pass ``max_iter`` explicitly to accept a capped (usually
+    unconverged, reported in ``info["notes"]``) fit. Up to 100 classes the default is
+    500 iterations.
+
     Parameters
     ----------
     reg : float, default 1e-4
         Ridge penalty on ``W - I`` added to the mean NLL (matrix scaling overfits
         easily with many classes).
-    max_iter : int, default 500
-        L-BFGS iterations.
+    max_iter : int or None, default None
+        L-BFGS iterations; None means 500 for at most 100 classes and is an error
+        above (see Cost).
     """
 
     kind = "matrix"
 
-    def __init__(self, *, reg: float = 1e-4, max_iter: int = 500) -> None:
+    def __init__(self, *, reg: float = 1e-4, max_iter: int | None = None) -> None:
         super().__init__(reg=reg, max_iter=max_iter)
+
+    def _iterations(self, k: int) -> int:
+        if self.max_iter is not None:
+            return self.max_iter
+        if k > MATRIX_MAX_CLASSES:
+            raise FitError(
+                f"Matrix scaling with K = {k:,} classes fits K² + K = {k * k + k:,} parameters; "
+                f"each L-BFGS iteration costs two (n × K)·(K × K) products and convergence "
+                f"takes hundreds of them. Use vector scaling ('vector') or temperature "
+                f"scaling ('temperature'), or pass max_iter explicitly (e.g. max_iter=5) to "
+                f"accept a capped fit. The limit without max_iter is {MATRIX_MAX_CLASSES} classes."
+            )
+        return 500

@@ -27,7 +27,8 @@ import numpy as np
 
 from core.errors import ConfigError, FitError
 from core.recalibration.base import OneDimRecalibrator, register, sigmoid
-from core.recalibration.scaling import fit_logistic_batch, platt_targets
+from core.recalibration.histogram import count_edges
+from core.recalibration.scaling import affine_sigmoid, fit_logistic_rows
 
 MODES = ("same-data", "three-splits")
 
@@ -59,6 +60,38 @@ def equal_mass_edges(v: np.ndarray, n_bins: int) -> np.ndarray:
     ends = np.cumsum(sizes)[:-1]
     mids = (s[ends - 1] + s[ends]) / 2.0
     return np.unique(np.concatenate([mids, [1.0]]))
+
+
+def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
+    """:func:`equal_mass_edges` of every row of ``v``, by one partial sort.
+
+    Only the order statistics on either side of each chunk boundary are needed, so
+    one ``numpy.partition`` along ``axis=1`` at those positions (linear time) replaces
+    a full sort of every row; the edges are the same numbers.
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        ``(C, m)`` values in [0, 1].
+    n_bins : int
+        Number of chunks (capped at ``m``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The upper edges of each row.
+    """
+    m = v.shape[1]
+    b = min(n_bins, m)
+    sizes = np.full(b, m // b)
+    sizes[: m % b] += 1
+    ends = np.cumsum(sizes)[:-1]
+    if ends.size == 0:
+        return [np.array([1.0]) for _ in range(v.shape[0])]
+    kth = np.unique(np.concatenate([ends - 1, ends]))
+    part = np.partition(v, kth, axis=1)
+    mids = (part[:, ends - 1] + part[:, ends]) / 2.0
+    return [np.unique(np.concatenate([row, [1.0]])) for row in mids]
 
 
 @register(
@@ -127,13 +160,13 @@ class ScalingBinning(OneDimRecalibrator):
 
     def _fit_components(
         self,
-        scores: list[np.ndarray],
-        log_odds: list[np.ndarray],
-        outcomes: list[np.ndarray],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        outcomes: np.ndarray,
         rng: np.random.Generator,
     ) -> list[tuple[dict[str, Any], list[str]]]:
         # one partition of the rows for every component, so the Platt step runs batched
-        n = scores[0].size
+        n = scores.shape[1]
         p1, p2, p3 = self._parts(n, rng)
         nb = self.n_bins
         if min(p2.size, p3.size) < nb or p1.size < 2:
@@ -141,27 +174,48 @@ class ScalingBinning(OneDimRecalibrator):
                 f"Scaling-binning ({self.mode}) needs at least B = {nb} rows in the binning and "
                 f"averaging parts; got {p2.size} and {p3.size} of {n} rows."
             )
-        t1 = np.column_stack([t[p1] for t in outcomes])
-        if (t1.min(axis=0) == t1.max(axis=0)).any():
+        same = self.mode == "same-data"
+        t1 = outcomes if same else outcomes[:, p1]
+        if (t1.min(axis=1) == t1.max(axis=1)).any():
             raise FitError("The Platt part of scaling-binning has only one outcome; use more rows.")
-        x1 = np.column_stack([lo[p1] for lo in log_odds])
-        targets = np.column_stack(
-            [platt_targets(t1[:, j], self.targets) for j in range(t1.shape[1])]
+        x1 = log_odds.copy() if same else log_odds[:, p1]
+        slopes, intercepts, _ = fit_logistic_rows(
+            x1, t1, overwrite_x=True, smooth=self.targets == "platt"
         )
-        slopes, intercepts, _ = fit_logistic_batch(x1, targets)
+        del x1
+        g2 = affine_sigmoid(log_odds if same else log_odds[:, p2], slopes, intercepts)
+        edges_all = equal_mass_edges_rows(g2, nb)
+        g3 = g2 if same else affine_sigmoid(log_odds[:, p3], slopes, intercepts)
         return [
-            self._bin_component(float(a), float(c), lo[p2], lo[p3])
-            for a, c, lo in zip(slopes, intercepts, log_odds, strict=True)
+            self._bin_component(float(a), float(c), edges, g)
+            for a, c, edges, g in zip(slopes, intercepts, edges_all, g3, strict=True)
         ]
 
+    @property
+    def _uses_scores(self) -> bool:
+        return False
+
+    def _apply_components(
+        self,
+        comps: list[Mapping[str, Any]],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        a = np.array([float(c["a"]) for c in comps])
+        c = np.array([float(c["c"]) for c in comps])
+        g = affine_sigmoid(log_odds, a, c, out=log_odds)  # the log-odds are a fresh matrix
+        for j, comp in enumerate(comps):
+            edges = np.atleast_1d(comp["edges"])
+            idx = np.minimum(count_edges(edges, g[j], "left"), edges.size - 1)
+            g[j] = np.atleast_1d(comp["values"])[idx]
+        return g
+
     def _bin_component(
-        self, a: float, c: float, lo2: np.ndarray, lo3: np.ndarray
+        self, a: float, c: float, edges: np.ndarray, g3: np.ndarray
     ) -> tuple[dict[str, Any], list[str]]:
         nb = self.n_bins
-        g2 = sigmoid(a * lo2 + c)
-        edges = equal_mass_edges(g2, nb)
-        g3 = sigmoid(a * lo3 + c)
-        idx = np.searchsorted(edges, g3, side="left")
+        idx = count_edges(edges, g3, "left")
         m = edges.size
         counts = np.bincount(idx, minlength=m)
         sums = np.bincount(idx, weights=g3, minlength=m)
