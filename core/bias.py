@@ -41,7 +41,7 @@ from core.binning import BINNINGS, check_n_bins, check_tie_policy, equal_mass_st
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS, debiased_sq_from_stats, plugin_from_stats
 from core.estimators.binned import (
-    _every_binning_monotone,
+    every_binning_monotone,
     sweep_b_star,
     sweep_bound,
     sweep_row_starts,
@@ -417,7 +417,7 @@ def _sweep_block(
 
         def monotone(rows: np.ndarray) -> np.ndarray:
             return np.array(
-                [_every_binning_monotone(s[i], y[i], cy[i], binning, "split") for i in rows],
+                [every_binning_monotone(s[i], y[i], cy[i], binning, "split") for i in rows],
                 dtype=bool,
             )
 

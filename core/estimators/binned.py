@@ -356,7 +356,7 @@ def sweep_b_star(
         return starts[None, :], cy[starts][None, :]
 
     def monotone(rows: np.ndarray) -> np.ndarray:
-        return np.array([_every_binning_monotone(s, y, cy, binning, tie_policy)])
+        return np.array([every_binning_monotone(s, y, cy, binning, tie_policy)])
 
     b_star = int(sweep_search(1, b_max, boundaries, monotone)[0])
     if b_star == b_max:
@@ -387,7 +387,8 @@ def sweep_search(
     (``b² ≥ 2·b_max``, the cost of the check on ``n = b_max + 1`` points), they are
     asked whether every candidate is provably monotone; those get ``b_max`` at once
     (the answer the search would reach, without its ``O(b_max²)`` cost). One sample is
-    a batch of one; the bootstrap passes a chunk of resamples.
+    a batch of one; the bootstrap passes a chunk of resamples, and the bias-vs-n runner
+    (:func:`core.bias.batch_sweep`) a chunk of simulated datasets.
 
     Parameters
     ----------
@@ -473,7 +474,7 @@ def _strictly_decreasing(
     return bad.reshape(rows, n_seg)
 
 
-def _every_binning_monotone(
+def every_binning_monotone(
     s: np.ndarray, y: np.ndarray, cy: np.ndarray, binning: str, tie_policy: str
 ) -> bool:
     """Whether every candidate binning is monotone, so the sweep would run to its bound.
@@ -484,6 +485,22 @@ def _every_binning_monotone(
     rank bins may split ties, so there the outcomes themselves must not decrease.  This
     keeps the sweep fast on discrete scores (a binned model's outputs), where it would
     otherwise check every b up to n − 1.
+
+    Parameters
+    ----------
+    s, y : numpy.ndarray
+        Scores sorted ascending and their outcomes in the same order.
+    cy : numpy.ndarray
+        ``(n + 1,)`` prefix sums of ``y`` (starting at 0).
+    binning : {"equal-mass", "equal-width"}
+        Binning of the candidates.
+    tie_policy : {"split", "keep"}
+        Equal-mass tie policy.
+
+    Returns
+    -------
+    bool
+        True when no candidate ``b`` can stop the sweep.
     """
     if np.all(y[1:] >= y[:-1]):
         return True

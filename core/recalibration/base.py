@@ -648,13 +648,17 @@ class OneDimRecalibrator(Recalibrator):
 
     @staticmethod
     def _outcomes(lens: str, labels: np.ndarray, k: int, pred: np.ndarray | None) -> np.ndarray:
-        """Return the ``(C, n)`` 0/1 outcome of every component (float64)."""
+        """Return the ``(C, n)`` boolean outcome of every component.
+
+        Boolean, not float64: an eighth of the memory (the classwise matrix is one-hot),
+        and every consumer (sums, ``bincount`` weights, comparisons) treats it as 0/1.
+        """
         if lens == "binary":
-            return (labels == 1).astype(np.float64)[None, :]
+            return (labels == 1)[None, :]
         if lens == "top-label":
-            return (labels == pred).astype(np.float64)[None, :]
-        out = np.zeros((k, labels.size))
-        out[labels, np.arange(labels.size)] = 1.0
+            return (labels == pred)[None, :]
+        out = np.zeros((k, labels.size), dtype=bool)
+        out[labels, np.arange(labels.size)] = True
         return out
 
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:

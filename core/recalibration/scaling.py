@@ -69,35 +69,41 @@ def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
 
 
 def _logistic_sums(
-    xs: np.ndarray,
+    x: np.ndarray,
+    mu: np.ndarray,
+    scale: np.ndarray,
     a: np.ndarray,
     c: np.ndarray,
     rows: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
-    """Return the softplus and derivative sums of the standardised problems ``rows`` of ``xs``.
+    """Return the softplus and derivative sums of the standardised problems ``rows`` of ``x``.
 
-    Returns ``Σ softplus(η)``, ``Σ |η|``, ``Σ q x``, ``Σ q``, ``Σ h x²``, ``Σ h x`` and
-    ``Σ h`` with ``η = a x + c``, ``q = σ(η)``, ``h = q(1 - q)``; the targets enter the
-    loss and gradient only through constant sums (see :func:`fit_logistic_rows`).
-    The work is done in blocks of about ``BLOCK_ENTRIES`` entries, so the twenty or so
-    elementwise passes of a block run in cache; only ``exp`` and ``log`` are transcendental
-    (``softplus(η) = max(η, 0) + log(1 + e)``, ``σ(-|η|) = e / (1 + e)``, ``e = exp(-|η|)``).
+    With ``xs = (x - mu) / scale`` (standardised block by block, so ``x`` is never
+    copied or modified), ``η = a xs + c``, ``q = σ(η)`` and ``h = q(1 - q)``, returns
+    ``Σ softplus(η)``, ``Σ |η|``, ``Σ q xs``, ``Σ q``, ``Σ h xs²``, ``Σ h xs`` and
+    ``Σ h``; the targets enter the loss and gradient only through constant sums (see
+    :func:`fit_logistic_rows`). The work is done in blocks of about ``BLOCK_ENTRIES``
+    entries, so the twenty or so elementwise passes of a block run in cache; only
+    ``exp`` and ``log`` are transcendental (``softplus(η) = max(η, 0) + log(1 + e)``,
+    ``σ(-|η|) = e / (1 + e)``, ``e = exp(-|η|)``).
     """
     k = rows.size
-    n = xs.shape[1]
+    n = x.shape[1]
     sp, sabs, sqx, sq, shxx, shx, sh = (np.zeros(k) for _ in range(7))
     if n >= BLOCK_ENTRIES:
-        groups = [(np.array([j]), xs[r : r + 1]) for j, r in enumerate(rows)]
+        groups = [(np.array([j]), x[r : r + 1]) for j, r in enumerate(rows)]
         width = BLOCK_ENTRIES
     else:
         per = max(1, BLOCK_ENTRIES // n)
-        groups = [(np.arange(g, min(g + per, k)), xs[rows[g : g + per]]) for g in range(0, k, per)]
+        groups = [(np.arange(g, min(g + per, k)), x[rows[g : g + per]]) for g in range(0, k, per)]
         width = n
     for idx, block in groups:
-        a_b = a[rows[idx]][:, None]
-        c_b = c[rows[idx]][:, None]
+        r = rows[idx]
+        mu_b, sc_b = mu[r][:, None], scale[r][:, None]
+        a_b, c_b = a[r][:, None], c[r][:, None]
         for i in range(0, n, width):
-            xb = block[:, i : i + width]
+            xb = block[:, i : i + width] - mu_b
+            xb /= sc_b
             eta = xb * a_b
             eta += c_b
             e = np.abs(eta)
@@ -152,7 +158,6 @@ def fit_logistic_rows(
     t: np.ndarray,
     *,
     max_iter: int = 100,
-    overwrite_x: bool = False,
     smooth: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Maximum-likelihood ``(a, c)`` of ``P(t=1) = sigmoid(a x + c)`` for every row at once.
@@ -162,7 +167,8 @@ def fit_logistic_rows(
     stops once its step is negligible). The targets enter the log-loss
     ``Σ softplus(η) - t η`` and its gradient only through ``Σ t`` and ``Σ t x``, which
     are computed once; each iteration is then one blocked pass over the active rows
-    (see :func:`_logistic_sums`), so memory beyond ``x`` stays bounded.
+    (see :func:`_logistic_sums`). ``x`` and ``t`` are only read, block by block, so
+    no copy of either is made.
 
     Parameters
     ----------
@@ -173,8 +179,6 @@ def fit_logistic_rows(
         outcomes.
     max_iter : int
         Maximum Newton iterations.
-    overwrite_x : bool, default False
-        Standardise ``x`` in place (saves a copy when the caller no longer needs it).
     smooth : bool, default False
         Use Platt's smoothed targets ``(N+ + 1)/(N+ + 2)`` for ``t > 1/2`` and
         ``1/(N- + 2)`` otherwise (:func:`platt_targets`, per row), without forming them.
@@ -192,15 +196,13 @@ def fit_logistic_rows(
         If a row's likelihood has no finite maximum (separable hard targets).
     """
     x = np.asarray(x, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64)
+    t = np.asarray(t)
     n_rows, n = x.shape
-    xs = x if overwrite_x and x.flags.writeable and x.flags.c_contiguous else x.copy()
-    # standardise each row (in cache-sized blocks; two passes: mean, then centre and scale)
-    mu = xs.mean(axis=1)
+    # standardise each row: mean, then the centred sum of squares, block by block
+    mu = x.mean(axis=1)
     sq = np.zeros(n_rows)
-    for rows, cols in blocks(xs.shape):
-        xb = xs[rows, cols]
-        xb -= mu[rows, None]
+    for rows, cols in blocks(x.shape):
+        xb = x[rows, cols] - mu[rows, None]
         sq[rows] += np.einsum("ij,ij->i", xb, xb)
     sd = np.sqrt(sq / n)
     ok = (sd > 0) & np.isfinite(sd)
@@ -208,15 +210,16 @@ def fit_logistic_rows(
     scale = np.where(ok, sd, 1.0)
     sum_x = np.zeros(n_rows)
     sum_t = np.zeros(n_rows)
-    sum_tx = np.zeros(n_rows)  # Σ t x, or Σ_{t > 1/2} x when smoothing
-    for rows, cols in blocks(xs.shape):
-        xb = xs[rows, cols]
+    sum_tx = np.zeros(n_rows)  # Σ t xs, or Σ_{t > 1/2} xs when smoothing
+    for rows, cols in blocks(x.shape):
+        xb = x[rows, cols] - mu[rows, None]
         xb /= scale[rows, None]
         tb = t[rows, cols]
         if smooth:
             tb = tb > 0.5
             sum_tx[rows] += np.where(tb, xb, 0.0).sum(axis=1)
         else:
+            tb = tb.astype(np.float64)
             sum_tx[rows] += np.einsum("ij,ij->i", tb, xb)
         sum_x[rows] += xb.sum(axis=1)
         sum_t[rows] += tb.sum(axis=1)
@@ -241,7 +244,7 @@ def fit_logistic_rows(
     n_iter = 0
     while active.size and n_iter < max_iter + 40:
         n_iter += 1
-        sp, sabs, sqx, sq, h11, h12, h22 = _logistic_sums(xs, a, c, active)
+        sp, sabs, sqx, sq, h11, h12, h22 = _logistic_sums(x, mu, scale, a, c, active)
         a_act, c_act = a[active], c[active]
         # Σ softplus(η) - t η, with Σ max(η, 0) = (Σ η + Σ |η|) / 2 and Σ η = a Σ x + c n
         sum_eta = a_act * sum_x[active] + c_act * n
@@ -309,7 +312,7 @@ def fit_logistic_batch(
     """
     x = np.asarray(x, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
-    return fit_logistic_rows(transpose(x), transpose(t), max_iter=max_iter, overwrite_x=True)
+    return fit_logistic_rows(transpose(x), transpose(t), max_iter=max_iter)
 
 
 def fit_logistic_1d(
@@ -391,9 +394,8 @@ class PlattScaling(OneDimRecalibrator):
                     "classes, so the slope would be infinite. Use targets='platt'."
                 )
         del pos
-        # the feature matrix is a fresh copy made for this fit, so it is standardised in place;
         # Platt's smoothed targets are formed inside the solver from the 0/1 outcomes
-        a, c, n_iter = fit_logistic_rows(x, t, overwrite_x=True, smooth=self.targets == "platt")
+        a, c, n_iter = fit_logistic_rows(x, t, smooth=self.targets == "platt")
         return [
             ({"a": float(ai), "c": float(ci), "n_iter": n_iter}, [])
             for ai, ci in zip(a, c, strict=True)

@@ -66,8 +66,8 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
     """:func:`equal_mass_edges` of every row of ``v``, by one partial sort.
 
     Only the order statistics on either side of each chunk boundary are needed, so
-    one ``numpy.partition`` along ``axis=1`` at those positions (linear time) replaces
-    a full sort of every row; the edges are the same numbers.
+    a ``numpy.partition`` of each row at those positions (linear time) replaces a full
+    sort; the edges are the same numbers.
 
     Parameters
     ----------
@@ -89,9 +89,12 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
     if ends.size == 0:
         return [np.array([1.0]) for _ in range(v.shape[0])]
     kth = np.unique(np.concatenate([ends - 1, ends]))
-    part = np.partition(v, kth, axis=1)
-    mids = (part[:, ends - 1] + part[:, ends]) / 2.0
-    return [np.unique(np.concatenate([row, [1.0]])) for row in mids]
+    out = []
+    for row in v:  # one row at a time: a row-sized partition buffer instead of a matrix
+        part = np.partition(row, kth)
+        mids = (part[ends - 1] + part[ends]) / 2.0
+        out.append(np.unique(np.concatenate([mids, [1.0]])))
+    return out
 
 
 @register(
@@ -178,10 +181,8 @@ class ScalingBinning(OneDimRecalibrator):
         t1 = outcomes if same else outcomes[:, p1]
         if (t1.min(axis=1) == t1.max(axis=1)).any():
             raise FitError("The Platt part of scaling-binning has only one outcome; use more rows.")
-        x1 = log_odds.copy() if same else log_odds[:, p1]
-        slopes, intercepts, _ = fit_logistic_rows(
-            x1, t1, overwrite_x=True, smooth=self.targets == "platt"
-        )
+        x1 = log_odds if same else log_odds[:, p1]
+        slopes, intercepts, _ = fit_logistic_rows(x1, t1, smooth=self.targets == "platt")
         del x1
         g2 = affine_sigmoid(log_odds if same else log_odds[:, p2], slopes, intercepts)
         edges_all = equal_mass_edges_rows(g2, nb)

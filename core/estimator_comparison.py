@@ -1,0 +1,701 @@
+"""Every calibration-error estimator side by side on one data set (the Estimators page).
+
+- :func:`compare_estimators` runs every registered estimator that fits an
+  :class:`core.analysis.AnalysisConfig` on the same predictions, with bootstrap intervals on
+  common resamples, and both monotone sweeps (equal-width and equal-mass) with their traces;
+- :func:`error_versus_bins` is the calibration error of binned estimators against the number
+  of bins, as a tidy DataFrame;
+- :func:`explain_disagreement` turns both into short sentences on the user's own numbers.
+
+Every number comes from :func:`core.calibration.calibration_error` and
+:func:`core.intervals.bootstrap_many`; nothing here re-implements an estimator.
+
+Lens policy. Binned estimators run on the config's lens. Kernel estimators run on the config's
+lens too when they support it (the SKCE family reduces every 1-D lens to a two-class problem),
+so the comparison is on the same scores; MMCE is defined on the top-label confidence only and is
+always shown there. For multiclass data (K > 2) the SKCE estimators are also shown on the
+canonical lens (the full probability vector), the quantity they were designed for. The ``lens``
+column of the table says which lens each row uses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from core._validation import check_norm, check_probs_labels
+from core.analysis import QUADRATIC_BOOTSTRAP_MAX_N, AnalysisConfig
+from core.calibration import CalibrationErrorResult, calibration_error
+from core.errors import CalibscopeError, ConfigError
+from core.estimators import ESTIMATORS, lens_view
+from core.estimators.kernel import MAX_EXACT_N, check_exact_size
+from core.intervals import BootstrapResult, bootstrap_many
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "CURVE_ESTIMATORS",
+    "INTERVAL_CHOICES",
+    "SWEEP_BINNINGS",
+    "TABLE_COLUMNS",
+    "EstimatorComparison",
+    "compare_estimators",
+    "curve_estimators",
+    "error_versus_bins",
+    "explain_disagreement",
+]
+
+#: Columns of :attr:`EstimatorComparison.table`.
+TABLE_COLUMNS = [
+    "key",
+    "estimator",
+    "label",
+    "group",
+    "lens",
+    "binning",
+    "value",
+    "low",
+    "high",
+    "note",
+    "description",
+    "formula",
+]
+#: Columns of :func:`error_versus_bins`.
+CURVE_COLUMNS = ["estimator", "label", "binning", "n_bins", "value", "rows_per_bin"]
+#: Binned estimators drawn against the number of bins by default.
+CURVE_ESTIMATORS: tuple[str, ...] = ("plugin", "label-binned", "debiased")
+#: The binnings of the monotone sweep.
+SWEEP_BINNINGS: tuple[str, ...] = ("equal-width", "equal-mass")
+#: Which estimators :func:`compare_estimators` bootstraps.
+INTERVAL_CHOICES: tuple[str, ...] = ("all", "binned", "none")
+
+
+@dataclass(frozen=True, eq=False)
+class EstimatorComparison:
+    """Every estimator on one data set, with intervals and the sweeps' traces.
+
+    Attributes
+    ----------
+    config : AnalysisConfig
+        The options that produced it.
+    table : pandas.DataFrame
+        One row per estimator and lens, columns :data:`TABLE_COLUMNS`: ``key`` (unique row
+        id, ``"name"`` or ``"name@lens"``), ``estimator`` (registry name), ``label``,
+        ``group`` (``binned`` or ``kernel``), ``lens``, ``binning`` (empty for kernel
+        estimators), ``value`` (NaN when not computed), bootstrap ``low`` / ``high`` (NaN
+        when not computed), ``note`` (why a value or interval is missing, b*, the quantity
+        a kernel estimator measures), and the registry's ``description`` and ``formula``.
+    results : dict
+        ``key -> CalibrationErrorResult`` of the rows that were computed.
+    intervals : dict
+        ``key -> BootstrapResult`` (all drawn from ``config.seed``, so on the same resamples).
+    sweeps : dict
+        ``binning -> CalibrationErrorResult`` of the sweep estimator with each binning of
+        :data:`SWEEP_BINNINGS` on the config's lens (missing when it failed).
+    n : int
+        Number of rows.
+    n_classes : int
+        Number of classes.
+    class_names : tuple of str
+        Class names.
+    interval_scope : str
+        Which estimators were bootstrapped: ``"all"``, ``"binned"`` or ``"none"``.
+    """
+
+    config: AnalysisConfig
+    table: pd.DataFrame
+    results: dict[str, CalibrationErrorResult] = field(default_factory=dict)
+    intervals: dict[str, BootstrapResult] = field(default_factory=dict)
+    sweeps: dict[str, CalibrationErrorResult] = field(default_factory=dict)
+    n: int = 0
+    n_classes: int = 0
+    class_names: tuple[str, ...] = ()
+    interval_scope: str = "all"
+
+    @property
+    def sweep_traces(self) -> pd.DataFrame:
+        """The sweeps' traces in one frame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``binning, component, b, monotone, chosen``: each candidate number of
+            bins ``b`` checked by the sweep, whether its bin means were non-decreasing, and
+            whether ``b`` is the chosen ``b*`` of its component.
+        """
+        frames = []
+        for binning, res in self.sweeps.items():
+            trace = res.details["sweep_trace"].copy()
+            if "component" not in trace.columns:
+                trace.insert(0, "component", res.components[0])
+            stars = dict(zip(res.components, _b_stars(res), strict=True))
+            trace["chosen"] = trace["b"].to_numpy() == trace["component"].map(stars).to_numpy()
+            trace.insert(0, "binning", binning)
+            frames.append(trace)
+        if not frames:
+            return pd.DataFrame(columns=["binning", "component", "b", "monotone", "chosen"])
+        return pd.concat(frames, ignore_index=True)
+
+    @property
+    def sweep_choices(self) -> pd.DataFrame:
+        """The sweeps' chosen numbers of bins.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``binning, component, b_star, value, total``: per component the chosen
+            ``b*`` and its plug-in error, and ``total`` the sweep estimate (aggregated over
+            components).
+        """
+        rows = []
+        for binning, res in self.sweeps.items():
+            for comp, b_star, value in zip(
+                res.components, _b_stars(res), res.component_values, strict=True
+            ):
+                rows.append(
+                    {
+                        "binning": binning,
+                        "component": comp,
+                        "b_star": int(b_star),
+                        "value": float(value),
+                        "total": float(res.value),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["binning", "component", "b_star", "value", "total"])
+
+    def value(self, key: str) -> float:
+        """Return the value of a row of the table (NaN when it was not computed).
+
+        Parameters
+        ----------
+        key : str
+            A ``key`` of :attr:`table`.
+
+        Returns
+        -------
+        float
+            The estimate.
+        """
+        res = self.results.get(key)
+        return float(res.value) if res is not None else math.nan
+
+
+def _b_stars(res: CalibrationErrorResult) -> tuple[int, ...]:
+    b = res.details["b_star"]
+    return tuple(int(v) for v in b) if isinstance(b, tuple) else (int(b),)
+
+
+def _norm_text(norm: float) -> str:
+    return "ℓ∞" if math.isinf(norm) else f"ℓ{int(norm)}"
+
+
+def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, str, str, str]]:
+    """``(key, estimator, lens, binning, note)`` of every row, or a reason in ``note``."""
+    plan = []
+    for entry in ESTIMATORS:
+        meta = entry.meta
+        name = entry.name
+        if meta.get("binned"):
+            binning, note = config.binning, ""
+            allowed = meta.get("binnings")
+            if allowed is not None and binning not in allowed:
+                binning = "equal-mass" if "equal-mass" in allowed else allowed[0]
+                note = f"bins with {' or '.join(allowed)}; shown with {binning}"
+            if config.norm not in meta.get("norms", ()):
+                supported = ", ".join(_norm_text(v) for v in meta.get("norms", ()))
+                note = f"not defined for the {_norm_text(config.norm)} norm (supports {supported})"
+                plan.append((name, name, config.lens, binning, "skip: " + note))
+                continue
+            plan.append((name, name, config.lens, binning, note))
+            continue
+        lenses = meta.get("lenses", ())
+        if config.lens in lenses:
+            plan.append((name, name, config.lens, "", ""))
+        else:
+            own = next((lens for lens in lenses if lens != "canonical"), lenses[0])
+            plan.append((name, name, own, "", f"defined on the {own} lens only"))
+        if n_classes > 2 and "canonical" in lenses:
+            plan.append((f"{name}@canonical", name, "canonical", "", "full probability vector"))
+    return plan
+
+
+def _kernel_note(name: str, res: CalibrationErrorResult) -> str:
+    parts = []
+    if name.startswith("skce"):
+        parts.append("squared kernel calibration error (a different quantity from ℓp ECE)")
+    else:
+        parts.append("kernel distance of the confidence (a different quantity from ℓp ECE)")
+    bw = res.details.get("bandwidth")
+    if bw is not None:
+        parts.append(f"bandwidth {bw:.3g}")
+    return "; ".join(parts)
+
+
+def _binned_note(res: CalibrationErrorResult) -> str:
+    d = res.details
+    parts = []
+    if "b_star" in d:
+        b = d["b_star"]
+        parts.append(f"b* = {b}" if not isinstance(b, tuple) else f"b* per class = {list(b)}")
+    if "signed_square" in d:
+        parts.append(f"signed square {d['signed_square']:.3g}")
+    if "signed_value" in d:
+        parts.append(f"signed value {d['signed_value']:.3g}")
+    return "; ".join(parts)
+
+
+def compare_estimators(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    config: AnalysisConfig | None = None,
+    *,
+    class_names: Sequence[str] | None = None,
+    intervals: str = "all",
+    quadratic_interval_max_n: int = QUADRATIC_BOOTSTRAP_MAX_N,
+    max_exact_n: int = MAX_EXACT_N,
+) -> EstimatorComparison:
+    """Run every registered estimator on the same predictions, with bootstrap intervals.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K−1``.
+    config : AnalysisConfig, optional
+        Lens, binning, number of bins, norm, tie policy, class weights, and the bootstrap's
+        resamples, level and seed (``config.estimator`` is not used: all of them run).
+    class_names : sequence of str, optional
+        Class names (component names of the classwise lens).
+    intervals : {"all", "binned", "none"}, default="all"
+        Which estimators get bootstrap intervals (none when ``config.n_resamples`` is 0).
+        Kernel estimators are re-run on every resample, which is slow, so a caller can show
+        the binned intervals first.
+    quadratic_interval_max_n : int, default=QUADRATIC_BOOTSTRAP_MAX_N
+        Above this many rows, quadratic-cost estimators get no interval (with a note).
+    max_exact_n : int, default=MAX_EXACT_N
+        Above this many rows, quadratic-cost estimators are not run; the row's note holds
+        the size-limit message naming the block and linear estimators.
+
+    Returns
+    -------
+    EstimatorComparison
+        The table, the results, the intervals and the sweeps.
+
+    Raises
+    ------
+    DataError
+        For invalid predictions or labels.
+    ConfigError
+        For a lens that does not fit the data (e.g. the binary lens on three classes) or an
+        unknown ``intervals`` choice.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300); y = (rng.uniform(size=300) < p).astype(int)
+    >>> c = compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+    >>> c.table.key.tolist()[:4]
+    ['plugin', 'label-binned', 'debiased', 'sweep']
+    """
+    config = AnalysisConfig() if config is None else config
+    if not isinstance(config, AnalysisConfig):
+        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
+    if intervals not in INTERVAL_CHOICES:
+        raise ConfigError(
+            f"intervals must be one of {', '.join(INTERVAL_CHOICES)}; got {intervals!r}."
+        )
+    p, y = check_probs_labels(probs, labels)
+    n, k = p.shape
+    names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+    # a lens that does not fit the data is one error for the whole page, not one per row
+    lens_view(p, y, config.lens, class_names=names, class_weights=config.class_weights)
+
+    base = {
+        "norm": config.norm,
+        "n_bins": config.n_bins,
+        "tie_policy": config.tie_policy,
+        "class_weights": config.class_weights,
+        "class_names": names,
+    }
+    results: dict[str, CalibrationErrorResult] = {}
+    options: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    for key, name, lens, binning, note in _row_plan(config, k):
+        entry = ESTIMATORS.get(name)
+        binned = bool(entry.meta.get("binned"))
+        row = {
+            "key": key,
+            "estimator": name,
+            "label": entry.label,
+            "group": "binned" if binned else "kernel",
+            "lens": lens,
+            "binning": binning,
+            "value": math.nan,
+            "low": math.nan,
+            "high": math.nan,
+            "note": note.removeprefix("skip: "),
+            "description": entry.description,
+            "formula": entry.formula,
+        }
+        rows.append(row)
+        if note.startswith("skip: "):
+            continue
+        opts = {**base, "lens": lens}
+        if binned:
+            opts["binning"] = binning
+        try:
+            if entry.meta.get("quadratic"):
+                check_exact_size(n, max_exact_n, entry.label)
+            res = calibration_error(p, y, estimator=name, seed=config.seed, **opts)
+        except CalibscopeError as exc:
+            row["note"] = "; ".join(filter(None, [row["note"], f"not computed: {exc}"]))
+            continue
+        results[key] = res
+        options[key] = opts
+        row["value"] = float(res.value)
+        extra = _binned_note(res) if binned else _kernel_note(name, res)
+        row["note"] = "; ".join(filter(None, [row["note"], extra]))
+
+    boot: dict[str, BootstrapResult] = {}
+    if config.n_resamples > 0 and intervals != "none":
+        boot = _bootstrap(p, y, config, rows, results, options, intervals, quadratic_interval_max_n)
+    for row in rows:
+        b = boot.get(row["key"])
+        if b is not None:
+            row["low"] = float(b.confidence_interval.low)
+            row["high"] = float(b.confidence_interval.high)
+
+    sweeps: dict[str, CalibrationErrorResult] = {}
+    for binning in SWEEP_BINNINGS:
+        found = next(
+            (
+                res
+                for key, res in results.items()
+                if res.estimator == "sweep" and res.binning == binning and res.lens == config.lens
+            ),
+            None,
+        )
+        if found is None:
+            try:
+                found = calibration_error(
+                    p,
+                    y,
+                    estimator="sweep",
+                    seed=config.seed,
+                    **{**base, "lens": config.lens, "binning": binning},
+                )
+            except CalibscopeError:
+                continue
+        sweeps[binning] = found
+
+    return EstimatorComparison(
+        config=config,
+        table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
+        results=results,
+        intervals=boot,
+        sweeps=sweeps,
+        n=n,
+        n_classes=k,
+        class_names=names,
+        interval_scope="none" if config.n_resamples == 0 else intervals,
+    )
+
+
+def _bootstrap(
+    p: np.ndarray,
+    y: np.ndarray,
+    config: AnalysisConfig,
+    rows: list[dict[str, Any]],
+    results: Mapping[str, CalibrationErrorResult],
+    options: Mapping[str, dict[str, Any]],
+    scope: str,
+    quadratic_max_n: int,
+) -> dict[str, BootstrapResult]:
+    """Bootstrap the computed rows; every call draws the same resamples from ``config.seed``."""
+    n = p.shape[0]
+    by_key = {row["key"]: row for row in rows}
+    binned = {
+        key: (results[key].estimator, options[key])
+        for key in results
+        if by_key[key]["group"] == "binned"
+    }
+    common = {"n_resamples": config.n_resamples, "level": config.level, "seed": config.seed}
+    out: dict[str, BootstrapResult] = {}
+    if binned:
+        try:
+            out.update(bootstrap_many(p, y, binned, **common))
+        except CalibscopeError as exc:
+            for key in binned:
+                by_key[key]["note"] = "; ".join(filter(None, [by_key[key]["note"], f"{exc}"]))
+    for key, res in results.items():
+        row = by_key[key]
+        if row["group"] != "kernel":
+            continue
+        if scope != "all":
+            continue
+        if ESTIMATORS.get(res.estimator).meta.get("quadratic") and n > quadratic_max_n:
+            extra = f"no interval: quadratic cost at n > {quadratic_max_n:,}"
+            row["note"] = "; ".join(filter(None, [row["note"], extra]))
+            continue
+        # one call per kernel estimator: a failure on a resample (e.g. a zero median
+        # distance) costs only that row's interval; the resamples are the same as above
+        try:
+            out.update(bootstrap_many(p, y, {key: (res.estimator, options[key])}, **common))
+        except CalibscopeError as exc:
+            row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
+    return out
+
+
+def curve_estimators(norm: float | str = 1.0) -> tuple[str, ...]:
+    """Return the estimators of :data:`CURVE_ESTIMATORS` that support a norm.
+
+    Parameters
+    ----------
+    norm : {1, 2, inf}
+        The ℓp norm.
+
+    Returns
+    -------
+    tuple of str
+        Registry names, e.g. without ``debiased`` for ℓ∞.
+    """
+    p = check_norm(norm)
+    return tuple(
+        name for name in CURVE_ESTIMATORS if p in ESTIMATORS.get(name).meta.get("norms", ())
+    )
+
+
+def _check_range(n_bins_range: Sequence[int]) -> tuple[int, int]:
+    try:
+        lo, hi = (int(v) for v in n_bins_range)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"n_bins_range must be two whole numbers (first, last); got {n_bins_range!r}."
+        ) from None
+    if not 1 <= lo <= hi <= 10_000:
+        raise ConfigError(
+            f"n_bins_range must satisfy 1 ≤ first ≤ last ≤ 10000; got ({lo}, {hi})."
+        )
+    return lo, hi
+
+
+def error_versus_bins(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    lens: str = "top-label",
+    estimators: Iterable[str] | None = None,
+    binnings: Iterable[str] = SWEEP_BINNINGS,
+    n_bins_range: Sequence[int] = (2, 50),
+    norm: float | str = 1,
+    tie_policy: str = "split",
+    class_weights: ArrayLike | None = None,
+    class_names: Sequence[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Calibration error of binned estimators against the number of bins.
+
+    Each value is :func:`core.calibration.calibration_error` with that estimator, binning and
+    number of bins (the inputs are validated once; the binning of each ``B`` is shared by
+    nothing else, so the estimators' own conventions apply unchanged).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K−1``.
+    lens : str, default="top-label"
+        A lens with a one-dimensional view.
+    estimators : iterable of str, optional
+        Binned estimators; default :func:`curve_estimators` of ``norm``.
+    binnings : iterable of str, default=("equal-width", "equal-mass")
+        Binnings to draw.
+    n_bins_range : (int, int), default=(2, 50)
+        First and last number of bins (inclusive).
+    norm : {1, 2, inf}, default=1
+        The ℓp norm.
+    tie_policy : {"split", "keep"}, default="split"
+        Equal-mass treatment of equal scores.
+    class_weights : array_like, optional
+        Classwise aggregation weights.
+    class_names : sequence of str, optional
+        Class names.
+    seed : int, default=0
+        Seed of random estimators (ℓ1 debiased), the same for every ``B``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CURVE_COLUMNS` (``estimator, label, binning, n_bins, value,
+        rows_per_bin``), one row per estimator, binning and number of bins.
+
+    Raises
+    ------
+    ConfigError
+        For a non-binned estimator, one that does not support ``norm``, or a bad range.
+
+    Examples
+    --------
+    >>> p = [0.6, 0.7, 0.8, 0.9]; y = [0, 0, 1, 1]
+    >>> f = error_versus_bins(p, y, lens="binary", estimators=["plugin"],
+    ...                       binnings=["equal-width"], n_bins_range=(2, 2))
+    >>> float(f.value.iloc[0])
+    0.25
+    """
+    p_norm = check_norm(norm)
+    lo, hi = _check_range(n_bins_range)
+    names = curve_estimators(p_norm) if estimators is None else tuple(estimators)
+    for name in names:
+        meta = ESTIMATORS.get(name).meta
+        if not meta.get("binned") or meta.get("binnings") is not None:
+            raise ConfigError(
+                f"error_versus_bins draws estimators with a free number of bins "
+                f"(e.g. {', '.join(CURVE_ESTIMATORS)}); {name!r} is not one."
+            )
+        if p_norm not in meta.get("norms", ()):
+            raise ConfigError(f"Estimator {name!r} does not support the {_norm_text(p_norm)} norm.")
+    p, y = check_probs_labels(probs, labels)
+    n, k = p.shape
+    cnames = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+    rows = []
+    for binning in binnings:
+        for b in range(lo, hi + 1):
+            for name in names:
+                res = calibration_error(
+                    p,
+                    y,
+                    estimator=name,
+                    binning=binning,
+                    n_bins=b,
+                    norm=p_norm,
+                    lens=lens,
+                    tie_policy=tie_policy,
+                    class_weights=class_weights,
+                    class_names=cnames,
+                    seed=seed,
+                )
+                rows.append(
+                    {
+                        "estimator": name,
+                        "label": ESTIMATORS.get(name).label,
+                        "binning": binning,
+                        "n_bins": b,
+                        "value": float(res.value),
+                        "rows_per_bin": n / b,
+                    }
+                )
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def _at(curve: pd.DataFrame, name: str, binning: str, b: int) -> float:
+    sel = curve[(curve.estimator == name) & (curve.binning == binning) & (curve.n_bins == b)]
+    return float(sel.value.iloc[0]) if len(sel) else math.nan
+
+
+def explain_disagreement(
+    comparison: EstimatorComparison, curve: pd.DataFrame | None = None
+) -> tuple[str, ...]:
+    """Say, on the data's own numbers, why the estimators give different values.
+
+    Parameters
+    ----------
+    comparison : EstimatorComparison
+        The result of :func:`compare_estimators`.
+    curve : pandas.DataFrame, optional
+        The result of :func:`error_versus_bins` on the same data and lens.
+
+    Returns
+    -------
+    tuple of str
+        Markdown sentences, one per effect (plug-in bias, debiasing, Jensen, the sweep,
+        bin edges, kernel estimators); effects whose numbers are missing are left out.
+    """
+    c = comparison
+    cfg = c.config
+    norm = _norm_text(cfg.norm)
+    out = []
+    plug = c.value("plugin")
+    per_bin = c.n / cfg.n_bins
+    if not math.isnan(plug):
+        text = (
+            f"**Plug-in is biased upward when bins hold few rows.** With n = {c.n:,} rows in "
+            f"B = {cfg.n_bins} bins (about {per_bin:,.0f} rows per bin) the plug-in {norm} "
+            f"error is {plug:.4f}. Each bin's gap |ȳ − s̄| also contains label noise of size "
+            "about √(ȳ(1 − ȳ)/n_b), which the absolute value never cancels, so more bins "
+            "(fewer rows each) push the estimate up even for a calibrated model."
+        )
+        if curve is not None and len(curve):
+            binning = cfg.binning if cfg.binning in set(curve.binning) else curve.binning.iloc[0]
+            bs = curve.n_bins[curve.binning == binning]
+            lo, hi = int(bs.min()), int(bs.max())
+            a, b = _at(curve, "plugin", binning, lo), _at(curve, "plugin", binning, hi)
+            if not (math.isnan(a) or math.isnan(b)):
+                text += f" On this data ({binning}) it goes from {a:.4f} at B = {lo} to {b:.4f} at B = {hi}."
+        out.append(text)
+    deb = c.value("debiased")
+    if not math.isnan(deb) and not math.isnan(plug):
+        res = c.results["debiased"]
+        what = (
+            "subtracts each bin's label-noise variance ȳ(1 − ȳ)/(n_b − 1) from the squared gap"
+            if cfg.norm == 2.0
+            else "subtracts a seeded Gaussian estimate of the noise each bin's gap carries"
+        )
+        signed = res.details.get("signed_square", res.details.get("signed_value"))
+        clip = (
+            f" (the signed value {signed:.3g} is below 0 and is clipped)"
+            if signed is not None and signed < 0
+            else ""
+        )
+        out.append(
+            f"**Debiased** {what}: {deb:.4f} against the plug-in's {plug:.4f}{clip}, a "
+            f"difference of {plug - deb:+.4f} that estimates the noise term. Its curve "
+            "against B is flatter than the plug-in's."
+        )
+    lab = c.value("label-binned")
+    if not math.isnan(lab) and not math.isnan(plug):
+        out.append(
+            f"**Label-binned ≥ plug-in (Jensen).** Label-binned keeps each row's own score "
+            f"against its bin's mean outcome: {lab:.4f} ≥ {plug:.4f}. Averaging the scores "
+            "within a bin first (plug-in) can only shrink the average distance."
+        )
+    choices = c.sweep_choices
+    if len(choices):
+        parts = []
+        for binning, group in choices.groupby("binning", sort=False):
+            stars = group.b_star.tolist()
+            star = f"b* = {stars[0]}" if len(stars) == 1 else f"b* per class {stars}"
+            parts.append(f"{binning}: {star}, ECE_sweep = {group.total.iloc[0]:.4f}")
+        out.append(
+            "**The sweep picks B from the data:** the largest number of bins whose bin "
+            "accuracies still rise with the score (the first non-monotone B stops it). "
+            + "; ".join(parts)
+            + "."
+        )
+    if curve is not None and len(curve) and {"equal-width", "equal-mass"} <= set(curve.binning):
+        ew = _at(curve, "plugin", "equal-width", cfg.n_bins)
+        em = _at(curve, "plugin", "equal-mass", cfg.n_bins)
+        if not (math.isnan(ew) or math.isnan(em)):
+            out.append(
+                f"**Bin edges matter.** At B = {cfg.n_bins} the plug-in error is {ew:.4f} with "
+                f"equal-width bins and {em:.4f} with equal-mass bins: the same formula on "
+                "different partitions (libraries also differ in edge conventions, e.g. which "
+                "bin a score equal to an edge falls in)."
+            )
+    kern = c.table[(c.table.group == "kernel") & c.table.value.notna()]
+    if len(kern):
+        listed = ", ".join(f"{r.label} ({r.lens}) = {r.value:.3g}" for r in kern.itertuples())
+        out.append(
+            "**Kernel estimators measure a different quantity**: a squared distance in a "
+            "kernel's feature space (SKCE) or of kernel mean embeddings (MMCE), with no bins. "
+            f"Here {listed}. Compare them with each other or across models, not with the "
+            "binned values; the unbiased ones can be negative when the model is nearly "
+            "calibrated."
+        )
+    return tuple(out)
