@@ -445,8 +445,14 @@ def _bootstrap(
             continue
         # one call per kernel estimator: a failure on a resample (e.g. a zero median
         # distance) costs only that row's interval; the resamples are the same as above
+        opts = dict(options[key])
+        bandwidth = res.details.get("bandwidth")
+        if len(res.components) == 1 and bandwidth is not None:
+            # the data-driven bandwidth is held at its full-sample value on the resamples
+            # (the point estimate is unchanged; the median heuristic is quadratic per resample)
+            opts["bandwidth"] = float(bandwidth)
         try:
-            out.update(bootstrap_many(p, y, {key: (res.estimator, options[key])}, **common))
+            out.update(bootstrap_many(p, y, {key: (res.estimator, opts)}, **common))
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
     return out

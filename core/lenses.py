@@ -163,7 +163,8 @@ def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: obje
             f"The binary lens needs two classes; these predictions have {p.shape[1]}. "
             "Use the top-label or classwise lens."
         )
-    return LensView("binary", (p[:, 1],), ((y == 1).astype(np.float64),), (names[1],), np.ones(1))
+    # validated labels of two classes are 0 or 1 already: the outcome is the label itself
+    return LensView("binary", (p[:, 1],), (y.astype(np.float64),), (names[1],), np.ones(1))
 
 
 @LENSES.register(

@@ -96,3 +96,49 @@ def test_send_recalibrated_predictions_to_other_pages():
     assert any("Loaded 2 models" in s.value for s in at.success)
     pred = at.session_state["predictions"]
     assert set(pred.models) == {"Uncalibrated", "Temperature scaling"}
+
+
+def test_settings_are_restored_from_the_url():
+    # every setting widget is bound to the URL (bind="query-params", key = parameter name);
+    # option widgets with a format_func carry the label shown in the widget
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["n_resamples"] = "50"
+    at.run()
+    at.file_uploader(key="upload").set_value(("preds.csv", _csv(), "text/csv"))
+    at.run()
+    url = {
+        "recal_methods": ["Platt scaling", "Isotonic regression"],
+        "recal_protocol": "Repeated random splits",
+        "recal_fraction": "0.3",
+        "recal_repeats": "7",
+        "recal_bins": "15",
+        "recal_sb_mode": "three disjoint splits (theory)",
+        "recal_eval_binning": "the sidebar binning for all",
+        "recal_mc_mode": "coverage-accuracy",
+        "recal_mc_alpha": "0.1",
+        "recal_mc_rule": "Neyman–Pearson: ≤ α w.p. 1 − δ",
+    }
+    for key, value in url.items():
+        at.query_params[key] = value
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="recal_methods").value == ["platt", "isotonic"]
+    assert at.selectbox(key="recal_protocol").value == "repeated"
+    assert at.slider(key="recal_fraction").value == 0.3
+    assert at.number_input(key="recal_repeats").value == 7
+    assert at.number_input(key="recal_bins").value == 15
+    assert at.selectbox(key="recal_sb_mode").value == "three-splits"
+    assert at.selectbox(key="recal_eval_binning").value == "config"
+    assert at.selectbox(key="recal_mc_mode").value == "coverage-accuracy"
+    assert at.number_input(key="recal_mc_alpha").value == 0.1
+    assert at.selectbox(key="recal_mc_rule").value == "high-probability"
+    # an invalid value in the URL is ignored (the widget keeps its default); writing the
+    # URL from the widgets happens in the browser, which AppTest does not run
+    at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at2.query_params["recal_protocol"] = "no such protocol"
+    at2.run()
+    at2.file_uploader(key="upload").set_value(("preds.csv", _csv(), "text/csv"))
+    at2.run()
+    at2.switch_page(PAGE).run()
+    assert not at2.exception, at2.exception
+    assert at2.selectbox(key="recal_protocol").value == "fraction"

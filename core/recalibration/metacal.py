@@ -50,6 +50,7 @@ from scipy.stats import binom
 from core._validation import as_labels
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
+    BLOCK_ENTRIES,
     FittedParameters,
     Inputs,
     Recalibrator,
@@ -81,7 +82,11 @@ def ranking_score(probs: np.ndarray, kind: str = "entropy") -> np.ndarray:
         ``(n,)`` scores.
     """
     if kind == "entropy":
-        return entr(probs).sum(axis=1)
+        out = np.empty(probs.shape[0])
+        per = max(1, BLOCK_ENTRIES // max(probs.shape[1], 1))
+        for i in range(0, probs.shape[0], per):  # in blocks: no (n, K) temporary
+            out[i : i + per] = entr(probs[i : i + per]).sum(axis=1)
+        return out
     if kind == "max-prob":
         return 1.0 - probs.max(axis=1)
     if kind == "margin":
@@ -452,7 +457,7 @@ class MetaCal(Recalibrator):
                     "Too few accepted rows of different classes remain to fit the base temperature; "
                     "use more calibration rows or a looser threshold."
                 )
-            temperature, tinfo = temperature_fit(inputs.log_scores[fit_rows], labels[fit_rows])
+            temperature, tinfo = temperature_fit(inputs.log_scores, labels, rows=fit_rows)
             if tinfo["at_bound"]:
                 notes.append(f"The base temperature stopped at a bound ({temperature:g}).")
         accepted_cal = h[rest] <= threshold
@@ -489,7 +494,8 @@ class MetaCal(Recalibrator):
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
         h = ranking_score(inputs.probs, self.ranking)
         acc = h <= params.values["threshold"]
-        out = np.full_like(inputs.probs, 1.0 / inputs.n_classes)
-        if acc.any():
-            out[acc] = softmax(inputs.log_scores[acc], divide_by=params.values["temperature"])
+        # every row's tempered softmax in one buffer, then the rejected rows made uniform
+        # (softmax rows are independent, so accepted rows are as if computed alone)
+        out = softmax(inputs.log_scores, divide_by=params.values["temperature"])
+        out[~acc] = 1.0 / inputs.n_classes
         return out

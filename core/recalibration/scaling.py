@@ -422,18 +422,26 @@ class PlattScaling(OneDimRecalibrator):
 # --------------------------------------------------------------------------- temperature
 
 
-def _nll_derivatives(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, float, float]:
+def _nll_derivatives(
+    z: np.ndarray, y: np.ndarray, beta: float, rows: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """Mean NLL of softmax(beta z) and its first two derivatives in beta, chunked over rows.
 
     The second derivative is the mean variance of ``z`` under softmax(beta z), so the NLL
-    is convex in beta.
+    is convex in beta. ``rows`` restricts the sums to those rows (gathered chunk by
+    chunk, so no copy of the selected rows is made).
     """
-    n, k = z.shape
+    n = z.shape[0] if rows is None else rows.size
+    k = z.shape[1]
     step = max(1, CHUNK_ENTRIES // k)
     nll = d1 = d2 = 0.0
     for i in range(0, n, step):
-        zc = z[i : i + step]
-        yc = y[i : i + step]
+        if rows is None:
+            zc = z[i : i + step]
+            yc = y[i : i + step]
+        else:
+            zc = z[rows[i : i + step]]
+            yc = y[rows[i : i + step]]
         u = zc * beta
         m = u.max(axis=1)
         u -= m[:, None]
@@ -450,7 +458,11 @@ def _nll_derivatives(z: np.ndarray, y: np.ndarray, beta: float) -> tuple[float, 
 
 
 def temperature_fit(
-    z: np.ndarray, y: np.ndarray, bounds: tuple[float, float] = (1e-2, 1e2)
+    z: np.ndarray,
+    y: np.ndarray,
+    bounds: tuple[float, float] = (1e-2, 1e2),
+    *,
+    rows: np.ndarray | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """Fit the temperature: root of the NLL's derivative in ``1/T`` inside a bracket.
 
@@ -468,6 +480,8 @@ def temperature_fit(
         Labels.
     bounds : tuple of float
         Smallest and largest temperature allowed.
+    rows : numpy.ndarray, optional
+        Fit on these rows only (same result as ``z[rows], y[rows]``, without the copy).
 
     Returns
     -------
@@ -480,7 +494,7 @@ def temperature_fit(
 
     def ev(b: float) -> tuple[float, float, float]:
         if b not in cache:
-            cache[b] = _nll_derivatives(z, y, b)
+            cache[b] = _nll_derivatives(z, y, b, rows)
         return cache[b]
 
     b_min, b_max = 1.0 / bounds[1], 1.0 / bounds[0]

@@ -64,6 +64,7 @@ with st.form("recal_form"):
         default=DEFAULT_METHODS,
         format_func=_label,
         key="recal_methods",
+        bind="query-params",
         help="; ".join(f"{e.label}: {e.description}" for e in RECALIBRATORS),
     )
     c1, c2, c3 = st.columns(3)
@@ -73,20 +74,29 @@ with st.form("recal_form"):
         index=protocols.index("column") if "column" in protocols else 0,
         format_func=PROTOCOL_LABELS.get,
         key="recal_protocol",
+        bind="query-params",
     )
-    fraction = c2.slider("Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction")
-    repeats = c3.number_input("Repeats / folds", 2, 50, 5, key="recal_repeats")
+    fraction = c2.slider(
+        "Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction", bind="query-params"
+    )
+    repeats = c3.number_input("Repeats / folds", 2, 50, 5, key="recal_repeats", bind="query-params")
     estimators = st.multiselect(
         "Calibration errors in the table",
         binned,
         default=[e for e in default_est if e in binned],
         format_func=lambda n: ESTIMATORS.get(n).label,
         key="recal_estimators",
+        bind="query-params",
     )
     with st.expander("Recalibrator options"):
         o1, o2, o3 = st.columns(3)
         rec_bins = o1.number_input(
-            "Bins of histogram binning and scaling-binning", 1, 500, 10, key="recal_bins"
+            "Bins of histogram binning and scaling-binning",
+            1,
+            500,
+            10,
+            key="recal_bins",
+            bind="query-params",
         )
         sb_mode = o2.selectbox(
             "Scaling-binning splits",
@@ -96,6 +106,7 @@ with st.form("recal_form"):
                 "three-splits": "three disjoint splits (theory)",
             }.get,
             key="recal_sb_mode",
+            bind="query-params",
         )
         eval_binning = o3.selectbox(
             "Evaluation binning",
@@ -105,12 +116,18 @@ with st.form("recal_form"):
                 "config": "the sidebar binning for all",
             }.get,
             key="recal_eval_binning",
+            bind="query-params",
         )
         m1, m2, m3, m4 = st.columns(4)
         mc_mode = m1.selectbox(
-            "Meta-Cal control", ["miscoverage", "coverage-accuracy"], key="recal_mc_mode"
+            "Meta-Cal control",
+            ["miscoverage", "coverage-accuracy"],
+            key="recal_mc_mode",
+            bind="query-params",
         )
-        mc_alpha = m2.number_input("α (miscoverage)", 0.001, 0.5, 0.05, 0.01, key="recal_mc_alpha")
+        mc_alpha = m2.number_input(
+            "α (miscoverage)", 0.001, 0.5, 0.05, 0.01, key="recal_mc_alpha", bind="query-params"
+        )
         mc_beta = m3.number_input(
             "β (coverage accuracy)",
             0.01,
@@ -118,6 +135,7 @@ with st.form("recal_form"):
             float(min(0.99, round(base_acc + (1 - base_acc) / 2, 2))),
             0.01,
             key="recal_mc_beta",
+            bind="query-params",
             help=f"Must exceed the accuracy of all rows ({base_acc:.3f}) to reject anything.",
         )
         mc_rule = m4.selectbox(
@@ -129,6 +147,7 @@ with st.form("recal_form"):
                 "reference": "reference code (numpy 'higher')",
             }.get,
             key="recal_mc_rule",
+            bind="query-params",
         )
     in_sample_ok = st.checkbox(
         "I understand in-sample numbers are optimistic (only for the in-sample protocol)",
@@ -321,7 +340,11 @@ d1.download_button(
 fitted_keys = list(result.fitted)
 if fitted_keys:
     pick = d2.selectbox(
-        "Fitted parameters of", fitted_keys, format_func=result.labels_of.get, key="recal_json_pick"
+        "Fitted parameters of",
+        fitted_keys,
+        format_func=result.labels_of.get,
+        key="recal_json_pick",
+        bind="query-params",
     )
     d2.download_button(
         "Parameters (JSON)",

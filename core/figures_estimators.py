@@ -1,0 +1,229 @@
+"""Figures of the Estimators page: pure functions of result tables returning Plotly figures.
+
+- :func:`error_versus_bins_figure`: calibration error against the number of bins, one line per
+  estimator and binning, with the sweep's ``b*`` marked;
+- :func:`sweep_trace_figure`: each candidate ``b`` of the monotone sweeps, monotone or not,
+  with ``b*`` highlighted;
+- :func:`estimator_intervals_figure`: every computed estimate with its bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+_TEMPLATE = "plotly_white"
+#: Line colour per estimator; dash per binning.
+ESTIMATOR_COLORS = {"plugin": "#1f77b4", "label-binned": "#ff7f0e", "debiased": "#2ca02c"}
+BINNING_DASH = {"equal-width": "solid", "equal-mass": "dot"}
+_MONOTONE, _BROKEN, _STAR = "#2ca02c", "#d62728", "#111111"
+_LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
+
+
+def error_versus_bins_figure(
+    curve: pd.DataFrame,
+    sweep_choices: pd.DataFrame | None = None,
+    *,
+    norm_label: str = "ℓ1",
+    height: int = 440,
+) -> go.Figure:
+    """Calibration error against the number of bins.
+
+    Parameters
+    ----------
+    curve : pandas.DataFrame
+        :func:`core.estimator_comparison.error_versus_bins` (columns ``estimator, label,
+        binning, n_bins, value``).
+    sweep_choices : pandas.DataFrame, optional
+        :attr:`core.estimator_comparison.EstimatorComparison.sweep_choices`; with one
+        component per binning, a star marks ``(b*, ECE_sweep)``; with several (classwise),
+        a dotted horizontal line marks ECE_sweep.
+    norm_label : str, default="ℓ1"
+        The norm, for the axis title.
+    height : int, default=440
+        Figure height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One line per (estimator, binning).
+    """
+    fig = go.Figure()
+    for (name, binning), group in curve.groupby(["estimator", "binning"], sort=False):
+        group = group.sort_values("n_bins")
+        fig.add_trace(
+            go.Scatter(
+                x=group.n_bins.to_numpy(),
+                y=group.value.to_numpy(),
+                mode="lines+markers",
+                marker={"size": 4},
+                line={
+                    "color": ESTIMATOR_COLORS.get(name, "#7f7f7f"),
+                    "dash": BINNING_DASH.get(binning, "dash"),
+                    "width": 2,
+                },
+                name=f"{group.label.iloc[0]} · {binning}",
+                hovertemplate="B = %{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>",
+            )
+        )
+    if sweep_choices is not None and len(sweep_choices):
+        for binning, group in sweep_choices.groupby("binning", sort=False):
+            total = float(group.total.iloc[0])
+            if len(group) == 1:
+                b_star = int(group.b_star.iloc[0])
+                fig.add_trace(
+                    go.Scatter(
+                        x=[b_star],
+                        y=[total],
+                        mode="markers",
+                        marker={
+                            "symbol": "star",
+                            "size": 16,
+                            "color": _STAR if binning == "equal-width" else "#9467bd",
+                            "line": {"color": "white", "width": 1},
+                        },
+                        name=f"ECE_sweep · {binning} (b* = {b_star})",
+                        hovertemplate=f"b* = {b_star}<br>ECE_sweep = {total:.5f}<extra></extra>",
+                    )
+                )
+            else:
+                fig.add_hline(
+                    y=total,
+                    line={"dash": "dashdot", "color": "#9467bd", "width": 1},
+                    annotation_text=f"ECE_sweep · {binning} = {total:.4f}",
+                    annotation_position="top left",
+                )
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=height,
+        margin={"l": 60, "r": 20, "t": 70, "b": 50},
+        legend=_LEGEND,
+        xaxis_title="number of bins B",
+        yaxis_title=f"{norm_label} calibration error",
+        hovermode="closest",
+    )
+    return fig
+
+
+def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> go.Figure:
+    """The monotone sweeps' traces: each candidate ``b``, monotone or not, ``b*`` highlighted.
+
+    Parameters
+    ----------
+    traces : pandas.DataFrame
+        :attr:`core.estimator_comparison.EstimatorComparison.sweep_traces` (columns
+        ``binning, component, b, monotone, chosen``).
+    height_per_panel : int, default=170
+        Pixels per binning panel (plus a little per component row).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One panel per binning; x is ``b``, y the component, green = bin accuracies
+        non-decreasing, red = the first decrease (which stops the sweep), a star at ``b*``.
+    """
+    binnings = list(dict.fromkeys(traces.binning)) or ["equal-width"]
+    n_comp = max(1, traces.component.nunique()) if len(traces) else 1
+    fig = make_subplots(
+        rows=len(binnings),
+        cols=1,
+        shared_xaxes=False,
+        subplot_titles=[f"sweep with {b} bins" for b in binnings],
+        vertical_spacing=0.18 if len(binnings) > 1 else 0.1,
+    )
+    shown: set[str] = set()
+    for row, binning in enumerate(binnings, start=1):
+        part = traces[traces.binning == binning]
+        for flag, color, name in (
+            (True, _MONOTONE, "monotone (bin accuracies non-decreasing)"),
+            (False, _BROKEN, "not monotone (stops the sweep)"),
+        ):
+            sel = part[part.monotone == flag]
+            fig.add_trace(
+                go.Scatter(
+                    x=sel.b.to_numpy(),
+                    y=sel.component.astype(str).to_numpy(),
+                    mode="markers",
+                    marker={"symbol": "square", "size": 9, "color": color},
+                    name=name,
+                    legendgroup=name,
+                    showlegend=name not in shown,
+                    hovertemplate="b = %{x}<br>%{y}<extra>" + name + "</extra>",
+                ),
+                row=row,
+                col=1,
+            )
+            shown.add(name)
+        chosen = part[part.chosen]
+        fig.add_trace(
+            go.Scatter(
+                x=chosen.b.to_numpy(),
+                y=chosen.component.astype(str).to_numpy(),
+                mode="markers+text",
+                marker={"symbol": "star", "size": 17, "color": _STAR},
+                text=[f"b* = {b}" for b in chosen.b],
+                textposition="top center",
+                name="b* (chosen)",
+                legendgroup="b*",
+                showlegend="b*" not in shown,
+                hovertemplate="b* = %{x}<br>%{y}<extra></extra>",
+            ),
+            row=row,
+            col=1,
+        )
+        shown.add("b*")
+        fig.update_xaxes(title_text="candidate number of bins b", row=row, col=1)
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=len(binnings) * (height_per_panel + 18 * n_comp) + 60,
+        margin={"l": 80, "r": 20, "t": 80, "b": 40},
+        legend=_LEGEND,
+    )
+    return fig
+
+
+def estimator_intervals_figure(table: pd.DataFrame, *, group: str = "binned") -> go.Figure:
+    """Estimates of one group with their bootstrap intervals (a dot-and-whisker chart).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`core.estimator_comparison.EstimatorComparison.table`.
+    group : {"binned", "kernel"}, default="binned"
+        Which rows to draw (kernel estimates are on another scale).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One row per computed estimate; whiskers where an interval exists.
+    """
+    rows = table[(table.group == group) & table.value.notna()].iloc[::-1]
+    names = [f"{r.label} · {r.lens}" for r in rows.itertuples()]
+    has = rows.low.notna() & rows.high.notna()
+    fig = go.Figure(
+        go.Scatter(
+            x=rows.value.to_numpy(),
+            y=names,
+            mode="markers",
+            marker={"size": 10, "color": "#1f77b4"},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": (rows.high - rows.value).where(has, 0).to_numpy(),
+                "arrayminus": (rows.value - rows.low).where(has, 0).to_numpy(),
+                "color": "#1f77b4",
+            },
+            hovertemplate="%{y}<br>%{x:.5f}<extra></extra>",
+            name="estimate",
+        )
+    )
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=80 + 34 * max(1, len(rows)),
+        margin={"l": 10, "r": 20, "t": 20, "b": 40},
+        xaxis_title="estimate (bootstrap interval)",
+        showlegend=False,
+    )
+    fig.update_yaxes(automargin=True)
+    return fig
