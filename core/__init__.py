@@ -67,6 +67,9 @@ _EXPORTS: dict[str, str] = {
     # distribution-free guarantees of histogram binning
     "histogram_binning_epsilon": "core.guarantees",
     "largest_n_bins": "core.guarantees",
+    # every estimator side by side
+    "compare_estimators": "core.estimator_comparison",
+    "error_versus_bins": "core.estimator_comparison",
     # calibration tests
     "TESTS": "core.calibration_tests",
     "CalibrationTestResult": "core.calibration_tests",

@@ -50,8 +50,14 @@ def error_versus_bins_figure(
         One line per (estimator, binning).
     """
     fig = go.Figure()
-    for (name, binning), group in curve.groupby(["estimator", "binning"], sort=False):
+    # label-binned first and wide, so a plug-in line lying on it stays visible
+    order = sorted(
+        curve.groupby(["estimator", "binning"], sort=False),
+        key=lambda item: item[0][0] != "label-binned",
+    )
+    for (name, binning), group in order:
         group = group.sort_values("n_bins")
+        wide = name == "label-binned"
         fig.add_trace(
             go.Scatter(
                 x=group.n_bins.to_numpy(),
@@ -61,8 +67,9 @@ def error_versus_bins_figure(
                 line={
                     "color": ESTIMATOR_COLORS.get(name, "#7f7f7f"),
                     "dash": BINNING_DASH.get(binning, "dash"),
-                    "width": 2,
+                    "width": 5 if wide else 2,
                 },
+                opacity=0.45 if wide else 1.0,
                 name=f"{group.label.iloc[0]} · {binning}",
                 hovertemplate="B = %{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>",
             )
@@ -92,7 +99,9 @@ def error_versus_bins_figure(
                     y=total,
                     line={"dash": "dashdot", "color": "#9467bd", "width": 1},
                     annotation_text=f"ECE_sweep · {binning} = {total:.4f}",
-                    annotation_position="top left",
+                    annotation_position=(
+                        "top left" if binning == "equal-width" else "bottom right"
+                    ),
                 )
     fig.update_layout(
         template=_TEMPLATE,
@@ -107,7 +116,7 @@ def error_versus_bins_figure(
 
 
 def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> go.Figure:
-    """The monotone sweeps' traces: each candidate ``b``, monotone or not, ``b*`` highlighted.
+    """Draw the monotone sweeps' traces: every candidate ``b``, monotone or not, and ``b*``.
 
     Parameters
     ----------
@@ -160,8 +169,9 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
             go.Scatter(
                 x=chosen.b.to_numpy(),
                 y=chosen.component.astype(str).to_numpy(),
-                mode="markers+text",
-                marker={"symbol": "star", "size": 17, "color": _STAR},
+                # with one row per class the labels would collide; hover tells b* there
+                mode="markers+text" if n_comp == 1 else "markers",
+                marker={"symbol": "star", "size": 17 if n_comp == 1 else 13, "color": _STAR},
                 text=[f"b* = {b}" for b in chosen.b],
                 textposition="top center",
                 name="b* (chosen)",
@@ -173,12 +183,15 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
             col=1,
         )
         shown.add("b*")
-        fig.update_xaxes(title_text="candidate number of bins b", row=row, col=1)
+        if len(part) and int(part.b.max()) <= 40:
+            fig.update_xaxes(dtick=1, row=row, col=1)  # whole numbers of bins only
+        fig.update_xaxes(tickformat="d", row=row, col=1)
+    fig.update_xaxes(title_text="candidate number of bins b", row=len(binnings), col=1)
     fig.update_layout(
         template=_TEMPLATE,
-        height=len(binnings) * (height_per_panel + 18 * n_comp) + 60,
-        margin={"l": 80, "r": 20, "t": 80, "b": 40},
-        legend=_LEGEND,
+        height=len(binnings) * (height_per_panel + 18 * n_comp) + 70,
+        margin={"l": 80, "r": 20, "t": 85, "b": 40},
+        legend={**_LEGEND, "y": 1.0, "yref": "container", "yanchor": "top"},
     )
     return fig
 

@@ -46,6 +46,7 @@ class PageSpec:
 PAGES: list[PageSpec] = [
     PageSpec("app_pages/data.py", "Data", ":material/upload_file:", "data", "Data", default=True, help="Upload predictions or pick a sample"),
     PageSpec("app_pages/reliability.py", "Reliability", ":material/insights:", "reliability", "Analysis", help="Reliability diagram, bin table and metrics"),
+    PageSpec("app_pages/estimators.py", "Estimators", ":material/compare_arrows:", "estimators", "Analysis", help="Every estimator side by side; error against the number of bins; the sweep"),
     PageSpec("app_pages/tests.py", "Tests", ":material/science:", "tests", "Analysis", help="p-values of “the model is calibrated”"),
     PageSpec("app_pages/bias.py", "Bias vs n", ":material/trending_down:", "bias", "Analysis", help="Estimator bias against sample size; worlds with known truth"),
     PageSpec("app_pages/recalibration.py", "Recalibration", ":material/tune:", "recalibration", "Analysis", help="Fit recalibrators on calibration rows, judge them on test rows"),

@@ -14,7 +14,14 @@
   fitted by L-BFGS from the identity map, with an optional ridge penalty towards
   the identity (``reg``). Scores are centred per row first (by the maximum for
   vector scaling, the mean for matrix scaling), so logits and log-probabilities
-  give the same fit.
+  give the same fit. Matrix scaling has ``K² + K`` parameters and each evaluation
+  costs two ``(n × K)·(K × K)`` products, so above 100 classes it needs an explicit
+  ``max_iter`` (see :class:`MatrixScaling`).
+
+Batched work: the classwise Platt fits are one damped Newton solve over all classes
+at once (closed-form 2×2 steps, :func:`fit_logistic_rows`); every pass over an
+``(n, K)`` matrix is done in cache-sized blocks, and no full-size copy of the
+scores is made while fitting.
 
 Multiclass scores ``z`` are the logits when given, else ``log p`` (softmax is
 shift-invariant, so this reproduces ``p`` exactly). Outputs are softmax rows, so
@@ -585,35 +592,44 @@ def _centred(z: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _affine_nll(
-    z: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str
+    zc: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """Mean NLL of ``softmax(w * zc + b)`` (or ``zc @ w.T + b``) and its gradients.
 
-    ``zc`` is ``z`` row-centred (:func:`_centred`), computed chunk by chunk so no
-    centred copy of the whole matrix is held. One softmax per evaluation, in row
-    chunks: vector scaling uses small chunks whose buffers stay in cache; matrix
-    scaling uses tall chunks so each of its two float64 BLAS products per chunk
-    (``zc @ w.T`` and ``r.T @ zc``) runs at full speed.
+    ``zc`` holds the row-centred scores (:func:`_centred`). One softmax per
+    evaluation, in row chunks: vector scaling uses small chunks whose buffers stay in
+    cache; matrix scaling uses tall chunks so each of its two float64 BLAS products per
+    chunk (``zc @ w.T`` and ``r.T @ zc``) runs at full speed. For vector scaling with
+    ``w >= 0`` every entry is at most ``max(b)`` (the scores are max-centred) and each
+    row's top entry is at least ``min(b)``, so the constant ``max(b)`` is a safe
+    log-sum-exp shift and the per-row maximum pass is skipped.
     """
-    n, k = z.shape
+    n, k = zc.shape
     entries = CHUNK_ENTRIES if kind == "vector" else MATRIX_CHUNK_ENTRIES
     step = max(1, entries // k)
     nll = 0.0
     gw = np.zeros_like(w)
     gb = np.zeros(k)
     wt = w.T if kind == "matrix" else None
+    const = kind == "vector" and bool((w >= 0).all()) and float(b.max() - b.min()) < 600.0
+    b_shift = b - b.max() if const else b
     for i in range(0, n, step):
-        zb = _centred(z[i : i + step], kind)
+        zb = zc[i : i + step]
         yb = y[i : i + step]
         rows = np.arange(zb.shape[0])
         u = zb * w if wt is None else zb @ wt
-        u += b
+        u += b_shift
         u_y = u[rows, yb]
-        m = u.max(axis=1)
-        u -= m[:, None]
-        np.exp(u, out=u)
-        tot = u.sum(axis=1)
-        nll += float(np.sum(np.log(tot) + m - u_y))
+        if const:  # u holds the scores minus max(b)
+            np.exp(u, out=u)
+            tot = u.sum(axis=1)
+            nll += float(np.sum(np.log(tot) - u_y))
+        else:
+            m = u.max(axis=1)
+            u -= m[:, None]
+            np.exp(u, out=u)
+            tot = u.sum(axis=1)
+            nll += float(np.sum(np.log(tot) + m - u_y))
         u /= tot[:, None]
         u[rows, yb] -= 1.0  # u is now softmax - onehot: the gradient in the scores
         gb += u.sum(axis=0)
@@ -628,7 +644,9 @@ def _fit_affine_softmax(
     z: np.ndarray, y: np.ndarray, *, kind: str, reg: float, max_iter: int
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     n, k = z.shape
-    # Row-centring (inside _affine_nll) makes the fit identical for logits and log-probabilities.
+    # Row-centring makes the fit identical for logits and for log-probabilities; the
+    # centred scores are made once (one (n, K) copy) and read by every evaluation.
+    zc = _centred(z, kind)
     if kind == "vector":
         w0 = np.concatenate([np.ones(k), np.zeros(k)])
     else:
@@ -641,7 +659,7 @@ def _fit_affine_softmax(
 
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = unpack(theta)
-        nll, gw, gb = _affine_nll(z, y, w, b, kind)
+        nll, gw, gb = _affine_nll(zc, y, w, b, kind)
         dev = theta - w0
         dev[-k:] = 0.0  # intercepts are not penalised
         val = nll + 0.5 * reg * float(dev @ dev)

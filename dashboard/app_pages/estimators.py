@@ -1,0 +1,189 @@
+"""Estimators page: every estimator side by side, error against B, the sweep's trace, why they differ."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from core.estimator_comparison import explain_disagreement
+from core.figures_estimators import (
+    error_versus_bins_figure,
+    estimator_intervals_figure,
+    sweep_trace_figure,
+)
+from dashboard import estimators_state, state, widgets
+
+PLOT_CONFIG = {"displaylogo": False}
+TABLE_COLUMNS = {
+    "label": st.column_config.TextColumn("estimator", width="medium"),
+    "lens": st.column_config.TextColumn("lens"),
+    "binning": st.column_config.TextColumn("binning"),
+    "value": st.column_config.NumberColumn("value", format="%.5f"),
+    "low": st.column_config.NumberColumn("low", format="%.5f"),
+    "high": st.column_config.NumberColumn("high", format="%.5f"),
+    "note": st.column_config.TextColumn("note", width="large"),
+    "formula": st.column_config.TextColumn("formula", width="medium"),
+    "description": st.column_config.TextColumn("what it computes", width="large"),
+}
+
+st.title("Estimators", anchor=False)
+st.caption(
+    "Every registered calibration-error estimator on the current data, with bootstrap "
+    "intervals; how the binned ones move with the number of bins; how the monotone sweep "
+    "chooses its bins; and why the numbers differ. Lens, bins, norm and the bootstrap's "
+    "resamples, level and seed come from the sidebar."
+)
+
+pred = state.require_predictions()
+config = state.analysis_config()
+if config is None:
+    st.stop()
+# every estimator runs here, so the headline choice must not split the cache
+config = dataclasses.replace(config, estimator="plugin")
+
+# ---------------------------------------------------------------- the table
+kernel_key = (pred.digest, config)
+if config.n_resamples == 0:
+    scope = "none"
+elif estimators_state.kernel_intervals_requested(pred, config):
+    scope = "all"
+elif state.bootstrap_is_cheap(pred, config):
+    scope = "binned"
+else:
+    scope = "none"
+
+with state.show_errors(stop=True):
+    comparison = estimators_state.compare(pred, config, scope)
+
+st.subheader("Every estimator", anchor=False)
+norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
+st.markdown(
+    f"Binned estimators use the **{config.lens}** lens, **{config.binning}** bins "
+    f"(B = {config.n_bins}) and the **{norm_symbol}** norm. Kernel estimators have no bins "
+    "and no norm: the SKCE estimators run on the same lens (each score becomes a two-class "
+    "prediction), MMCE always on the top-label confidence (its only lens)"
+    + (
+        ", and for these multiclass predictions the SKCE estimators also on the **canonical** "
+        "lens (the whole probability vector, the quantity they were designed for)."
+        if comparison.n_classes > 2
+        else "."
+    )
+)
+if scope == "none" and config.n_resamples == 0:
+    st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
+elif scope == "none":
+    st.info(
+        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples take a "
+        "while; the point estimates are below. Lower the resamples in the sidebar, or compute "
+        "the intervals now.",
+        icon=":material/hourglass:",
+    )
+else:
+    st.caption(
+        f"{config.level:.0%} percentile-bootstrap intervals from {config.n_resamples:,} "
+        f"resamples (seed {config.seed}); every estimator sees the same resamples. Kernel "
+        "estimators keep their full-data bandwidth on the resamples."
+    )
+if scope != "all" and config.n_resamples > 0:
+    st.button(
+        "Compute intervals of the kernel estimators too"
+        if scope == "binned"
+        else "Compute bootstrap intervals",
+        key="estimators_kernel_intervals",
+        help="Each resample re-runs every kernel estimator (the quadratic ones cost n² "
+        "per resample); this can take minutes. The result is kept for this data and options.",
+        on_click=estimators_state.request_kernel_intervals,
+        args=(kernel_key,),
+        icon=":material/play_arrow:",
+    )
+
+table = comparison.table
+shown = table.drop(columns=["key", "estimator", "group"])
+if shown[["low", "high"]].isna().all().all():
+    shown = shown.drop(columns=["low", "high"])
+st.dataframe(
+    shown[[c for c in TABLE_COLUMNS if c in shown.columns]],
+    hide_index=True,
+    key="estimators_table",
+    column_config=TABLE_COLUMNS,
+    height=36 * (len(shown) + 1) + 3,  # every estimator visible without scrolling
+)
+
+binned_rows = table[(table.group == "binned") & table.value.notna()]
+if len(binned_rows):
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Binned estimates** ({norm_symbol}, {config.lens})")
+        st.plotly_chart(
+            estimator_intervals_figure(table, group="binned"),
+            theme=None,
+            key="estimators_binned_chart",
+            config=PLOT_CONFIG,
+        )
+    kernel_rows = table[(table.group == "kernel") & table.value.notna()]
+    if len(kernel_rows):
+        with right:
+            st.markdown("**Kernel estimates** (another scale: squared kernel distances)")
+            st.plotly_chart(
+                estimator_intervals_figure(table, group="kernel"),
+                theme=None,
+                key="estimators_kernel_chart",
+                config=PLOT_CONFIG,
+            )
+
+# ---------------------------------------------------------------- error against B
+st.subheader("Calibration error against the number of bins", anchor=False)
+n_bins_range = st.slider(
+    "Numbers of bins B",
+    min_value=1,
+    max_value=200,
+    value=(2, 50),
+    key="estimators_bins_range",
+    help="The range of B drawn; every B is one call of each estimator per binning.",
+)
+curve = None
+with state.show_errors():
+    curve = estimators_state.curve(pred, config, n_bins_range)
+    st.plotly_chart(
+        error_versus_bins_figure(curve, comparison.sweep_choices, norm_label=norm_symbol),
+        theme=None,
+        key="estimators_bins_chart",
+        config=PLOT_CONFIG,
+    )
+    dropped = "" if "debiased" in set(curve.estimator) else " (debiased has no ℓ∞ version)"
+    st.caption(
+        "Solid lines: equal-width bins; dotted: equal-mass bins; the wide pale lines are "
+        "label-binned (a plug-in line on top of one means the two coincide). Stars: the "
+        f"monotone sweep's choice b* and its estimate ECE_sweep for each binning{dropped}."
+    )
+
+# ---------------------------------------------------------------- the sweep's trace
+st.subheader("The sweep's trace", anchor=False)
+traces = comparison.sweep_traces
+if len(traces):
+    choices = comparison.sweep_choices
+    st.caption(
+        "The sweep tries b = 2, 3, … bins and stops at the first b whose bin accuracies "
+        "decrease somewhere; b* is the last monotone b. "
+        + "; ".join(
+            f"{binning}: b* = {', '.join(map(str, group.b_star))}"
+            for binning, group in choices.groupby("binning", sort=False)
+        )
+        + "."
+    )
+    st.plotly_chart(
+        sweep_trace_figure(traces), theme=None, key="estimators_sweep_chart", config=PLOT_CONFIG
+    )
+else:
+    st.caption("The sweep could not run on this data (too few rows).")
+
+# ---------------------------------------------------------------- why they disagree
+st.subheader("Why the estimators disagree", anchor=False)
+for sentence in explain_disagreement(comparison, curve):
+    st.markdown(f"- {sentence}")
+with st.expander("Sources", icon=":material/menu_book:"):
+    st.markdown(
+        "; ".join(f"[{title}]({url})" for title, url in widgets.PAPERS.values())
+        + ". Formula references per estimator are in the table's last column."
+    )

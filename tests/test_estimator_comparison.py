@@ -1,0 +1,295 @@
+"""core.estimator_comparison and core.figures_estimators: values equal direct calls."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+from core.analysis import AnalysisConfig
+from core.calibration import calibration_error
+from core.errors import ConfigError
+from core.estimator_comparison import (
+    CURVE_COLUMNS,
+    TABLE_COLUMNS,
+    compare_estimators,
+    curve_estimators,
+    error_versus_bins,
+    explain_disagreement,
+)
+from core.estimators import ESTIMATORS
+from core.figures_estimators import (
+    error_versus_bins_figure,
+    estimator_intervals_figure,
+    sweep_trace_figure,
+)
+from core.intervals import bootstrap_many
+
+
+def _binary(n: int = 400, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p**1.4).astype(np.int64)
+    return p, y
+
+
+def _multiclass(n: int = 300, k: int = 3, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k) * 0.8, size=n)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    return p, np.minimum(y, k - 1).astype(np.int64)
+
+
+def _direct(p, y, row, config, class_names=None):
+    opts = {
+        "norm": config.norm,
+        "n_bins": config.n_bins,
+        "tie_policy": config.tie_policy,
+        "class_weights": config.class_weights,
+        "class_names": class_names,
+        "lens": row.lens,
+    }
+    if row.group == "binned":
+        opts["binning"] = row.binning
+    return calibration_error(p, y, estimator=row.estimator, seed=config.seed, **opts)
+
+
+@pytest.mark.parametrize(
+    ("data", "config"),
+    [
+        (_binary(), AnalysisConfig(lens="binary", n_bins=10, n_resamples=0)),
+        (_binary(), AnalysisConfig(lens="top-label", norm=2, binning="equal-mass", n_resamples=0)),
+        (_multiclass(), AnalysisConfig(lens="classwise", n_bins=8, seed=3, n_resamples=0)),
+    ],
+)
+def test_table_values_equal_direct_calls(data, config):
+    p, y = data
+    names = tuple(f"c{i}" for i in range(np.shape(p)[1] if np.ndim(p) == 2 else 2))
+    comp = compare_estimators(p, y, config, class_names=names)
+    table = comp.table
+    assert table.columns.tolist() == TABLE_COLUMNS
+    assert table.key.is_unique
+    assert set(table.estimator) == set(ESTIMATORS.names())  # every registered estimator
+    computed = table[table.value.notna()]
+    assert len(computed) >= 8
+    for row in computed.itertuples():
+        expected = _direct(p, y, row, config, names)
+        assert_allclose(row.value, expected.value, rtol=1e-12, atol=1e-15, err_msg=row.key)
+        assert_allclose(comp.value(row.key), expected.value, rtol=1e-12, atol=1e-15)
+        assert row.description == ESTIMATORS.get(row.estimator).description
+        assert row.formula == ESTIMATORS.get(row.estimator).formula
+    assert table[["low", "high"]].isna().all().all()  # no resamples, no intervals
+    # binned rows on the sidebar's lens; kernel rows on the lens they support
+    assert (table[table.group == "binned"].lens == config.lens).all()
+    assert table.set_index("key").loc["mmce", "lens"] == "top-label"
+    canonical = table[table.lens == "canonical"]
+    assert (len(canonical) > 0) == (np.ndim(p) == 2 and np.shape(p)[1] > 2)
+
+
+def test_intervals_equal_bootstrap_many_on_the_same_resamples():
+    p, y = _binary(300)
+    config = AnalysisConfig(lens="binary", n_bins=10, n_resamples=60, seed=5, level=0.9)
+    comp = compare_estimators(p, y, config)
+    table = comp.table.set_index("key")
+    opts = {
+        "lens": "binary",
+        "binning": "equal-width",
+        "n_bins": 10,
+        "norm": 1.0,
+        "tie_policy": "split",
+        "class_weights": None,
+        "class_names": ("0", "1"),
+    }
+    direct = bootstrap_many(
+        p,
+        y,
+        {name: (name, opts) for name in ("plugin", "label-binned", "debiased", "sweep")},
+        n_resamples=60,
+        level=0.9,
+        seed=5,
+    )
+    for name, boot in direct.items():
+        assert_allclose(table.loc[name, "low"], boot.confidence_interval.low, rtol=1e-12)
+        assert_allclose(table.loc[name, "high"], boot.confidence_interval.high, rtol=1e-12)
+    # kernel estimators were bootstrapped too (n is small), each low ≤ high
+    kernel = table[(table.group == "kernel") & table.value.notna()]
+    assert kernel.low.notna().all() and (kernel.low <= kernel.high).all()
+    assert comp.interval_scope == "all"
+
+
+def test_binned_scope_leaves_kernel_rows_without_intervals():
+    p, y = _binary(300)
+    comp = compare_estimators(
+        p, y, AnalysisConfig(lens="binary", n_resamples=30), intervals="binned"
+    )
+    t = comp.table
+    assert t[t.group == "binned"].low.notna().all()
+    assert t[t.group == "kernel"].low.isna().all()
+    with pytest.raises(ConfigError, match="intervals must be one of"):
+        compare_estimators(p, y, AnalysisConfig(lens="binary"), intervals="some")
+
+
+def test_quadratic_size_limits_are_notes_not_runs():
+    p, y = _binary(300)
+    config = AnalysisConfig(lens="binary", n_resamples=20)
+    comp = compare_estimators(p, y, config, quadratic_interval_max_n=100, max_exact_n=200)
+    t = comp.table.set_index("key")
+    for name in ESTIMATORS.names(quadratic=True):
+        assert math.isnan(t.loc[name, "value"]), name
+        assert "exceeds max_exact_n = 200" in t.loc[name, "note"]
+        assert name not in comp.results
+    assert t.loc["skce-ul", "value"] == pytest.approx(
+        calibration_error(p, y, estimator="skce-ul", lens="binary").value, rel=1e-12
+    )
+    comp = compare_estimators(p, y, config, quadratic_interval_max_n=100)
+    t = comp.table.set_index("key")
+    assert np.isfinite(t.loc["skce-b", "value"]) and math.isnan(t.loc["skce-b", "low"])
+    assert "no interval: quadratic cost at n > 100" in t.loc["skce-b", "note"]
+    assert np.isfinite(t.loc["skce-ul", "low"])
+
+
+def test_norm_inf_and_discrete_binning_rows():
+    p, y = _binary(300)
+    comp = compare_estimators(
+        p, y, AnalysisConfig(lens="binary", norm="inf", binning="discrete", n_resamples=0)
+    )
+    t = comp.table.set_index("key")
+    assert math.isnan(t.loc["debiased", "value"])
+    assert "not defined for the ℓ∞ norm" in t.loc["debiased", "note"]
+    assert t.loc["sweep", "binning"] == "equal-mass"  # the sweep cannot use discrete bins
+    assert "shown with equal-mass" in t.loc["sweep", "note"]
+    assert curve_estimators("inf") == ("plugin", "label-binned")
+    assert curve_estimators(2) == ("plugin", "label-binned", "debiased")
+
+
+def test_lens_that_does_not_fit_the_data_is_one_error():
+    p, y = _multiclass()
+    with pytest.raises(ConfigError, match="binary lens needs two classes"):
+        compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+
+
+def test_error_versus_bins_matches_direct_calls():
+    p, y = _multiclass(400)
+    curve = error_versus_bins(
+        p, y, lens="classwise", n_bins_range=(2, 12), norm=2, seed=4, tie_policy="keep"
+    )
+    assert curve.columns.tolist() == CURVE_COLUMNS
+    assert len(curve) == 3 * 2 * 11
+    for name, binning, b in [
+        ("plugin", "equal-width", 2),
+        ("label-binned", "equal-mass", 7),
+        ("debiased", "equal-width", 12),
+        ("debiased", "equal-mass", 5),
+    ]:
+        row = curve[(curve.estimator == name) & (curve.binning == binning) & (curve.n_bins == b)]
+        expected = calibration_error(
+            p,
+            y,
+            estimator=name,
+            binning=binning,
+            n_bins=b,
+            norm=2,
+            lens="classwise",
+            tie_policy="keep",
+            seed=4,
+        )
+        assert_allclose(row.value.iloc[0], expected.value, rtol=1e-12, atol=1e-15)
+        assert row.rows_per_bin.iloc[0] == pytest.approx(400 / b)
+    # label-binned ≥ plug-in on every partition (Jensen)
+    wide = curve.pivot_table(index=["binning", "n_bins"], columns="estimator", values="value")
+    assert (wide["label-binned"] >= wide["plugin"] - 1e-12).all()
+
+
+def test_error_versus_bins_hand_checked_tiny_case():
+    p, y = [0.6, 0.7, 0.8, 0.9], [0, 0, 1, 1]
+    curve = error_versus_bins(
+        p,
+        y,
+        lens="binary",
+        estimators=["plugin", "label-binned"],
+        binnings=["equal-width"],
+        n_bins_range=(2, 4),
+    )
+    value = curve.set_index(["estimator", "n_bins"]).value
+    # B = 2: every score in [0.5, 1]: |0.75 − 0.5| = 0.25
+    assert value["plugin", 2] == pytest.approx(0.25)
+    # B = 4: bins [0.5, 0.75) = {0.6, 0.7}, mean 0.65, label 0; [0.75, 1] = {0.8, 0.9}, label 1
+    assert value["plugin", 4] == pytest.approx(0.5 * 0.65 + 0.5 * 0.15)
+    # label-binned with B = 2: (|0.6−.5| + |0.7−.5| + |0.8−.5| + |0.9−.5|)/4
+    assert value["label-binned", 2] == pytest.approx((0.1 + 0.2 + 0.3 + 0.4) / 4)
+    assert value["label-binned", 4] == pytest.approx((0.6 + 0.7 + 0.2 + 0.1) / 4)
+    with pytest.raises(ConfigError, match="free number of bins"):
+        error_versus_bins(p, y, lens="binary", estimators=["sweep"])
+    with pytest.raises(ConfigError, match="does not support"):
+        error_versus_bins(p, y, lens="binary", estimators=["debiased"], norm="inf")
+    with pytest.raises(ConfigError, match="n_bins_range"):
+        error_versus_bins(p, y, lens="binary", n_bins_range=(5, 2))
+
+
+@pytest.mark.parametrize("lens", ["top-label", "classwise"])
+def test_sweep_traces_are_consistent(lens):
+    p, y = _multiclass(500, seed=7)
+    comp = compare_estimators(p, y, AnalysisConfig(lens=lens, n_resamples=0))
+    assert set(comp.sweeps) == {"equal-width", "equal-mass"}
+    traces, choices = comp.sweep_traces, comp.sweep_choices
+    assert traces.columns.tolist() == ["binning", "component", "b", "monotone", "chosen"]
+    for (binning, component), trace in traces.groupby(["binning", "component"]):
+        res = comp.sweeps[binning]
+        b_star = choices[(choices.binning == binning) & (choices.component == component)]
+        b_star = int(b_star.b_star.iloc[0])
+        # candidates 2, 3, … in order; all monotone but a last failing one; b* marked once
+        assert trace.b.tolist() == list(range(2, 2 + len(trace)))
+        assert trace.monotone.iloc[:-1].all()
+        assert trace.chosen.sum() == (1 if b_star >= 2 else 0)
+        if not trace.monotone.iloc[-1]:
+            assert trace.b.iloc[-1] == b_star + 1
+        # the sweep's value is the plug-in with b* bins of that component
+        idx = list(res.components).index(component)
+        plug = calibration_error(
+            p, y, estimator="plugin", binning=binning, n_bins=b_star, lens=lens
+        ).component_values[idx]
+        assert_allclose(res.component_values[idx], plug, rtol=1e-12)
+    # the table's sweep row is the sweep with the sidebar's binning
+    row = comp.table.set_index("key").loc["sweep"]
+    assert row.value == pytest.approx(comp.sweeps["equal-width"].value, rel=1e-12)
+
+
+def test_explanation_uses_the_numbers():
+    p, y = _binary(500)
+    config = AnalysisConfig(lens="binary", norm=2, n_resamples=0)
+    comp = compare_estimators(p, y, config)
+    curve = error_versus_bins(p, y, lens="binary", norm=2, n_bins_range=(2, 20))
+    text = explain_disagreement(comp, curve)
+    joined = "\n".join(text)
+    assert f"{comp.value('plugin'):.4f}" in joined
+    assert f"{comp.value('debiased'):.4f}" in joined
+    assert f"{comp.value('label-binned'):.4f}" in joined
+    assert "b* = " in joined and "Kernel estimators" in joined
+    assert len(explain_disagreement(comp)) < len(text)  # no curve: fewer effects
+
+
+def test_figures_draw_the_tables():
+    p, y = _binary(300)
+    comp = compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=20))
+    curve = error_versus_bins(p, y, lens="binary", n_bins_range=(2, 10))
+    fig = error_versus_bins_figure(curve, comp.sweep_choices)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert len(lines) == 6
+    stars = [t for t in fig.data if t.name and t.name.startswith("ECE_sweep")]
+    assert [int(t.x[0]) for t in stars] == comp.sweep_choices.b_star.tolist()
+    first = curve[(curve.estimator == "plugin") & (curve.binning == "equal-width")]
+    (plug,) = [t for t in lines if t.name == "Plug-in binned (ECE) · equal-width"]
+    assert_allclose(plug.y, first.value.to_numpy())
+    assert_allclose(plug.x, np.arange(2, 11))
+    trace_fig = sweep_trace_figure(comp.sweep_traces)
+    chosen = [t for t in trace_fig.data if t.name == "b* (chosen)"]
+    assert len(chosen) == 2
+    assert sum(len(t.x) for t in trace_fig.data if t.name != "b* (chosen)") == len(
+        comp.sweep_traces
+    )
+    bars = estimator_intervals_figure(comp.table, group="binned")
+    assert len(bars.data[0].x) == 4
+    assert isinstance(comp.table, pd.DataFrame)
