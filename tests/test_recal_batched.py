@@ -213,15 +213,28 @@ def test_uniform_mass_selection_equals_full_sort(name, tie_break, decimals):
 def test_select_finds_the_rows_of_the_full_order():
     rng = np.random.default_rng(6)
     for ties in (False, True):
-        s = rng.random(1001)
-        if ties:
-            s = np.round(s, 1)
-        u = rng.random(s.size)
-        kpos = umd_ranks(s.size, 10)[1:-1] - 1
-        rows, position = _HistogramBinning._select(s, u, kpos)
-        full = _HistogramBinning._full_order(s, u)
-        assert_array_equal(rows, full[kpos])
-        assert (position is None) == (not ties)
+        for n_bins in (10, 40):  # value partition (few boundaries) and argpartition (many)
+            s = rng.random(1001)
+            if ties:
+                s = np.round(s, 1)
+            u = rng.random(s.size)
+            kpos = umd_ranks(s.size, n_bins)[1:-1] - 1
+            rows, position = _HistogramBinning._select(s, u, kpos)
+            full = _HistogramBinning._full_order(s, u)
+            assert_array_equal(rows, full[kpos])
+            assert (position is None) == (not ties)
+
+
+def test_classwise_prediction_from_logits_equals_from_probabilities():
+    # from logits the output reuses the probability buffer made inside predict_proba
+    z, y = _logits(1500, 7)
+    p = softmax(z)
+    for name in ("histogram-umd", "platt", "isotonic"):
+        r = make_recalibrator(name).fit(p, y)
+        q_logits = r.predict_proba(z, logits=True)
+        assert_allclose(q_logits, r.predict_proba(p), rtol=1e-12, atol=1e-15)
+        assert_allclose(q_logits.sum(axis=1), 1.0)
+    assert_array_equal(z, _logits(1500, 7)[0])  # the caller's logits are untouched
 
 
 def test_fixed_width_batched_equals_per_class():

@@ -66,7 +66,7 @@ class Inputs:
         Whether logits were given.
     """
 
-    __slots__ = ("_log_scores", "_probs", "from_logits")
+    __slots__ = ("_log_scores", "_probs", "from_logits", "probs_owned")
 
     def __init__(
         self, probs: np.ndarray | None, log_scores: np.ndarray | None, from_logits: bool
@@ -76,12 +76,15 @@ class Inputs:
         self._probs = probs
         self._log_scores = log_scores
         self.from_logits = bool(from_logits)
+        #: Whether ``probs`` was computed here (a buffer no caller holds, reusable).
+        self.probs_owned = False
 
     @property
     def probs(self) -> np.ndarray:
         """``(n, K)`` probabilities (the softmax of the logits, computed once)."""
         if self._probs is None:
             self._probs = softmax(self._log_scores)
+            self.probs_owned = True
         return self._probs
 
     @property
@@ -711,7 +714,9 @@ class OneDimRecalibrator(Recalibrator):
         rng = predict_rng(self.seed)
         new = self._apply_components(comps, scores, log_odds, rng)
         np.clip(new, 0.0, 1.0, out=new)
-        return combine_components(lens, new, inputs.probs, pred)
+        # classwise output can reuse the probability buffer when this call made it
+        out = inputs.probs if lens == "classwise" and inputs.probs_owned else None
+        return combine_components(lens, new, inputs.probs, pred, out=out)
 
     def _fit_component(
         self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
@@ -728,7 +733,7 @@ class OneDimRecalibrator(Recalibrator):
 TRANSPOSE_BLOCK = 128
 
 
-def transpose(x: np.ndarray) -> np.ndarray:
+def transpose(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Return ``x.T`` as a C-contiguous float64 copy, copied in cache-sized row blocks.
 
     ``numpy.ascontiguousarray(x.T)`` walks one of the two matrices with a stride of
@@ -738,6 +743,8 @@ def transpose(x: np.ndarray) -> np.ndarray:
     ----------
     x : numpy.ndarray
         ``(n, K)`` matrix.
+    out : numpy.ndarray, optional
+        ``(K, n)`` float64 buffer for the result (not sharing memory with ``x``).
 
     Returns
     -------
@@ -745,16 +752,25 @@ def transpose(x: np.ndarray) -> np.ndarray:
         ``(K, n)`` matrix.
     """
     n, k = x.shape
-    out = np.empty((k, n))
+    if out is None:
+        out = np.empty((k, n))
     for i in range(0, n, TRANSPOSE_BLOCK):
         out[:, i : i + TRANSPOSE_BLOCK] = x[i : i + TRANSPOSE_BLOCK].T
     return out
 
 
 def combine_components(
-    lens: str, new: np.ndarray, probs: np.ndarray, pred: np.ndarray | None
+    lens: str,
+    new: np.ndarray,
+    probs: np.ndarray,
+    pred: np.ndarray | None,
+    *,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Turn recalibrated ``(C, n)`` component scores into a probability matrix (module docstring)."""
+    """Turn recalibrated ``(C, n)`` component scores into a probability matrix (module docstring).
+
+    ``out`` is an optional ``(n, K)`` buffer for the classwise result.
+    """
     if lens == "binary":
         q = new[0]
         return np.column_stack([1.0 - q, q])
@@ -782,7 +798,7 @@ def combine_components(
         out = lam[:, None] * scaled + (1.0 - lam)[:, None] * spread[:, None]
         out[rows, pred] = c_new
         return out
-    q = transpose(new)
+    q = transpose(new, out=out)
     per = max(1, BLOCK_ENTRIES // q.shape[1])
     for i in range(0, q.shape[0], per):
         qb = q[i : i + per]

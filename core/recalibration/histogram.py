@@ -23,6 +23,12 @@ lexicographically, so tied mass is split between adjacent bins as at fit time.
 ``unique_values=True`` adds Algorithm 2's jitter ``(Π̂ + δV)/(1 + δ)``, δ = 1e-10,
 so bin values are distinct. Multiclass rows are renormalised as described in
 :mod:`core.recalibration.base`.
+
+Cost: uniform-mass fits locate only the ``B - 1`` boundary order statistics of each
+component (``numpy.argpartition``, linear time) and bin only the rows with a non-zero
+label (one per row in the classwise one-vs-rest case); the full ``(score, key)`` sort
+is made only for a component whose boundary score is tied. Fixed-width bins of all
+components are counted with one ``searchsorted`` and ``bincount`` per block of components.
 """
 
 from __future__ import annotations
@@ -152,25 +158,32 @@ class _HistogramBinning(OneDimRecalibrator):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Rows at the 0-based positions ``kpos`` (ascending) of the tie-broken order.
 
-        One ``argpartition`` (linear time) finds the order statistics. When each of
+        One ``partition`` (linear time) finds the order statistics. When each of
         their values occurs once among the scores, those rows are exactly the rows of
         the full ``(score, key)`` order, and the second value returned is None: a row's
         position relative to a boundary is then decided by its score alone. Otherwise
         (ties at a boundary) the full order is computed as before, and the second
-        value is the position of every row in it.
+        value is the position of every row in it. With at most ``FEW_EDGES``
+        boundaries the rows are found by comparing the scores with each boundary value
+        (a value partition is cheaper than an index partition); with more, by
+        ``argpartition``.
         """
         if kpos.size == 0:  # one bin: no boundary
             return kpos.astype(np.int64), None
-        rows = np.argpartition(s, kpos)[kpos]
-        edges = s[rows]
-        if not (edges[1:] == edges[:-1]).any():
-            if edges.size <= FEW_EDGES:
-                unique = all(np.count_nonzero(s == e) == 1 for e in edges)
-            else:
+        if kpos.size <= FEW_EDGES:
+            edges = np.partition(s, kpos)[kpos]
+            if not (edges[1:] == edges[:-1]).any():
+                found = [np.flatnonzero(s == e) for e in edges]
+                if all(f.size == 1 for f in found):
+                    return np.concatenate(found), None
+        else:
+            rows = np.argpartition(s, kpos)[kpos]
+            edges = s[rows]
+            if not (edges[1:] == edges[:-1]).any():
                 at = np.searchsorted(edges, s, side="left")
-                unique = np.count_nonzero(edges[np.minimum(at, edges.size - 1)] == s) == edges.size
-            if unique:
-                return rows, None
+                hit = edges[np.minimum(at, edges.size - 1)] == s
+                if np.count_nonzero(hit) == edges.size:
+                    return rows, None
         order = cls._full_order(s, u)
         position = np.empty(s.size, dtype=np.int64)
         position[order] = np.arange(s.size)

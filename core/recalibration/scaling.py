@@ -56,9 +56,6 @@ CHUNK_ENTRIES = 1 << 15
 #: Entries per block of the batched Newton solve of Platt scaling (in-cache passes).
 BLOCK_ENTRIES = 1 << 15
 
-#: Matrix-scaling chunks feed BLAS, which wants tall blocks: about this many entries.
-MATRIX_CHUNK_ENTRIES = 1 << 22
-
 #: Above this many classes matrix scaling needs an explicit ``max_iter`` (see MatrixScaling).
 MATRIX_MAX_CLASSES = 100
 
@@ -592,32 +589,45 @@ def _centred(z: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _affine_nll(
-    zc: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str
+    zc: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray,
+    kind: str,
+    buf: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """Mean NLL of ``softmax(w * zc + b)`` (or ``zc @ w.T + b``) and its gradients.
 
     ``zc`` holds the row-centred scores (:func:`_centred`). One softmax per
-    evaluation, in row chunks: vector scaling uses small chunks whose buffers stay in
-    cache; matrix scaling uses tall chunks so each of its two float64 BLAS products per
-    chunk (``zc @ w.T`` and ``r.T @ zc``) runs at full speed. For vector scaling with
+    evaluation, in row chunks whose buffers stay in cache. Matrix scaling makes its two
+    float64 BLAS products over all rows at once (``zc @ w.T`` into ``buf``, an
+    ``(n, K)`` buffer reused across evaluations, and ``r.T @ zc``), so BLAS runs on
+    one large product each time and no ``(n, K)`` matrix is allocated per
+    evaluation. For vector scaling with
     ``w >= 0`` every entry is at most ``max(b)`` (the scores are max-centred) and each
     row's top entry is at least ``min(b)``, so the constant ``max(b)`` is a safe
     log-sum-exp shift and the per-row maximum pass is skipped.
     """
     n, k = zc.shape
-    entries = CHUNK_ENTRIES if kind == "vector" else MATRIX_CHUNK_ENTRIES
-    step = max(1, entries // k)
+    step = max(1, CHUNK_ENTRIES // k)
     nll = 0.0
     gw = np.zeros_like(w)
     gb = np.zeros(k)
-    wt = w.T if kind == "matrix" else None
+    matrix = kind == "matrix"
+    if matrix:  # one BLAS product for all rows, into a buffer reused across evaluations
+        if buf is None:
+            buf = np.empty((n, k))
+        np.matmul(zc, w.T, out=buf)
     const = kind == "vector" and bool((w >= 0).all()) and float(b.max() - b.min()) < 600.0
     b_shift = b - b.max() if const else b
     for i in range(0, n, step):
         zb = zc[i : i + step]
         yb = y[i : i + step]
         rows = np.arange(zb.shape[0])
-        u = zb * w if wt is None else zb @ wt
+        if matrix:
+            u = buf[i : i + step]
+        else:
+            u = zb * w
         u += b_shift
         u_y = u[rows, yb]
         if const:  # u holds the scores minus max(b)
@@ -633,10 +643,10 @@ def _affine_nll(
         u /= tot[:, None]
         u[rows, yb] -= 1.0  # u is now softmax - onehot: the gradient in the scores
         gb += u.sum(axis=0)
-        if wt is None:
+        if not matrix:
             gw += np.einsum("ij,ij->j", u, zb)
-        else:
-            gw += u.T @ zb
+    if matrix:
+        gw = buf.T @ zc  # the second BLAS product: (K × n)·(n × K)
     return nll / n, gw / n, gb / n
 
 
@@ -657,9 +667,11 @@ def _fit_affine_softmax(
             return theta[:k], theta[k:]
         return theta[: k * k].reshape(k, k), theta[k * k :]
 
+    buf = np.empty((n, k)) if kind == "matrix" else None
+
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = unpack(theta)
-        nll, gw, gb = _affine_nll(zc, y, w, b, kind)
+        nll, gw, gb = _affine_nll(zc, y, w, b, kind, buf)
         dev = theta - w0
         dev[-k:] = 0.0  # intercepts are not penalised
         val = nll + 0.5 * reg * float(dev @ dev)
