@@ -14,6 +14,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import core  # noqa: E402
+from core.bias import EstimatorSpec  # noqa: E402
 from core.worlds import PRESET_WORLDS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,3 +132,100 @@ def test_with_data_fitted_world_subsampling_and_fit_diagnostics():
     _small_run(at)
     shown = next(df.value for df in at.dataframe if "bias" in df.value.columns)
     assert shown["reference_kind"].eq("true CE of the fitted world").all()
+
+
+def _world_label(key: str) -> str:
+    return f"{key} — {PRESET_WORLDS[key].description}"
+
+
+def _estimator_label(option: str) -> str:
+    return EstimatorSpec.parse(option).label.replace("-15", "")
+
+
+def test_settings_are_restored_from_the_url_and_presets_still_work():
+    # every setting is bound to the URL (bind="query-params", key = parameter name); option
+    # widgets with a format_func carry the label shown in the widget
+    url = {
+        "bias_world": _world_label("kumar-sine"),
+        "bias_estimators": [
+            _estimator_label("plugin:equal-width"),
+            _estimator_label("sweep:equal-mass"),
+        ],
+        "bias_ns": ["200", "400"],
+        "bias_replicates": "40",
+        "bias_n_bins": "10",
+        "bias_norm": "ℓ1 (ECE)",
+        "bias_dist_n": "400",
+        "bias_hm_binning": "equal-mass",
+        "bias_hm_value": "rmse",
+        "bias_hm_reps": "100",
+        "bias_tce_family": "Uniform(0, 1)",
+        "bias_tce_est": _estimator_label("debiased:equal-mass"),
+        "bias_tce_n": "500",
+        "bias_tce_reps": "100",
+        "bias_tce_obs": "4.5",
+        "bias_pw_family": "Beta(2.8, 0.05) (CIFAR-10-like)",
+        "bias_pw_est": [_estimator_label("plugin:equal-mass")],
+        "bias_pw_reps": "100",
+    }
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in url.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+
+    def check() -> None:
+        assert at.selectbox(key="bias_world").value == "kumar-sine"
+        assert at.multiselect(key="bias_estimators").value == [
+            "plugin:equal-width",
+            "sweep:equal-mass",
+        ]
+        assert at.multiselect(key="bias_ns").value == [200, 400]
+        assert at.number_input(key="bias_replicates").value == 40
+        assert at.number_input(key="bias_n_bins").value == 10
+        assert at.selectbox(key="bias_norm").value == "1"
+        assert at.radio(key="bias_hm_binning").value == "equal-mass"
+        assert at.radio(key="bias_hm_value").value == "rmse"
+        assert at.number_input(key="bias_hm_reps").value == 100
+        assert at.selectbox(key="bias_tce_family").value == "Uniform(0, 1)"
+        assert at.selectbox(key="bias_tce_est").value == "debiased:equal-mass"
+        assert at.number_input(key="bias_tce_n").value == 500
+        assert at.number_input(key="bias_tce_reps").value == 100
+        assert at.number_input(key="bias_tce_obs").value == 4.5
+        assert at.selectbox(key="bias_pw_family").value == "Beta(2.8, 0.05) (CIFAR-10-like)"
+        assert at.multiselect(key="bias_pw_est").value == ["plugin:equal-mass"]
+        assert at.number_input(key="bias_pw_reps").value == 100
+
+    check()
+    assert not at.status  # a shared link restores settings; it does not start a simulation
+    # a teaching preset opens its lesson and leaves the URL's settings alone
+    at.button(key="preset_fig1").click().run()
+    assert not at.exception, at.exception
+    assert any("n = 200: **" in m.value for m in at.markdown)
+    check()
+    # the restored settings drive the simulation; the view of one n comes from the URL too
+    at.button(key="FormSubmitter:bias_form-Run simulation").click().run()
+    assert not at.exception, at.exception
+    shown = next(df.value for df in at.dataframe if "bias" in df.value.columns)
+    assert len(shown) == 4 and set(shown["n"]) == {200, 400}
+    assert at.selectbox(key="bias_dist_n").value == 400
+    check()
+
+
+def test_source_from_the_url_needs_data():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["bias_source"] = "Subsamples of my data"
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    # without data only preset worlds exist: the URL's value is ignored
+    assert at.radio(key="bias_source").value == "world"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["bias_source"] = "Subsamples of my data"
+    at.run()
+    at.file_uploader(key="upload").set_value(("preds.csv", _csv(600), "text/csv"))
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.radio(key="bias_source").value == "subsample"

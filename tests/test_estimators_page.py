@@ -127,3 +127,23 @@ def test_zero_resamples_and_max_norm():
     assert "low" not in table.columns
     deb = table[table.label.str.startswith("Debiased")].iloc[0]
     assert np.isnan(deb["value"]) and "ℓ∞" in deb["note"]
+
+
+def test_bins_range_is_restored_from_the_url():
+    # the range slider is bound to the URL (bind="query-params"): one parameter per end
+    at = _app(lens="binary", n_resamples="0", estimators_bins_range=["3", "8"]).run()
+    at.file_uploader(key="upload").set_value(("preds.csv", _binary_csv(300), "text/csv"))
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.slider(key="estimators_bins_range").value == (3, 8)
+    spec = _chart_specs(at)[2]
+    xs = np.concatenate([_decode(t["x"]) for t in spec["data"] if t.get("mode") == "lines+markers"])
+    assert xs.size and xs.min() == 3 and xs.max() == 8
+    # out of range: ignored, the default range is drawn
+    at2 = _app(lens="binary", n_resamples="0", estimators_bins_range=["0", "500"]).run()
+    at2.file_uploader(key="upload").set_value(("preds.csv", _binary_csv(300), "text/csv"))
+    at2.run()
+    at2.switch_page(PAGE).run()
+    assert not at2.exception, at2.exception
+    assert at2.slider(key="estimators_bins_range").value == (2, 50)

@@ -123,3 +123,39 @@ def test_teaching_mode_draws_error_curves():
     names = [t["name"] for t in spec["data"]]
     assert names[0] == "type-I error = α"  # calibrated model M1: the diagonal
     assert "Spiegelhalter's Z" in names
+
+
+def test_settings_are_restored_from_the_url():
+    # the settings are bound to the URL (bind="query-params", key = parameter name); option
+    # widgets with a format_func carry the label shown in the widget
+    url = {
+        "tests_alpha": "0.01",
+        "tests_kernel_lens": "Top-label (confidence)",
+        "tests_resamples": "200",
+        "tests_null_choice": "Consistency resampling",
+        "tests_teach_world": "M3: labels uniform (π = 1)",
+        "tests_teach_n": "60",
+        "tests_teach_datasets": "40",
+        "tests_teach_tests": ["Spiegelhalter's Z", "Hosmer–Lemeshow"],
+    }
+    at = _loaded(_csv(200), **url)
+    assert at.select_slider(key="tests_alpha").value == 0.01
+    assert "reject at α = 0.01" in _table(at).columns
+    assert at.selectbox(key="tests_kernel_lens").value == "top-label"
+    assert at.number_input(key="tests_resamples").value == 200
+    assert at.selectbox(key="tests_null_choice").value == "consistency"
+    assert any("top-label lens" in c.value for c in at.caption)
+    assert at.selectbox(key="tests_teach_world").value == "M3: labels uniform (π = 1)"
+    assert at.number_input(key="tests_teach_n").value == 60
+    assert at.number_input(key="tests_teach_datasets").value == 40
+    assert at.multiselect(key="tests_teach_tests").value == ["spiegelhalter", "hosmer-lemeshow"]
+    # one-shot, heavy toggles stay out of the URL: a shared link never starts the work
+    assert at.toggle(key="tests_teach_run").value is False
+    assert not at.get("plotly_chart")[1:]  # only the null distribution, no simulation
+
+
+def test_invalid_url_values_are_ignored():
+    at = _loaded(_csv(200), tests_kernel_lens="Binary P(y=1)", tests_alpha="0.2")
+    # binary is not an option for three classes, 0.2 not a level: both keep their defaults
+    assert at.selectbox(key="tests_kernel_lens").value == "canonical"
+    assert at.select_slider(key="tests_alpha").value == 0.05

@@ -278,6 +278,7 @@ with st.form("bias_form", border=True):
         source_options,
         format_func=SOURCES.get,
         key="bias_source",
+        bind="query-params",
         help="A preset world has a known true CE; a fitted world has the true CE of the fit; "
         "subsampling compares with the estimate on all rows (a reference, not the truth).",
     )
@@ -286,6 +287,7 @@ with st.form("bias_form", border=True):
         list(PRESET_WORLDS),
         format_func=lambda k: f"{k} — {PRESET_WORLDS[k].description}",
         key="bias_world",
+        bind="query-params",
     )
     options = estimator_options()
     default_six = [
@@ -297,16 +299,23 @@ with st.form("bias_form", border=True):
         default=[o for o in default_six if o in options],
         format_func=_spec_label,
         key="bias_estimators",
+        bind="query-params",
         help="Equal width is drawn dashed, equal mass solid. Kernel estimators run one dataset "
         "at a time and estimate another quantity, so they have no true-CE reference in a world.",
     )
     c3, c4, c5, c6 = st.columns([2, 1, 1, 1])
-    ns = c3.multiselect("Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns")
-    replicates = c4.number_input(
-        "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates"
+    ns = c3.multiselect(
+        "Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns", bind="query-params"
     )
-    n_bins = c5.number_input("Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins")
-    norm_key = c6.selectbox("Norm", list(NORMS), format_func=NORMS.get, key="bias_norm")
+    replicates = c4.number_input(
+        "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates", bind="query-params"
+    )
+    n_bins = c5.number_input(
+        "Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins", bind="query-params"
+    )
+    norm_key = c6.selectbox(
+        "Norm", list(NORMS), format_func=NORMS.get, key="bias_norm", bind="query-params"
+    )
     run = st.form_submit_button("Run simulation", type="primary", icon=":material/play_arrow:")
 st.caption(f"Seed {seed} (from the sidebar); datasets are shared by all estimators and sizes.")
 
@@ -426,8 +435,10 @@ with tabs[1]:
     else:
         labels = [s.label for s in result.specs]
         c1, c2 = st.columns([2, 1])
-        picked = c1.multiselect("Estimators", labels, default=labels[:1], key="bias_dist_est")
-        n_pick = c2.selectbox("n", list(result.ns), key="bias_dist_n")
+        picked = c1.multiselect(
+            "Estimators", labels, default=labels[:1], key="bias_dist_est", bind="query-params"
+        )
+        n_pick = c2.selectbox("n", list(result.ns), key="bias_dist_n", bind="query-params")
         if picked:
             est = {lab: result.estimates(lab, n_pick) for lab in picked}
             ref = result.reference[labels.index(picked[0])]
@@ -450,10 +461,22 @@ with tabs[2]:
     )
     c1, c2, c3 = st.columns(3)
     hm_binning = c1.radio(
-        "Binning", ["equal-width", "equal-mass"], key="bias_hm_binning", horizontal=True
+        "Binning",
+        ["equal-width", "equal-mass"],
+        key="bias_hm_binning",
+        horizontal=True,
+        bind="query-params",
     )
-    hm_value = c2.radio("Colour by", ["bias", "sd", "rmse"], key="bias_hm_value", horizontal=True)
-    hm_reps = c3.number_input("Replicates", 10, 5000, 500, step=100, key="bias_hm_reps")
+    hm_value = c2.radio(
+        "Colour by",
+        ["bias", "sd", "rmse"],
+        key="bias_hm_value",
+        horizontal=True,
+        bind="query-params",
+    )
+    hm_reps = c3.number_input(
+        "Replicates", 10, 5000, 500, step=100, key="bias_hm_reps", bind="query-params"
+    )
     hm_world = world_name if source == "world" else None
     if hm_world is None and source == "fitted":
         fitted = _cached(fit_key)
@@ -488,16 +511,23 @@ with tabs[3]:
     if fitted is not None:
         families["Beta fitted to my data"] = fitted.world.scores
     c1, c2, c3, c4 = st.columns(4)
-    fam = c1.selectbox("Score distribution", list(families), key="bias_tce_family")
+    fam = c1.selectbox(
+        "Score distribution", list(families), key="bias_tce_family", bind="query-params"
+    )
     tce_est = c2.selectbox(
         "Estimator",
         [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
         index=0,
         format_func=_spec_label,
         key="bias_tce_est",
+        bind="query-params",
     )
-    tce_n = c3.number_input("n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n")
-    tce_reps = c4.number_input("Replicates", 50, 5000, 300, step=50, key="bias_tce_reps")
+    tce_n = c3.number_input(
+        "n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n", bind="query-params"
+    )
+    tce_reps = c4.number_input(
+        "Replicates", 50, 5000, 300, step=50, key="bias_tce_reps", bind="query-params"
+    )
     observed_default = 12.0
     if pred is not None:
         spec = _specs([tce_est], int(n_bins))[0]
@@ -507,7 +537,12 @@ with tabs[3]:
                 n_bins=spec.n_bins, norm=2, lens=lens,
             ).value  # fmt: skip
     observed = st.number_input(
-        "Observed estimate (%)", 0.0, 100.0, round(observed_default, 3), key="bias_tce_obs"
+        "Observed estimate (%)",
+        0.0,
+        100.0,
+        round(observed_default, 3),
+        key="bias_tce_obs",
+        bind="query-params",
     )
     tce_key = ("tce", fam, tce_est, int(n_bins), int(tce_n), int(tce_reps), seed)
     tce_table = _cached(tce_key)
@@ -546,15 +581,20 @@ with tabs[4]:
         "rate set by simulating a calibrated model with the same scores (μ(c) = c^d worlds)."
     )
     c1, c2, c3 = st.columns(3)
-    pw_fam = c1.selectbox("Score distribution", list(SCORE_FAMILIES), key="bias_pw_family")
+    pw_fam = c1.selectbox(
+        "Score distribution", list(SCORE_FAMILIES), key="bias_pw_family", bind="query-params"
+    )
     pw_est = c2.multiselect(
         "Estimators",
         [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
         default=["sweep:equal-mass", "plugin:equal-width"],
         format_func=_spec_label,
         key="bias_pw_est",
+        bind="query-params",
     )
-    pw_reps = c3.number_input("Replicates", 50, 5000, 300, step=50, key="bias_pw_reps")
+    pw_reps = c3.number_input(
+        "Replicates", 50, 5000, 300, step=50, key="bias_pw_reps", bind="query-params"
+    )
     pw_ns = (200, 500, 1000, 2000, 5000, 10000, 20000)
     pw_key = ("power", pw_fam, tuple(pw_est), int(n_bins), int(pw_reps), seed)
     power = _cached(pw_key)

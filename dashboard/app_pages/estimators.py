@@ -140,6 +140,7 @@ n_bins_range = st.slider(
     max_value=200,
     value=(2, 50),
     key="estimators_bins_range",
+    bind="query-params",
     help="The range of B drawn; every B is one call of each estimator per binning.",
 )
 curve = None

@@ -175,13 +175,16 @@ if pred is None:
 else:
     config = state.analysis_config()
     c1, c2, c3 = st.columns(3)
-    alpha = c1.select_slider("Significance level α", options=ALPHAS, value=0.05, key="tests_alpha")
+    alpha = c1.select_slider(
+        "Significance level α", options=ALPHAS, value=0.05, key="tests_alpha", bind="query-params"
+    )
     lens_options = ["canonical", "top-label"] + (["binary"] if pred.n_classes == 2 else [])
     kernel_lens = c2.selectbox(
         "Lens of the kernel tests",
         lens_options,
         format_func=KERNEL_LENS_LABELS.get,
         key="tests_kernel_lens",
+        bind="query-params",
         help="Canonical tests strong calibration of the whole vector; top-label tests the "
         "confidence only.",
     )
@@ -193,6 +196,7 @@ else:
             value=1000,
             step=100,
             key="tests_resamples",
+            bind="query-params",
         )
     )
     seed = int(config.seed) if config is not None else 0
@@ -273,6 +277,7 @@ else:
             [r.test for r in resampled],
             format_func=lambda t: TESTS.get(t).label,
             key="tests_null_choice",
+            bind="query-params",
         )
         chosen = next(r for r in resampled if r.test == choice)
         st.plotly_chart(
@@ -297,10 +302,16 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
         "under M2 and M3 a powerful test's type-II error drops to 0 quickly."
     )
     t1, t2, t3 = st.columns(3)
-    world = t1.selectbox("Model", list(WORLDS), key="tests_teach_world")
-    n = int(t2.number_input("Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n"))
+    world = t1.selectbox("Model", list(WORLDS), key="tests_teach_world", bind="query-params")
+    n = int(
+        t2.number_input(
+            "Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n", bind="query-params"
+        )
+    )
     n_datasets = int(
-        t3.number_input("Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets")
+        t3.number_input(
+            "Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets", bind="query-params"
+        )
     )
     chosen_tests = st.multiselect(
         "Tests",
@@ -308,6 +319,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
         default=["skce-ul-asymptotic", "skce-uq-bootstrap", "skce-bound-b", "consistency"],
         format_func=lambda t: TESTS.get(t).label,
         key="tests_teach_tests",
+        bind="query-params",
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
         with state.show_errors():
