@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 from core._validation import check_norm, check_probs_labels
 from core.binning import BINNINGS, BinStats, bin_stats, check_n_bins, check_tie_policy
 from core.calibration import CalibrationErrorResult, calibration_error
-from core.errors import ConfigError
+from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS, lens_view
 from core.intervals import (
     INTERVAL_METHODS,
@@ -282,7 +282,10 @@ class ReliabilityAnalysis:
     metrics : pandas.DataFrame
         Columns ``metric, label, value, low, high, note``: every registered binned
         estimator supporting the config's lens, norm and binning, the headline if it
-        is not binned, then accuracy, Brier score and log loss.
+        is not binned, the kernel estimators supporting the lens (point estimates: their
+        bootstrap costs a kernel pass per resample, so their intervals are on the
+        Estimators page; quadratic ones only up to ``QUADRATIC_BOOTSTRAP_MAX_N`` rows),
+        then accuracy, Brier score and log loss.
     intervals : dict
         ``metric -> BootstrapResult`` (all on the same resamples).
     brier_decomposition : BrierDecomposition or None
@@ -414,6 +417,7 @@ def analyze(
         results = {config.estimator: headline, **results}
 
     notes = {name: _note(name, res, config.seed) for name, res in results.items()}
+    kernel_values, kernel_notes = _kernel_estimates(p_in, y, config, opts, exclude=results)
     specs: dict[str, tuple[str, dict[str, Any]]] = {}
     for name in results:
         meta = ESTIMATORS.get(name).meta
@@ -438,6 +442,8 @@ def analyze(
     rows = []
     for name, res in results.items():
         rows.append(_metric_row(name, ESTIMATORS.get(name).label, res.value, intervals, notes))
+    for name, value in kernel_values.items():
+        rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, {}, kernel_notes))
     for name in SCORES.names():
         value = SCORES.get(name).func(p_in, y)
         rows.append(_metric_row(name, SCORES.get(name).label, value, intervals, {}))
@@ -460,6 +466,43 @@ def analyze(
         n=n,
         class_names=names,
     )
+
+
+def _kernel_estimates(
+    p: np.ndarray,
+    y: np.ndarray,
+    config: AnalysisConfig,
+    opts: Mapping[str, Any],
+    exclude: Mapping[str, Any],
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Point estimates of the kernel estimators that support the config's lens.
+
+    A kernel estimator that cannot run on this data (too many rows for an exact
+    quadratic estimate, a zero median distance, ...) gets NaN and the reason as its note.
+    """
+    values: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    for name in ESTIMATORS.names(binned=False, lenses=config.lens):
+        if name in exclude:
+            continue
+        if ESTIMATORS.get(name).meta.get("quadratic") and p.shape[0] > QUADRATIC_BOOTSTRAP_MAX_N:
+            values[name] = math.nan
+            notes[name] = (
+                f"not computed here at n > {QUADRATIC_BOOTSTRAP_MAX_N:,} (quadratic cost): run "
+                "it on its own (Estimators page, core.calibration_error) or use the linear or "
+                "block estimator"
+            )
+            continue
+        try:
+            res = calibration_error(p, y, estimator=name, seed=config.seed, **opts)
+        except CalibscopeError as exc:
+            values[name], notes[name] = math.nan, str(exc)
+            continue
+        values[name] = res.value
+        notes[name] = (
+            "kernel estimator, not on the ℓp scale of the binned rows; intervals on the Estimators page"
+        )
+    return values, notes
 
 
 def _metric_row(

@@ -56,12 +56,32 @@ def test_metrics_equal_direct_calls(config):
 def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
     rows = analyze(p, y, AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
-    assert rows == ["plugin", "label-binned", "debiased", "sweep", "accuracy", "brier", "log-loss"]
+    kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]
+    binned = ["plugin", "label-binned", "debiased", "sweep"]
+    assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
     # no ℓ∞ debiased estimator; no sweep over discrete bins
     rows = analyze(p, y, AnalysisConfig(norm="inf", n_resamples=0)).metrics.metric.tolist()
     assert "debiased" not in rows and "plugin" in rows
     rows = analyze(p, y, AnalysisConfig(binning="discrete", n_resamples=0)).metrics.metric.tolist()
     assert "sweep" not in rows
+    # MMCE has only the top-label lens
+    rows = analyze(p, y, AnalysisConfig(lens="classwise", n_resamples=0)).metrics.metric.tolist()
+    assert "mmce" not in rows and "skce-ul" in rows
+
+
+def test_kernel_rows_are_point_estimates_or_say_why_not():
+    p, y = _data()
+    a = analyze(p, y, AnalysisConfig(n_resamples=20))
+    table = a.metrics.set_index("metric")
+    direct = calibration_error(p, y, estimator="skce-uq", lens="top-label").value
+    assert table.loc["skce-uq", "value"] == direct
+    assert (
+        np.isnan(table.loc["skce-uq", "low"]) and "Estimators page" in table.loc["skce-uq", "note"]
+    )
+    # identical predictions: the median heuristic has no bandwidth, and the row says so
+    flat = np.full_like(p, 1.0 / p.shape[1])
+    table = analyze(flat, y, AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
+    assert np.isnan(table.loc["skce-b", "value"]) and "median" in table.loc["skce-b", "note"]
 
 
 def test_intervals_use_common_resamples_from_the_config_seed():
@@ -79,7 +99,9 @@ def test_intervals_use_common_resamples_from_the_config_seed():
     for name, boot in a.intervals.items():
         assert (m.loc[name, "low"], m.loc[name, "high"]) == tuple(boot.confidence_interval)
         assert boot.estimate == pytest.approx(m.loc[name, "value"], rel=1e-14)
-    assert (m.low <= m.high).all()
+    with_interval = m.low.notna()  # kernel rows are point estimates
+    assert set(m.index[with_interval]) == set(a.intervals)
+    assert (m.low <= m.high)[with_interval].all()
 
 
 def test_no_resamples_means_no_intervals():
