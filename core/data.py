@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core._numeric import sigmoid, softmax
 from core._validation import ROW_SUM_TOL, trust
 from core.errors import DataError
 from core.io import _is_filelike, _is_pathlike, _read, _source_table, _Table, read_table
@@ -744,7 +745,7 @@ def _to_probabilities(
         or (logits == "auto" and negative and k == 1)
     ):
         log_probs = k > 1 and P.max() <= 0 and np.abs(_logsumexp(P)).max() <= ROW_SUM_TOL
-        P = _sigmoid(P) if k == 1 else _softmax(P)
+        P = sigmoid(P) if k == 1 else softmax(P)
         how = "sigmoid" if k == 1 else "softmax"
         if logits is True:
             why = "logits=True"
@@ -848,17 +849,6 @@ def _renormalize(
 def _logsumexp(a: np.ndarray) -> np.ndarray:
     m = a.max(axis=1, keepdims=True)
     return (m + np.log(np.exp(a - m).sum(axis=1, keepdims=True)))[:, 0]
-
-
-def _softmax(a: np.ndarray) -> np.ndarray:
-    e = np.exp(a - a.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def _sigmoid(a: np.ndarray) -> np.ndarray:
-    from scipy.special import expit
-
-    return expit(a)
 
 
 def _class_names(

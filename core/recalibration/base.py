@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -32,12 +32,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
+    BLOCK_ENTRIES,
+    CLIP,
+    blocks,
+    logit,
+    sigmoid,
+    softmax,
+)
 from core._validation import as_labels, as_prob_matrix
 from core.errors import ConfigError, DataError, FitError
 from core.registry import Registry
-
-#: Probabilities are clipped to [CLIP, 1 - CLIP] before a logit or log is taken.
-CLIP = 1e-12
 
 #: The registry of recalibrators; entry ``func`` is the recalibrator class.
 RECALIBRATORS: Registry = Registry("recalibrator")
@@ -108,150 +113,6 @@ class Inputs:
     def _shape(self) -> tuple[int, ...]:
         arr = self._probs if self._probs is not None else self._log_scores
         return arr.shape
-
-
-#: Entries per block of blockwise elementwise work: a block's buffers stay in cache
-#: across the several passes made over it, instead of streaming the whole matrix each time.
-BLOCK_ENTRIES = 1 << 15
-
-
-def blocks(shape: tuple[int, int], entries: int = BLOCK_ENTRIES) -> Iterator[tuple[slice, slice]]:
-    """Yield ``(rows, columns)`` slices that tile a 2-D shape in blocks of about ``entries``.
-
-    Rows longer than ``entries`` are cut into column chunks; shorter rows are grouped.
-
-    Parameters
-    ----------
-    shape : tuple of int
-        ``(rows, columns)``.
-    entries : int
-        Target entries per block.
-
-    Yields
-    ------
-    tuple of slice
-        Row and column slices of one block.
-    """
-    n_rows, n_cols = shape
-    if n_cols >= entries:
-        for r in range(n_rows):
-            for c in range(0, n_cols, entries):
-                yield slice(r, r + 1), slice(c, c + entries)
-    else:
-        per = max(1, entries // max(n_cols, 1))
-        for r in range(0, n_rows, per):
-            yield slice(r, r + per), slice(None)
-
-
-def softmax(
-    z: np.ndarray, *, divide_by: float | None = None, out: np.ndarray | None = None
-) -> np.ndarray:
-    """Row-wise softmax of a score matrix, stable for large scores.
-
-    Rows are processed in cache-sized blocks written into one output buffer, so a
-    large matrix costs one allocation and one pass through memory.
-
-    Parameters
-    ----------
-    z : numpy.ndarray
-        ``(n, K)`` scores.
-    divide_by : float, optional
-        Return ``softmax(z / divide_by)`` (a temperature) without a scaled copy of ``z``.
-    out : numpy.ndarray, optional
-        ``(n, K)`` float64 buffer for the result (may be ``z`` itself).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n, K)`` probabilities.
-    """
-    z = np.asarray(z)
-    if out is None:
-        out = np.empty(z.shape, dtype=np.float64)
-    per = max(1, BLOCK_ENTRIES // max(z.shape[1], 1))
-    for i in range(0, z.shape[0], per):
-        e = out[i : i + per]
-        if divide_by is None:
-            np.subtract(z[i : i + per], z[i : i + per].max(axis=1, keepdims=True), out=e)
-        else:
-            np.divide(z[i : i + per], divide_by, out=e)
-            e -= e.max(axis=1, keepdims=True)
-        np.exp(e, out=e)
-        e /= e.sum(axis=1, keepdims=True)
-    return out
-
-
-def logit(p: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Return ``log(p / (1 - p))`` after clipping ``p`` to ``[CLIP, 1 - CLIP]``.
-
-    Computed as ``log(q / (1 - q))``: one logarithm instead of ``log`` and ``log1p``
-    (``1 - q`` is exact for ``q >= 1/2`` and has a tiny absolute error below, so the
-    result differs from ``log(q) - log1p(-q)`` by a few ulp of ``log q``). A 2-D
-    array is processed in cache-sized blocks (:func:`blocks`).
-
-    Parameters
-    ----------
-    p : numpy.ndarray
-        Probabilities.
-    out : numpy.ndarray, optional
-        Where to write the result (may be ``p`` itself).
-
-    Returns
-    -------
-    numpy.ndarray
-        The log-odds.
-    """
-    p = np.asarray(p, dtype=np.float64)
-    if p.ndim == 0:
-        q = min(max(float(p), CLIP), 1.0 - CLIP)
-        return np.float64(np.log(q / (1.0 - q)))
-    if out is None:
-        out = np.empty_like(p)
-    p2 = p.reshape(1, -1) if p.ndim == 1 else p
-    o2 = out.reshape(1, -1) if out.ndim == 1 else out
-    for rows, cols in blocks(p2.shape):
-        q = np.clip(p2[rows, cols], CLIP, 1.0 - CLIP)
-        d = np.subtract(1.0, q)
-        q /= d
-        np.log(q, out=o2[rows, cols])
-    return out
-
-
-def sigmoid(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Return the logistic function ``1 / (1 + exp(-x))`` without overflow.
-
-    ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)``:
-    one exponential pass, no boolean gathers; a 2-D array is processed in cache-sized
-    blocks (:func:`blocks`).
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Values.
-    out : numpy.ndarray, optional
-        Where to write the result (may be ``x`` itself).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``sigmoid(x)``.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 0:
-        return sigmoid(x.reshape(1))[0]
-    if out is None:
-        out = np.empty_like(x)
-    x2 = x.reshape(1, -1) if x.ndim == 1 else x
-    o2 = out.reshape(1, -1) if out.ndim == 1 else out
-    for rows, cols in blocks(x2.shape):
-        xb = x2[rows, cols]
-        e = np.abs(xb)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        num = np.where(xb >= 0, 1.0, e)
-        e += 1.0
-        np.divide(num, e, out=o2[rows, cols])
-    return out
 
 
 def as_inputs(x: ArrayLike, *, logits: bool = False) -> Inputs:
