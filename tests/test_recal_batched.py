@@ -335,3 +335,75 @@ def test_vector_and_matrix_chunked_gradient_matches_finite_differences():
             2 * eps
         )
         assert gw.flat[0] == pytest.approx(num, rel=1e-5, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- solver starts
+
+
+def _rare_positive_rows(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Classwise log-odds and outcomes of a K-class softmax model: ~n/K positives per row."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0, 1.5, (n, k))
+    y = rng.integers(0, k, n)
+    z[np.arange(n), y] += rng.uniform(0, 6, n)
+    return logit(transpose(softmax(z))), _onehot(y, k)
+
+
+@pytest.mark.parametrize("smooth", [True, False])
+def test_binned_start_reaches_the_same_optimum_in_fewer_passes(smooth):
+    from core.recalibration.scaling import START_MIN_COLUMNS
+
+    x, t = _rare_positive_rows(START_MIN_COLUMNS + 1234, 12, 3)
+    if not smooth:  # hard targets need overlapping classes: flip a few outcomes
+        t = t.copy()
+        t[:, ::97] = ~t[:, ::97]
+    a_cold, c_cold, it_cold = fit_logistic_rows(x, t, smooth=smooth, warm_start=False)
+    a_warm, c_warm, it_warm = fit_logistic_rows(x, t, smooth=smooth)
+    assert_allclose(a_warm, a_cold, rtol=1e-10, atol=1e-12)
+    assert_allclose(c_warm, c_cold, rtol=1e-10, atol=1e-12)
+    assert it_warm <= 4 < it_cold
+    # and the optimum is the generic optimiser's
+    tj = platt_targets(t[0].astype(float), "platt") if smooth else t[0].astype(float)
+    assert_allclose([a_warm[0], c_warm[0]], _logistic_reference(x[0], tj), rtol=1e-6, atol=1e-6)
+
+
+def test_binned_start_with_constant_and_extreme_rows():
+    from core.recalibration.scaling import START_MIN_COLUMNS
+
+    x, t = _rare_positive_rows(START_MIN_COLUMNS, 5, 4)
+    x = x.copy()
+    x[1] = 0.25  # no spread: the slope is 0 and the intercept the log-odds of the rate
+    x[2, :50] = 1e6  # outliers far beyond the binned range
+    a, c, _ = fit_logistic_rows(x, t, smooth=True)
+    a_cold, c_cold, _ = fit_logistic_rows(x, t, smooth=True, warm_start=False)
+    assert_allclose(a, a_cold, rtol=1e-9, atol=1e-12)
+    assert_allclose(c, c_cold, rtol=1e-9, atol=1e-12)
+    rate = platt_targets(t[1].astype(float), "platt").mean()
+    assert a[1] == 0.0
+    assert c[1] == pytest.approx(np.log(rate / (1 - rate)), rel=1e-12)
+
+
+def test_vector_scaling_preconditioned_fit_is_the_optimum():
+    """The fit's gradient vanishes, and a generic optimiser on the raw parameters finds no lower NLL."""
+    from core.recalibration.scaling import _affine_nll, _centred
+
+    z, y = _logits(3000, 7)
+    rng = np.random.default_rng(5)
+    z = z * rng.uniform(0.3, 3.0, 7) + rng.normal(0, 2, 7)  # classes on different scales
+    r = make_recalibrator("vector").fit(z, y, logits=True)
+    w, b = np.asarray(r.params_.values["weights"]), np.asarray(r.params_.values["bias"])
+    zc = _centred(z, "vector")
+    nll, gw, gb = _affine_nll(zc, y, w, b, "vector")
+    # L-BFGS stops on the relative change of the NLL (1e-13), so the gradient is small, not 0
+    assert np.abs(gw).max() < 1e-6
+    assert np.abs(gb).max() < 1e-6
+
+    def f(theta):
+        v, g1, g2 = _affine_nll(zc, y, theta[:7], theta[7:], "vector")
+        return v, np.concatenate([g1, g2])
+
+    ref = minimize(
+        f, np.r_[np.ones(7), np.zeros(7)], jac=True, method="BFGS", options={"gtol": 1e-10}
+    )
+    assert nll <= ref.fun + 1e-12
+    assert_allclose(w, ref.x[:7], rtol=1e-5, atol=1e-5)
