@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
+from core._parallel import even_pieces, map_ordered
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     FittedParameters,
@@ -52,6 +53,15 @@ from core.recalibration.base import (
 #: Rows per chunk are chosen so a chunk holds about this many matrix entries; a chunk's
 #: few buffers then stay in cache across the elementwise passes made over it.
 CHUNK_ENTRIES = 1 << 15
+
+#: Entries per piece of row-chunked work handed to a thread (whole chunks per piece).
+PIECE_ENTRIES = 1 << 21
+
+
+def piece_rows(k: int, step: int) -> int:
+    """Rows per thread piece: whole chunks of ``step`` rows, about ``PIECE_ENTRIES`` entries."""
+    return max(step, (PIECE_ENTRIES // max(k, 1)) // step * step)
+
 
 #: Entries per block of the batched Newton solve of Platt scaling (in-cache passes).
 BLOCK_ENTRIES = 1 << 15
@@ -72,7 +82,31 @@ def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
     return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
+#: Rows per piece of work handed to a thread by :func:`_logistic_sums`.
+ROWS_PER_TASK = 16
+
+
 def _logistic_sums(
+    x: np.ndarray,
+    mu: np.ndarray,
+    scale: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Return the sums of :func:`_logistic_sums_rows`, rows shared out over threads.
+
+    Each row's sums are computed by one thread from that row alone, so the result does
+    not depend on the number of threads.
+    """
+    pieces = [rows[i : i + ROWS_PER_TASK] for i in range(0, rows.size, ROWS_PER_TASK)]
+    parts = map_ordered(lambda r: _logistic_sums_rows(x, mu, scale, a, c, r), pieces)
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(col) for col in zip(*parts, strict=True))
+
+
+def _logistic_sums_rows(
     x: np.ndarray,
     mu: np.ndarray,
     scale: np.ndarray,
@@ -150,10 +184,15 @@ def affine_sigmoid(
     """
     if out is None:
         out = np.empty_like(x, dtype=np.float64)
-    for rows, cols in blocks(x.shape):
-        u = x[rows, cols] * a[rows, None]
-        u += c[rows, None]
-        sigmoid(u, out=out[rows, cols])
+
+    def piece(span: tuple[int, int]) -> None:  # rows [start, stop), written by one thread
+        xs, os_, a_s, c_s = (v[span[0] : span[1]] for v in (x, out, a, c))
+        for rows, cols in blocks(xs.shape):
+            u = xs[rows, cols] * a_s[rows, None]
+            u += c_s[rows, None]
+            sigmoid(u, out=os_[rows, cols])
+
+    map_ordered(piece, even_pieces(x.shape[0], ROWS_PER_TASK))
     return out
 
 
@@ -597,26 +636,35 @@ def _nll_derivatives(
     n = z.shape[0] if rows is None else rows.size
     k = z.shape[1]
     step = max(1, CHUNK_ENTRIES // k)
+
+    def piece(span: tuple[int, int]) -> tuple[float, float, float]:
+        nll = d1 = d2 = 0.0
+        for i in range(span[0], span[1], step):
+            j = min(i + step, span[1])
+            if rows is None:
+                zc = z[i:j]
+                yc = y[i:j]
+            else:
+                zc = z[rows[i:j]]
+                yc = y[rows[i:j]]
+            u = zc * beta
+            m = u.max(axis=1)
+            u -= m[:, None]
+            np.exp(u, out=u)
+            tot = u.sum(axis=1)
+            s1 = np.einsum("ij,ij->i", u, zc) / tot
+            u *= zc
+            s2 = np.einsum("ij,ij->i", u, zc) / tot
+            zy = zc[np.arange(zc.shape[0]), yc]
+            nll += float(np.sum(np.log(tot) + m - beta * zy))
+            d1 += float(np.sum(s1 - zy))
+            d2 += float(np.sum(np.maximum(s2 - s1 * s1, 0.0)))
+        return nll, d1, d2
+
+    parts = map_ordered(piece, even_pieces(n, piece_rows(k, step)))
     nll = d1 = d2 = 0.0
-    for i in range(0, n, step):
-        if rows is None:
-            zc = z[i : i + step]
-            yc = y[i : i + step]
-        else:
-            zc = z[rows[i : i + step]]
-            yc = y[rows[i : i + step]]
-        u = zc * beta
-        m = u.max(axis=1)
-        u -= m[:, None]
-        np.exp(u, out=u)
-        tot = u.sum(axis=1)
-        s1 = np.einsum("ij,ij->i", u, zc) / tot
-        u *= zc
-        s2 = np.einsum("ij,ij->i", u, zc) / tot
-        zy = zc[np.arange(zc.shape[0]), yc]
-        nll += float(np.sum(np.log(tot) + m - beta * zy))
-        d1 += float(np.sum(s1 - zy))
-        d2 += float(np.sum(np.maximum(s2 - s1 * s1, 0.0)))
+    for a, b, c in parts:  # in order: the same sums on any number of threads
+        nll, d1, d2 = nll + a, d1 + b, d2 + c
     return nll / n, d1 / n, d2 / n
 
 
@@ -784,24 +832,33 @@ def _affine_nll(
     gb = -np.bincount(y, minlength=k).astype(np.float64)
     # Σ_i [log Σ_j e_ij + m_i] - Σ_i (w_y zy + b_y - shift): the second sum needs no chunks
     nll = -float(np.dot(w[y], zy) + b_shift[y].sum())
-    for i in range(0, n, step):
-        zb = zc[i : i + step]
-        u = zb * w
-        u += b_shift
-        if const:  # u holds the scores minus max(b)
-            np.exp(u, out=u)
-            tot = u.sum(axis=1)
-            nll += float(np.log(tot).sum())
-        else:
-            m = u.max(axis=1)
-            u -= m[:, None]
-            np.exp(u, out=u)
-            tot = u.sum(axis=1)
-            nll += float((np.log(tot) + m).sum())
-        inv = 1.0 / tot
-        gb += inv @ u
-        u *= zb
-        gw += inv @ u
+
+    def piece(span: tuple[int, int]) -> tuple[float, np.ndarray, np.ndarray]:
+        acc, pw, pb = 0.0, np.zeros(k), np.zeros(k)
+        for i in range(span[0], span[1], step):
+            zb = zc[i : min(i + step, span[1])]
+            u = zb * w
+            u += b_shift
+            if const:  # u holds the scores minus max(b)
+                np.exp(u, out=u)
+                tot = u.sum(axis=1)
+                acc += float(np.log(tot).sum())
+            else:
+                m = u.max(axis=1)
+                u -= m[:, None]
+                np.exp(u, out=u)
+                tot = u.sum(axis=1)
+                acc += float((np.log(tot) + m).sum())
+            inv = 1.0 / tot
+            pb += inv @ u
+            u *= zb
+            pw += inv @ u
+        return acc, pw, pb
+
+    for acc, pw, pb in map_ordered(piece, even_pieces(n, piece_rows(k, step))):
+        nll += acc
+        gw += pw
+        gb += pb
     return nll / n, gw / n, gb / n
 
 

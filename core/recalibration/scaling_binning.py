@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
 from core.recalibration.base import OneDimRecalibrator, register, sigmoid
 from core.recalibration.histogram import count_edges
@@ -89,12 +90,14 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
     if ends.size == 0:
         return [np.array([1.0]) for _ in range(v.shape[0])]
     kth = np.unique(np.concatenate([ends - 1, ends]))
-    out = []
-    for row in v:  # one row at a time: a row-sized partition buffer instead of a matrix
+
+    def row_edges(row: np.ndarray) -> np.ndarray:
+        # one row at a time: a row-sized partition buffer instead of a matrix
         part = np.partition(row, kth)
         mids = (part[ends - 1] + part[ends]) / 2.0
-        out.append(np.unique(np.concatenate([mids, [1.0]])))
-    return out
+        return np.unique(np.concatenate([mids, [1.0]]))
+
+    return map_ordered(row_edges, v)
 
 
 @register(
@@ -187,10 +190,12 @@ class ScalingBinning(OneDimRecalibrator):
         g2 = affine_sigmoid(log_odds if same else log_odds[:, p2], slopes, intercepts)
         edges_all = equal_mass_edges_rows(g2, nb)
         g3 = g2 if same else affine_sigmoid(log_odds[:, p3], slopes, intercepts)
-        return [
-            self._bin_component(float(a), float(c), edges, g)
-            for a, c, edges, g in zip(slopes, intercepts, edges_all, g3, strict=True)
-        ]
+        return map_ordered(
+            lambda j: self._bin_component(
+                float(slopes[j]), float(intercepts[j]), edges_all[j], g3[j]
+            ),
+            range(len(edges_all)),
+        )
 
     @property
     def _uses_scores(self) -> bool:
@@ -206,10 +211,13 @@ class ScalingBinning(OneDimRecalibrator):
         a = np.array([float(c["a"]) for c in comps])
         c = np.array([float(c["c"]) for c in comps])
         g = affine_sigmoid(log_odds, a, c, out=log_odds)  # the log-odds are a fresh matrix
-        for j, comp in enumerate(comps):
-            edges = np.atleast_1d(comp["edges"])
+
+        def bin_row(j: int) -> None:  # each row is written by one thread only
+            edges = np.atleast_1d(comps[j]["edges"])
             idx = np.minimum(count_edges(edges, g[j], "left"), edges.size - 1)
-            g[j] = np.atleast_1d(comp["values"])[idx]
+            g[j] = np.atleast_1d(comps[j]["values"])[idx]
+
+        map_ordered(bin_row, range(len(comps)))
         return g
 
     def _bin_component(
