@@ -46,7 +46,7 @@ def _multiclass(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _options(name: str, k: int) -> dict[str, Any]:
-    if name == "matrix" and k > 100:
+    if name in ("matrix", "dirichlet") and k > 100:
         return {"max_iter": MATRIX_MAX_ITER}
     return {}
 

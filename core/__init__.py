@@ -67,9 +67,24 @@ _EXPORTS: dict[str, str] = {
     # distribution-free guarantees of histogram binning
     "histogram_binning_epsilon": "core.guarantees",
     "largest_n_bins": "core.guarantees",
+    "guarantee_calculator": "core.guarantees",
+    "GuaranteeReport": "core.guarantees",
+    "guarantee_epsilon": "core.guarantees",
+    "expected_ece_bound": "core.guarantees",
+    "n_needed": "core.guarantees",
+    "largest_bins": "core.guarantees",
+    "theory_validity": "core.guarantees",
+    # validity plots over repeated calibration/test splits
+    "validity_curves": "core.validity",
+    "ValidityResult": "core.validity",
     # every estimator side by side
     "compare_estimators": "core.estimator_comparison",
     "error_versus_bins": "core.estimator_comparison",
+    # several models on identical bins
+    "ModelComparison": "core.model_comparison",
+    "compare_models": "core.model_comparison",
+    "shared_edges": "core.binning",
+    "assign_to_edges": "core.binning",
     # calibration tests
     "TESTS": "core.calibration_tests",
     "CalibrationTestResult": "core.calibration_tests",

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -58,30 +59,49 @@ def _run(fn: Callable[[T], R], item: T) -> R:
         _inside.active = False
 
 
-def map_ordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+#: Jobs with fewer matrix entries than this run in the calling thread (hand-off would dominate).
+PARALLEL_MIN_ENTRIES = 1 << 20
+
+
+def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None = None) -> list[R]:
     """Return ``[fn(item) for item in items]``, computed on the thread pool.
 
-    Runs in the calling thread when one thread is configured, when there is a single
-    item, or when called from inside a pool thread (a nested call would wait on
-    threads that are busy waiting for it).
+    ``items`` is consumed lazily, in order, in the calling thread (draws from a shared
+    generator made while preparing an item happen in the same order as in a plain
+    loop), and at most a few items per thread are in flight, so prepared per-item
+    buffers do not pile up. Results come back in order; the first failing item (in
+    order) raises its exception. Runs in the calling thread when one thread is
+    configured, when the job is smaller than ``PARALLEL_MIN_ENTRIES`` entries, or when
+    called from inside a pool thread (a nested call would wait on threads that are busy
+    waiting for it).
 
     Parameters
     ----------
     fn : callable
-        Function of one item; must not modify shared state.
+        Function of one item; must not modify state shared with other items.
     items : iterable
         The pieces of work.
+    entries : int, optional
+        Size of the whole job (matrix entries), to decide whether threads are worth it.
 
     Returns
     -------
     list
         ``fn`` of every item, in the order of ``items``.
     """
-    work = list(items)
-    size = min(thread_count(), len(work))
-    if size <= 1 or getattr(_inside, "active", False):
-        return [fn(item) for item in work]
-    return list(_executor(size).map(lambda item: _run(fn, item), work))
+    size = thread_count()
+    small = entries is not None and entries < PARALLEL_MIN_ENTRIES
+    if size <= 1 or small or getattr(_inside, "active", False):
+        return [fn(item) for item in items]
+    pool = _executor(size)
+    results: list[R] = []
+    pending: deque[Future[R]] = deque()
+    for item in items:
+        pending.append(pool.submit(_run, fn, item))
+        if len(pending) >= 4 * size:
+            results.append(pending.popleft().result())
+    results.extend(f.result() for f in pending)
+    return results
 
 
 def even_pieces(total: int, piece: int) -> list[tuple[int, int]]:

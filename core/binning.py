@@ -27,6 +27,7 @@ and ``edges`` float64 of shape ``(B + 1,)``; it assumes validated input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -454,3 +455,71 @@ def bin_stats(
     entry = BINNINGS.get(binning)
     idx, edges = entry.func(s, check_n_bins(n_bins), check_tie_policy(tie_policy))
     return stats_from_indices(idx, edges, s, y, binning)
+
+
+def shared_edges(
+    score_sets: Sequence[ArrayLike],
+    *,
+    binning: str = "equal-width",
+    n_bins: int = 15,
+    tie_policy: str = "split",
+) -> np.ndarray:
+    """Return one set of bin edges for several score vectors (models compared on equal bins).
+
+    Equal-width edges do not depend on the data. Equal-mass edges are those of the
+    pooled scores of every set (so each set's bins hold about ``1/B`` of the pooled
+    mass, not of its own). Discrete edges are the midpoints of the union of the values.
+
+    Parameters
+    ----------
+    score_sets : sequence of array_like
+        1-D scores in [0, 1], one vector per model (lengths may differ).
+    binning, n_bins, tie_policy
+        See :func:`bin_indices`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B + 1,)`` float64 edges from 0 to 1; assign scores with
+        :func:`assign_to_edges`.
+
+    Examples
+    --------
+    >>> shared_edges([[0.1, 0.2], [0.3, 0.4]], binning="equal-mass", n_bins=2).tolist()
+    [0.0, 0.25, 1.0]
+    """
+    if len(score_sets) == 0:
+        raise DataError("There are no score vectors to bin.")
+    pooled = np.concatenate([_as_unit_vector(s, "Scores") for s in score_sets])
+    if binning == "discrete":
+        pooled = np.unique(pooled)
+    entry = BINNINGS.get(binning)
+    return entry.func(pooled, check_n_bins(n_bins), check_tie_policy(tie_policy))[1]
+
+
+def assign_to_edges(scores: ArrayLike, edges: ArrayLike) -> np.ndarray:
+    """Return the bin of each score for fixed edges: left-closed bins, the last closed at 1.
+
+    A score equal to an inner edge lies in the upper bin, as in equal-width binning, so
+    ``assign_to_edges(s, equal_width_edges(B))`` equals the equal-width assignment.
+
+    Parameters
+    ----------
+    scores : array_like
+        1-D scores in [0, 1].
+    edges : array_like
+        ``(B + 1,)`` increasing edges.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 bin index in ``0..B−1`` of every score.
+
+    Examples
+    --------
+    >>> assign_to_edges([0.0, 0.25, 0.3, 1.0], [0.0, 0.25, 1.0]).tolist()
+    [0, 1, 1, 1]
+    """
+    s = _as_unit_vector(scores, "Scores")
+    e = np.asarray(edges, dtype=np.float64)
+    return np.searchsorted(e[1:-1], s, side="right").astype(np.int64)

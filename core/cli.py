@@ -4,7 +4,9 @@
 for a separate labels file), runs :func:`core.analysis.analyze` and prints the
 calibration errors and scores with bootstrap intervals, as a table or as JSON
 (``--json``: every number, the config, the seed, the lint findings and the
-versions). ``calibscope lint FILE`` prints the data checks only.
+versions). ``calibscope lint FILE`` prints the data checks only. ``calibscope compare
+FILE`` compares the models of a file's ``model`` column on identical bins
+(:func:`core.model_comparison.compare_models`).
 
 Bad input gives one line on stderr (``calibscope: error: ...``) and exit code 2.
 Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registries.
@@ -174,7 +176,7 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 # metrics
 
 
-def _add_metrics_arguments(cmd: argparse.ArgumentParser) -> None:
+def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
     from core.binning import BINNINGS
     from core.estimators import ESTIMATORS
     from core.intervals import INTERVAL_METHODS
@@ -189,37 +191,45 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
     cmd.add_argument("--bins", type=int, default=15, metavar="N", help="number of bins (15)")
     cmd.add_argument("--norm", choices=("1", "2", "inf"), default="1", help="ℓp norm (1 = ECE)")
-    cmd.add_argument(
-        "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
-    )
+    if headline:
+        cmd.add_argument(
+            "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
+        )
     cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
     cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
     cmd.add_argument(
         "--resamples", type=int, default=1000, metavar="R", help="bootstrap resamples (0 = none)"
     )
     cmd.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
-    cmd.add_argument(
-        "--interval-method", choices=INTERVAL_METHODS.names(), default="wilson", help="per bin"
-    )
+    if headline:
+        cmd.add_argument(
+            "--interval-method", choices=INTERVAL_METHODS.names(), default="wilson", help="per bin"
+        )
 
 
-def _run_metrics(args: argparse.Namespace) -> str:
-    from core.analysis import AnalysisConfig, analyze
+def _config(args: argparse.Namespace, pred: Any) -> Any:
+    from core.analysis import AnalysisConfig
 
-    pred = _load(args)
     lens = args.lens or ("binary" if pred.n_classes == 2 else "top-label")
-    config = AnalysisConfig(
+    return AnalysisConfig(
         lens=lens,
         binning=args.binning,
         n_bins=args.bins,
         norm=args.norm,
-        estimator=args.estimator,
+        estimator=getattr(args, "estimator", "plugin"),
         tie_policy=args.tie_policy,
         seed=args.seed,
         n_resamples=args.resamples,
         level=args.level,
-        interval_method=args.interval_method,
+        interval_method=getattr(args, "interval_method", "wilson"),
     )
+
+
+def _run_metrics(args: argparse.Namespace) -> str:
+    from core.analysis import analyze
+
+    pred = _load(args)
+    config = _config(args, pred)
     results = []
     for name, part in _select_models(pred, args.model):
         probs = part.probs[:, 1] if part.binary else part.probs
@@ -358,6 +368,120 @@ def _run_lint(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------
+# compare
+
+
+def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
+    from core.calibration_tests import TESTS
+    from core.model_comparison import DEFAULT_METRICS
+
+    _add_metrics_arguments(cmd, headline=False)
+    cmd.add_argument(
+        "--models", metavar="A,B,...", help="models of the model column to compare (default: all)"
+    )
+    cmd.add_argument(
+        "--metrics",
+        metavar="KEY,...",
+        default=",".join(DEFAULT_METRICS),
+        help="metric keys, estimators as name@p (default: %(default)s)",
+    )
+    cmd.add_argument("--reference", metavar="MODEL", help="default: best by the first metric")
+    cmd.add_argument("--test", choices=TESTS.names(), help="calibration test run on every model")
+    cmd.add_argument(
+        "--test-resamples", type=int, default=1000, metavar="R", help="resampling tests (1000)"
+    )
+
+
+def _run_compare(args: argparse.Namespace) -> str:
+    from core.model_comparison import compare_models
+
+    pred = _load(args)
+    if args.model is not None:
+        raise _Failure("compare takes several models: use --models A,B instead of --model.")
+    if pred.model is None:
+        raise _Failure(
+            f"{pred.source} has no model column; compare needs one (one block of rows per model)."
+        )
+    parts = pred.by_model()
+    if args.models:
+        wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+        unknown = [m for m in wanted if m not in parts]
+        if unknown:
+            raise _Failure(
+                f"No model(s) {', '.join(map(repr, unknown))}; models: {', '.join(parts)}."
+            )
+        parts = {m: parts[m] for m in wanted}
+    config = _config(args, pred)
+    cmp = compare_models(
+        parts,
+        config=config,
+        estimators=[k.strip() for k in args.metrics.split(",") if k.strip()],
+        reference=args.reference,
+        test=args.test,
+        test_resamples=args.test_resamples,
+    )
+    if args.json:
+        return _dump(
+            {
+                "command": "compare",
+                "calibscope": _version("calibscope"),
+                "versions": _versions(),
+                "input": _input_record(args, pred),
+                "config": config.to_dict(),
+                "seed": cmp.seed,
+                "n_resamples": cmp.n_resamples,
+                "level": cmp.level,
+                "models": list(cmp.models),
+                "n": cmp.n,
+                "paired": cmp.paired,
+                "reference": cmp.reference,
+                "metrics": [{"key": s.key, "label": s.label} for s in cmp.metrics],
+                "edges": [list(e) for e in cmp.edges],
+                "table": cmp.table.to_dict(orient="records"),
+                "differences": cmp.differences.to_dict(orient="records"),
+                "tests": cmp.tests.to_dict(orient="records"),
+                "ranks": cmp.ranks.reset_index().to_dict(orient="records"),
+                "kendall": cmp.kendall.to_dict(),
+                "flips": cmp.flips.to_dict(orient="records"),
+                "notes": list(cmp.notes),
+            }
+        )
+    lines = [_input_line(pred), *cmp.notes, ""]
+    table = [("model", *(s.key for s in cmp.metrics))]
+    for m in cmp.models:
+        row = cmp.table[cmp.table.model == m].set_index("metric")
+        cells = []
+        for s in cmp.metrics:
+            value, low, high = row.loc[s.key, ["value", "low", "high"]]
+            interval = "" if _missing(low) else f" [{_fmt(low)}, {_fmt(high)}]"
+            cells.append(_fmt(value) + interval)
+        table.append((m, *cells))
+    lines.extend(_columns(table))
+    lines += ["", f"differences to {cmp.reference} ({'paired' if cmp.paired else 'unpaired'}):"]
+    diff = [("model", "metric", "difference", f"{cmp.level:.0%} interval", "")]
+    for r in cmp.differences.itertuples(index=False):
+        interval = "" if _missing(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
+        diff.append((r.model, r.metric, _fmt(r.difference), interval, "*" if r.significant else ""))
+    lines.extend(_columns(diff))
+    if len(cmp.tests):
+        lines += ["", f"calibration test {cmp.test}:"]
+        lines.extend(
+            _columns(
+                [("model", "statistic", "p-value")]
+                + [(r.model, _fmt(r.statistic), _fmt(r.pvalue)) for r in cmp.tests.itertuples()]
+            )
+        )
+    lines += ["", f"order flips between metrics: {len(cmp.flips)}"]
+    for r in cmp.flips.itertuples(index=False):
+        verdict = "significant" if r.significant else "within noise"
+        lines.append(
+            f"  {r.metric_a} prefers {r.better_by_a}, {r.metric_b} prefers {r.better_by_b} "
+            f"({verdict})"
+        )
+    return "\n".join(lines) + "\n"
+
+
 #: name -> (help, add_arguments(parser), run(args) -> text)
 COMMANDS: dict[
     str,
@@ -369,6 +493,11 @@ COMMANDS: dict[
         _run_metrics,
     ),
     "lint": ("Check a predictions file and list the findings.", _add_input_arguments, _run_lint),
+    "compare": (
+        "Several models of one file on identical bins: intervals, paired differences, ranks.",
+        _add_compare_arguments,
+        _run_compare,
+    ),
 }
 
 

@@ -50,5 +50,7 @@ PAGES: list[PageSpec] = [
     PageSpec("app_pages/tests.py", "Tests", ":material/science:", "tests", "Analysis", help="p-values of “the model is calibrated”"),
     PageSpec("app_pages/bias.py", "Bias vs n", ":material/trending_down:", "bias", "Analysis", help="Estimator bias against sample size; worlds with known truth"),
     PageSpec("app_pages/recalibration.py", "Recalibration", ":material/tune:", "recalibration", "Analysis", help="Fit recalibrators on calibration rows, judge them on test rows"),
+    PageSpec("app_pages/validity.py", "Validity", ":material/verified:", "validity", "Analysis", help="Validity plots of histogram binning; guarantee calculator"),
+    PageSpec("app_pages/compare.py", "Compare", ":material/leaderboard:", "compare", "Analysis", help="Several models on identical bins"),
 ]
 # fmt: on

@@ -24,7 +24,9 @@ def test_map_ordered_keeps_order_and_runs_nested_calls_inline(monkeypatch):
         # a nested call from a pool thread must not wait on the busy pool
         return sum(_parallel.map_ordered(inner, range(i)))
 
-    assert _parallel.map_ordered(outer, range(6)) == [sum(j * j for j in range(i)) for i in range(6)]
+    assert _parallel.map_ordered(outer, range(6)) == [
+        sum(j * j for j in range(i)) for i in range(6)
+    ]
     assert any(name.startswith("calibscope") for name in seen)
 
 

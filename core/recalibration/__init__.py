@@ -22,7 +22,15 @@ from core.recalibration.base import (
 from core.recalibration.splits import PROTOCOLS, Split, make_splits
 
 # Registration order is the order of select boxes: scaling, isotonic, histograms, then the rest.
-for _module in ("scaling", "isotonic", "histogram", "scaling_binning", "metacal"):
+for _module in (
+    "scaling",
+    "beta",
+    "dirichlet",
+    "isotonic",
+    "histogram",
+    "scaling_binning",
+    "metacal",
+):
     importlib.import_module(f"core.recalibration.{_module}")
 
 from core.recalibration.evaluation import (  # noqa: E402

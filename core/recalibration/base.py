@@ -93,6 +93,23 @@ class Inputs:
         return self._probs
 
     @property
+    def has_probs(self) -> bool:
+        """Whether the probabilities are held (given, or already computed)."""
+        return self._probs is not None
+
+    def probs_t(self) -> np.ndarray:
+        """Return the ``(K, n)`` C-contiguous transpose of the probabilities (a new matrix).
+
+        From logits, the softmax is computed block by block straight into the transposed
+        matrix (the same arithmetic as :func:`softmax`, so the same bits) and the
+        ``(n, K)`` probabilities are not kept: a second matrix of fresh memory costs more
+        than the softmax itself.
+        """
+        if self._probs is not None:
+            return transpose(self._probs)
+        return softmax_t(self._log_scores)
+
+    @property
     def log_scores(self) -> np.ndarray:
         """``(n, K)`` logits, or ``log(clip(probs, CLIP))`` computed once."""
         if self._log_scores is None:
@@ -489,8 +506,9 @@ class OneDimRecalibrator(Recalibrator):
         (``uses_log_odds = False``) the second matrix is the scores themselves; when
         only log-odds are used (``_uses_scores`` False), the first matrix is the log-odds.
         """
-        p = inputs.probs
         need = self.uses_log_odds
+        if lens != "classwise":
+            p = inputs.probs
         if lens == "binary":
             s = p[:, 1].copy()[None, :]  # a copy: predictions may overwrite it
             if not need:
@@ -503,7 +521,7 @@ class OneDimRecalibrator(Recalibrator):
             pred = p.argmax(axis=1)
             conf = p[np.arange(p.shape[0]), pred][None, :]
             return conf, logit(conf) if need else conf, pred
-        s = transpose(p)
+        s = inputs.probs_t()
         if not need:
             return s, s, None
         if not self._uses_scores:
@@ -574,10 +592,13 @@ class OneDimRecalibrator(Recalibrator):
         scores, log_odds, pred = self._components(lens, inputs)
         rng = predict_rng(self.seed)
         new = self._apply_components(comps, scores, log_odds, rng)
+        if lens == "classwise":
+            # the classwise output can reuse the probability buffer when this call made it;
+            # clipping is done block by block while the result is transposed back
+            out = inputs.probs if inputs.has_probs and inputs.probs_owned else None
+            return combine_classwise(new, out=out, clip=True)
         np.clip(new, 0.0, 1.0, out=new)
-        # classwise output can reuse the probability buffer when this call made it
-        out = inputs.probs if lens == "classwise" and inputs.probs_owned else None
-        return combine_components(lens, new, inputs.probs, pred, out=out)
+        return combine_components(lens, new, inputs.probs, pred)
 
     def _fit_component(
         self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
@@ -589,6 +610,10 @@ class OneDimRecalibrator(Recalibrator):
     ) -> np.ndarray:
         raise NotImplementedError
 
+
+#: Entries per block of the fused transposing passes (about 1 MB): reading a column block
+#: of a ``(K, n)`` matrix touches ``K`` pages per block, so short blocks thrash the TLB.
+FUSED_BLOCK_ENTRIES = 4 * BLOCK_ENTRIES
 
 #: Rows of a block in :func:`transpose` (a block of rows stays in cache while it is scattered).
 TRANSPOSE_BLOCK = 128
@@ -617,6 +642,77 @@ def transpose(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty((k, n))
     for i in range(0, n, TRANSPOSE_BLOCK):
         out[:, i : i + TRANSPOSE_BLOCK] = x[i : i + TRANSPOSE_BLOCK].T
+    return out
+
+
+def softmax_t(z: np.ndarray) -> np.ndarray:
+    """Return ``softmax(z).T`` as a C-contiguous ``(K, n)`` matrix, without an ``(n, K)`` one.
+
+    Each block of rows is computed in a small scratch buffer by exactly the operations
+    of :func:`softmax` (so every entry has the same bits) and scattered into the result
+    while it is still in cache.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        ``(n, K)`` scores.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(K, n)`` probabilities, one row per class.
+    """
+    n, k = z.shape
+    out = np.empty((k, n))
+    per = max(1, BLOCK_ENTRIES // max(k, 1))
+    scratch = np.empty((min(per, n), k))
+    for i in range(0, n, per):
+        zb = z[i : i + per]
+        e = scratch[: zb.shape[0]]
+        np.subtract(zb, zb.max(axis=1, keepdims=True), out=e)
+        np.exp(e, out=e)
+        e /= e.sum(axis=1, keepdims=True)
+        out[:, i : i + per] = e.T
+    return out
+
+
+def combine_classwise(
+    new: np.ndarray, *, out: np.ndarray | None = None, clip: bool = False
+) -> np.ndarray:
+    """Transpose recalibrated ``(K, n)`` one-vs-rest scores to ``(n, K)`` rows that sum to 1.
+
+    Each row is divided by its sum; a row whose entries are all 0 becomes uniform. The
+    work is done one block of rows at a time (transpose, optional clip to [0, 1], sum,
+    divide) so that a block is read from memory once.
+
+    Parameters
+    ----------
+    new : numpy.ndarray
+        ``(K, n)`` recalibrated scores.
+    out : numpy.ndarray, optional
+        ``(n, K)`` float64 buffer for the result (not sharing memory with ``new``).
+    clip : bool, default False
+        Clip the scores to [0, 1] first.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)`` probabilities.
+    """
+    k, n = new.shape
+    if out is None:
+        out = np.empty((n, k))
+    per = max(1, FUSED_BLOCK_ENTRIES // k)
+    for i in range(0, n, per):
+        qb = out[i : i + per]
+        qb[...] = new[:, i : i + per].T
+        if clip:
+            np.clip(qb, 0.0, 1.0, out=qb)
+        total = qb.sum(axis=1, keepdims=True)
+        zero = total[:, 0] <= 0
+        qb /= np.where(total > 0, total, 1.0)
+        if zero.any():
+            qb[zero] = 1.0 / k
     return out
 
 
@@ -659,16 +755,7 @@ def combine_components(
         out = lam[:, None] * scaled + (1.0 - lam)[:, None] * spread[:, None]
         out[rows, pred] = c_new
         return out
-    q = transpose(new, out=out)
-    per = max(1, BLOCK_ENTRIES // q.shape[1])
-    for i in range(0, q.shape[0], per):
-        qb = q[i : i + per]
-        total = qb.sum(axis=1, keepdims=True)
-        zero = total[:, 0] <= 0
-        qb /= np.where(total > 0, total, 1.0)
-        if zero.any():
-            qb[zero] = 1.0 / q.shape[1]
-    return q
+    return combine_classwise(new, out=out)
 
 
 def register(

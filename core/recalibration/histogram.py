@@ -29,6 +29,10 @@ component (``numpy.argpartition``, linear time) and bin only the rows with a non
 label (one per row in the classwise one-vs-rest case); the full ``(score, key)`` sort
 is made only for a component whose boundary score is tied. Fixed-width bins of all
 components are counted with one ``searchsorted`` and ``bincount`` per block of components.
+Classwise components are fitted and applied by a small thread pool, with every random
+number drawn in component order in the calling thread (so results do not depend on the
+number of threads); at prediction a component's new keys are drawn only when one of its
+scores ties with a boundary (:class:`DeferredUniforms`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
 from core.recalibration.base import OneDimRecalibrator, register
 
@@ -79,22 +84,31 @@ def count_edges(edges: np.ndarray, s: np.ndarray, side: str) -> np.ndarray:
 
     With at most ``FEW_EDGES`` edges the count is a sum of vectorised comparisons,
     several times faster than a binary search per value; the result is identical.
+    The count is accumulated in one byte per value (it is at most ``FEW_EDGES``),
+    which moves an eighth of the memory of an ``intp`` accumulator per edge.
     """
     if edges.size > FEW_EDGES:
         return np.searchsorted(edges, s, side=side)
-    out = np.zeros(np.shape(s), dtype=np.intp)
+    compare = np.greater_equal if side == "right" else np.greater
+    count = np.zeros(np.shape(s), dtype=np.uint8)
+    hit = np.empty(np.shape(s), dtype=bool)
     for e in edges:
-        out += (s >= e) if side == "right" else (s > e)
-    return out
+        compare(s, e, out=hit)
+        count += hit
+    return count.astype(np.intp)
 
 
 def lexicographic_bins(
-    edge_s: np.ndarray, edge_u: np.ndarray | None, s: np.ndarray, u: np.ndarray | None
+    edge_s: np.ndarray,
+    edge_u: np.ndarray | None,
+    s: np.ndarray,
+    u: np.ndarray | DeferredUniforms | None,
 ) -> np.ndarray:
     """Bin index = number of boundaries ``e`` with ``e <= (s, u)`` (left-closed bins).
 
     Boundaries are ``(score, key)`` pairs sorted lexicographically; without keys
-    the comparison is on the score alone.
+    the comparison is on the score alone. The keys ``u`` of the scores are read only
+    where a score equals a boundary score (they may be :class:`DeferredUniforms`).
     """
     hi = count_edges(edge_s, s, "right")
     if edge_u is None or u is None:
@@ -114,6 +128,47 @@ def lexicographic_bins(
         hit = edge_u[idx] <= np.repeat(u[tied], span)
         out[tied] = lo + np.bincount(rep, weights=hit, minlength=tied.size).astype(np.int64)
     return out
+
+
+class DeferredUniforms:
+    """The next ``n`` uniforms of a generator, drawn only if some of them are read.
+
+    :func:`deferred_uniforms` records the generator's state and advances it past ``n``
+    draws, exactly as ``rng.random(n)`` would; indexing draws the ``n`` values from the
+    recorded state, so they are the very values ``rng.random(n)`` would have returned.
+    New scores need their key only when they tie with a bin boundary, so most
+    components never draw (``rng.random`` would cost a pass and a fresh buffer each).
+    """
+
+    __slots__ = ("_kind", "_state", "_values", "n")
+
+    def __init__(self, kind: type, state: dict[str, Any], n: int) -> None:
+        self._kind = kind
+        self._state = state
+        self._values: np.ndarray | None = None
+        self.n = n
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        if self._values is None:
+            bit_generator = self._kind()
+            bit_generator.state = self._state
+            self._values = np.random.Generator(bit_generator).random(self.n)
+        return self._values[index]
+
+
+def deferred_uniforms(rng: np.random.Generator, n: int) -> DeferredUniforms | np.ndarray:
+    """``rng.random(n)``, deferred when the generator can skip ahead exactly.
+
+    A float64 uniform consumes exactly one 64-bit output, so advancing a PCG64-family
+    generator by ``n`` leaves it where ``rng.random(n)`` would; ``advance`` also drops
+    a buffered 32-bit half, so the draw is made at once when one is pending.
+    """
+    bit_generator = rng.bit_generator
+    state = bit_generator.state
+    if not hasattr(bit_generator, "advance") or state.get("has_uint32", 0):
+        return rng.random(n)
+    bit_generator.advance(n)
+    return DeferredUniforms(type(bit_generator), state, n)
 
 
 class _HistogramBinning(OneDimRecalibrator):
@@ -173,7 +228,11 @@ class _HistogramBinning(OneDimRecalibrator):
         if kpos.size <= FEW_EDGES:
             edges = np.partition(s, kpos)[kpos]
             if not (edges[1:] == edges[:-1]).any():
-                found = [np.flatnonzero(s == e) for e in edges]
+                hit = np.empty(s.shape, dtype=bool)
+                found = []
+                for e in edges:
+                    np.equal(s, e, out=hit)
+                    found.append(np.flatnonzero(hit))
                 if all(f.size == 1 for f in found):
                     return np.concatenate(found), None
         else:
@@ -193,11 +252,13 @@ class _HistogramBinning(OneDimRecalibrator):
         self,
         s: np.ndarray,
         t: np.ndarray,
-        rng: np.random.Generator,
+        u: np.ndarray | None,
         *,
         boundary_labels: bool,
     ) -> dict[str, Any]:
         """Algorithm 1 (``boundary_labels=False``) or the Z&E variant (``True``).
+
+        ``u`` holds the tie-break keys of the scores (None without random tie-breaking).
 
         Only the ``B - 1`` boundary order statistics are located (linear-time selection,
         :meth:`_select`); the label sum of each bin is then taken over the rows with a
@@ -210,7 +271,6 @@ class _HistogramBinning(OneDimRecalibrator):
                 f"Uniform-mass histogram binning needs at least 2 rows per bin (n >= 2B): "
                 f"{n} rows for {nb} bins. Use at most {max(n // 2, 1)} bins or more rows."
             )
-        u = self._keys(n, rng)
         a = umd_ranks(n, nb)
         lo = a[:-1]
         hi = a[1:] - 1  # ranks lo+1 .. hi (1-based) = 0-based slice [lo, hi)
@@ -241,25 +301,83 @@ class _HistogramBinning(OneDimRecalibrator):
             "counts": counts,
         }
 
-    def _finish(self, vals: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-        if self.unique_values:
-            v = rng.random(vals["values"].size)
+    def _jitter(self, rng: np.random.Generator) -> np.ndarray | None:
+        """Algorithm 2's jitter ``V`` of the bin values (None without ``unique_values``)."""
+        return rng.random(self.n_bins) if self.unique_values else None
+
+    def _finish(self, vals: dict[str, Any], v: np.ndarray | None) -> dict[str, Any]:
+        if v is not None:
             vals["values"] = (vals["values"] + JITTER_DELTA * v) / (1.0 + JITTER_DELTA)
         if vals.get("edge_keys") is None:
             vals.pop("edge_keys", None)
         return vals
 
+    def _draws(self, n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+        """Random numbers one component's fit uses, drawn in the order of the fit."""
+        return (self._keys(n, rng), self._jitter(rng))
+
+    def _fit_drawn(
+        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Fit one component from its scores, outcomes and :meth:`_draws`."""
+        raise NotImplementedError
+
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    ) -> tuple[dict[str, Any], list[str]]:
+        return self._fit_drawn(s, t, self._draws(s.size, rng))
+
+    def _fit_components(
+        self,
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        outcomes: np.ndarray,
+        rng: np.random.Generator,
+    ) -> list[tuple[dict[str, Any], list[str]]]:
+        # every component's random numbers are drawn here, in component order (the same
+        # stream as fitting one component after another); the fits run in a thread pool
+        items = ((j, self._draws(scores.shape[1], rng)) for j in range(scores.shape[0]))
+        return map_ordered(
+            lambda item: self._fit_drawn(scores[item[0]], outcomes[item[0]], item[1]),
+            items,
+            entries=scores.size,
+        )
+
+    @staticmethod
+    def _apply_keyed(c: Mapping[str, Any], s: np.ndarray, u: Any) -> np.ndarray:
+        edges = np.atleast_1d(np.asarray(c["edges"], dtype=np.float64))
+        keys = c.get("edge_keys")
+        if keys is not None:
+            keys = np.atleast_1d(np.asarray(keys, dtype=np.float64))
+        idx = lexicographic_bins(edges, keys, s, u)
+        return np.atleast_1d(c["values"])[idx]
+
     def _apply_component(
         self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        edges = np.atleast_1d(np.asarray(c["edges"], dtype=np.float64))
-        keys = c.get("edge_keys")
-        u = None
-        if keys is not None:
-            keys = np.atleast_1d(np.asarray(keys, dtype=np.float64))
-            u = rng.random(s.size)
-        idx = lexicographic_bins(edges, keys, s, u)
-        return np.atleast_1d(c["values"])[idx]
+        u = deferred_uniforms(rng, s.size) if c.get("edge_keys") is not None else None
+        return self._apply_keyed(c, s, u)
+
+    def _apply_components(
+        self,
+        comps: list[Mapping[str, Any]],
+        scores: np.ndarray,
+        log_odds: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        n = scores.shape[1]
+        # new keys are reserved here in component order, the binning runs in a thread pool
+        items = (
+            (j, deferred_uniforms(rng, n) if c.get("edge_keys") is not None else None)
+            for j, c in enumerate(comps)
+        )
+
+        def apply(item: tuple[int, Any]) -> None:
+            j, u = item
+            scores[j] = self._apply_keyed(comps[j], scores[j], u)
+
+        map_ordered(apply, items, entries=scores.size)
+        return scores
 
 
 @register(
@@ -288,10 +406,11 @@ class HistogramUMD(_HistogramBinning):
         Seed of the tie-break keys (and split, for UMS); None means 0.
     """
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    def _fit_drawn(
+        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
     ) -> tuple[dict[str, Any], list[str]]:
-        return self._finish(self._uniform_mass(s, t, rng, boundary_labels=False), rng), []
+        u, v = draws
+        return self._finish(self._uniform_mass(s, t, u, boundary_labels=False), v), []
 
 
 @register(
@@ -320,10 +439,11 @@ class HistogramZE(_HistogramBinning):
         Seed of the tie-break keys (and split, for UMS); None means 0.
     """
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
+    def _fit_drawn(
+        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
     ) -> tuple[dict[str, Any], list[str]]:
-        return self._finish(self._uniform_mass(s, t, rng, boundary_labels=True), rng), []
+        u, v = draws
+        return self._finish(self._uniform_mass(s, t, u, boundary_labels=True), v), []
 
 
 @register(
@@ -370,25 +490,35 @@ class HistogramUMS(_HistogramBinning):
             raise ConfigError(f"split_fraction must lie in (0, 1); got {split_fraction!r}.")
         self.split_fraction = float(split_fraction)
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
-        n, nb = s.size, self.n_bins
+    def _split_sizes(self, n: int) -> tuple[int, int]:
         n1 = int(round(self.split_fraction * n))
+        nb = self.n_bins
         if n1 < nb or n - n1 < nb:
             raise FitError(
                 f"UMS needs at least B = {nb} rows in each part of the split; got {n1} and {n - n1}."
             )
+        return n1, n - n1
+
+    def _draws(self, n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+        n1, n2 = self._split_sizes(n)
         perm = rng.permutation(n)
+        u1 = self._keys(n1, rng)
+        u2 = rng.random(n2) if u1 is not None else None
+        return perm, u1, u2, self._jitter(rng)
+
+    def _fit_drawn(
+        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
+    ) -> tuple[dict[str, Any], list[str]]:
+        nb = self.n_bins
+        perm, u1, u2, v = draws
+        n1, _ = self._split_sizes(s.size)
         first, second = perm[:n1], perm[n1:]
         s1 = s[first]
-        u1 = self._keys(n1, rng)
         a = umd_ranks(n1, nb)
         rows, _ = self._select(s1, u1, a[1:-1] - 1)
         edges = s1[rows]
         keys = u1[rows] if u1 is not None else None
         s2, t2 = s[second], t[second]
-        u2 = rng.random(s2.size) if keys is not None else None
         idx = lexicographic_bins(edges, keys, s2, u2)
         counts = np.bincount(idx, minlength=nb)
         sums = np.bincount(idx, weights=t2, minlength=nb)
@@ -401,7 +531,7 @@ class HistogramUMS(_HistogramBinning):
                 f"their value is the pooled mean {pooled:.4g}."
             )
         vals = {"edges": edges, "edge_keys": keys, "values": values, "counts": counts}
-        return self._finish(vals, rng), notes
+        return self._finish(vals, v), notes
 
 
 @register(
@@ -462,5 +592,5 @@ class HistogramFixedWidth(_HistogramBinning):
                     f"{int((counts == 0).sum())} of {nb} bins are empty; they output their midpoint."
                 )
             vals = {"edges": edges, "edge_keys": None, "values": values, "counts": counts}
-            out.append((self._finish(vals, rng), notes))
+            out.append((self._finish(vals, self._jitter(rng)), notes))
         return out

@@ -51,6 +51,7 @@ from core._validation import as_labels
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     BLOCK_ENTRIES,
+    FUSED_BLOCK_ENTRIES,
     FittedParameters,
     Inputs,
     Recalibrator,
@@ -93,6 +94,37 @@ def ranking_score(probs: np.ndarray, kind: str = "entropy") -> np.ndarray:
         top2 = -np.partition(-probs, 1, axis=1)[:, :2]
         return top2[:, 1] - top2[:, 0]
     raise ConfigError(f"Unknown ranking {kind!r}; choose one of {', '.join(RANKINGS)}.")
+
+
+def _row_blocks(n: int, k: int) -> range:
+    return range(0, n, max(1, FUSED_BLOCK_ENTRIES // max(k, 1)))
+
+
+def _scores_and_top(
+    inputs: Inputs, kind: str, *, top: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ranking scores (and the predicted classes when ``top``) of every row.
+
+    From logits the probabilities are made block by block in a scratch buffer (the
+    same softmax arithmetic, so the same bits) and never as a whole ``(n, K)``
+    matrix: at 50,000 × 1,000 a second matrix of fresh memory costs more than the
+    softmax itself.
+    """
+    if inputs.has_probs:
+        p = inputs.probs
+        return ranking_score(p, kind), (p.argmax(axis=1) if top else None)
+    z = inputs.log_scores
+    n, k = z.shape
+    h = np.empty(n)
+    pred = np.empty(n, dtype=np.intp) if top else None
+    step = max(1, FUSED_BLOCK_ENTRIES // k)
+    scratch = np.empty((min(step, n), k))
+    for i in _row_blocks(n, k):
+        pb = softmax(z[i : i + step], out=scratch[: min(step, n - i)])
+        h[i : i + step] = ranking_score(pb, kind)
+        if pred is not None:
+            pred[i : i + step] = pb.argmax(axis=1)
+    return h, pred
 
 
 def paper_order_statistic(n1: int, alpha: float) -> int | None:
@@ -442,8 +474,8 @@ class MetaCal(Recalibrator):
     # -- fit / predict
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
         rng = np.random.default_rng(seed_value(self.seed))
-        h = ranking_score(inputs.probs, self.ranking)
-        correct = inputs.probs.argmax(axis=1) == labels
+        h, pred = _scores_and_top(inputs, self.ranking, top=True)
+        correct = pred == labels
         if self.mode == "miscoverage":
             threshold, rest, info = self._miscoverage_threshold(h, correct, rng)
         else:
@@ -489,13 +521,29 @@ class MetaCal(Recalibrator):
         """
         params = self._require_fitted()
         inputs = as_inputs(probs, logits=logits)
-        return ranking_score(inputs.probs, self.ranking) <= params.values["threshold"]
+        return _scores_and_top(inputs, self.ranking)[0] <= params.values["threshold"]
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
-        h = ranking_score(inputs.probs, self.ranking)
-        acc = h <= params.values["threshold"]
-        # every row's tempered softmax in one buffer, then the rejected rows made uniform
-        # (softmax rows are independent, so accepted rows are as if computed alone)
-        out = softmax(inputs.log_scores, divide_by=params.values["temperature"])
-        out[~acc] = 1.0 / inputs.n_classes
+        threshold = params.values["threshold"]
+        temperature = params.values["temperature"]
+        if inputs.has_probs:
+            h = ranking_score(inputs.probs, self.ranking)
+            acc = h <= threshold
+            # every row's tempered softmax in one buffer, then the rejected rows made uniform
+            # (softmax rows are independent, so accepted rows are as if computed alone)
+            out = softmax(inputs.log_scores, divide_by=temperature)
+            out[~acc] = 1.0 / inputs.n_classes
+            return out
+        # from logits: one pass of row blocks (scores of the block's softmax, then its
+        # tempered softmax into the output), so no (n, K) probability matrix is made
+        z = inputs.log_scores
+        n, k = z.shape
+        out = np.empty((n, k))
+        step = max(1, FUSED_BLOCK_ENTRIES // k)
+        scratch = np.empty((min(step, n), k))
+        for i in _row_blocks(n, k):
+            zb = z[i : i + step]
+            h = ranking_score(softmax(zb, out=scratch[: zb.shape[0]]), self.ranking)
+            ob = softmax(zb, divide_by=temperature, out=out[i : i + step])
+            ob[~(h <= threshold)] = 1.0 / k
         return out

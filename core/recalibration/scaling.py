@@ -49,6 +49,11 @@ from core.recalibration.base import (
     softmax,
     transpose,
 )
+from core.recalibration.logistic_start import (
+    START_MIN_COLUMNS,
+    binned_rows,
+    compressed_logistic,
+)
 
 #: Rows per chunk are chosen so a chunk holds about this many matrix entries; a chunk's
 #: few buffers then stay in cache across the elementwise passes made over it.
@@ -100,7 +105,9 @@ def _logistic_sums(
     not depend on the number of threads.
     """
     pieces = [rows[i : i + ROWS_PER_TASK] for i in range(0, rows.size, ROWS_PER_TASK)]
-    parts = map_ordered(lambda r: _logistic_sums_rows(x, mu, scale, a, c, r), pieces)
+    parts = map_ordered(
+        lambda r: _logistic_sums_rows(x, mu, scale, a, c, r), pieces, entries=rows.size * x.shape[1]
+    )
     if len(parts) == 1:
         return parts[0]
     return tuple(np.concatenate(col) for col in zip(*parts, strict=True))
@@ -192,7 +199,7 @@ def affine_sigmoid(
             u += c_s[rows, None]
             sigmoid(u, out=os_[rows, cols])
 
-    map_ordered(piece, even_pieces(x.shape[0], ROWS_PER_TASK))
+    map_ordered(piece, even_pieces(x.shape[0], ROWS_PER_TASK), entries=x.size)
     return out
 
 
@@ -243,110 +250,32 @@ def _target_sums(
 #: square of it of the optimum and a further pass would not change the result.
 NEWTON_STEP_TOL = 1e-7
 
-#: Bins of the compressed problem whose fit starts the full Newton solve (see
-#: :func:`_binned_start`), spread over ``±START_RANGE`` standard deviations.
-START_BINS = 1024
-START_RANGE = 8.0
-
-#: Problems with fewer columns than this start from the constant model instead.
-START_MIN_COLUMNS = 8 * START_BINS
-
 
 def _binned_start(
     x: np.ndarray,
     t: np.ndarray,
     mu: np.ndarray,
     scale: np.ndarray,
-    sums: tuple[np.ndarray, np.ndarray, np.ndarray],
+    a: np.ndarray,
+    c: np.ndarray,
     smooth: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return standardised ``(a, c)`` fitted to each row compressed into ``START_BINS`` bins.
+    """Return standardised ``(a, c)`` fitted to each row compressed into bins.
 
-    Each row's standardised features are binned on a fixed grid over ``±START_RANGE``
-    (outliers go to the end bins); a bin is replaced by its count, the mean of its
-    features and its target mass. The weighted 2-parameter problem on ``START_BINS``
-    points per row is solved by damped Newton steps, vectorised over rows and cheap.
-    Its optimum differs from the full one only through the spread of the features
-    within bins, so the full solve starts a step or two from convergence. Rows whose
-    compressed fit is not finite get NaN (the caller falls back to the constant start).
+    See :mod:`core.recalibration.logistic_start`; rows whose compressed fit is not
+    finite get NaN (the caller keeps its own start there).
     """
-    n_rows, n = x.shape
-    g = START_BINS
-    counts = np.zeros(n_rows * g)
-    feat = np.zeros(n_rows * g)
-    pos = np.zeros(n_rows * g)
-    width = 2.0 * START_RANGE / g
-    for rows, cols in blocks(x.shape, 1 << 18):
-        r0 = rows.start
-        r1 = min(rows.stop, n_rows)
-        xb = x[rows, cols] - mu[rows, None]
-        xb /= scale[rows, None]
-        idx = xb + START_RANGE
-        idx *= 1.0 / width
-        np.clip(idx, 0, g - 1, out=idx)
-        idx = idx.astype(np.intp)  # truncation is the floor: the values are non-negative
-        idx += (np.arange(r1 - r0) * g)[:, None]  # block-local bins, so bincount stays small
-        idx = idx.ravel()
-        size = (r1 - r0) * g
-        out = slice(r0 * g, r1 * g)
-        counts[out] += np.bincount(idx, minlength=size)
-        feat[out] += np.bincount(idx, weights=xb.ravel(), minlength=size)
-        tb = t[rows, cols].ravel()
-        if smooth or tb.dtype == bool:  # 0/1 outcomes: count the positives' bins only
-            pos[out] += np.bincount(idx[tb > 0.5], minlength=size)
-        else:
-            pos[out] += np.bincount(idx, weights=tb, minlength=size)
-    counts, feat, pos = (v.reshape(n_rows, g) for v in (counts, feat, pos))
-    xm = np.divide(feat, counts, out=np.zeros_like(feat), where=counts > 0)
+    n = x.shape[1]
+    counts, means, pos = binned_rows([(x, mu, scale)], t)
     if smooth:
         n_pos = pos.sum(axis=1, keepdims=True)
         tp = (n_pos + 1.0) / (n_pos + 2.0)
         tn = 1.0 / (n - n_pos + 2.0)
         pos = tp * pos + tn * (counts - pos)
-    sum_t = pos.sum(axis=1)
-    sum_tx = (pos * xm).sum(axis=1)
-    tbar = np.clip(sum_t / n, 1e-12, 1 - 1e-12)
-    a = np.zeros(n_rows)
-    c = np.log(tbar / (1 - tbar))
-    lam = np.ones(n_rows)
-    best = np.full(n_rows, np.inf)
-    base_a, base_c = a.copy(), c.copy()
-    s1 = np.zeros(n_rows)
-    s2 = np.zeros(n_rows)
-    act = np.arange(n_rows)
-    for _ in range(100):
-        xa, wa = xm[act], counts[act]
-        eta = a[act, None] * xa + c[act, None]
-        loss = (wa * np.logaddexp(0.0, eta)).sum(axis=1)
-        loss -= a[act] * sum_tx[act] + c[act] * sum_t[act]
-        # a row whose loss rose retries half its last step from its last accepted point
-        worse = loss > best[act] + 1e-12 * np.abs(best[act])
-        up, down = act[worse], act[~worse]
-        lam[up] *= 0.5
-        q = sigmoid(eta[~worse])
-        xa, wa = xa[~worse], wa[~worse]
-        wq = wa * q
-        h = wq * (1.0 - q)
-        g1 = (wq * xa).sum(axis=1) - sum_tx[down]
-        g2 = wq.sum(axis=1) - sum_t[down]
-        h11 = (h * xa * xa).sum(axis=1) + 1e-12
-        h12 = (h * xa).sum(axis=1)
-        h22 = h.sum(axis=1) + 1e-12
-        det = h11 * h22 - h12 * h12
-        best[down] = loss[~worse]
-        base_a[down], base_c[down], lam[down] = a[down], c[down], 1.0
-        s1[down] = (h22 * g1 - h12 * g2) / det
-        s2[down] = (h11 * g2 - h12 * g1) / det
-        a[act] = base_a[act] - lam[act] * s1[act]
-        c[act] = base_c[act] - lam[act] * s2[act]
-        moved = lam[act] * np.maximum(np.abs(s1[act]), np.abs(s2[act]))
-        act = act[(moved > 1e-9) & (lam[act] > 1e-10)]
-        if not act.size:
-            break
-    bad = ~(np.isfinite(a) & np.isfinite(c) & (np.abs(a) < 1e3))
-    a[bad] = np.nan
-    c[bad] = np.nan
-    return a, c
+    theta = compressed_logistic(
+        counts, means, pos, np.column_stack([a, c]), np.ones((a.size, 2), dtype=bool)
+    )
+    return theta[:, 0], theta[:, 1]
 
 
 def _newton_rows(
@@ -475,7 +404,7 @@ def fit_logistic_rows(
     a = np.zeros(n_rows)
     c = np.log(tbar / (1 - tbar))
     if warm_start and n >= START_MIN_COLUMNS:
-        a0, c0 = _binned_start(x, t, mu, scale, sums, smooth)
+        a0, c0 = _binned_start(x, t > 0.5 if smooth else t, mu, scale, a, c, smooth)
         good = ok & np.isfinite(a0)
         a[good], c[good] = a0[good], c0[good]
     n_iter = _newton_rows(x, mu, scale, sums, a, c, np.flatnonzero(ok), max_iter)
@@ -661,7 +590,7 @@ def _nll_derivatives(
             d2 += float(np.sum(np.maximum(s2 - s1 * s1, 0.0)))
         return nll, d1, d2
 
-    parts = map_ordered(piece, even_pieces(n, piece_rows(k, step)))
+    parts = map_ordered(piece, even_pieces(n, piece_rows(k, step)), entries=n * k)
     nll = d1 = d2 = 0.0
     for a, b, c in parts:  # in order: the same sums on any number of threads
         nll, d1, d2 = nll + a, d1 + b, d2 + c
@@ -855,7 +784,7 @@ def _affine_nll(
             pw += inv @ u
         return acc, pw, pb
 
-    for acc, pw, pb in map_ordered(piece, even_pieces(n, piece_rows(k, step))):
+    for acc, pw, pb in map_ordered(piece, even_pieces(n, piece_rows(k, step)), entries=n * k):
         nll += acc
         gw += pw
         gb += pb

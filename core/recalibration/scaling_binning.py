@@ -97,7 +97,7 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
         mids = (part[ends - 1] + part[ends]) / 2.0
         return np.unique(np.concatenate([mids, [1.0]]))
 
-    return map_ordered(row_edges, v)
+    return map_ordered(row_edges, v, entries=v.size)
 
 
 @register(
@@ -195,6 +195,7 @@ class ScalingBinning(OneDimRecalibrator):
                 float(slopes[j]), float(intercepts[j]), edges_all[j], g3[j]
             ),
             range(len(edges_all)),
+            entries=g3.size,
         )
 
     @property
@@ -217,7 +218,7 @@ class ScalingBinning(OneDimRecalibrator):
             idx = np.minimum(count_edges(edges, g[j], "left"), edges.size - 1)
             g[j] = np.atleast_1d(comps[j]["values"])[idx]
 
-        map_ordered(bin_row, range(len(comps)))
+        map_ordered(bin_row, range(len(comps)), entries=g.size)
         return g
 
     def _bin_component(

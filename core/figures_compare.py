@@ -1,0 +1,350 @@
+"""Figures of the Compare page: pure functions of a :class:`~core.model_comparison.ModelComparison`.
+
+- :func:`reliability_overlay_figure`: one reliability curve per model on the shared bins,
+  the diagonal, and each model's bin counts beneath;
+- :func:`metric_forest_figure`: every metric ± its bootstrap interval, one panel per metric;
+- :func:`paired_difference_figure`: each model minus the reference, with the (paired)
+  interval and the zero line;
+- :func:`rank_heatmap_figure`: models × metrics, coloured by rank.
+
+Trace order is part of the contract (tests rely on it): the overlay is
+``[diagonal, observed per model…, counts per model…]``; the forest and difference figures
+hold one trace per metric panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures import _LEGEND, AXIS_RANGE, _diagonal
+
+#: One colour per model, in model order (cycled beyond ten models).
+MODEL_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+_BETTER, _WORSE, _NEUTRAL = "#2f855a", "#c53030", "#718096"
+_TEMPLATE = "plotly_white"
+
+
+def model_color(index: int) -> str:
+    """Return the colour of the ``index``-th model."""
+    return MODEL_COLORS[index % len(MODEL_COLORS)]
+
+
+def reliability_overlay_figure(
+    comparison: Any, *, component: int = 0, height: int = 620
+) -> go.Figure:
+    """Overlaid reliability diagrams of every model on the shared bins.
+
+    Parameters
+    ----------
+    comparison : core.model_comparison.ModelComparison
+        The comparison.
+    component : int, default=0
+        Lens component to draw (a class of the classwise lens).
+    height : int, default=620
+        Figure height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces ``[diagonal, observed of each model…, counts of each model…]``; observed
+        traces have ``x = mean score`` and ``y = observed frequency`` of the model's
+        non-empty bins; count bars of the models sit side by side within each shared bin.
+    """
+    edges = np.asarray(comparison.edges[component], dtype=np.float64)
+    widths = np.diff(edges)
+    n_models = len(comparison.models)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.76, 0.24], vertical_spacing=0.04
+    )
+    traces: list[go.BaseTraceType] = [_diagonal()]
+    rows = [1]
+    bars = []
+    for i, model in enumerate(comparison.models):
+        bins = comparison.bins[model][component]
+        counts = np.asarray(bins.counts)
+        ok = counts > 0
+        color = model_color(i)
+        index = np.flatnonzero(ok)
+        traces.append(
+            go.Scatter(
+                x=np.asarray(bins.mean_score)[ok],
+                y=np.asarray(bins.mean_label)[ok],
+                mode="lines+markers",
+                name=model,
+                legendgroup=model,
+                line={"color": color, "width": 1.5},
+                marker={"size": 7, "color": color},
+                customdata=np.column_stack([counts[ok], edges[:-1][ok], edges[1:][ok], index]),
+                hovertemplate=(
+                    f"<b>{model}</b><br>bin %{{customdata[3]:.0f}} "
+                    "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                    "<br>mean score %{x:.4f}<br>observed %{y:.4f}"
+                    "<br>n = %{customdata[0]:,.0f}<extra></extra>"
+                ),
+            )
+        )
+        rows.append(1)
+        # side by side within each bin: model i takes the i-th slice of the bin's width
+        slot = widths / n_models
+        bars.append(
+            go.Bar(
+                x=edges[:-1] + slot * (i + 0.5),
+                y=counts,
+                width=slot,
+                name=model,
+                legendgroup=model,
+                showlegend=False,
+                marker={"color": color, "line": {"width": 0}},
+                customdata=np.column_stack([edges[:-1], edges[1:]]),
+                hovertemplate=(
+                    f"<b>{model}</b> [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]: "
+                    "n = %{y:,}<extra></extra>"
+                ),
+            )
+        )
+    fig.add_traces(traces + bars, rows=rows + [2] * len(bars), cols=[1] * (len(rows) + len(bars)))
+    name = comparison.component_names[component]
+    lens = comparison.config.lens
+    x_title = "P(y = 1)" if lens == "binary" else f"{lens} score ({name})"
+    if lens == "top-label":
+        x_title = "top-label confidence"
+    fig.update_xaxes(range=AXIS_RANGE, constrain="domain", showgrid=True)
+    fig.update_xaxes(title_text=f"{x_title} (mean per shared bin)", row=2, col=1)
+    fig.update_yaxes(range=AXIS_RANGE, title_text="observed frequency", row=1, col=1)
+    fig.update_yaxes(title_text="count", rangemode="tozero", row=2, col=1)
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=height,
+        bargap=0,
+        barmode="overlay",
+        hovermode="closest",
+        margin={"l": 60, "r": 20, "t": 20, "b": 50},
+        legend=_LEGEND,
+    )
+    return fig
+
+
+def _panels(comparison: Any, n_rows_per_panel: int, height_per_row: int) -> go.Figure:
+    specs = comparison.metrics
+    fig = make_subplots(
+        rows=len(specs),
+        cols=1,
+        subplot_titles=[s.label for s in specs],
+        vertical_spacing=min(0.12, 0.5 / max(len(specs), 1)),
+    )
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=max(260, len(specs) * (60 + height_per_row * n_rows_per_panel)),
+        margin={"l": 140, "r": 20, "t": 40, "b": 40},
+        showlegend=False,
+        hovermode="closest",
+    )
+    fig.update_annotations(font_size=12)
+    return fig
+
+
+def _interval_trace(
+    x: np.ndarray,
+    y: list[str],
+    low: np.ndarray,
+    high: np.ndarray,
+    *,
+    name: str,
+    marker: dict[str, Any],
+    customdata: np.ndarray,
+    hovertemplate: str,
+) -> go.Scatter:
+    """Markers at ``x`` per row ``y`` with asymmetric horizontal bars from ``low`` to ``high``."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="markers",
+        name=name,
+        marker=marker,
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": high - x,
+            "arrayminus": x - low,
+            "thickness": 1.5,
+            "width": 4,
+            "color": "#4a5568",
+        },
+        customdata=customdata,
+        hovertemplate=hovertemplate,
+    )
+
+
+def metric_forest_figure(comparison: Any, *, height_per_model: int = 26) -> go.Figure:
+    """Every metric of every model with its bootstrap interval (a forest plot per metric).
+
+    Parameters
+    ----------
+    comparison : core.model_comparison.ModelComparison
+        The comparison.
+    height_per_model : int, default=26
+        Pixels per model in each panel.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One trace per metric (panel), ``x = value`` and ``y = model``, with asymmetric error
+        bars from the percentile interval; the best model of each metric is a star.
+    """
+    fig = _panels(comparison, len(comparison.models), height_per_model)
+    colors = [model_color(i) for i in range(len(comparison.models))]
+    level = f"{comparison.level:.0%}"
+    for r, spec in enumerate(comparison.metrics, start=1):
+        part = comparison.table[comparison.table.metric == spec.key].set_index("model")
+        part = part.reindex(comparison.models)
+        value, low, high = (part[c].to_numpy(dtype=np.float64) for c in ("value", "low", "high"))
+        fig.add_trace(
+            _interval_trace(
+                value,
+                list(comparison.models),
+                low,
+                high,
+                name=spec.label,
+                marker={
+                    "size": 11,
+                    "color": colors,
+                    "symbol": np.where(part.best.to_numpy(dtype=bool), "star", "circle"),
+                },
+                customdata=np.column_stack([low, high, part["rank"].to_numpy()]),
+                hovertemplate=(
+                    f"%{{y}}<br>{spec.label} = %{{x:.5f}}<br>{level} interval "
+                    "[%{customdata[0]:.5f}, %{customdata[1]:.5f}]"
+                    "<br>rank %{customdata[2]:.0f}<extra></extra>"
+                ),
+            ),
+            row=r,
+            col=1,
+        )
+        fig.update_yaxes(autorange="reversed", row=r, col=1)
+    last = len(comparison.metrics)
+    fig.update_xaxes(title_text="value (lower is better; accuracy: higher)", row=last, col=1)
+    return fig
+
+
+def paired_difference_figure(comparison: Any, *, height_per_model: int = 26) -> go.Figure:
+    """Each model minus the reference model, per metric, with the difference's interval.
+
+    Parameters
+    ----------
+    comparison : core.model_comparison.ModelComparison
+        The comparison.
+    height_per_model : int, default=26
+        Pixels per model in each panel.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One trace per metric (panel), ``x = difference`` (model − reference) and
+        ``y = model``, with the paired (or unpaired) percentile interval; green where the
+        model is significantly better than the reference, red where significantly worse,
+        grey where the interval contains 0 (a dotted line marks 0).
+    """
+    others = [m for m in comparison.models if m != comparison.reference]
+    fig = _panels(comparison, len(others), height_per_model)
+    kind = "paired" if comparison.paired else "unpaired"
+    for r, spec in enumerate(comparison.metrics, start=1):
+        part = comparison.differences[comparison.differences.metric == spec.key]
+        part = part.set_index("model").reindex(others)
+        diff, low, high = (
+            part[c].to_numpy(dtype=np.float64) for c in ("difference", "low", "high")
+        )
+        sig = part.significant.to_numpy(dtype=bool)
+        better = part.better.to_numpy(dtype=bool)
+        colors = np.where(better, _BETTER, np.where(sig, _WORSE, _NEUTRAL))
+        fig.add_trace(
+            _interval_trace(
+                diff,
+                others,
+                low,
+                high,
+                name=spec.label,
+                marker={"size": 10, "color": colors},
+                customdata=np.column_stack([low, high]),
+                hovertemplate=(
+                    f"%{{y}} − {comparison.reference}<br>{spec.label}: %{{x:+.5f}}"
+                    f"<br>{comparison.level:.0%} {kind} interval "
+                    "[%{customdata[0]:+.5f}, %{customdata[1]:+.5f}]<extra></extra>"
+                ),
+            ),
+            row=r,
+            col=1,
+        )
+        fig.add_vline(x=0.0, line={"dash": "dot", "color": "#333333", "width": 1}, row=r, col=1)
+        fig.update_yaxes(autorange="reversed", row=r, col=1)
+    fig.update_xaxes(
+        title_text=f"model − {comparison.reference}", row=len(comparison.metrics), col=1
+    )
+    return fig
+
+
+def rank_heatmap_figure(comparison: Any, *, height_per_model: int = 34) -> go.Figure:
+    """Models × metrics coloured by rank (1 = best), with the values on hover.
+
+    Parameters
+    ----------
+    comparison : core.model_comparison.ModelComparison
+        The comparison.
+    height_per_model : int, default=34
+        Pixels per model row.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap trace, ``z`` the ranks (rows = models, columns = metric keys).
+    """
+    keys = [s.key for s in comparison.metrics]
+    ranks = comparison.ranks.reindex(index=list(comparison.models), columns=keys)
+    z = ranks.to_numpy(dtype=np.float64)
+    values = np.column_stack(
+        [
+            comparison.table[comparison.table.metric == k]
+            .set_index("model")
+            .value.reindex(comparison.models)
+            .to_numpy(dtype=np.float64)
+            for k in keys
+        ]
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=keys,
+            y=list(comparison.models),
+            text=np.where(np.isfinite(z), z, 0).astype(int).astype(str),
+            texttemplate="%{text}",
+            customdata=values,
+            colorscale="Viridis",
+            reversescale=True,
+            zmin=1,
+            zmax=max(len(comparison.models), 2),
+            colorbar={"title": {"text": "rank"}},
+            hovertemplate="%{y} · %{x}<br>rank %{z:.0f}<br>value %{customdata:.5f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=max(240, 110 + height_per_model * len(comparison.models)),
+        margin={"l": 140, "r": 20, "t": 20, "b": 80},
+        xaxis={"title": "metric", "type": "category", "side": "bottom"},
+        yaxis={"title": "model", "autorange": "reversed", "type": "category"},
+    )
+    return fig

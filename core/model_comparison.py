@@ -1,0 +1,929 @@
+"""Several models on identical bins: metrics with intervals, paired differences, rankings.
+
+:func:`compare_models` is what the Compare page shows and what a model-review meeting needs:
+
+- **Identical bins.** Every model is binned with the same edges per lens component
+  (:func:`core.binning.shared_edges`): equal-width edges are common by construction;
+  equal-mass edges are computed once from the *pooled* scores of all compared models;
+  discrete bins use the union of the models' values (empty bins carry no weight, so a
+  model's discrete estimate equals its own one-bin-per-value estimate). The binned
+  estimators ``plugin``, ``label-binned`` and ``debiased`` are evaluated on those shared
+  edges from their registered batch kernels (:func:`~core.estimators.plugin_from_stats`,
+  ``debiased_sq_from_stats``, ``debiased_l1_from_stats``); with equal-width bins they
+  equal :func:`core.calibration.calibration_error` exactly. ``sweep`` chooses its own
+  number of bins per model by definition (its ``b*`` differs between models), and
+  scores (Brier, log loss, accuracy) and kernel estimators have no bins; they come from
+  :func:`core.intervals.bootstrap_many`.
+- **Intervals.** Percentile bootstrap over rows. The shared edges are held fixed across
+  resamples (the comparison is conditional on the common grid), so every row keeps its
+  bin and a chunk of resamples costs a few ``bincount`` calls, as in the bootstrap's
+  fixed-bin path. All metrics of a model see the same resamples (common random numbers).
+- **Paired comparisons.** When every model was evaluated on the same rows (same ``n`` and
+  identical labels in the same order), all models are resampled with the *same* row
+  indices, and the difference of a metric between a model and the reference model gets
+  the percentile interval of the per-resample differences. Whatever the rows' shared
+  difficulty adds to both models cancels: the interval is narrower than the overlap of the
+  two models' own intervals implies (on CIFAR-10's networks about 0.5–0.7 of the sum of
+  their widths), and for scores whose per-row values move together across models (Brier,
+  log loss) often narrower than either model's own interval.
+  Otherwise every model is resampled independently (its own seed derived from the one
+  seed) and the difference's interval is that of independent bootstraps.
+- **Ranking disagreement.** Models are ranked by every metric; Kendall's τ compares the
+  rankings, and every pair of models whose order flips between two metrics is listed with
+  whether the flip is significant (both differences' intervals exclude 0) or within noise.
+
+Metric keys are registry names with an optional norm, ``"name@p"`` with ``p`` in ``1``,
+``2``, ``inf`` (``"plugin@1"`` is the ECE, ``"debiased@2"`` the debiased ℓ2 error), or
+score names (``"brier"``, ``"log-loss"``, ``"accuracy"``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _stats
+
+from core._validation import check_norm, check_probs_labels, check_rng
+from core.analysis import AnalysisConfig
+from core.binning import BinStats, assign_to_edges, shared_edges, stats_from_indices
+from core.calibration import calibration_error
+from core.calibration_tests import TESTS, calibration_test
+from core.errors import CalibscopeError, ConfigError, DataError
+from core.estimators import ESTIMATORS, aggregate, lens_view
+from core.estimators.base import (
+    debiased_l1_from_stats,
+    debiased_sq_from_stats,
+    plugin_from_stats,
+)
+from core.intervals import (
+    _chunks,
+    _fixed_bin_stats,
+    bootstrap_many,
+    check_level,
+    check_n_resamples,
+    check_seed,
+)
+from core.scores import SCORES
+
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "DEFAULT_METRICS",
+    "SHARED_BIN_ESTIMATORS",
+    "MetricSpec",
+    "ModelComparison",
+    "compare_models",
+    "metric_choices",
+    "parse_metric",
+]
+
+#: The metrics compared by default: ECE, debiased ℓ2, label-binned, the sweep, Brier, log loss.
+DEFAULT_METRICS: tuple[str, ...] = (
+    "plugin@1",
+    "debiased@2",
+    "label-binned@1",
+    "sweep@1",
+    "brier",
+    "log-loss",
+)
+#: Estimators evaluated on the shared bin edges.
+SHARED_BIN_ESTIMATORS: tuple[str, ...] = ("plugin", "label-binned", "debiased")
+#: Columns of :attr:`ModelComparison.table`.
+COMPARISON_COLUMNS = ["model", "metric", "label", "value", "low", "high", "rank", "best", "note"]
+#: Draws of the ℓ1 debiased estimator's correction (its registry default).
+_L1_DRAWS = 1000
+#: Bin statistics (resamples × bins) held per chunk.
+_CHUNK_BINS = 2**22
+
+
+def _norm_key(norm: float) -> str:
+    return "inf" if math.isinf(norm) else str(int(norm))
+
+
+def _norm_symbol(norm: float) -> str:
+    return "ℓ∞" if math.isinf(norm) else f"ℓ{int(norm)}"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One compared metric.
+
+    Attributes
+    ----------
+    key : str
+        ``"name@p"`` for estimators with a norm, else the registry name.
+    name : str
+        Registry name in :data:`core.estimators.ESTIMATORS` or :data:`core.scores.SCORES`.
+    norm : float or None
+        The ℓp norm of an estimator (None for scores).
+    label : str
+        Human label, e.g. ``"Plug-in binned (ECE) · ℓ1"``.
+    kind : {"shared-bins", "estimator", "score"}
+        How it is computed: on the shared edges, by the registered estimator (own bins or
+        none), or as a mean of per-row scores.
+    higher_is_better : bool
+        Ranking direction (only accuracy is higher-is-better).
+    """
+
+    key: str
+    name: str
+    norm: float | None
+    label: str
+    kind: str
+    higher_is_better: bool = False
+
+
+def parse_metric(key: str, *, default_norm: float = 1.0) -> MetricSpec:
+    """Parse a metric key such as ``"plugin@1"``, ``"debiased@2"``, ``"sweep"`` or ``"brier"``.
+
+    Parameters
+    ----------
+    key : str
+        Registry name, optionally followed by ``@1``, ``@2`` or ``@inf``.
+    default_norm : float, default=1.0
+        Norm of an estimator given without ``@p``.
+
+    Returns
+    -------
+    MetricSpec
+        The parsed metric.
+
+    Raises
+    ------
+    ConfigError
+        For unknown names or a norm the estimator does not support.
+    """
+    if not isinstance(key, str) or not key.strip():
+        raise ConfigError(f"A metric must be a name such as 'plugin@1' or 'brier'; got {key!r}.")
+    name, _, norm_text = key.strip().partition("@")
+    if name in SCORES:
+        if norm_text:
+            raise ConfigError(f"The score {name!r} has no norm; use {name!r} without '@'.")
+        entry = SCORES.get(name)
+        return MetricSpec(
+            name, name, None, entry.label, "score", bool(entry.meta.get("higher_is_better"))
+        )
+    if name not in ESTIMATORS:
+        choices = ", ".join([*ESTIMATORS.names(), *SCORES.names()])
+        raise ConfigError(f"Unknown metric {key!r}; use one of {choices} (estimators as 'name@p').")
+    entry = ESTIMATORS.get(name)
+    norm = check_norm(norm_text) if norm_text else check_norm(default_norm)
+    if entry.meta.get("kernel"):
+        return MetricSpec(name, name, None, entry.label, "estimator")
+    if norm not in entry.meta.get("norms", ()):
+        supported = ", ".join(_norm_key(v) for v in entry.meta.get("norms", ()))
+        raise ConfigError(f"Estimator {name!r} has no norm {_norm_key(norm)}; use {supported}.")
+    kind = "shared-bins" if name in SHARED_BIN_ESTIMATORS else "estimator"
+    return MetricSpec(
+        f"{name}@{_norm_key(norm)}", name, norm, f"{entry.label} · {_norm_symbol(norm)}", kind
+    )
+
+
+def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[str]:
+    """Return the metric keys available on a lens (for select boxes and the CLI).
+
+    Parameters
+    ----------
+    lens : str, default="top-label"
+        A lens with a 1-D view.
+    kernels : bool, default=False
+        Include kernel estimators (their bootstrap re-runs them on every resample).
+
+    Returns
+    -------
+    list of str
+        Binned estimators with each supported norm, then kernel estimators (if asked),
+        then scores.
+    """
+    out = []
+    for entry in ESTIMATORS:
+        if lens not in entry.meta.get("lenses", ()):
+            continue
+        if entry.meta.get("binned"):
+            out += [f"{entry.name}@{_norm_key(v)}" for v in entry.meta["norms"]]
+        elif kernels:
+            out.append(entry.name)
+    return out + SCORES.names()
+
+
+@dataclass(frozen=True, eq=False)
+class ModelComparison:
+    """Several models on identical bins (see the module docstring).
+
+    Attributes
+    ----------
+    config : AnalysisConfig
+        Lens, binning, number of bins, tie policy and class weights used.
+    models : tuple of str
+        Model names, in input order.
+    metrics : tuple of MetricSpec
+        The compared metrics; the first orders the models and picks the default reference.
+    reference : str
+        The model the paired differences are taken against.
+    paired : bool
+        Whether all models were evaluated on the same rows (paired bootstrap).
+    n : dict of str to int
+        Rows per model.
+    n_resamples : int
+        Bootstrap resamples (0: no intervals).
+    level : float
+        Confidence level of every interval.
+    seed : int
+        The one seed.
+    test : str or None
+        The calibration test run on every model.
+    component_names : tuple of str
+        Lens components (one for binary and top-label, one per class for classwise).
+    edges : tuple of numpy.ndarray
+        The shared edges of each component.
+    bins : dict of str to tuple of BinStats
+        Each model's bin statistics on the shared edges, per component.
+    table : pandas.DataFrame
+        One row per model and metric, columns :data:`COMPARISON_COLUMNS` (``rank`` 1 is the
+        best; ``best`` marks the best value of each metric).
+    differences : pandas.DataFrame
+        ``model, metric, label, reference, difference, low, high, significant, better``:
+        each model minus the reference, with the paired (or unpaired) bootstrap interval;
+        ``significant`` when the interval excludes 0, ``better`` when the model beats the
+        reference significantly.
+    tests : pandas.DataFrame
+        ``model, test, lens, statistic, pvalue, bound, note`` (empty without a test).
+    ranks : pandas.DataFrame
+        Models × metric keys, rank 1 = best (ties share the lowest rank).
+    kendall : pandas.DataFrame
+        Metric keys × metric keys, Kendall's τ-b between the rankings (NaN when a metric
+        does not separate the models).
+    flips : pandas.DataFrame
+        ``model_a, model_b, metric_a, metric_b, better_by_a, better_by_b, significant_a, significant_b,
+        significant, intervals_overlap``: each pair of models ordered one way by
+        ``metric_a`` and the other way by ``metric_b``. ``significant_x`` says whether
+        the difference's interval under metric x excludes 0; the flip is ``significant``
+        only when both do. ``intervals_overlap`` is the cruder check of the two models'
+        own intervals overlapping under either metric.
+    distributions : dict
+        ``(model, metric key) -> (n_resamples,)`` bootstrap values; paired models share
+        resamples index by index.
+    notes : tuple of str
+        What the numbers rest on (shared edges, pairing, the sweep's own bins, ...).
+    """
+
+    config: AnalysisConfig
+    models: tuple[str, ...]
+    metrics: tuple[MetricSpec, ...]
+    reference: str
+    paired: bool
+    n: dict[str, int]
+    n_resamples: int
+    level: float
+    seed: int
+    test: str | None
+    component_names: tuple[str, ...]
+    edges: tuple[np.ndarray, ...]
+    bins: dict[str, tuple[BinStats, ...]]
+    table: pd.DataFrame
+    differences: pd.DataFrame
+    tests: pd.DataFrame
+    ranks: pd.DataFrame
+    kendall: pd.DataFrame
+    flips: pd.DataFrame
+    distributions: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def value(self, model: str, metric: str) -> float:
+        """Return the point estimate of ``metric`` (a key) for ``model``."""
+        row = self.table[(self.table.model == model) & (self.table.metric == metric)]
+        if row.empty:
+            raise ConfigError(f"No metric {metric!r} for model {model!r} in this comparison.")
+        return float(row.value.iloc[0])
+
+    def wide(self) -> pd.DataFrame:
+        """Return one row per model with ``<key>``, ``<key> low``, ``<key> high`` columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The metrics table as a meeting reads it (and as the CSV download holds it),
+            with ``n`` and, when a test ran, its ``p-value``.
+        """
+        out = pd.DataFrame({"model": list(self.models)})
+        out["n"] = [self.n[m] for m in self.models]
+        for spec in self.metrics:
+            part = self.table[self.table.metric == spec.key].set_index("model")
+            for col, name in (("value", spec.key), ("low", "low"), ("high", "high")):
+                title = name if col == "value" else f"{spec.key} {name}"
+                out[title] = part[col].reindex(self.models).to_numpy()
+        if len(self.tests):
+            out["p-value"] = self.tests.set_index("model").pvalue.reindex(self.models).to_numpy()
+        return out
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _as_part(part: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...] | None]:
+    """``(p_in, p, y, class_names)`` of a Predictions object or a ``(probs, labels)`` pair."""
+    if hasattr(part, "probs") and hasattr(part, "labels"):
+        probs = part.probs[:, 1] if getattr(part, "binary", False) else part.probs
+        labels, names = part.labels, tuple(part.class_names)
+    else:
+        try:
+            probs, labels = part
+        except (TypeError, ValueError):
+            raise DataError(
+                "Each model must be a Predictions object or a (probs, labels) pair."
+            ) from None
+        names = None
+    is_binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
+    p, y = check_probs_labels(probs, labels)
+    p_in = np.ascontiguousarray(p[:, 1]) if is_binary else p
+    return p_in, p, y, names
+
+
+def _model_seed(seed: int, index: int, paired: bool) -> int:
+    # paired models share the seed (hence the resamples); unpaired ones get independent
+    # streams derived from the one seed
+    if paired:
+        return seed
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+# --------------------------------------------------------------------------- shared-bin engine
+
+
+@dataclass(frozen=True)
+class _Component:
+    idx: np.ndarray  # bin of every row on the shared edges
+    scores: np.ndarray
+    outcomes: np.ndarray
+    n_bins: int
+
+    @property
+    def code2(self) -> np.ndarray:
+        """``2·bin + outcome``: one integer bincount gives counts and label sums."""
+        return 2 * self.idx.astype(np.intp) + self.outcomes.astype(np.intp)
+
+
+def _shared_bin_values(
+    rows: np.ndarray,
+    parts: Sequence[_Component],
+    weights: np.ndarray,
+    specs: Sequence[MetricSpec],
+    est_seed: int,
+) -> dict[str, np.ndarray]:
+    """Shared-bin metrics of each resample ``rows`` (``(r, n)`` row indices)."""
+    r = rows.shape[0]
+    per = {s.key: np.empty((r, len(parts))) for s in specs}
+    offset = np.zeros(r, dtype=np.int64)  # ℓ1 debiased: where each resample's draws continue
+    for c, part in enumerate(parts):
+        b = part.n_bins
+        # the bootstrap's fixed-bin statistics: every row keeps its bin on every resample
+        counts, s_sum, o_sum = _fixed_bin_stats(rows, part.code2, part.scores, b)
+        for spec in specs:
+            if spec.name == "plugin":
+                per[spec.key][:, c] = plugin_from_stats(counts, s_sum, o_sum, spec.norm)
+            elif spec.name == "debiased" and spec.norm == 2.0:
+                per[spec.key][:, c] = debiased_sq_from_stats(counts, s_sum, o_sum)
+            elif spec.name == "debiased":
+                # the estimator reseeds on every resample, as the bootstrap's fast path does
+                per[spec.key][:, c] = debiased_l1_from_stats(
+                    counts, s_sum, o_sum, check_rng(est_seed), _L1_DRAWS, offset=offset
+                )
+            else:  # label-binned: each row's own score against its bin's mean outcome
+                ybar = np.divide(o_sum, counts, out=np.zeros((r, b)), where=counts > 0)
+                key = np.take(part.idx, rows) + (np.arange(r, dtype=np.int64) * b)[:, None]
+                dev = np.abs(np.take(part.scores, rows) - np.take(ybar.ravel(), key))
+                if math.isinf(spec.norm):
+                    per[spec.key][:, c] = dev.max(axis=1)
+                else:
+                    per[spec.key][:, c] = np.mean(dev**spec.norm, axis=1) ** (1.0 / spec.norm)
+        offset += _L1_DRAWS * np.count_nonzero(counts, axis=1)
+    out = {}
+    for spec in specs:
+        values = per[spec.key]
+        if spec.name == "debiased":
+            total = np.maximum(values @ weights, 0.0)
+            out[spec.key] = np.sqrt(total) if spec.norm == 2.0 else total
+        else:
+            out[spec.key] = np.asarray(aggregate(values, weights, spec.norm), dtype=np.float64)
+    return out
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def _check_config(config: AnalysisConfig | None) -> AnalysisConfig:
+    config = AnalysisConfig() if config is None else config
+    if not isinstance(config, AnalysisConfig):
+        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
+    if config.lens not in ("binary", "top-label", "classwise"):
+        raise ConfigError(
+            f"Models are compared on binned views; the {config.lens!r} lens has none. Use "
+            "the binary, top-label or classwise lens."
+        )
+    return config
+
+
+def _binning_note(config: AnalysisConfig, n_models: int, pooled: int) -> str:
+    if config.binning == "equal-width":
+        return (
+            f"Identical bins: {config.n_bins} equal-width bins [k/B, (k+1)/B) (last closed), "
+            "the same for every model by construction."
+        )
+    if config.binning == "equal-mass":
+        return (
+            f"Identical bins: {config.n_bins} equal-mass bins whose edges were computed once "
+            f"from the pooled scores of all {n_models} models ({pooled:,} scores per "
+            "component), so each model's bins hold about 1/B of the pooled mass, not of its "
+            "own; the edges are held fixed across bootstrap resamples."
+        )
+    return (
+        "Identical bins: one bin per distinct score over the union of all models' values "
+        "(a model's empty bins carry no weight)."
+    )
+
+
+def compare_models(
+    parts: Mapping[str, Any],
+    *,
+    config: AnalysisConfig | None = None,
+    estimators: Sequence[str] = DEFAULT_METRICS,
+    reference: str | None = None,
+    n_boot: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
+    test: str | None = None,
+    test_resamples: int = 1000,
+) -> ModelComparison:
+    """Compare several models on identical bins, with intervals, p-values and rankings.
+
+    Parameters
+    ----------
+    parts : mapping of str to Predictions or (probs, labels)
+        Model name → its predictions (e.g. ``Predictions.by_model()``). All must have the
+        same number of classes; a binary ``Predictions`` is used as P(y=1).
+    config : AnalysisConfig, optional
+        Lens, binning, ``n_bins``, ``tie_policy``, ``class_weights`` (and the defaults of
+        ``n_boot``, ``confidence`` and ``seed``); default ``AnalysisConfig()``.
+    estimators : sequence of str, default=DEFAULT_METRICS
+        Metric keys (see :func:`parse_metric`); an estimator without ``@p`` takes
+        ``config.norm``. The first one orders the models and picks the default reference.
+    reference : str, optional
+        Model the differences are taken against; default the best by the first metric.
+    n_boot : int, optional
+        Bootstrap resamples (default ``config.n_resamples``; 0 turns intervals off).
+    confidence : float, optional
+        Interval level (default ``config.level``).
+    seed : int, optional
+        The one seed (default ``config.seed``).
+    test : str, optional
+        A name in :data:`core.calibration_tests.TESTS` run on every model; None for none.
+    test_resamples : int, default=1000
+        Resamples of a resampling test.
+
+    Returns
+    -------
+    ModelComparison
+        Metrics with intervals, paired differences, p-values, bins and ranking views.
+
+    Raises
+    ------
+    DataError
+        With fewer than two models or models with different numbers of classes.
+    ConfigError
+        For unknown metrics, tests or models, or a lens without bins.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=400); y = (rng.uniform(size=400) < p).astype(int)
+    >>> cmp = compare_models({"a": (p, y), "b": (p ** 2, y)}, n_boot=100,
+    ...                      config=AnalysisConfig(lens="binary"))
+    >>> cmp.paired, cmp.reference
+    (True, 'a')
+    """
+    config = _check_config(config)
+    n_boot = config.n_resamples if n_boot is None else n_boot
+    if n_boot != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
+        n_boot = check_n_resamples(n_boot)
+    level = check_level(config.level if confidence is None else confidence)
+    seed_value = check_seed(config.seed if seed is None else seed)
+    if not isinstance(seed_value, int):
+        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
+    seed = seed_value
+    if test is not None:
+        TESTS.get(test)
+    if len(parts) < 2:
+        raise DataError(
+            f"Comparing models needs at least two; got {len(parts)}. Load a file with a "
+            "`model` column (one block of rows per model) or one file per model."
+        )
+    specs = tuple(parse_metric(k, default_norm=config.norm) for k in estimators)
+    if not specs:
+        raise ConfigError("Choose at least one metric to compare the models on.")
+    if len({s.key for s in specs}) != len(specs):
+        raise ConfigError("A metric is listed twice; list each metric once.")
+
+    models = tuple(str(m) for m in parts)
+    data = {m: _as_part(part) for m, part in zip(models, parts.values(), strict=True)}
+    ks = {data[m][1].shape[1] for m in models}
+    if len(ks) != 1:
+        raise DataError(
+            "The models predict different numbers of classes "
+            f"({', '.join(f'{m}: {data[m][1].shape[1]}' for m in models)}); compare models "
+            "of the same task."
+        )
+    if reference is not None and reference not in models:
+        raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(models)}.")
+    first = data[models[0]]
+    paired = all(
+        data[m][2].shape == first[2].shape and np.array_equal(data[m][2], first[2])
+        for m in models[1:]
+    )
+    named = {d[3] for d in data.values() if d[3] is not None}
+    if len(named) > 1:
+        raise DataError(
+            "The models name their classes differently ("
+            + "; ".join(", ".join(n) for n in sorted(named))
+            + "); compare models of the same task with the same class order."
+        )
+    class_names = next(iter(named), None)
+    k = first[1].shape[1]
+    names = class_names if class_names is not None else tuple(str(i) for i in range(k))
+    views = {
+        m: lens_view(
+            data[m][1],
+            data[m][2],
+            config.lens,
+            class_names=names,
+            class_weights=config.class_weights,
+        )
+        for m in models
+    }
+    components = views[models[0]].names
+    weights = np.asarray(views[models[0]].weights, dtype=np.float64)
+    edges = tuple(
+        shared_edges(
+            [views[m].scores[c] for m in models],
+            binning=config.binning,
+            n_bins=config.n_bins,
+            tie_policy=config.tie_policy,
+        )
+        for c in range(len(components))
+    )
+    comp_parts: dict[str, list[_Component]] = {}
+    bins: dict[str, tuple[BinStats, ...]] = {}
+    for m in models:
+        view = views[m]
+        comp_parts[m] = []
+        for c, e in enumerate(edges):
+            idx = assign_to_edges(view.scores[c], e)
+            comp_parts[m].append(_Component(idx, view.scores[c], view.outcomes[c], e.shape[0] - 1))
+        bins[m] = tuple(
+            stats_from_indices(part.idx, e, part.scores, part.outcomes, config.binning)
+            for part, e in zip(comp_parts[m], edges, strict=True)
+        )
+
+    shared = [s for s in specs if s.kind == "shared-bins"]
+    others = [s for s in specs if s.kind != "shared-bins"]
+    sweep_binning = config.binning if config.binning != "discrete" else "equal-mass"
+    values: dict[tuple[str, str], float] = {}
+    dists: dict[tuple[str, str], np.ndarray] = {}
+    notes_by: dict[tuple[str, str], str] = {}
+    model_seeds = {m: _model_seed(seed, i, paired) for i, m in enumerate(models)}
+    for m in models:
+        p_in, p, y, _ = data[m]
+        n = p.shape[0]
+        m_seed = model_seeds[m]
+        if shared:
+            full = _shared_bin_values(
+                np.arange(n, dtype=np.intp)[None, :], comp_parts[m], weights, shared, m_seed
+            )
+            for s in shared:
+                values[m, s.key] = float(full[s.key][0])
+            if n_boot:
+                b_max = max(part.n_bins for part in comp_parts[m])
+                chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
+                out = {s.key: np.empty(n_boot) for s in shared}
+                done = 0
+                for rows in _chunks(check_rng(m_seed), n, n_boot, chunk):
+                    got = _shared_bin_values(rows, comp_parts[m], weights, shared, m_seed)
+                    for s in shared:
+                        out[s.key][done : done + rows.shape[0]] = got[s.key]
+                    done += rows.shape[0]
+                for s in shared:
+                    dists[m, s.key] = out[s.key]
+        opts = {
+            "lens": config.lens,
+            "norm": config.norm,
+            "class_weights": config.class_weights,
+            "class_names": names,
+        }
+        boot_specs: dict[str, tuple[str, dict[str, Any]]] = {}
+        for s in others:
+            if s.kind == "score":
+                boot_specs[s.key] = (s.name, {})
+                continue
+            o = {**opts, "norm": s.norm if s.norm is not None else config.norm}
+            if s.name == "sweep":
+                o.update(binning=sweep_binning, n_bins=config.n_bins, tie_policy=config.tie_policy)
+            elif ESTIMATORS.get(s.name).meta.get("binned"):
+                o.update(binning=config.binning, n_bins=config.n_bins, tie_policy=config.tie_policy)
+            res = calibration_error(p_in, y, estimator=s.name, seed=m_seed, **o)
+            values[m, s.key] = float(res.value)
+            if "b_star" in res.details:
+                notes_by[m, s.key] = f"b* = {res.details['b_star']}"
+            boot_specs[s.key] = (s.name, o)
+        for s in others:
+            if s.kind == "score":
+                values[m, s.key] = float(SCORES.get(s.name).func(p_in, y))
+        if n_boot and boot_specs:
+            boots = bootstrap_many(
+                p_in, y, boot_specs, n_resamples=n_boot, level=level, seed=m_seed
+            )
+            for key, res in boots.items():
+                dists[m, key] = res.distribution
+
+    ranks = _ranks(models, specs, values)
+    table = _table(models, specs, values, dists, level, notes_by, ranks)
+    first_key = specs[0].key
+    if reference is None:
+        reference = str(ranks[first_key].idxmin())
+    differences = _differences(models, specs, values, dists, reference, level)
+    tests = _tests(data, models, test, config, model_seeds, test_resamples)
+    kendall = _kendall(specs, ranks)
+    flips = _flips(models, specs, values, dists, level, table)
+
+    pooled = sum(views[m].scores[0].shape[0] for m in models)
+    notes = [_binning_note(config, len(models), pooled)]
+    notes.append(
+        "Paired: every model was evaluated on the same rows, so all models are resampled "
+        "with the same row indices and differences get paired-bootstrap intervals."
+        if paired
+        else "Not paired: the models were evaluated on different rows (different n or "
+        "labels), so each model is resampled independently and the intervals of differences "
+        "are those of independent bootstraps (wider than paired ones)."
+    )
+    if any(s.name == "sweep" for s in specs):
+        notes.append(
+            f"ECE_sweep chooses its own number of {sweep_binning} bins per model (b* in the "
+            "note), so it is not computed on the shared bins."
+        )
+    if test is not None and test == "consistency" and config.binning == "equal-mass":
+        notes.append("The consistency test bins each model with its own equal-mass edges.")
+    return ModelComparison(
+        config=config,
+        models=models,
+        metrics=specs,
+        reference=reference,
+        paired=paired,
+        n={m: int(data[m][2].shape[0]) for m in models},
+        n_resamples=n_boot,
+        level=level,
+        seed=seed,
+        test=test,
+        component_names=tuple(components),
+        edges=edges,
+        bins=bins,
+        table=table,
+        differences=differences,
+        tests=tests,
+        ranks=ranks,
+        kendall=kendall,
+        flips=flips,
+        distributions=dists,
+        notes=tuple(notes),
+    )
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _interval(dist: np.ndarray | None, level: float) -> tuple[float, float]:
+    if dist is None:
+        return math.nan, math.nan
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def _signed(spec: MetricSpec, values: np.ndarray) -> np.ndarray:
+    """Values oriented so that lower is better."""
+    return -values if spec.higher_is_better else values
+
+
+def _table(
+    models: tuple[str, ...],
+    specs: tuple[MetricSpec, ...],
+    values: Mapping[tuple[str, str], float],
+    dists: Mapping[tuple[str, str], np.ndarray],
+    level: float,
+    notes: Mapping[tuple[str, str], str],
+    ranks: pd.DataFrame,
+) -> pd.DataFrame:
+    rows = []
+    for spec in specs:
+        v = np.array([values[m, spec.key] for m in models])
+        rank = ranks[spec.key].to_numpy()
+        best = rank == 1
+        for i, m in enumerate(models):
+            low, high = _interval(dists.get((m, spec.key)), level)
+            rows.append(
+                {
+                    "model": m,
+                    "metric": spec.key,
+                    "label": spec.label,
+                    "value": float(v[i]),
+                    "low": low,
+                    "high": high,
+                    "rank": int(rank[i]) if np.isfinite(rank[i]) else 0,
+                    "best": bool(best[i]),
+                    "note": _outside_note(notes.get((m, spec.key), ""), v[i], low, high),
+                }
+            )
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def _outside_note(note: str, value: float, low: float, high: float) -> str:
+    # a percentile interval need not contain the estimate: the bootstrap distribution of a
+    # clipped or bias-corrected estimator near 0 is skewed; say so rather than hide it
+    if math.isnan(low) or low <= value <= high:
+        return note
+    extra = (
+        "estimate outside its percentile interval: the bootstrap distribution is skewed "
+        "(typical of debiased estimates near 0)"
+    )
+    return f"{note}; {extra}" if note else extra
+
+
+def _ranks(
+    models: tuple[str, ...],
+    specs: tuple[MetricSpec, ...],
+    values: Mapping[tuple[str, str], float],
+) -> pd.DataFrame:
+    out = {}
+    for spec in specs:
+        v = np.array([values[m, spec.key] for m in models])
+        out[spec.key] = _stats.rankdata(_signed(spec, v), method="min", nan_policy="omit")
+    return pd.DataFrame(out, index=pd.Index(models, name="model"))
+
+
+def _differences(
+    models: tuple[str, ...],
+    specs: tuple[MetricSpec, ...],
+    values: Mapping[tuple[str, str], float],
+    dists: Mapping[tuple[str, str], np.ndarray],
+    reference: str,
+    level: float,
+) -> pd.DataFrame:
+    rows = []
+    for spec in specs:
+        for m in models:
+            if m == reference:
+                continue
+            diff = values[m, spec.key] - values[reference, spec.key]
+            a, b = dists.get((m, spec.key)), dists.get((reference, spec.key))
+            low, high = _interval(None if a is None or b is None else a - b, level)
+            significant = bool(low > 0 or high < 0)
+            lower_better = not spec.higher_is_better
+            better = significant and ((high < 0) if lower_better else (low > 0))
+            rows.append(
+                {
+                    "model": m,
+                    "metric": spec.key,
+                    "label": spec.label,
+                    "reference": reference,
+                    "difference": diff,
+                    "low": low,
+                    "high": high,
+                    "significant": significant,
+                    "better": better,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "model", "metric", "label", "reference", "difference", "low", "high",
+            "significant", "better",
+        ],
+    )  # fmt: skip
+
+
+def _test_lens(test: str, lens: str) -> str | None:
+    meta = TESTS.get(test).meta
+    if meta.get("default_lens") == "canonical" or lens not in meta["lenses"]:
+        return None  # the test's own default lens
+    return lens
+
+
+def _tests(
+    data: Mapping[str, tuple],
+    models: tuple[str, ...],
+    test: str | None,
+    config: AnalysisConfig,
+    seeds: Mapping[str, int],
+    test_resamples: int,
+) -> pd.DataFrame:
+    columns = ["model", "test", "lens", "statistic", "pvalue", "bound", "note"]
+    if test is None:
+        return pd.DataFrame(columns=columns)
+    meta = TESTS.get(test).meta
+    opts: dict[str, Any] = {}
+    if "n_resamples" in meta["options"]:
+        opts["n_resamples"] = int(test_resamples)
+    if test == "consistency":
+        opts.update(
+            estimator="plugin",
+            binning=config.binning,
+            n_bins=config.n_bins,
+            norm=config.norm,
+            tie_policy=config.tie_policy,
+        )
+    lens = _test_lens(test, config.lens)
+    rows = []
+    for m in models:
+        p_in, _, y, _ = data[m]
+        try:
+            r = calibration_test(p_in, y, test=test, lens=lens, seed=seeds[m], **opts)
+        except CalibscopeError as exc:
+            rows.append(
+                {"model": m, "test": test, "lens": lens or "", "statistic": math.nan,
+                 "pvalue": math.nan, "bound": False, "note": str(exc)}
+            )  # fmt: skip
+            continue
+        note = r.method + (f" (± {r.mc_error:.2g} Monte-Carlo)" if r.mc_error else "")
+        rows.append(
+            {"model": m, "test": test, "lens": r.lens, "statistic": float(r.statistic),
+             "pvalue": float(r.pvalue), "bound": bool(r.pvalue_is_bound), "note": note}
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _kendall(specs: tuple[MetricSpec, ...], ranks: pd.DataFrame) -> pd.DataFrame:
+    keys = [s.key for s in specs]
+    out = pd.DataFrame(np.eye(len(keys)), index=keys, columns=keys)
+    for a, b in itertools.combinations(keys, 2):
+        ra, rb = ranks[a].to_numpy(), ranks[b].to_numpy()
+        ok = np.isfinite(ra) & np.isfinite(rb)
+        tau = math.nan
+        if ok.sum() >= 2 and np.ptp(ra[ok]) > 0 and np.ptp(rb[ok]) > 0:
+            tau = float(_stats.kendalltau(ra[ok], rb[ok]).statistic)
+        out.loc[a, b] = out.loc[b, a] = tau
+    return out
+
+
+def _flips(
+    models: tuple[str, ...],
+    specs: tuple[MetricSpec, ...],
+    values: Mapping[tuple[str, str], float],
+    dists: Mapping[tuple[str, str], np.ndarray],
+    level: float,
+    table: pd.DataFrame,
+) -> pd.DataFrame:
+    columns = [
+        "model_a", "model_b", "metric_a", "metric_b", "better_by_a", "better_by_b", "significant_a",
+        "significant_b", "significant", "intervals_overlap",
+    ]  # fmt: skip
+    bounds = {(r.model, r.metric): (r.low, r.high) for r in table.itertuples(index=False)}
+
+    def decided(spec: MetricSpec, a: str, b: str) -> bool | None:
+        da, db = dists.get((a, spec.key)), dists.get((b, spec.key))
+        if da is None or db is None:
+            return None
+        low, high = _interval(da - db, level)
+        return bool(low > 0 or high < 0)
+
+    def overlap(spec: MetricSpec, a: str, b: str) -> bool | None:
+        (la, ha), (lb, hb) = bounds[a, spec.key], bounds[b, spec.key]
+        if any(math.isnan(x) for x in (la, ha, lb, hb)):
+            return None
+        return bool(la <= hb and lb <= ha)
+
+    rows = []
+    for sa, sb in itertools.combinations(specs, 2):
+        for a, b in itertools.combinations(models, 2):
+            da = float(_signed(sa, np.array(values[a, sa.key] - values[b, sa.key])))
+            db = float(_signed(sb, np.array(values[a, sb.key] - values[b, sb.key])))
+            if not (da * db < 0):
+                continue
+            sig_a, sig_b = decided(sa, a, b), decided(sb, a, b)
+            over = [overlap(sa, a, b), overlap(sb, a, b)]
+            rows.append(
+                {
+                    "model_a": a,
+                    "model_b": b,
+                    "metric_a": sa.key,
+                    "metric_b": sb.key,
+                    "better_by_a": a if da < 0 else b,
+                    "better_by_b": a if db < 0 else b,
+                    "significant_a": sig_a,
+                    "significant_b": sig_b,
+                    "significant": None if sig_a is None or sig_b is None else sig_a and sig_b,
+                    "intervals_overlap": None if None in over else any(over),
+                }
+            )
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,380 @@
+"""Compare page: several models on identical bins, paired differences, where rankings disagree."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from core.calibration_tests import TESTS
+from core.errors import CalibscopeError
+from core.figures_compare import (
+    metric_forest_figure,
+    paired_difference_figure,
+    rank_heatmap_figure,
+    reliability_overlay_figure,
+)
+from core.model_comparison import DEFAULT_METRICS, ModelComparison, metric_choices, parse_metric
+from dashboard import state, widgets
+
+PLOT_CONFIG = {"displaylogo": False}
+DEFAULT_TEST = "skce-ul-asymptotic"  # linear in n: fast for many models and rows
+DEFAULT_RESAMPLES = 1000
+AUTO = ""  # reference choice: the best model by the first metric
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _compare(
+    digest: str,
+    models: tuple[str, ...],
+    config: Any,
+    metrics: tuple[str, ...],
+    reference: str,
+    n_boot: int,
+    test: str,
+    _parts: dict[str, Any],
+) -> ModelComparison:
+    from core.model_comparison import compare_models
+
+    return compare_models(
+        _parts,
+        config=config,
+        estimators=metrics,
+        reference=reference or None,
+        n_boot=n_boot,
+        test=test or None,
+    )
+
+
+def _metric_label(key: str) -> str:
+    return parse_metric(key).label
+
+
+def _highlight_best(frame: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
+    style = "background-color: rgba(47, 133, 90, 0.18); font-weight: 600"
+    out = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for key in best.columns:
+        out.loc[best[key].to_numpy(dtype=bool), key] = style
+    return out
+
+
+def _metrics_display(cmp: ModelComparison) -> Any:
+    """Model rows × metric columns as ``value [low, high]``, the best of each column shaded."""
+    rows, best = {}, {}
+    for spec in cmp.metrics:
+        part = cmp.table[cmp.table.metric == spec.key].set_index("model").reindex(cmp.models)
+        text = [
+            f"{v:.4f}" if pd.isna(lo) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+            for v, lo, hi in zip(part.value, part.low, part.high, strict=True)
+        ]
+        rows[spec.label] = text
+        best[spec.label] = part.best.to_numpy(dtype=bool)
+    frame = pd.DataFrame(rows, index=pd.Index(cmp.models, name="model"))
+    frame.insert(0, "n", [cmp.n[m] for m in cmp.models])
+    if len(cmp.tests):
+        pv = cmp.tests.set_index("model").reindex(cmp.models)
+        frame["p-value"] = [
+            "—" if pd.isna(p) else (f"≤ {p:.3g}" if b else f"{p:.3g}")
+            for p, b in zip(pv.pvalue, pv.bound, strict=True)
+        ]
+    best_frame = pd.DataFrame(best, index=frame.index)
+    return frame.style.apply(_highlight_best, best=best_frame, axis=None)
+
+
+st.title("Compare", anchor=False)
+st.caption(
+    "Several models on **identical bins**: every calibration error and score with a "
+    "percentile-bootstrap interval, differences to a reference model with **paired** "
+    "intervals (the same resampled rows for every model), a calibration test per model, the "
+    "reliability curves overlaid, and where the rankings by different estimators disagree. "
+    "Lens, binning, number of bins, norm, interval level and seed come from the sidebar; the "
+    "sidebar's model picker is ignored here."
+)
+
+if state.all_predictions() is None:
+    state.require_predictions()
+pred = state.all_predictions()
+names = state.model_names()
+if len(names) < 2:
+    st.info(
+        "Comparing needs at least two models. Load a file with a **`model`** column (one "
+        "block of rows per model, e.g. `id, model, label, p` with the same ids for every "
+        "model), or pick a bundled sample on the Data page: both samples hold four models "
+        "evaluated on the same rows."
+        + (" The loaded data has one model only." if pred is not None else ""),
+        icon=":material/info:",
+    )
+    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
+    st.stop()
+
+config = state.analysis_config()
+if config is None:
+    st.stop()
+if config.lens == "canonical":
+    st.info(
+        "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
+        "sidebar to compare models on identical bins.",
+        icon=":material/info:",
+    )
+    st.stop()
+# the headline estimator does not enter the comparison: keep it out of the cache key
+config = dataclasses.replace(config, estimator="plugin")
+
+# ---------------------------------------------------------------- settings
+choices = metric_choices(config.lens)
+c1, c2 = st.columns([3, 2])
+chosen_models = c1.multiselect(
+    "Models",
+    names,
+    default=names,
+    key="compare_models",
+    bind="query-params",
+    help="Models of the loaded file's `model` column; all by default.",
+)
+metrics = c2.multiselect(
+    "Metrics",
+    choices,
+    default=[m for m in DEFAULT_METRICS if m in choices],
+    key="compare_metrics",
+    bind="query-params",
+    help=widgets._choices_help(
+        {key: _metric_label(key) for key in choices},
+        "Calibration errors as `estimator@p` (ℓp norm) and scores. The first one orders the "
+        "models and picks the default reference.",
+    ),
+)
+c3, c4, c5 = st.columns(3)
+reference = c3.selectbox(
+    "Reference model",
+    [AUTO, *names],
+    format_func=lambda m: "best by the first metric" if m == AUTO else m,
+    key="compare_reference",
+    bind="query-params",
+    help="Differences are each model minus this one.",
+)
+n_boot = c4.number_input(
+    "Bootstrap resamples",
+    min_value=0,
+    max_value=20_000,
+    value=DEFAULT_RESAMPLES,
+    step=100,
+    key="compare_resamples",
+    bind="query-params",
+    help="Percentile bootstrap over rows; 0 turns intervals off.",
+)
+tests = ["", *TESTS.names()]
+test = c5.selectbox(
+    "Calibration test",
+    tests,
+    index=tests.index(DEFAULT_TEST),
+    format_func=lambda t: t or "none",
+    key="compare_test",
+    bind="query-params",
+    help=widgets._choices_help(
+        {t: TESTS.get(t).label for t in tests if t},
+        "Run on every model: the p-value of “this model is calibrated”.",
+    ),
+)
+
+if len(chosen_models) < 2:
+    st.info("Pick at least two models to compare.", icon=":material/info:")
+    st.stop()
+if not metrics:
+    st.info("Pick at least one metric.", icon=":material/info:")
+    st.stop()
+if reference and reference not in chosen_models:
+    st.warning(
+        f"The reference {reference!r} is not among the chosen models; the best model by the "
+        "first metric is used instead.",
+        icon=":material/warning:",
+    )
+    reference = AUTO
+
+parts = state._split_by_model(pred.digest, pred)
+picked = {m: parts[m] for m in chosen_models}
+with st.spinner(
+    f"Comparing {len(picked)} models: {len(metrics)} metrics × {int(n_boot):,} resamples…",
+    show_time=True,
+):
+    try:
+        cmp = _compare(
+            pred.digest,
+            tuple(chosen_models),
+            config,
+            tuple(metrics),
+            reference,
+            int(n_boot),
+            test,
+            picked,
+        )
+    except CalibscopeError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+
+# ---------------------------------------------------------------- metrics table
+for note in cmp.notes:
+    st.caption(note)
+st.subheader("Metrics", anchor=False)
+interval_text = (
+    f"{cmp.level:.0%} percentile-bootstrap intervals from {cmp.n_resamples:,} resamples "
+    f"(seed {cmp.seed})"
+    if cmp.n_resamples
+    else "no intervals (0 resamples)"
+)
+st.markdown(
+    f"Value [interval] per model; {interval_text}. Lower is better (accuracy: higher); the "
+    "best value of each column is shaded."
+    + (f" p-values: {TESTS.get(cmp.test).label}." if cmp.test else "")
+)
+st.dataframe(_metrics_display(cmp), key="compare_table")
+if cmp.test:
+    entry = TESTS.get(cmp.test)
+    st.caption(
+        f"p-values: {entry.label} (assumes {entry.meta.get('assumptions', 'i.i.d. rows')})."
+        + (
+            " It uses n/2 pairs of rows, so it is fast but has little power: a model with a "
+            "clearly visible calibration error can still get a large p-value. The consistency "
+            "test (resampling the ECE on these bins) is slower and more sensitive."
+            if cmp.test == "skce-ul-asymptotic"
+            else ""
+        )
+    )
+noted = cmp.table[cmp.table.note.str.len() > 0]
+if len(noted):
+    with st.expander(f"Notes on {len(noted)} value(s)", icon=":material/sticky_note_2:"):
+        for row in noted.itertuples(index=False):
+            st.markdown(f"- **{row.model}** · {row.label}: {row.note}")
+if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
+    with st.expander("How the p-values were computed", icon=":material/science:"):
+        st.dataframe(
+            cmp.tests[["model", "lens", "statistic", "pvalue", "note"]],
+            hide_index=True,
+            key="compare_tests_table",
+        )
+st.download_button(
+    "Download the table (CSV)",
+    data=lambda: cmp.wide().to_csv(index=False).encode(),
+    file_name="model_comparison.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="compare_download",
+    icon=":material/download:",
+)
+st.plotly_chart(
+    metric_forest_figure(cmp), theme=None, key="compare_forest_chart", config=PLOT_CONFIG
+)
+
+# ---------------------------------------------------------------- paired differences
+st.subheader(f"Differences to {cmp.reference}", anchor=False)
+st.markdown(
+    (
+        "Each model minus the reference on the **same resampled rows** (paired bootstrap), "
+        "the interval that answers “is this model better?”. Checking whether the two models' "
+        "own intervals overlap is too cautious: what the shared rows add to both models "
+        "cancels in the difference, so a paired interval can exclude 0 while the models' own "
+        "intervals overlap."
+        if cmp.paired
+        else "The models were not evaluated on the same rows, so each was resampled on its "
+        "own and the intervals are those of independent bootstraps."
+    )
+    + " Green: significantly better than the reference; red: significantly worse; grey: "
+    "the interval contains 0."
+)
+diff = cmp.differences.copy()
+diff["metric"] = diff.label
+st.dataframe(
+    diff[["model", "metric", "difference", "low", "high", "significant", "better"]],
+    hide_index=True,
+    key="compare_differences",
+    column_config={
+        "difference": st.column_config.NumberColumn(f"model − {cmp.reference}", format="%+.5f"),
+        "low": st.column_config.NumberColumn("low", format="%+.5f"),
+        "high": st.column_config.NumberColumn("high", format="%+.5f"),
+    },
+)
+st.plotly_chart(
+    paired_difference_figure(cmp), theme=None, key="compare_diff_chart", config=PLOT_CONFIG
+)
+
+# ---------------------------------------------------------------- overlaid diagrams
+st.subheader("Reliability on the shared bins", anchor=False)
+component = 0
+if len(cmp.component_names) > 1:
+    component = st.selectbox(
+        "Class",
+        list(range(len(cmp.component_names))),
+        format_func=lambda i: cmp.component_names[i],
+        key="compare_component",
+        bind="query-params",
+    )
+st.plotly_chart(
+    reliability_overlay_figure(cmp, component=component),
+    theme=None,
+    key="compare_overlay_chart",
+    config=PLOT_CONFIG,
+)
+st.caption(widgets.bin_convention(config))
+
+# ---------------------------------------------------------------- rankings
+st.subheader("Where the rankings disagree", anchor=False)
+st.markdown(
+    "Rank 1 is the best model by each metric. Kendall's τ between two metrics' rankings is 1 "
+    "when they order the models identically and −1 when they reverse them."
+)
+left, right = st.columns([3, 2])
+with left:
+    st.plotly_chart(
+        rank_heatmap_figure(cmp), theme=None, key="compare_rank_chart", config=PLOT_CONFIG
+    )
+with right:
+    st.dataframe(
+        cmp.kendall.rename(index=_metric_label, columns=_metric_label).style.format("{:.2f}"),
+        key="compare_kendall",
+    )
+flips = cmp.flips
+if flips.empty:
+    st.success(
+        "Every metric orders every pair of models the same way.",
+        icon=":material/check_circle:",
+    )
+else:
+    n_sig = int(flips.significant.fillna(False).astype(bool).sum())
+    st.markdown(
+        f"**{len(flips)} order flip(s)** between metrics; {n_sig} significant (both "
+        "differences' intervals exclude 0), the others within the bootstrap noise."
+    )
+    shown = flips.assign(
+        metric_a=flips.metric_a.map(_metric_label),
+        metric_b=flips.metric_b.map(_metric_label),
+        verdict=[
+            "unknown (no bootstrap)"
+            if pd.isna(s)
+            else ("significant: the metrics disagree" if s else "within noise")
+            for s in flips.significant
+        ],
+    )
+    st.dataframe(
+        shown[
+            ["model_a", "model_b", "metric_a", "better_by_a", "metric_b", "better_by_b", "verdict"]
+        ],
+        hide_index=True,
+        key="compare_flips",
+        column_config={
+            "better_by_a": st.column_config.TextColumn("better by metric a"),
+            "better_by_b": st.column_config.TextColumn("better by metric b"),
+        },
+    )
+with st.expander("Formulas and sources", icon=":material/functions:"):
+    st.markdown(
+        "Plug-in ℓp error on bins b with n_b rows, mean score s̄_b and observed frequency ȳ_b: "
+        "(Σ_b (n_b/n)·|ȳ_b − s̄_b|^p)^(1/p); label-binned: ((1/n) Σ_i |s_i − ȳ_b(i)|^p)^(1/p); "
+        "debiased ℓ2: Σ_b (n_b/n)[(s̄_b − ȳ_b)² − ȳ_b(1 − ȳ_b)/(n_b − 1)], clipped at 0, "
+        "square root; ECE_sweep: the plug-in error at the largest number of bins whose bin "
+        "frequencies are monotone. Paired difference interval: percentiles of "
+        "θ*_model − θ*_reference over resamples that draw the same rows for both. "
+        "Kendall's τ-b between the rankings (scipy.stats.kendalltau). Sources: "
+        + "; ".join(f"[{title}]({url})" for title, url in widgets.PAPERS.values())
+        + "."
+    )
