@@ -3,13 +3,14 @@
 Floor: one stable sort of the binary scores (binary) or one softmax pass over the logit
 matrix (multiclass): the least work any recalibrator does. scikit-learn's Platt
 (``_sigmoid_calibration``) and ``IsotonicRegression`` are timed alongside on the same
-binary rows. Report ratios to the floor of the same run: the machine may be shared.
+binary rows, and as the one-vs-rest loop over classes that ``CalibratedClassifierCV`` runs
+on the multiclass rows. Report ratios to the floor of the same run: the machine may be shared.
 
-Matrix scaling at K = 1,000 has K² + K ≈ 10⁶ parameters, and every L-BFGS evaluation
+Matrix scaling and Dirichlet calibration at K = 1,000 have K² + K ≈ 10⁶ parameters, and every L-BFGS evaluation
 makes two float64 BLAS products of the (n × K) scores with a (K × K) matrix (≈ 4nK² =
 2·10¹¹ flops at n = 50,000): several seconds each on two cores, and convergence takes
-hundreds. So ``MatrixScaling`` refuses K > 100 unless ``max_iter`` is passed explicitly
-(it suggests vector or temperature scaling); this benchmark passes
+hundreds. So both refuse K > 100 unless ``max_iter`` is passed explicitly (suggesting
+vector, temperature or beta calibration); this benchmark passes
 ``max_iter=MATRIX_MAX_ITER`` and says so in the notes. It does not reach "seconds" at
 K = 1,000 and is not meant to: an unconverged 5-iteration fit is reported as such.
 

@@ -19,9 +19,12 @@
   ``max_iter`` (see :class:`MatrixScaling`).
 
 Batched work: the classwise Platt fits are one damped Newton solve over all classes
-at once (closed-form 2×2 steps, :func:`fit_logistic_rows`); every pass over an
-``(n, K)`` matrix is done in cache-sized blocks, and no full-size copy of the
-scores is made while fitting.
+at once (closed-form 2×2 steps, :func:`fit_logistic_rows`), started from the fit of
+every row compressed into bins (:mod:`core.recalibration.logistic_start`); vector
+scaling's L-BFGS runs in coordinates preconditioned by each class's 2×2 Hessian
+block. Every pass over an ``(n, K)`` matrix is done in cache-sized blocks, shared out
+over threads in pieces that do not depend on the thread count (:mod:`core._parallel`),
+and no full-size copy of the scores is made while fitting.
 
 Multiclass scores ``z`` are the logits when given, else ``log p`` (softmax is
 shift-invariant, so this reproduces ``p`` exactly). Outputs are softmax rows, so
