@@ -6,8 +6,8 @@ the order the pieces were given, and callers split their work into pieces that d
 not depend on the number of threads, so every result is the same, bit for bit, on
 one core or on many.
 
-``CALIBSCOPE_THREADS`` sets the number of threads (default: the CPU count, at most
-8; ``1`` runs everything in the calling thread).
+``CALIBSCOPE_THREADS`` sets the number of threads (default: the CPUs this process may
+use, at most 8; ``1`` runs everything in the calling thread).
 """
 
 from __future__ import annotations
@@ -37,7 +37,15 @@ def thread_count() -> int:
     env = os.environ.get("CALIBSCOPE_THREADS", "").strip()
     if env.isdigit() and int(env) >= 1:
         return int(env)
-    return max(1, min(os.cpu_count() or 1, MAX_THREADS))
+    return max(1, min(_usable_cpus(), MAX_THREADS))
+
+
+def _usable_cpus() -> int:
+    # the CPUs this process may run on (a container's limit), not the machine's count
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not available on every platform
+        return os.cpu_count() or 1
 
 
 def _executor(size: int) -> ThreadPoolExecutor:
