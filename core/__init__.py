@@ -100,6 +100,9 @@ _EXPORTS: dict[str, str] = {
     "simulate_estimates": "core.bias",
     "fit_world": "core.worlds",
     "DirichletWorld": "core.worlds",
+    # the self-contained report
+    "Report": "core.report",
+    "build_report": "core.report",
 }
 
 __all__ = sorted(_EXPORTS)

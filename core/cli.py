@@ -6,7 +6,9 @@ calibration errors and scores with bootstrap intervals, as a table or as JSON
 (``--json``: every number, the config, the seed, the lint findings and the
 versions). ``calibscope lint FILE`` prints the data checks only. ``calibscope compare
 FILE`` compares the models of a file's ``model`` column on identical bins
-(:func:`core.model_comparison.compare_models`).
+(:func:`core.model_comparison.compare_models`). ``calibscope report FILE -o report.html``
+writes the self-contained HTML report (``-o report.json`` or ``--json``: every number) of
+:func:`core.report.build_report`.
 
 Bad input gives one line on stderr (``calibscope: error: ...``) and exit code 2.
 Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registries.
@@ -429,22 +431,7 @@ def _run_compare(args: argparse.Namespace) -> str:
                 "versions": _versions(),
                 "input": _input_record(args, pred),
                 "config": config.to_dict(),
-                "seed": cmp.seed,
-                "n_resamples": cmp.n_resamples,
-                "level": cmp.level,
-                "models": list(cmp.models),
-                "n": cmp.n,
-                "paired": cmp.paired,
-                "reference": cmp.reference,
-                "metrics": [{"key": s.key, "label": s.label} for s in cmp.metrics],
-                "edges": [list(e) for e in cmp.edges],
-                "table": cmp.table.to_dict(orient="records"),
-                "differences": cmp.differences.to_dict(orient="records"),
-                "tests": cmp.tests.to_dict(orient="records"),
-                "ranks": cmp.ranks.reset_index().to_dict(orient="records"),
-                "kendall": cmp.kendall.to_dict(),
-                "flips": cmp.flips.to_dict(orient="records"),
-                "notes": list(cmp.notes),
+                **_comparison_record(cmp),
             }
         )
     lines = [_input_line(pred), *cmp.notes, ""]
@@ -482,6 +469,72 @@ def _run_compare(args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _comparison_record(cmp: Any) -> dict:
+    """Every number of a :class:`core.model_comparison.ModelComparison` (compare and report)."""
+    return {
+        "seed": cmp.seed,
+        "n_resamples": cmp.n_resamples,
+        "level": cmp.level,
+        "models": list(cmp.models),
+        "n": cmp.n,
+        "paired": cmp.paired,
+        "reference": cmp.reference,
+        "metrics": [{"key": s.key, "label": s.label} for s in cmp.metrics],
+        "edges": [list(e) for e in cmp.edges],
+        "table": cmp.table.to_dict(orient="records"),
+        "differences": cmp.differences.to_dict(orient="records"),
+        "tests": cmp.tests.to_dict(orient="records"),
+        "ranks": cmp.ranks.reset_index().to_dict(orient="records"),
+        "kendall": cmp.kendall.to_dict(),
+        "flips": cmp.flips.to_dict(orient="records"),
+        "notes": list(cmp.notes),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
+    from core.calibration_tests import TESTS
+    from core.report import DEFAULT_TEST
+
+    _add_metrics_arguments(cmd)
+    cmd.add_argument("--title", metavar="TEXT", help="report title (default: from the file name)")
+    cmd.add_argument(
+        "--test",
+        choices=(*TESTS.names(), "none"),
+        default=DEFAULT_TEST,
+        help="calibration test run on every model (default: %(default)s)",
+    )
+    cmd.add_argument(
+        "--test-resamples", type=int, default=1000, metavar="R", help="resampling tests (1000)"
+    )
+
+
+def _run_report(args: argparse.Namespace) -> str:
+    from core.report import build_report
+
+    as_json = args.json or (args.output is not None and Path(args.output).suffix == ".json")
+    if args.output is not None and Path(args.output).suffix not in (".html", ".htm", ".json"):
+        raise _Failure(f"-o {args.output}: the report is written as .html or .json.")
+    if args.output is None and not as_json:
+        raise _Failure("the HTML report goes to a file: give -o report.html (or --json).")
+    pred = _load(args)
+    parts = _select_models(pred, args.model)
+    if args.model is not None:
+        pred = parts[0][1]
+    report = build_report(
+        pred,
+        config=_config(args, pred),
+        title=args.title,
+        test=None if args.test == "none" else args.test,
+        test_resamples=args.test_resamples,
+        labels_source=args.labels,
+    )
+    return report.to_json() if as_json else report.to_html()
+
+
 #: name -> (help, add_arguments(parser), run(args) -> text)
 COMMANDS: dict[
     str,
@@ -497,6 +550,11 @@ COMMANDS: dict[
         "Several models of one file on identical bins: intervals, paired differences, ranks.",
         _add_compare_arguments,
         _run_compare,
+    ),
+    "report": (
+        "A self-contained HTML report (figures, tables, every parameter) or JSON of every number.",
+        _add_report_arguments,
+        _run_report,
     ),
 }
 

@@ -1,0 +1,561 @@
+"""The report: one self-contained HTML file and JSON of every number of an analysis.
+
+:func:`build_report` runs the analyses through their one path — :func:`core.analysis.analyze`
+per model (reliability diagram, bin table, metrics with bootstrap intervals), one calibration
+test per model (:func:`core.calibration_tests.calibration_test`) and, for a file with two or
+more models, :func:`core.model_comparison.compare_models` on identical bins — and returns a
+frozen :class:`Report`.
+
+- :meth:`Report.to_html` is one HTML document that works offline: plotly.js is inlined once,
+  the figures are the pure builders of :mod:`core.figures` and :mod:`core.figures_compare`,
+  the tables are HTML, and a parameters section lists every option, the seed, the data
+  source and digest, ``n``, ``K``, the lint findings and the package versions.
+- :meth:`Report.to_json` is the record of ``calibscope metrics --json`` (same keys, same
+  numbers) with the test results, the model comparison (the record of
+  ``calibscope compare --json``) and the versions of plotly and calibscope added.
+- :meth:`Report.write` picks the format from the suffix (``.html``/``.htm`` or ``.json``).
+
+PNG figures are not exported: with plotly 7 that needs kaleido ≥ 1 driving a Chrome or
+Chromium binary, an optional dependency this package does not require. Every figure of the
+HTML report has the Plotly toolbar's client-side "download as PNG" button instead.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+
+from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
+from core.calibration_tests import TESTS, CalibrationTestResult, calibration_test
+from core.errors import CalibscopeError, ConfigError
+
+__all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
+
+#: The test of a report unless another is asked for: a linear-time kernel test with an
+#: asymptotic p-value, valid for any number of classes and quick on large files.
+DEFAULT_TEST = "skce-ul-asymptotic"
+
+_PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 1100px; padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2rem;
+       margin-top: 2.2rem; }
+table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; font-size: 0.88rem; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left;
+         vertical-align: top; }
+th { background: #f4f5f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.meta { color: #555; } .headline { font-size: 1.15rem; }
+code { background: #f4f5f7; padding: 0 0.2rem; }
+"""
+
+
+@dataclass(frozen=True, eq=False)
+class ModelReport:
+    """The analysis of one model (or of all rows of a file without a model column).
+
+    Attributes
+    ----------
+    model : str or None
+        Model name; ``None`` for a file without a model column.
+    n : int
+        Number of rows.
+    digest : str
+        Exact digest of the model's rows.
+    lint : core.lint.LintReport
+        The data checks of these rows.
+    analysis : ReliabilityAnalysis
+        :func:`core.analysis.analyze` under the report's config.
+    test : CalibrationTestResult or None
+        The calibration test, or None when no test was asked for or it could not run.
+    test_error : str or None
+        Why the test could not run on these rows.
+    """
+
+    model: str | None
+    n: int
+    digest: str
+    lint: Any
+    analysis: ReliabilityAnalysis
+    test: CalibrationTestResult | None = None
+    test_error: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Everything a report shows (see :func:`build_report`).
+
+    Attributes
+    ----------
+    title : str
+        Report title.
+    predictions : core.data.Predictions
+        The analysed data (all models).
+    config : AnalysisConfig
+        The analysis options.
+    models : tuple of ModelReport
+        One entry per model, in file order (one entry without a model column).
+    test_name : str or None
+        The calibration test run on every model.
+    test_resamples : int
+        Resamples of a resampling test.
+    comparison : core.model_comparison.ModelComparison or None
+        The models on identical bins (two or more models only).
+    labels_source : str or None
+        The separate labels file, when there was one.
+    created : str
+        UTC time of the report (ISO 8601).
+    comparison_error : str or None
+        Why the models could not be compared (e.g. the canonical lens has no bins).
+    """
+
+    title: str
+    predictions: Any
+    config: AnalysisConfig
+    models: tuple[ModelReport, ...]
+    test_name: str | None
+    test_resamples: int
+    comparison: Any
+    labels_source: str | None
+    created: str
+    comparison_error: str | None = None
+
+    # ------------------------------------------------------------------ JSON
+
+    def to_record(self) -> dict[str, Any]:
+        """Return every number as JSON-ready values (the record of :meth:`to_json`).
+
+        Returns
+        -------
+        dict
+            The ``calibscope metrics --json`` record with ``command = "report"`` plus
+            ``title``, ``created``, ``test`` (per model), ``comparison`` (or None) and the
+            plotly and calibscope versions.
+        """
+        from core import cli
+
+        pred = self.predictions
+        where = SimpleNamespace(file=pred.source, labels=self.labels_source)
+        results = [(m.model, m, m.analysis) for m in self.models]
+        record = cli._metrics_record(where, pred, self.config, results)
+        for out, m in zip(record["results"], self.models, strict=True):
+            out["test"] = _test_record(m)
+        record.update(
+            command="report",
+            title=self.title,
+            created=self.created,
+            versions=versions(),
+            test={"name": self.test_name, "resamples": self.test_resamples},
+            comparison=None if self.comparison is None else cli._comparison_record(self.comparison),
+            comparison_error=self.comparison_error,
+        )
+        return cli._jsonable(record)
+
+    def to_json(self) -> str:
+        """Return :meth:`to_record` as indented JSON (non-finite numbers as ``null``).
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
+        return json.dumps(self.to_record(), indent=2, allow_nan=False) + "\n"
+
+    # ------------------------------------------------------------------ HTML
+
+    def figures(self) -> list[tuple[str, Any]]:
+        """Return the report's figures as ``(caption, plotly Figure)`` pairs, in page order.
+
+        Returns
+        -------
+        list of tuple
+            The reliability diagram of every model, then (with two or more models) the
+            overlaid diagrams and the metric forest plot of the comparison.
+        """
+        from core.figures import classwise_grid, reliability_figure
+
+        out = []
+        interval = _interval_label(self.config)
+        for m in self.models:
+            a = m.analysis
+            name = "all rows" if m.model is None else m.model
+            if not a.components:
+                continue  # the canonical lens has no bins to draw
+            if self.config.lens == "classwise":
+                fig = classwise_grid(a.components, values=a.headline.component_values)
+            else:
+                fig = reliability_figure(a.components[0], interval_label=interval)
+            out.append((f"Reliability diagram — {name}", fig))
+        if self.comparison is not None:
+            from core.figures_compare import metric_forest_figure, reliability_overlay_figure
+
+            out.append(
+                ("Reliability diagrams on shared bins", reliability_overlay_figure(self.comparison))
+            )
+            out.append(("Metrics with intervals", metric_forest_figure(self.comparison)))
+        return out
+
+    def to_html(self) -> str:
+        """Return the report as one self-contained HTML document.
+
+        plotly.js is inlined once in the head, so the file opens offline; every figure
+        is a ``<div>`` drawn by it.
+
+        Returns
+        -------
+        str
+            The HTML text (about 5 MB, most of it plotly.js).
+        """
+        from plotly.offline import get_plotlyjs
+
+        figures = {caption: fig for caption, fig in self.figures()}
+        pred = self.predictions
+        body: list[str] = [f"<h1>{_esc(self.title)}</h1>"]
+        kind = "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
+        body.append(
+            f'<p class="meta">{_esc(pred.source)} · n = {pred.n:,} · {kind}'
+            + (f" · {len(pred.models)} models" if pred.models else "")
+            + f" · created {_esc(self.created)}</p>"
+        )
+        body.append(
+            "<p>Calibration: whether the predicted probabilities match the observed "
+            "frequencies. Each point of a reliability diagram is one bin: the mean predicted "
+            "score (x) against the share that came true (y); a calibrated model sits on the "
+            "diagonal. The headline estimate of the ℓp calibration error is "
+            "<code>(Σ_b (n_b/n) |ȳ_b − p̄_b|^p)^(1/p)</code> for the plug-in estimator; "
+            "every other metric and the exact options are listed below.</p>"
+        )
+        for m in self.models:
+            body.extend(self._model_html(m, figures))
+        if self.comparison is not None:
+            body.extend(self._comparison_html(figures))
+        elif self.comparison_error is not None:
+            body.append("<h2>Model comparison</h2>")
+            body.append(f"<p>The models were not compared: {_esc(self.comparison_error)}</p>")
+        body.extend(self._parameters_html())
+        return (
+            '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f"<title>{_esc(self.title)}</title>\n<style>{_STYLE}</style>\n"
+            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
+            "</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+        )
+
+    def _model_html(self, m: ModelReport, figures: dict[str, Any]) -> list[str]:
+        a = m.analysis
+        cfg = self.config
+        name = "all rows" if m.model is None else m.model
+        head = a.headline
+        boot = a.headline_interval
+        interval = ""
+        if boot is not None:
+            ci = boot.confidence_interval
+            interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.level:.0%} bootstrap)"
+        out = [
+            f"<h2>{_esc('Model ' + name if m.model is not None else 'All rows')}</h2>",
+            f'<p class="headline">n = {m.n:,}; headline <b>{_esc(head.estimator)}</b> '
+            f"({_esc(cfg.lens)}, {_esc(cfg.binning)}, B = {cfg.n_bins}, "
+            f"ℓ{_esc(cfg.to_dict()['norm'])}) = <b>{_num(head.value)}</b>{_esc(interval)}</p>",
+        ]
+        caption = f"Reliability diagram — {name}"
+        if caption in figures:
+            out.append(_figure_html(caption, figures[caption]))
+        out.append("<h3>Metrics</h3>")
+        out.append(_table(a.metrics))
+        out.append(
+            f"<h3>Bins</h3><p>Per-bin {_esc(_interval_label(cfg))} "
+            "intervals of the observed frequency.</p>"
+        )
+        out.append(_table(a.bin_table))
+        if m.test is not None:
+            t = m.test
+            bound = " (an upper bound)" if t.pvalue_is_bound else ""
+            out.append(f"<h3>Calibration test: {_esc(t.label)}</h3>")
+            out.append(
+                f"<p>Null hypothesis: the predictions are calibrated. Statistic "
+                f"{_num(t.statistic)}, p-value {_num(t.pvalue)}{bound}; lens {_esc(t.lens)}. "
+                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}</p>"
+            )
+        elif m.test_error is not None:
+            out.append(f"<p>The calibration test did not run: {_esc(m.test_error)}</p>")
+        return out
+
+    def _comparison_html(self, figures: dict[str, Any]) -> list[str]:
+        cmp = self.comparison
+        out = [
+            "<h2>Model comparison</h2>",
+            f"<p>{len(cmp.models)} models on identical bins; differences to "
+            f"<b>{_esc(cmp.reference)}</b> with {'paired' if cmp.paired else 'unpaired'} "
+            f"{cmp.level:.0%} bootstrap intervals ({cmp.n_resamples} resamples).</p>",
+        ]
+        out.extend(f"<p>{_esc(note)}</p>" for note in cmp.notes)
+        for caption in ("Reliability diagrams on shared bins", "Metrics with intervals"):
+            out.append(_figure_html(caption, figures[caption]))
+        out.append("<h3>Metrics per model</h3>")
+        out.append(_table(cmp.table))
+        out.append(f"<h3>Differences to {_esc(cmp.reference)}</h3>")
+        out.append(_table(cmp.differences))
+        out.append("<h3>Ranks (1 = best)</h3>")
+        out.append(_table(cmp.ranks.reset_index()))
+        return out
+
+    def _parameters_html(self) -> list[str]:
+        pred = self.predictions
+        cfg = self.config.to_dict()
+        data = {
+            "source": pred.source,
+            "labels file": self.labels_source,
+            "digest": pred.digest,
+            "n": pred.n,
+            "K (classes)": pred.n_classes,
+            "class names": ", ".join(pred.class_names),
+            "input": "one P(y=1) column" if pred.binary else "probability matrix",
+            "columns": json.dumps(pred.columns, default=str),
+            "models": ", ".join(pred.models) if pred.models else None,
+        }
+        test = {"test": self.test_name or "none", "test resamples": self.test_resamples}
+        findings = pd.DataFrame(pred.lint.to_records(), columns=["severity", "code", "message"])
+        return [
+            "<h2>Parameters</h2>",
+            f"<p>Everything random used the one seed <b>{self.config.seed}</b>; rerun with the "
+            "same data, options and versions to get the same numbers.</p>",
+            "<h3>Analysis options</h3>",
+            _pairs(cfg),
+            _pairs(test),
+            "<h3>Data</h3>",
+            _pairs(data),
+            "<h3>Data checks</h3>",
+            _table(findings) if len(findings) else "<p>No findings.</p>",
+            "<h3>Versions</h3>",
+            _pairs(versions()),
+        ]
+
+    def write(self, path: str | Path) -> Path:
+        """Write the report, as HTML or JSON by the file's suffix.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Target file ending in ``.html``, ``.htm`` or ``.json``.
+
+        Returns
+        -------
+        pathlib.Path
+            The written path.
+
+        Raises
+        ------
+        ConfigError
+            For another suffix.
+        """
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix in (".html", ".htm"):
+            text = self.to_html()
+        elif suffix == ".json":
+            text = self.to_json()
+        else:
+            raise ConfigError(
+                f"Cannot tell the report format from {target.name!r}: end the name in "
+                ".html (the report) or .json (every number)."
+            )
+        target.write_text(text, encoding="utf-8")
+        return target
+
+
+def versions() -> dict[str, str | None]:
+    """Return the versions of Python and of the packages the numbers depend on.
+
+    Returns
+    -------
+    dict
+        ``python, numpy, scipy, pandas, pyarrow, plotly, calibscope`` → version (None when
+        a package is not installed).
+    """
+    from core import cli
+
+    return {
+        **cli._versions(),
+        "plotly": cli._version("plotly"),
+        "calibscope": cli._version("calibscope"),
+    }
+
+
+def build_report(
+    predictions: Any,
+    *,
+    config: AnalysisConfig | None = None,
+    title: str | None = None,
+    test: str | None = DEFAULT_TEST,
+    test_resamples: int = 1000,
+    compare: bool = True,
+    seed: int | None = None,
+    labels_source: str | None = None,
+) -> Report:
+    """Analyse predictions for a report.
+
+    Parameters
+    ----------
+    predictions : core.data.Predictions
+        The data; with a ``model`` column every model is analysed on its own rows.
+    config : AnalysisConfig, optional
+        The analysis options; default ``AnalysisConfig()`` with the binary lens for one
+        P(y=1) column or two classes.
+    title : str, optional
+        Report title; default ``"Calibration report: <source>"``.
+    test : str or None, default=DEFAULT_TEST
+        A name in :data:`core.calibration_tests.TESTS` run on every model (on the test's
+        default lens; a test's binning options follow ``config``), or None for no test.
+    test_resamples : int, default=1000
+        Resamples of a resampling test.
+    compare : bool, default=True
+        With two or more models, also run :func:`core.model_comparison.compare_models`.
+    seed : int, optional
+        Overrides ``config.seed``: the one seed of the bootstrap, the test and the
+        comparison.
+    labels_source : str, optional
+        Name of a separate labels file, recorded in the report.
+
+    Returns
+    -------
+    Report
+        The analyses; render with :meth:`Report.to_html` or :meth:`Report.to_json`.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown test or invalid options.
+    """
+    if config is None:
+        binary = predictions.binary or predictions.n_classes == 2
+        config = AnalysisConfig(lens="binary" if binary else "top-label")
+    if seed is not None:
+        config = replace(config, seed=seed)
+    if test is not None:
+        TESTS.get(test)
+    parts = (
+        [(None, predictions)] if predictions.model is None else list(predictions.by_model().items())
+    )
+    models = []
+    for name, part in parts:
+        probs = part.probs[:, 1] if part.binary else part.probs
+        analysis = analyze(probs, part.labels, config, class_names=part.class_names)
+        result, error = _run_test(probs, part.labels, test, config, test_resamples)
+        models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, result, error))
+    comparison = comparison_error = None
+    if compare and len(parts) >= 2:
+        from core.model_comparison import compare_models
+
+        try:
+            comparison = compare_models(dict(parts), config=config)
+        except CalibscopeError as exc:
+            comparison_error = str(exc)
+    created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+    return Report(
+        title=title or f"Calibration report: {predictions.source}",
+        predictions=predictions,
+        config=config,
+        models=tuple(models),
+        test_name=test,
+        test_resamples=int(test_resamples),
+        comparison=comparison,
+        labels_source=labels_source,
+        created=created,
+        comparison_error=comparison_error,
+    )
+
+
+def _run_test(
+    probs: Any, labels: Any, test: str | None, config: AnalysisConfig, resamples: int
+) -> tuple[CalibrationTestResult | None, str | None]:
+    if test is None:
+        return None, None
+    accepted = TESTS.get(test).meta["options"]
+    options = {
+        k: v for k, v in config.calibration_options().items() if k in accepted and k != "lens"
+    }
+    if "n_resamples" in accepted:
+        options["n_resamples"] = int(resamples)
+    try:
+        return calibration_test(probs, labels, test=test, seed=config.seed, **options), None
+    except CalibscopeError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        return None, str(exc)
+
+
+def _test_record(m: ModelReport) -> dict[str, Any] | None:
+    t = m.test
+    if t is None:
+        return None if m.test_error is None else {"error": m.test_error}
+    return {
+        "test": t.test,
+        "label": t.label,
+        "statistic": t.statistic,
+        "pvalue": t.pvalue,
+        "pvalue_is_bound": t.pvalue_is_bound,
+        "method": t.method,
+        "assumptions": t.assumptions,
+        "lens": t.lens,
+        "n": t.n,
+        "n_resamples": t.n_resamples,
+        "mc_error": t.mc_error,
+        "confidence_interval": t.confidence_interval,
+        "details": t.details,
+    }
+
+
+def _interval_label(config: AnalysisConfig) -> str:
+    from core.intervals import INTERVAL_METHODS
+
+    return f"{config.level:.0%} {INTERVAL_METHODS.get(config.interval_method).label}"
+
+
+def _figure_html(caption: str, fig: Any) -> str:
+    div = fig.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG)
+    return f"<figure>{div}<figcaption>{_esc(caption)}</figcaption></figure>"
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, (bool, str)):
+        return _esc(x)
+    v = float(x)
+    if v == int(v) and abs(v) < 1e15 and not isinstance(x, float):
+        return f"{int(v):,}"
+    return f"{v:.4f}" if v == 0 or abs(v) >= 1e-3 else f"{v:.3e}"
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """Render a DataFrame as an HTML table (numbers right-aligned, NaN as a dash)."""
+    head = "".join(f"<th>{_esc(c)}</th>" for c in frame.columns)
+    rows = []
+    for values in frame.itertuples(index=False, name=None):
+        cells = []
+        for v in values:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) or hasattr(v, "dtype"):
+                cells.append(f'<td class="num">{_num(v.item() if hasattr(v, "item") else v)}</td>')
+            else:
+                cells.append(f"<td>{'' if v is None else _esc(v)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _pairs(values: dict[str, Any]) -> str:
+    rows = "".join(
+        f"<tr><th>{_esc(k)}</th><td>{'–' if v is None else _esc(v)}</td></tr>"
+        for k, v in values.items()
+    )
+    return f"<table><tbody>{rows}</tbody></table>"

@@ -1,0 +1,111 @@
+"""Report page: a self-contained HTML report and JSON of every number, for download."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.calibration_tests import TESTS
+from core.report import DEFAULT_TEST, build_report
+from dashboard import state, widgets
+
+NO_TEST = ""
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _report_files(
+    digest: str, config: Any, title: str, test: str, _pred: Any
+) -> tuple[str, str, dict[str, Any]]:
+    # the strings, not the Report, are cached: they are what the page shows and serves
+    report = build_report(_pred, config=config, title=title or None, test=test or None)
+    summary = {
+        "models": [
+            (m.model, m.n, m.analysis.headline.value, m.test.pvalue if m.test else None)
+            for m in report.models
+        ],
+        "comparison": report.comparison is not None,
+        "title": report.title,
+    }
+    return report.to_html(), report.to_json(), summary
+
+
+st.title("Report", anchor=False)
+st.caption(
+    "One HTML file to circulate: the reliability diagram, bin table and metrics with bootstrap "
+    "intervals of every model, a calibration test, the model comparison for a file with "
+    "several models, and every parameter (options, seed, data digest, lint findings, "
+    "versions). Plotly is inlined, so the file opens offline. The JSON holds every number, "
+    "as `calibscope report FILE -o report.json` writes it. The options are the sidebar's."
+)
+
+pred = state.require_predictions()
+config = state.analysis_config()
+if config is None:
+    st.stop()
+
+c1, c2 = st.columns([3, 2])
+title = c1.text_input(
+    "Title",
+    value="",
+    placeholder=f"Calibration report: {pred.source}",
+    key="report_title",
+    bind="query-params",
+    help="Heading of the report; empty for the default.",
+)
+tests = [NO_TEST, *TESTS.names()]
+test = c2.selectbox(
+    "Calibration test",
+    tests,
+    index=tests.index(DEFAULT_TEST),
+    format_func=lambda t: t or "none",
+    key="report_test",
+    bind="query-params",
+    help=widgets._choices_help(
+        {t: TESTS.get(t).label for t in tests if t},
+        "Run on every model: the p-value of “this model is calibrated”.",
+    ),
+)
+
+with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
+    with state.show_errors(stop=True):
+        html_text, json_text, summary = _report_files(pred.digest, config, title, test, pred)
+
+st.subheader(summary["title"], anchor=False)
+rows = [
+    {
+        "model": "all rows" if name is None else name,
+        "n": n,
+        f"{config.estimator} ({config.lens})": value,
+        "test p-value": pvalue,
+    }
+    for name, n, value, pvalue in summary["models"]
+]
+st.dataframe(rows, hide_index=True, key="report_summary")
+if summary["comparison"]:
+    st.caption("With several models the report also compares them on identical bins.")
+stem = "calibscope-report"
+d1, d2 = st.columns(2)
+d1.download_button(
+    "Download the report (HTML)",
+    data=html_text.encode("utf-8"),
+    file_name=f"{stem}.html",
+    mime="text/html",
+    on_click="ignore",
+    icon=":material/description:",
+    key="report_html",
+)
+d2.download_button(
+    "Download every number (JSON)",
+    data=json_text.encode("utf-8"),
+    file_name=f"{stem}.json",
+    mime="application/json",
+    on_click="ignore",
+    icon=":material/data_object:",
+    key="report_json",
+)
+st.caption(
+    f"HTML {len(html_text) / 1e6:.1f} MB (most of it the inlined plotly.js), "
+    f"JSON {len(json_text) / 1e3:.0f} kB. PNG figures: use each figure's camera button in the "
+    "report (drawn in the browser)."
+)
