@@ -110,3 +110,11 @@ def test_url_settings_reach_the_report(sample_available):
     served = _run_capturing(at, switch=False)
     assert not at.exception, at.exception
     assert json.loads(served["calibscope-report.json"])["test"]["name"] is None
+
+
+def test_one_model_picked_out_of_several_says_how_to_report_on_all(sample_available):
+    at = _app(sample=SAMPLE, model="adaboost", lens="binary", n_resamples="40").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    notes = [i.value for i in at.info]
+    assert any("(adaboost)" in v and "All rows" in v and "all 4 models" in v for v in notes), notes

@@ -84,6 +84,13 @@ rows = [
 st.dataframe(rows, hide_index=True, key="report_summary")
 if summary["comparison"]:
     st.caption("With several models the report also compares them on identical bins.")
+elif len(state.model_names()) > 1:
+    st.info(
+        f"This report covers the model picked in the sidebar ({summary['models'][0][0]}). "
+        f"Pick “{state.ALL_MODELS}” there to report on all {len(state.model_names())} models "
+        "of the file and compare them.",
+        icon=":material/info:",
+    )
 stem = "calibscope-report"
 d1, d2 = st.columns(2)
 d1.download_button(
