@@ -142,3 +142,19 @@ def test_settings_are_restored_from_the_url():
     at2.switch_page(PAGE).run()
     assert not at2.exception, at2.exception
     assert at2.selectbox(key="recal_protocol").value == "fraction"
+
+
+def test_every_registered_recalibrator_fits_on_the_page():
+    from core.recalibration import RECALIBRATORS
+
+    at = _loaded()
+    names = RECALIBRATORS.names()
+    at.multiselect(key="recal_methods").set_value(names)
+    at.button[0].click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    labels = [RECALIBRATORS.get(n).label for n in names]
+    assert len(table.index) == len(names) + 1
+    assert all(any(label.split(" (")[0] in row for row in table.index) for label in labels)
