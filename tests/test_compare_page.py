@@ -179,3 +179,22 @@ def test_classwise_lens_offers_a_class_picker():
     assert not at.error
     assert at.selectbox(key="compare_component").value == 3
     assert any("Identical bins" in c.value for c in at.caption)
+
+
+def test_large_bootstrap_waits_for_a_click(monkeypatch):
+    _sample_or_skip()
+    import dashboard.state
+
+    monkeypatch.setattr(dashboard.state, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    # 4 models x 569 rows x 50 resamples is over the (patched) budget: point estimates first
+    assert any("Bootstrap intervals on 2,276 rows" in i.value for i in at.info)
+    first = at.dataframe[0].value
+    at.button(key="compare_run_bootstrap").click().run()
+    assert not at.exception, at.exception
+    assert not any("Bootstrap intervals on" in i.value for i in at.info)
+    second = at.dataframe[0].value
+    assert first.shape[0] == second.shape[0] == 4
+    assert "[" in str(second.iloc[0, 2]) and "[" not in str(first.iloc[0, 2])

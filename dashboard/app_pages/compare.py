@@ -23,6 +23,7 @@ PLOT_CONFIG = {"displaylogo": False}
 DEFAULT_TEST = "skce-ul-asymptotic"  # linear in n: fast for many models and rows
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
+_COMPARE_BOOTSTRAPS = "_compare_bootstraps"  # comparisons whose large bootstrap was asked for
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -194,8 +195,16 @@ if reference and reference not in chosen_models:
 
 parts = state._split_by_model(pred.digest, pred)
 picked = {m: parts[m] for m in chosen_models}
+# the same rule as the Reliability page: a large bootstrap waits for a click
+rows = sum(p.n for p in picked.values())
+components = pred.n_classes if config.lens == "classwise" else 1
+boot_key = (pred.digest, tuple(chosen_models), config, tuple(metrics), int(n_boot))
+asked = boot_key in st.session_state.setdefault(_COMPARE_BOOTSTRAPS, set())
+resamples = int(n_boot)
+if rows * resamples * components > state.AUTO_BOOTSTRAP_BUDGET and not asked:
+    resamples = 0
 with st.spinner(
-    f"Comparing {len(picked)} models: {len(metrics)} metrics × {int(n_boot):,} resamples…",
+    f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} resamples…",
     show_time=True,
 ):
     try:
@@ -205,13 +214,26 @@ with st.spinner(
             config,
             tuple(metrics),
             reference,
-            int(n_boot),
+            resamples,
             test,
             picked,
         )
     except CalibscopeError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()
+if resamples != int(n_boot):
+    st.info(
+        f"Bootstrap intervals on {rows:,} rows × {int(n_boot):,} resamples take a while; the "
+        "point estimates are below. Lower the resamples, or compute the intervals now (the "
+        "result is kept for this data and these options).",
+        icon=":material/hourglass:",
+    )
+    st.button(
+        "Compute bootstrap intervals",
+        key="compare_run_bootstrap",
+        on_click=lambda: st.session_state[_COMPARE_BOOTSTRAPS].add(boot_key),
+        icon=":material/play_arrow:",
+    )
 
 # ---------------------------------------------------------------- metrics table
 for note in cmp.notes:
