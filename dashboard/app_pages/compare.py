@@ -197,11 +197,12 @@ parts = state._split_by_model(pred.digest, pred)
 picked = {m: parts[m] for m in chosen_models}
 # the same rule as the Reliability page: a large bootstrap waits for a click
 rows = sum(p.n for p in picked.values())
-components = pred.n_classes if config.lens == "classwise" else 1
+boot_config = dataclasses.replace(config, n_resamples=int(n_boot))
+work = sum(state.bootstrap_work(p, boot_config) for p in picked.values())
 boot_key = (pred.digest, tuple(chosen_models), config, tuple(metrics), int(n_boot))
 asked = boot_key in st.session_state.setdefault(_COMPARE_BOOTSTRAPS, set())
 resamples = int(n_boot)
-if rows * resamples * components > state.AUTO_BOOTSTRAP_BUDGET and not asked:
+if work > state.AUTO_BOOTSTRAP_BUDGET and not asked:
     resamples = 0
 with st.spinner(
     f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} resamples…",
