@@ -19,6 +19,7 @@ import numpy as np
 
 from benchmarks.common import best_of, row
 from core.calibration import calibration_error
+from core.consistency_bands import consistency_band
 from core.intervals import bootstrap_interval
 
 B = 15
@@ -89,4 +90,35 @@ def run(quick: bool) -> list[dict[str, Any]]:
         if resamples != r:
             note += f"; ratio against the floor scaled to {resamples:,} resamples"
         rows.append(row(f"bootstrap {label}", seconds, t_floor * resamples / r, note))
+    rows.append(_band_row(quick, repeat))
     return rows
+
+
+def _band_row(quick: bool, repeat: int) -> dict[str, Any]:
+    """Consistency band of 15 equal-width bins against drawing every outcome.
+
+    The floor is what redrawing the labels row by row costs: ``R`` times one
+    ``random(n) < s`` and one ``bincount``, timed on ten resamples and scaled.
+    """
+    n, r = (100_000, 1_000) if quick else (1_000_000, 1_000)
+    s, _y = _data(n)
+    bin_of_row = np.minimum((s * B).astype(np.intp), B - 1)
+    rng = np.random.default_rng(0)
+
+    def ten_resamples() -> None:
+        for _ in range(10):
+            np.bincount(bin_of_row, weights=rng.random(n) < s, minlength=B)
+
+    floor = best_of(ten_resamples, repeat=repeat, warmup=0) * r / 10
+    result: dict[str, Any] = {}
+
+    def call() -> None:
+        result["band"] = consistency_band(s, n_bins=B, n_resamples=r, seed=0)
+
+    seconds = best_of(call, repeat=repeat, warmup=1)
+    return row(
+        f"consistency band {r:,} resamples × {n:,} rows",
+        seconds,
+        floor,
+        f"path {result['band'].method}; floor = {r:,} Bernoulli redraws of every row",
+    )

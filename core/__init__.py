@@ -59,6 +59,9 @@ _EXPORTS: dict[str, str] = {
     "bin_intervals": "core.intervals",
     "bootstrap_many": "core.intervals",
     "INTERVAL_METHODS": "core.intervals",
+    "ConsistencyBand": "core.consistency_bands",
+    "consistency_band": "core.consistency_bands",
+    "poisson_binomial_pmf": "core.consistency_bands",
     # one-call analysis shared by the dashboard, the CLI and reports
     "AnalysisConfig": "core.analysis",
     "ReliabilityAnalysis": "core.analysis",

@@ -10,6 +10,7 @@ scalar carries a bootstrap interval computed on common resamples from the one se
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -20,8 +21,16 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels
-from core.binning import BINNINGS, BinStats, bin_stats, check_n_bins, check_tie_policy
+from core.binning import (
+    BINNINGS,
+    BinStats,
+    bin_indices,
+    bin_stats,
+    check_n_bins,
+    check_tie_policy,
+)
 from core.calibration import CalibrationErrorResult, calibration_error
+from core.consistency_bands import ConsistencyBand, consistency_band
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS, lens_view
 from core.intervals import (
@@ -40,6 +49,25 @@ METRIC_COLUMNS = ["metric", "label", "value", "low", "high", "note"]
 
 #: Above this many rows, quadratic-cost estimators get no bootstrap interval.
 QUADRATIC_BOOTSTRAP_MAX_N = 5000
+
+#: Outcome redraws of the consistency band. Fixed rather than ``n_resamples``: turning the
+#: bootstrap off (``n_resamples=0``, the page's fast first pass) must not change the band.
+CONSISTENCY_BAND_RESAMPLES = 1000
+
+#: Above this many bins (the discrete binning of continuous scores) no band is drawn: one
+#: band per near-empty bin is unreadable and costs bins × resamples draws.
+CONSISTENCY_BAND_MAX_BINS = 1000
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def _flag(name: str, value: object) -> bool:
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise ConfigError(f"{name} must be true or false; got {value!r}.")
 
 
 def _norm_to_text(norm: float) -> str:
@@ -85,6 +113,10 @@ class AnalysisConfig:
         Per-bin interval, a name in :data:`core.intervals.INTERVAL_METHODS`.
     class_weights : tuple of float, optional
         Classwise aggregation weights (stored normalised to sum 1); None means uniform.
+    consistency_band : bool, default=True
+        Add each component's consistency band (:func:`core.consistency_bands.
+        consistency_band`, ``CONSISTENCY_BAND_RESAMPLES`` outcome redraws at ``level``,
+        seeded by ``seed``); strings such as ``"false"`` are accepted.
 
     Raises
     ------
@@ -104,6 +136,7 @@ class AnalysisConfig:
     level: float = 0.95
     interval_method: str = "wilson"
     class_weights: tuple[float, ...] | None = None
+    consistency_band: bool = True
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -129,6 +162,7 @@ class AnalysisConfig:
             except ValueError:
                 raise ConfigError(f"level must be a number such as 0.95; got {level!r}.") from None
         put("level", check_level(level))
+        put("consistency_band", _flag("consistency_band", self.consistency_band))
         if self.class_weights is not None:
             w = self.class_weights
             if isinstance(w, str):
@@ -242,6 +276,8 @@ class ComponentTable:
         Per-bin interval of the mean outcome (NaN for empty bins).
     weight : float
         Aggregation weight of the component.
+    band : ConsistencyBand or None
+        Consistency band of the observed frequency per bin (None when not computed).
     """
 
     name: str
@@ -249,18 +285,24 @@ class ComponentTable:
     low: np.ndarray
     high: np.ndarray
     weight: float
+    band: ConsistencyBand | None = None
 
     def to_frame(self) -> pd.DataFrame:
-        """Return the bin table with ``low`` and ``high`` columns.
+        """Return the bin table with ``low`` and ``high`` columns (and the band's).
 
         Returns
         -------
         pandas.DataFrame
-            ``bin, lower, upper, count, mean_score, mean_label, gap, low, high``.
+            ``bin, lower, upper, count, mean_score, mean_label, gap, low, high``, then
+            ``band_low, band_high, outside_band`` when the band was computed.
         """
         frame = self.bins.to_frame()
         frame["low"] = self.low
         frame["high"] = self.high
+        if self.band is not None:
+            frame["band_low"] = self.band.low
+            frame["band_high"] = self.band.high
+            frame["outside_band"] = self.band.outside(self.bins.mean_label)
         return frame
 
 
@@ -554,10 +596,47 @@ def _component_tables(
             )
             for s, o in zip(view.scores, view.outcomes, strict=True)
         )
+    # its own generator from the one seed, so the bootstrap's draws stay as they were
+    band_rng = np.random.default_rng(config.seed)
     tables = []
-    for name, st, weight in zip(view.names, all_bins, view.weights, strict=True):
+    for name, st, weight, scores in zip(
+        view.names, all_bins, view.weights, view.scores, strict=True
+    ):
         low, high = bin_intervals(
             st.counts, st.label_sums, method=config.interval_method, level=config.level
         )
-        tables.append(ComponentTable(name, st, low, high, float(weight)))
+        band = None
+        if config.consistency_band:
+            band = _band(scores, st, config, band_rng)
+        tables.append(ComponentTable(name, st, low, high, float(weight), band))
     return tuple(tables)
+
+
+def _band(
+    scores: np.ndarray, st: BinStats, config: AnalysisConfig, rng: np.random.Generator
+) -> ConsistencyBand | None:
+    """Return the consistency band on exactly the bins of ``st`` (same rows, same bins).
+
+    ``st`` comes from the config's binning with ``n_bins`` bins, or with fewer (equal
+    scores kept together; a sweep's chosen number); None if no assignment reproduces it,
+    or above ``CONSISTENCY_BAND_MAX_BINS`` bins.
+    """
+    if st.n_bins > CONSISTENCY_BAND_MAX_BINS:
+        return None
+    for n_bins in dict.fromkeys((config.n_bins, st.n_bins)):
+        idx, edges = bin_indices(
+            scores, binning=config.binning, n_bins=n_bins, tie_policy=config.tie_policy
+        )
+        if np.array_equal(edges, st.edges) and np.array_equal(
+            np.bincount(idx, minlength=st.n_bins), st.counts
+        ):
+            band = consistency_band(
+                scores,
+                bin_index=idx,
+                n_bins=st.n_bins,
+                n_resamples=CONSISTENCY_BAND_RESAMPLES,
+                level=config.level,
+                seed=rng,
+            )
+            return dataclasses.replace(band, seed=config.seed)
+    return None

@@ -7,8 +7,10 @@ figures from the same objects.
 
 Trace order is part of the contract (tests and the report rely on it):
 
-- :func:`reliability_figure`: ``[diagonal, observed, counts]``;
-- :func:`classwise_grid`: per class ``[diagonal, observed]``;
+- :func:`reliability_figure`: ``[diagonal, observed, counts]``, then ``band`` when a
+  consistency band is drawn;
+- :func:`classwise_grid`: per class ``[diagonal, observed]``, then one ``band`` per class
+  with ``show_band=True``;
 - :func:`confidence_histogram`: ``[correct, incorrect]`` with labels, else ``[all]``;
 - :func:`class_balance`: ``[observed share, mean predicted probability]``.
 """
@@ -30,6 +32,7 @@ from core.lenses import top_label
 
 OBSERVED_COLOR = "#1f77b4"
 COUNT_COLOR = "#9aa5b1"
+BAND_FILL = "rgba(120, 120, 120, 0.18)"
 # a little margin so markers and error bars at 0 and 1 are not clipped
 AXIS_RANGE = (-0.02, 1.02)
 DIAGONAL = {"dash": "dash", "color": "#333333", "width": 1}
@@ -92,6 +95,52 @@ def _observed_trace(
     )
 
 
+def _band_trace(
+    bins: Any,
+    band_low: ArrayLike,
+    band_high: ArrayLike,
+    *,
+    level: float | None,
+    showlegend: bool = True,
+) -> go.Scatter:
+    """Shaded consistency band around the diagonal, over the non-empty bins' mean scores."""
+    x = np.asarray(bins.mean_score, dtype=np.float64)
+    lo = np.asarray(band_low, dtype=np.float64)
+    hi = np.asarray(band_high, dtype=np.float64)
+    ok = (np.asarray(bins.counts) > 0) & np.isfinite(lo) & np.isfinite(hi)
+    order = np.argsort(x[ok], kind="stable")
+    xs, ls, hs = x[ok][order], lo[ok][order], hi[ok][order]
+    name = "consistency band" if level is None else f"consistency band ({level:.0%})"
+    return go.Scatter(
+        # one closed polygon: along the lower edge, back along the upper edge
+        x=np.concatenate([xs, xs[::-1]]),
+        y=np.concatenate([ls, hs[::-1]]),
+        mode="lines",
+        fill="toself",
+        fillcolor=BAND_FILL,
+        line={"width": 0, "color": BAND_FILL},
+        name=name,
+        showlegend=showlegend,
+        hoverinfo="skip",
+    )
+
+
+def _band_of(component: Any) -> tuple[Any, Any, float | None]:
+    band = getattr(component, "band", None)
+    if band is None:
+        return None, None, None
+    return band.low, band.high, band.level
+
+
+def band_arguments(component: Any) -> dict[str, Any]:
+    """Return the ``band_low``/``band_high``/``band_level`` arguments of a component's band.
+
+    For :func:`reliability_figure`; all three are None when the component has no band.
+    """
+    low, high, level = _band_of(component)
+    return {"band_low": low, "band_high": high, "band_level": level}
+
+
 def _diagonal(showlegend: bool = True) -> go.Scatter:
     return go.Scatter(
         x=[0.0, 1.0],
@@ -113,6 +162,9 @@ def reliability_figure(
     interval_label: str | None = None,
     title: str | None = None,
     height: int = 560,
+    band_low: ArrayLike | None = None,
+    band_high: ArrayLike | None = None,
+    band_level: float | None = None,
 ) -> go.Figure:
     """Reliability diagram with per-bin intervals and a count histogram beneath.
 
@@ -121,7 +173,8 @@ def reliability_figure(
     bins : core.binning.BinStats or core.analysis.ComponentTable
         Bin statistics of one component (``edges``, ``counts``, ``mean_score``,
         ``mean_label``), or an analysis component, whose ``bins``, ``low`` and ``high``
-        are used.
+        are used (its consistency ``band`` only when passed as ``band_low``/``band_high``,
+        e.g. with ``**band_arguments(component)``).
     low, high : array_like, optional
         Per-bin interval of the observed frequency, shape ``(B,)`` (NaN for empty bins),
         e.g. from :func:`core.intervals.bin_intervals`. Drawn as error bars.
@@ -133,13 +186,20 @@ def reliability_figure(
         Figure title.
     height : int, default=560
         Figure height in pixels.
+    band_low, band_high : array_like, optional
+        Per-bin consistency band of the observed frequency, shape ``(B,)``, e.g. from
+        :func:`core.consistency_bands.consistency_band`; drawn as a shaded area around
+        the diagonal at each bin's mean score.
+    band_level : float, optional
+        Level of the band, for the legend entry ``"consistency band (95%)"``.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Traces ``[diagonal, observed, counts]``: the observed trace has
-        ``x = mean_score`` and ``y = mean_label`` of the non-empty bins; the count bars sit
-        at the bin centres with the bin widths.
+        Traces ``[diagonal, observed, counts]`` and, with a band, ``band``: the observed
+        trace has ``x = mean_score`` and ``y = mean_label`` of the non-empty bins; the
+        count bars sit at the bin centres with the bin widths; the band is one closed
+        polygon (lower edge left to right, upper edge back).
     """
     if not hasattr(bins, "counts") and hasattr(bins, "bins"):
         low = getattr(bins, "low", None) if low is None else low
@@ -167,6 +227,8 @@ def reliability_figure(
         row=2,
         col=1,
     )
+    if band_low is not None and band_high is not None:
+        fig.add_trace(_band_trace(bins, band_low, band_high, level=band_level), row=1, col=1)
     fig.update_xaxes(range=AXIS_RANGE, constrain="domain", showgrid=True)
     fig.update_xaxes(title_text="predicted probability (mean score per bin)", row=2, col=1)
     fig.update_yaxes(range=AXIS_RANGE, title_text="observed frequency", row=1, col=1)
@@ -189,6 +251,7 @@ def classwise_grid(
     cols: int | None = None,
     values: Sequence[float] | None = None,
     height_per_row: int = 260,
+    show_band: bool = False,
 ) -> go.Figure:
     """Small multiples: one reliability diagram per class (classwise lens).
 
@@ -196,18 +259,21 @@ def classwise_grid(
     ----------
     components : sequence
         One entry per class with attributes ``name``, ``bins`` (``BinStats``) and
-        optional ``low``/``high`` per-bin intervals.
+        optional ``low``/``high`` per-bin intervals and consistency ``band``.
     cols : int, optional
         Columns of the grid; default ``min(K, 4)``.
     values : sequence of float, optional
         Per-class calibration error, shown in the panel titles.
     height_per_row : int, default=260
         Height of one row of panels in pixels.
+    show_band : bool, default=False
+        Shade each class's consistency band (components' ``band``) around its diagonal.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        For class ``k``, traces ``2k`` (diagonal) and ``2k + 1`` (observed).
+        For class ``k``, traces ``2k`` (diagonal) and ``2k + 1`` (observed); with
+        ``show_band`` and a band on every component, trace ``2K + k`` is class ``k``'s band.
     """
     k = len(components)
     cols = cols or min(k, 4)
@@ -241,6 +307,15 @@ def classwise_grid(
         traces += [_diagonal(showlegend=first), observed]
         rows_of += [r + 1, r + 1]
         cols_of += [col + 1, col + 1]
+    if show_band:
+        for i, c in enumerate(components):
+            low, high, level = _band_of(c)
+            if low is None:
+                continue
+            r, col = divmod(i, cols)
+            traces.append(_band_trace(c.bins, low, high, level=level, showlegend=i == 0))
+            rows_of.append(r + 1)
+            cols_of.append(col + 1)
     # one batched call: adding traces one by one re-validates the figure each time
     fig.add_traces(traces, rows=rows_of, cols=cols_of)
     fig.update_xaxes(range=AXIS_RANGE, constrain="domain")

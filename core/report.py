@@ -180,7 +180,7 @@ class Report:
             The reliability diagram of every model, then (with two or more models) the
             overlaid diagrams and the metric forest plot of the comparison.
         """
-        from core.figures import classwise_grid, reliability_figure
+        from core.figures import band_arguments, classwise_grid, reliability_figure
 
         out = []
         interval = _interval_label(self.config)
@@ -190,9 +190,14 @@ class Report:
             if not a.components:
                 continue  # the canonical lens has no bins to draw
             if self.config.lens == "classwise":
-                fig = classwise_grid(a.components, values=a.headline.component_values)
+                fig = classwise_grid(
+                    a.components,
+                    values=a.headline.component_values,
+                    show_band=self.config.consistency_band,
+                )
             else:
-                fig = reliability_figure(a.components[0], interval_label=interval)
+                comp = a.components[0]
+                fig = reliability_figure(comp, interval_label=interval, **band_arguments(comp))
             out.append((f"Reliability diagram — {name}", fig))
         if self.comparison is not None:
             from core.figures_compare import metric_forest_figure, reliability_overlay_figure

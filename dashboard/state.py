@@ -48,6 +48,7 @@ CONFIG_KEYS = (
     "n_resamples",
     "level",
     "interval_method",
+    "consistency_band",
 )
 
 
@@ -398,11 +399,16 @@ def summary(predictions: Predictions) -> Summary:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _reliability_chart(digest: str, config: AnalysisConfig, interval: str, _result: Any) -> Any:
-    from core.figures import classwise_grid, reliability_figure
+    from core.figures import band_arguments, classwise_grid, reliability_figure
 
     if config.lens == "classwise":
-        return classwise_grid(_result.components, values=_result.headline.component_values)
-    return reliability_figure(_result.components[0], interval_label=interval)
+        return classwise_grid(
+            _result.components,
+            values=_result.headline.component_values,
+            show_band=config.consistency_band,
+        )
+    comp = _result.components[0]
+    return reliability_figure(comp, interval_label=interval, **band_arguments(comp))
 
 
 def reliability_chart(

@@ -204,6 +204,15 @@ def analysis_controls() -> None:
                 "Interval for each bin's observed frequency in the reliability diagram.",
             ),
         )
+        st.toggle(
+            "Consistency band",
+            value=bool(d["consistency_band"]),
+            key="consistency_band",
+            bind="query-params",
+            help="Shade, around the diagonal, where each bin's observed frequency falls with "
+            "probability `level` if the model is calibrated: labels redrawn as "
+            "y* ~ Bernoulli(score) given the scores (Bröcker & Smith 2007), 1,000 redraws.",
+        )
 
 
 def _set_n_bins(value: int) -> None:
@@ -411,6 +420,11 @@ BIN_COLUMNS = {
     "gap": st.column_config.NumberColumn("gap (score − observed)", format="%+.4f"),
     "low": st.column_config.NumberColumn("interval low", format="%.4f"),
     "high": st.column_config.NumberColumn("interval high", format="%.4f"),
+    "band_low": st.column_config.NumberColumn("band low", format="%.4f"),
+    "band_high": st.column_config.NumberColumn("band high", format="%.4f"),
+    "outside_band": st.column_config.CheckboxColumn(
+        "outside band", help="Observed frequency outside the consistency band (pointwise)."
+    ),
 }
 METRIC_COLUMNS = {
     "value": st.column_config.NumberColumn("value", format="%.5f"),

@@ -203,7 +203,7 @@ def test_classwise_grid_has_one_panel_per_class():
     at.switch_page(RELIABILITY).run()
     assert not at.exception
     (spec,) = _chart_specs(at)
-    assert len(spec["data"]) == 6  # diagonal + observed per class
+    assert len(spec["data"]) == 9  # diagonal + observed per class, then each class's band
     titles = [a["text"] for a in spec["layout"]["annotations"]]
     assert len(titles) == 3 and all("n = 900" in t for t in titles)
     # the bin table has one block of bins per class

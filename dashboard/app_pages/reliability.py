@@ -10,8 +10,9 @@ st.title("Reliability", anchor=False)
 st.caption(
     "Each point is one bin: the mean predicted score of its predictions (x) against the share "
     "that came true (y). A calibrated model sits on the diagonal; points below it are "
-    "over-confident. Error bars are per-bin intervals for the observed frequency, the bars "
-    "beneath count the predictions per bin. Options are in the sidebar; the URL keeps them."
+    "over-confident. Error bars are per-bin intervals for the observed frequency, the grey "
+    "band is where a calibrated model's points would fall, the bars beneath count the "
+    "predictions per bin. Options are in the sidebar; the URL keeps them."
 )
 
 pred = state.require_predictions()
@@ -38,6 +39,26 @@ st.plotly_chart(
     },
 )
 st.caption(widgets.bin_convention(config))
+bands = [c.band for c in result.components if c.band is not None]
+if bands:
+    outside = int(result.bin_table["outside_band"].fillna(False).astype(bool).sum())
+    st.caption(
+        ("Band columns of the bin table" if config.lens == "classwise" else "Shaded")
+        + f": the {config.level:.0%} consistency band (Bröcker & Smith 2007). If the "
+        "model were calibrated, each label would be y* ~ Bernoulli(s) for its own score s; "
+        f"redrawing the labels {bands[0].n_resamples:,} times with the scores and bins fixed "
+        f"(seed {config.seed}), the band holds the central {config.level:.0%} of each bin's "
+        f"redrawn observed frequency. A point outside it ({outside} bin(s) here, flagged in "
+        "the table) is evidence of miscalibration in that bin — pointwise, one bin at a time, "
+        "not for all bins at once."
+    )
+elif config.consistency_band:
+    from core.analysis import CONSISTENCY_BAND_MAX_BINS
+
+    st.caption(
+        f"No consistency band: it is drawn for up to {CONSISTENCY_BAND_MAX_BINS:,} bins "
+        "(the discrete binning gives one bin per distinct score)."
+    )
 
 st.subheader("Bins", anchor=False)
 st.dataframe(
