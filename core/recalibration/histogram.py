@@ -38,7 +38,7 @@ scores ties with a boundary (:class:`DeferredUniforms`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -380,6 +380,20 @@ class _HistogramBinning(OneDimRecalibrator):
         return scores
 
 
+class _UniformMassNoSplit(_HistogramBinning):
+    """Uniform-mass bins and bin means from the same rows (UMD and Zadrozny–Elkan)."""
+
+    #: Whether each bin's upper boundary point is averaged too (Zadrozny–Elkan).
+    boundary_labels: ClassVar[bool] = False
+
+    def _fit_drawn(
+        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
+    ) -> tuple[dict[str, Any], list[str]]:
+        u, v = draws
+        fit = self._uniform_mass(s, t, u, boundary_labels=self.boundary_labels)
+        return self._finish(fit, v), []
+
+
 @register(
     "histogram-umd",
     label="Histogram binning (UMD)",
@@ -389,7 +403,7 @@ class _HistogramBinning(OneDimRecalibrator):
     family="binning",
     discrete_output=True,
 )
-class HistogramUMD(_HistogramBinning):
+class HistogramUMD(_UniformMassNoSplit):
     """Uniform-mass histogram binning without sample splitting (UMD).
 
     Parameters
@@ -406,12 +420,6 @@ class HistogramUMD(_HistogramBinning):
         Seed of the tie-break keys (and split, for UMS); None means 0.
     """
 
-    def _fit_drawn(
-        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
-    ) -> tuple[dict[str, Any], list[str]]:
-        u, v = draws
-        return self._finish(self._uniform_mass(s, t, u, boundary_labels=False), v), []
-
 
 @register(
     "histogram-ze",
@@ -422,7 +430,7 @@ class HistogramUMD(_HistogramBinning):
     family="binning",
     discrete_output=True,
 )
-class HistogramZE(_HistogramBinning):
+class HistogramZE(_UniformMassNoSplit):
     """Original Zadrozny–Elkan histogram binning (boundary labels averaged).
 
     Parameters
@@ -439,11 +447,7 @@ class HistogramZE(_HistogramBinning):
         Seed of the tie-break keys (and split, for UMS); None means 0.
     """
 
-    def _fit_drawn(
-        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
-    ) -> tuple[dict[str, Any], list[str]]:
-        u, v = draws
-        return self._finish(self._uniform_mass(s, t, u, boundary_labels=True), v), []
+    boundary_labels = True
 
 
 @register(
