@@ -49,6 +49,40 @@ def _choices_help(labels: dict[str, str], intro: str = "") -> str:
     return f"{intro}\n\n{lines}" if intro else lines
 
 
+def test_picker(container: Any, *, key: str, default: str) -> str:
+    """Select box of a calibration test run on every model ("" for none), bound to the URL.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where to draw it (a column).
+    key : str
+        Widget key and URL parameter.
+    default : str
+        Registry name of the test chosen by default.
+
+    Returns
+    -------
+    str
+        The chosen test name, or "" for none.
+    """
+    from core.calibration_tests import TESTS
+
+    tests = ["", *TESTS.names()]
+    return container.selectbox(
+        "Calibration test",
+        tests,
+        index=tests.index(default),
+        format_func=lambda t: t or "none",
+        key=key,
+        bind="query-params",
+        help=_choices_help(
+            {t: TESTS.get(t).label for t in tests if t},
+            "Run on every model: the p-value of “this model is calibrated”.",
+        ),
+    )
+
+
 def tie_policies() -> list[str]:
     """Return the tie policies of equal-mass binning."""
     from core.binning import TIE_POLICIES

@@ -165,19 +165,7 @@ n_boot = c4.number_input(
     bind="query-params",
     help="Percentile bootstrap over rows; 0 turns intervals off.",
 )
-tests = ["", *TESTS.names()]
-test = c5.selectbox(
-    "Calibration test",
-    tests,
-    index=tests.index(DEFAULT_TEST),
-    format_func=lambda t: t or "none",
-    key="compare_test",
-    bind="query-params",
-    help=widgets._choices_help(
-        {t: TESTS.get(t).label for t in tests if t},
-        "Run on every model: the p-value of “this model is calibrated”.",
-    ),
-)
+test = widgets.test_picker(c5, key="compare_test", default=DEFAULT_TEST)
 
 if len(chosen_models) < 2:
     st.info("Pick at least two models to compare.", icon=":material/info:")

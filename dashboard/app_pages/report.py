@@ -6,11 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from core.calibration_tests import TESTS
 from core.report import DEFAULT_TEST, build_report
 from dashboard import state, widgets
-
-NO_TEST = ""
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -53,19 +50,7 @@ title = c1.text_input(
     bind="query-params",
     help="Heading of the report; empty for the default.",
 )
-tests = [NO_TEST, *TESTS.names()]
-test = c2.selectbox(
-    "Calibration test",
-    tests,
-    index=tests.index(DEFAULT_TEST),
-    format_func=lambda t: t or "none",
-    key="report_test",
-    bind="query-params",
-    help=widgets._choices_help(
-        {t: TESTS.get(t).label for t in tests if t},
-        "Run on every model: the p-value of “this model is calibrated”.",
-    ),
-)
+test = widgets.test_picker(c2, key="report_test", default=DEFAULT_TEST)
 
 with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
     with state.show_errors(stop=True):
