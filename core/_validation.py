@@ -188,6 +188,36 @@ def check_probs_labels(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray,
     return p, as_labels(labels, p.shape[1], p.shape[0])
 
 
+def check_predictions(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Validate predictions and labels and say whether they are binary.
+
+    The one place where an array's shape decides what it means: a 1-D vector (or one
+    column) is P(y=1) of a binary problem, which every score treats with the binary
+    convention (see :mod:`core.scores`); a matrix, two columns included, is a vector of
+    class probabilities. Loaded data carries the same flag as
+    :attr:`core.data.Predictions.binary`.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
+    labels : array_like
+        Class indices ``0..K−1``.
+
+    Returns
+    -------
+    p : numpy.ndarray
+        ``(n, K)`` probabilities.
+    y : numpy.ndarray
+        int64 labels.
+    binary : bool
+        Whether the input was one P(y=1) vector.
+    """
+    binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
+    p, y = check_probs_labels(probs, labels)
+    return p, y, binary
+
+
 def check_norm(norm: float | str) -> float:
     """Return the norm as ``1.0``, ``2.0`` or ``inf``.
 
@@ -219,6 +249,28 @@ def check_norm(norm: float | str) -> float:
     if value not in (1.0, 2.0, np.inf):
         raise ConfigError(f"Unsupported norm {norm!r}; use 1 (ECE), 2 (ℓ2 CE) or inf (MCE).")
     return value
+
+
+def norm_key(norm: float) -> str:
+    """Return a norm as it is written in URLs, metric keys and JSON: ``"1"``, ``"2"``, ``"inf"``.
+
+    Examples
+    --------
+    >>> norm_key(np.inf), norm_key(2.0)
+    ('inf', '2')
+    """
+    return "inf" if np.isinf(norm) else str(int(norm))
+
+
+def norm_text(norm: float) -> str:
+    """Return a norm as people read it: ``"ℓ1"``, ``"ℓ2"`` or ``"ℓ∞"``.
+
+    Examples
+    --------
+    >>> norm_text(1.0), norm_text(np.inf)
+    ('ℓ1', 'ℓ∞')
+    """
+    return "ℓ∞" if np.isinf(norm) else f"ℓ{int(norm)}"
 
 
 def check_rng(seed: int | np.random.Generator | None) -> np.random.Generator:

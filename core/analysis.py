@@ -18,21 +18,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
-from core._validation import check_norm, check_probs_labels
-from core.binning import (
-    BINNINGS,
-    BinStats,
-    bin_indices,
-    bin_stats,
-    check_n_bins,
-    check_tie_policy,
-)
-from core.calibration import CalibrationErrorResult, calibration_error
+from core._validation import check_norm, norm_key
+from core.binned_view import BinnedViews, ComponentBins
+from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
+from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.consistency_bands import ConsistencyBand, consistency_band
 from core.errors import CalibscopeError, ConfigError
-from core.estimators import ESTIMATORS, lens_view
+from core.estimators import ESTIMATORS
 from core.intervals import (
     INTERVAL_METHODS,
     BootstrapResult,
@@ -42,7 +35,7 @@ from core.intervals import (
     check_seed,
 )
 from core.lenses import LENSES
-from core.scores import SCORES, BrierDecomposition, brier_decomposition
+from core.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
 METRIC_COLUMNS = ["metric", "label", "value", "low", "high", "note"]
@@ -68,10 +61,6 @@ def _flag(name: str, value: object) -> bool:
     if isinstance(value, bool | np.bool_):
         return bool(value)
     raise ConfigError(f"{name} must be true or false; got {value!r}.")
-
-
-def _norm_to_text(norm: float) -> str:
-    return "inf" if math.isinf(norm) else str(int(norm))
 
 
 def _whole(name: str, value: object, minimum: int) -> int:
@@ -176,24 +165,7 @@ class AnalysisConfig:
             if arr.size == 0 or not np.isfinite(arr).all() or (arr < 0).any() or arr.sum() <= 0:
                 raise ConfigError("class_weights must be non-negative numbers with a positive sum.")
             put("class_weights", tuple(float(v) for v in arr / arr.sum()))
-        meta = ESTIMATORS.get(self.estimator).meta
-        if self.lens not in meta.get("lenses", ()):
-            raise ConfigError(
-                f"Estimator {self.estimator!r} does not support the {self.lens!r} lens; "
-                f"estimators for it: {', '.join(ESTIMATORS.names(lenses=self.lens)) or 'none'}."
-            )
-        if self.norm not in meta.get("norms", ()):
-            supported = ", ".join(_norm_to_text(v) for v in meta.get("norms", ()))
-            raise ConfigError(
-                f"Estimator {self.estimator!r} does not support norm {_norm_to_text(self.norm)}; "
-                f"use one of: {supported}."
-            )
-        allowed = meta.get("binnings")
-        if meta.get("binned") and allowed is not None and self.binning not in allowed:
-            raise ConfigError(
-                f"Estimator {self.estimator!r} bins with {' or '.join(allowed)}, "
-                f"not {self.binning!r}."
-            )
+        ESTIMATORS.check(self.estimator, lens=self.lens, norm=self.norm, binning=self.binning)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the options as JSON-ready values (``norm`` as ``"1"``, ``"2"`` or ``"inf"``).
@@ -204,7 +176,7 @@ class AnalysisConfig:
             One entry per field; ``AnalysisConfig.from_dict(c.to_dict()) == c``.
         """
         out = asdict(self)
-        out["norm"] = _norm_to_text(self.norm)
+        out["norm"] = norm_key(self.norm)
         if self.class_weights is not None:
             out["class_weights"] = list(self.class_weights)
         return out
@@ -337,6 +309,9 @@ class ReliabilityAnalysis:
         Number of rows.
     class_names : tuple of str
         Class names.
+    binary : bool
+        Whether the predictions are binary (one P(y=1) column; the Brier score's
+        convention, see :mod:`core.scores`).
     """
 
     config: AnalysisConfig
@@ -348,6 +323,7 @@ class ReliabilityAnalysis:
     brier_decomposition: BrierDecomposition | None = None
     n: int = 0
     class_names: tuple[str, ...] = ()
+    binary: bool = False
 
     @property
     def bin_table(self) -> pd.DataFrame:
@@ -368,7 +344,7 @@ class ReliabilityAnalysis:
         return pd.concat(frames, ignore_index=True)
 
 
-def _note(name: str, result: CalibrationErrorResult, seed: int) -> str:
+def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:
     d = result.details
     parts = []
     if "b_star" in d:
@@ -380,39 +356,26 @@ def _note(name: str, result: CalibrationErrorResult, seed: int) -> str:
     small = d.get("small_bins")
     if small is not None and sum(np.atleast_1d(small)) > 0:
         parts.append(f"{int(np.sum(small))} one-point bin(s) skipped")
-    if ESTIMATORS.get(name).meta.get("random"):
+    if call.info.random(call.norm):
         parts.append(f"seed {seed}")
     return "; ".join(parts)
 
 
-def _binned_estimators(config: AnalysisConfig) -> list[str]:
-    out = []
-    for name in ESTIMATORS.names(binned=True, lenses=config.lens, norms=config.norm):
-        allowed = ESTIMATORS.get(name).meta.get("binnings")
-        if allowed is None or config.binning in allowed:
-            out.append(name)
-    return out
-
-
-def analyze(
-    probs: ArrayLike,
-    labels: ArrayLike,
-    config: AnalysisConfig | None = None,
-    *,
-    class_names: tuple[str, ...] | None = None,
-) -> ReliabilityAnalysis:
+def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnalysis:
     """Run the reliability analysis of predictions under one config.
+
+    Every lens component is binned once (:class:`core.binned_view.BinnedViews`), and
+    the estimators, the bin table, the bootstrap, the consistency band and the Brier
+    decomposition all read those bins.
 
     Parameters
     ----------
-    probs : array_like
-        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
-    labels : array_like
-        Class indices ``0..K-1``.
+    data : Predictions or (probs, labels)
+        Loaded predictions (:func:`core.load_predictions`), or a pair of arrays:
+        ``(n,)`` P(y=1) or ``(n, K)`` probabilities and class indices ``0..K-1``
+        (see :func:`core.data.as_predictions`).
     config : AnalysisConfig, optional
         The options; default ``AnalysisConfig()``.
-    class_names : tuple of str, optional
-        Class names (component names of the classwise lens).
 
     Returns
     -------
@@ -432,53 +395,57 @@ def analyze(
     --------
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500); y = (rng.uniform(size=500) < p).astype(int)
-    >>> a = analyze(p, y, AnalysisConfig(lens="binary", n_resamples=50))
+    >>> a = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=50))
     >>> list(a.metrics.metric[:2]), a.metrics.columns.tolist()[:3]
     (['plugin', 'label-binned'], ['metric', 'label', 'value'])
     """
-    config = AnalysisConfig() if config is None else config
-    if not isinstance(config, AnalysisConfig):
-        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
-    is_binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
-    p, y = check_probs_labels(probs, labels)
-    p_in = np.ascontiguousarray(p[:, 1]) if is_binary else p
-    n, k = p.shape
-    names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+    from core.data import as_predictions
+
+    config = check_config(config)
+    pred = as_predictions(data)
+    p, y, binary = pred.probs, pred.labels, pred.binary
+    n = p.shape[0]
+    names = tuple(pred.class_names)
+    views = BinnedViews(p, y, names, config.class_weights)
     opts = {**config.calibration_options(), "class_names": names}
 
-    headline = calibration_error(p_in, y, estimator=config.estimator, seed=config.seed, **opts)
-
-    results: dict[str, CalibrationErrorResult] = {}
-    for name in _binned_estimators(config):
-        results[name] = (
-            headline
-            if name == config.estimator
-            else calibration_error(p_in, y, estimator=name, seed=config.seed, **opts)
+    calls = {
+        name: EstimatorCall.make(name, **opts)
+        for name in ESTIMATORS.binned_for(
+            lens=config.lens, norm=config.norm, binning=config.binning
         )
-    if config.estimator not in results:
-        results = {config.estimator: headline, **results}
+    }
+    if config.estimator not in calls:
+        calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
+    results = {name: call.result(call.run_on(views, config.seed)) for name, call in calls.items()}
+    headline = results[config.estimator]
 
-    notes = {name: _note(name, res, config.seed) for name, res in results.items()}
-    kernel_values, kernel_notes = _kernel_estimates(p_in, y, config, opts, exclude=results)
+    notes = {name: _note(calls[name], res, config.seed) for name, res in results.items()}
+    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=results)
     specs: dict[str, tuple[str, dict[str, Any]]] = {}
     for name in results:
-        meta = ESTIMATORS.get(name).meta
-        if meta.get("quadratic") and n > QUADRATIC_BOOTSTRAP_MAX_N:
+        if calls[name].info.quadratic and n > QUADRATIC_BOOTSTRAP_MAX_N:
             extra = f"no interval: quadratic cost at n > {QUADRATIC_BOOTSTRAP_MAX_N:,}"
             notes[name] = "; ".join(filter(None, [notes[name], extra]))
             continue
         specs[name] = (name, opts)
     for name in SCORES.names():
         specs[name] = (name, {})
+    scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
+    notes["brier"] = BRIER_CONVENTIONS[binary]
     intervals: dict[str, BootstrapResult] = {}
     if config.n_resamples > 0:
+        known = {**{k: r.value for k, r in results.items()}, **scores}
         intervals = bootstrap_many(
-            p_in,
-            y,
+            None,
+            None,
             specs,
             n_resamples=config.n_resamples,
             level=config.level,
             seed=config.seed,
+            views=views,
+            binary=binary,
+            values=known,
         )
 
     rows = []
@@ -486,33 +453,36 @@ def analyze(
         rows.append(_metric_row(name, ESTIMATORS.get(name).label, res.value, intervals, notes))
     for name, value in kernel_values.items():
         rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, {}, kernel_notes))
-    for name in SCORES.names():
-        value = SCORES.get(name).func(p_in, y)
-        rows.append(_metric_row(name, SCORES.get(name).label, value, intervals, {}))
+    for name, value in scores.items():
+        rows.append(_metric_row(name, SCORES.get(name).label, value, intervals, notes))
     metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
     return ReliabilityAnalysis(
         config=config,
         headline=headline,
         headline_interval=intervals.get(config.estimator),
-        components=_component_tables(p, y, config, headline, names),
+        components=_component_tables(views, config, headline),
         metrics=metrics,
         intervals=intervals,
-        brier_decomposition=brier_decomposition(
-            p_in,
-            y,
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
+        brier_decomposition=decompose_brier(
+            views, binary, config.binning, config.n_bins, config.tie_policy
         ),
         n=n,
         class_names=names,
+        binary=binary,
     )
 
 
+def check_config(config: AnalysisConfig | None) -> AnalysisConfig:
+    """Return the config, or the default one for None (anything else is refused)."""
+    config = AnalysisConfig() if config is None else config
+    if not isinstance(config, AnalysisConfig):
+        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
+    return config
+
+
 def _kernel_estimates(
-    p: np.ndarray,
-    y: np.ndarray,
+    views: BinnedViews,
     config: AnalysisConfig,
     opts: Mapping[str, Any],
     exclude: Mapping[str, Any],
@@ -524,10 +494,12 @@ def _kernel_estimates(
     """
     values: dict[str, float] = {}
     notes: dict[str, str] = {}
-    for name in ESTIMATORS.names(binned=False, lenses=config.lens):
-        if name in exclude:
+    n = views.labels.shape[0]
+    for info in ESTIMATORS:
+        if info.binned or config.lens not in info.lenses or info.name in exclude:
             continue
-        if ESTIMATORS.get(name).meta.get("quadratic") and p.shape[0] > QUADRATIC_BOOTSTRAP_MAX_N:
+        name = info.name
+        if info.quadratic and n > QUADRATIC_BOOTSTRAP_MAX_N:
             values[name] = math.nan
             notes[name] = (
                 f"not computed here at n > {QUADRATIC_BOOTSTRAP_MAX_N:,} (quadratic cost): run "
@@ -536,11 +508,11 @@ def _kernel_estimates(
             )
             continue
         try:
-            res = calibration_error(p, y, estimator=name, seed=config.seed, **opts)
+            call = EstimatorCall.make(name, **opts)
+            values[name] = call.run_on(views, config.seed).value
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, str(exc)
             continue
-        values[name] = res.value
         notes[name] = (
             "kernel estimator, not on the ℓp scale of the binned rows; intervals on the Estimators page"
         )
@@ -556,12 +528,7 @@ def _metric_row(
 ) -> dict[str, Any]:
     boot = intervals.get(name)
     low, high = (
-        (boot.confidence_interval.low, boot.confidence_interval.high)
-        if boot
-        else (
-            np.nan,
-            np.nan,
-        )
+        (boot.confidence_interval.low, boot.confidence_interval.high) if boot else (np.nan, np.nan)
     )
     return {
         "metric": name,
@@ -574,69 +541,42 @@ def _metric_row(
 
 
 def _component_tables(
-    p: np.ndarray,
-    y: np.ndarray,
-    config: AnalysisConfig,
-    headline: CalibrationErrorResult,
-    names: tuple[str, ...],
+    views: BinnedViews, config: AnalysisConfig, headline: CalibrationErrorResult
 ) -> tuple[ComponentTable, ...]:
-    if LENSES.get(config.lens).meta.get("kernel_only"):
+    """Return the bin tables: the headline's bins for a binned headline, else the config's binning."""
+    if LENSES.get(config.lens).kernel_only:
         return ()
-    view = lens_view(p, y, config.lens, class_names=names, class_weights=config.class_weights)
-    if headline.bins is not None and len(headline.bins) == len(view.names):
-        all_bins = headline.bins
-    else:
-        all_bins = tuple(
-            bin_stats(
-                s,
-                o,
-                binning=config.binning,
-                n_bins=config.n_bins,
-                tie_policy=config.tie_policy,
-            )
-            for s, o in zip(view.scores, view.outcomes, strict=True)
-        )
+    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    comps = list(view.components)
+    if "b_star" in headline.details:  # the sweep's own number of bins, per component
+        b = headline.details["b_star"]
+        stars = b if isinstance(b, tuple) else (b,)
+        comps = [comp.rebinned(int(s)) for comp, s in zip(comps, stars, strict=True)]
     # its own generator from the one seed, so the bootstrap's draws stay as they were
     band_rng = np.random.default_rng(config.seed)
     tables = []
-    for name, st, weight, scores in zip(
-        view.names, all_bins, view.weights, view.scores, strict=True
-    ):
+    for comp, weight in zip(comps, view.weights, strict=True):
+        st = comp.stats
         low, high = bin_intervals(
             st.counts, st.label_sums, method=config.interval_method, level=config.level
         )
-        band = None
-        if config.consistency_band:
-            band = _band(scores, st, config, band_rng)
-        tables.append(ComponentTable(name, st, low, high, float(weight), band))
+        band = _band(comp, config, band_rng) if config.consistency_band else None
+        tables.append(ComponentTable(comp.name, st, low, high, float(weight), band))
     return tuple(tables)
 
 
 def _band(
-    scores: np.ndarray, st: BinStats, config: AnalysisConfig, rng: np.random.Generator
+    comp: ComponentBins, config: AnalysisConfig, rng: np.random.Generator
 ) -> ConsistencyBand | None:
-    """Return the consistency band on exactly the bins of ``st`` (same rows, same bins).
-
-    ``st`` comes from the config's binning with ``n_bins`` bins, or with fewer (equal
-    scores kept together; a sweep's chosen number); None if no assignment reproduces it,
-    or above ``CONSISTENCY_BAND_MAX_BINS`` bins.
-    """
-    if st.n_bins > CONSISTENCY_BAND_MAX_BINS:
+    """Return the consistency band on exactly the component's bins (None above the bin limit)."""
+    if comp.n_bins > CONSISTENCY_BAND_MAX_BINS:
         return None
-    for n_bins in dict.fromkeys((config.n_bins, st.n_bins)):
-        idx, edges = bin_indices(
-            scores, binning=config.binning, n_bins=n_bins, tie_policy=config.tie_policy
-        )
-        if np.array_equal(edges, st.edges) and np.array_equal(
-            np.bincount(idx, minlength=st.n_bins), st.counts
-        ):
-            band = consistency_band(
-                scores,
-                bin_index=idx,
-                n_bins=st.n_bins,
-                n_resamples=CONSISTENCY_BAND_RESAMPLES,
-                level=config.level,
-                seed=rng,
-            )
-            return dataclasses.replace(band, seed=config.seed)
-    return None
+    band = consistency_band(
+        comp.scores,
+        bin_index=comp.index,
+        n_bins=comp.n_bins,
+        n_resamples=CONSISTENCY_BAND_RESAMPLES,
+        level=config.level,
+        seed=rng,
+    )
+    return dataclasses.replace(band, seed=config.seed)

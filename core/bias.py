@@ -37,16 +37,11 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels
-from core.binning import BINNINGS, check_n_bins, check_tie_policy, equal_mass_starts
+from core.binning import BINNINGS, RowBatch, check_n_bins, check_tie_policy, equal_mass_starts
 from core.errors import ConfigError, DataError
-from core.estimators import ESTIMATORS, debiased_sq_from_stats, plugin_from_stats
-from core.estimators.binned import (
-    every_binning_monotone,
-    sweep_b_star,
-    sweep_bound,
-    sweep_row_starts,
-    sweep_search,
-)
+from core.estimators import ESTIMATORS
+from core.estimators.base import EstimatorInfo, KernelContext, NormalStream
+from core.estimators.binned import SortedRows
 from core.lenses import apply_lens
 from core.worlds.fitting import WorldFit
 from core.worlds.scores import BetaScores, UniformScores
@@ -93,17 +88,9 @@ class EstimatorSpec:
     tie_policy: str = "split"
 
     def __post_init__(self) -> None:
-        entry = ESTIMATORS.get(self.estimator)
         check_n_bins(self.n_bins)
         check_tie_policy(self.tie_policy)
-        if entry.meta.get("binned"):
-            BINNINGS.get(self.binning)
-            allowed = entry.meta.get("binnings")
-            if allowed is not None and self.binning not in allowed:
-                raise ConfigError(
-                    f"Estimator {self.estimator!r} bins with {' or '.join(allowed)}, "
-                    f"not {self.binning!r}."
-                )
+        ESTIMATORS.check(self.estimator, binning=self.binning)
 
     @classmethod
     def parse(cls, spec: EstimatorSpec | str | tuple[Any, ...]) -> EstimatorSpec:
@@ -128,9 +115,19 @@ class EstimatorSpec:
         return cls(**kwargs)
 
     @property
+    def info(self) -> EstimatorInfo:
+        """The estimator's registry entry."""
+        return ESTIMATORS.get(self.estimator)
+
+    @property
     def binned(self) -> bool:
         """Whether the estimator bins (and so estimates the true ℓp calibration error)."""
-        return bool(ESTIMATORS.get(self.estimator).meta.get("binned"))
+        return self.info.binned
+
+    @property
+    def fixed_bins(self) -> bool:
+        """Whether it bins with ``n_bins`` bins (the sweep chooses its own number)."""
+        return self.binned and self.info.statistics != "sorted"
 
     @property
     def label(self) -> str:
@@ -138,8 +135,8 @@ class EstimatorSpec:
         if not self.binned:
             return self.estimator
         short = _SHORT.get(self.binning, self.binning)
-        if self.estimator == "sweep":
-            return f"sweep {short}"
+        if not self.fixed_bins:
+            return f"{self.estimator} {short}"
         return f"{self.estimator} {short}-{self.n_bins}"
 
 
@@ -269,27 +266,64 @@ class _Block:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray) -> None:
         self.s, self.y = scores, labels
-        self._sorted: tuple[np.ndarray, ...] | None = None
-        self._stats: dict[tuple[str, int, str], tuple[np.ndarray, ...]] = {}
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        self._batches: dict[tuple[str, int, str], RowBatch | None] = {}
 
-    def sorted(self) -> tuple[np.ndarray, ...]:
-        """Stably sorted scores and labels and their prefix sums (leading 0)."""
+    def sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        """Stably sorted scores and labels of every dataset."""
         if self._sorted is None:
             order = np.argsort(self.s, axis=1, kind="stable")
-            s = np.take_along_axis(self.s, order, 1)
-            y = np.take_along_axis(self.y, order, 1)
-            zero = np.zeros((s.shape[0], 1))
-            cs = np.concatenate([zero, np.cumsum(s, axis=1)], axis=1)
-            cy = np.concatenate([zero, np.cumsum(y, axis=1)], axis=1)
-            self._sorted = (s, y, cs, cy)
+            self._sorted = (
+                np.take_along_axis(self.s, order, 1),
+                np.take_along_axis(self.y, order, 1),
+            )
         return self._sorted
+
+    def sorted_rows(self, binning: str) -> SortedRows:
+        """Return the datasets in score order, as the sweep reads them."""
+        return SortedRows(*self.sorted(), binning, "split")
+
+    def batch(self, binning: str, n_bins: int, tie_policy: str) -> RowBatch | None:
+        """Return the datasets' bins as one batch, or None when each needs its own binning call."""
+        key = (binning, n_bins, tie_policy)
+        if key not in self._batches:
+            self._batches[key] = _block_batch(self, binning, n_bins, tie_policy)
+        return self._batches[key]
 
     def stats(self, binning: str, n_bins: int, tie_policy: str) -> tuple[np.ndarray, ...]:
         """Bin statistics ``(counts, score_sums, label_sums)``, each ``(R, B)``."""
-        key = (binning, n_bins, tie_policy)
-        if key not in self._stats:
-            self._stats[key] = _block_stats(self, binning, n_bins, tie_policy)
-        return self._stats[key]
+        batch = self.batch(binning, n_bins, tie_policy)
+        if batch is not None:
+            return batch.counts.astype(np.float64), batch.score_sums, batch.label_sums
+        # data-dependent schemes with a per-row number of bins: one registry call per dataset
+        func = BINNINGS.get(binning).func
+        rows = []
+        for i in range(self.s.shape[0]):
+            idx, edges = func(self.s[i], n_bins, tie_policy)
+            one = RowBatch(idx, self.s[i], self.y[i], edges.shape[0] - 1)
+            rows.append((one.counts[0].astype(np.float64), one.score_sums[0], one.label_sums[0]))
+        width = max(c.shape[0] for c, _, _ in rows)
+        out = [np.zeros((self.s.shape[0], width)) for _ in range(3)]
+        for i, parts in enumerate(rows):
+            for arr, part in zip(out, parts, strict=True):
+                arr[i, : part.shape[0]] = part
+        return out[0], out[1], out[2]
+
+
+def _block_batch(block: _Block, binning: str, n_bins: int, tie_policy: str) -> RowBatch | None:
+    r, n = block.s.shape
+    info = BINNINGS.get(binning)
+    if not info.data_dependent:
+        # elementwise schemes bin the whole block in one call
+        idx, edges = info.func(block.s.ravel(), n_bins, tie_policy)
+        return RowBatch(idx.reshape(r, n), block.s, block.y, edges.shape[0] - 1)
+    if binning == "equal-mass" and tie_policy == "split":
+        # rank bins: the same bin for the same sorted position of every dataset
+        s, y = block.sorted()
+        sizes = np.diff(equal_mass_starts(n, n_bins))
+        ranks = np.repeat(np.arange(n_bins, dtype=np.intp), sizes)
+        return RowBatch(np.broadcast_to(ranks, (r, n)), s, y, n_bins)
+    return None
 
 
 def batch_bin_stats(
@@ -314,49 +348,6 @@ def batch_bin_stats(
         ``(R, B')`` each, identical to :func:`core.binning.bin_stats` row by row.
     """
     return _Block(np.atleast_2d(scores), np.atleast_2d(labels)).stats(binning, n_bins, tie_policy)
-
-
-def _block_stats(
-    block: _Block, binning: str, n_bins: int, tie_policy: str
-) -> tuple[np.ndarray, ...]:
-    scores, labels = block.s, block.y
-    r, n = scores.shape
-    entry = BINNINGS.get(binning)
-    if not entry.meta.get("data_dependent", True):
-        # elementwise schemes bin the whole block in one call
-        idx, edges = entry.func(scores.ravel(), n_bins, tie_policy)
-        b = edges.shape[0] - 1
-        flat = (idx.reshape(r, n) + (np.arange(r) * b)[:, None]).ravel()
-        size = r * b
-        counts = np.bincount(flat, minlength=size).reshape(r, b).astype(np.float64)
-        ssum = np.bincount(flat, weights=scores.ravel(), minlength=size).reshape(r, b)
-        lsum = np.bincount(flat, weights=labels.ravel(), minlength=size).reshape(r, b)
-        return counts, ssum, lsum
-    if binning == "equal-mass" and tie_policy == "split":
-        _, _, cs, cy = block.sorted()
-        starts = equal_mass_starts(n, n_bins)
-        counts = np.broadcast_to(np.diff(starts).astype(np.float64), (r, n_bins)).copy()
-        return counts, np.diff(cs[:, starts], axis=1), np.diff(cy[:, starts], axis=1)
-    # data-dependent schemes with a per-row number of bins: one registry call per dataset
-    rows = [_stats_one(scores[i], labels[i], entry.func, n_bins, tie_policy) for i in range(r)]
-    width = max(c.shape[0] for c, _, _ in rows)
-    out = [np.zeros((r, width)) for _ in range(3)]
-    for i, parts in enumerate(rows):
-        for arr, part in zip(out, parts, strict=True):
-            arr[i, : part.shape[0]] = part
-    return out[0], out[1], out[2]
-
-
-def _stats_one(
-    s: np.ndarray, y: np.ndarray, func: Callable[..., Any], n_bins: int, tie_policy: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    idx, edges = func(s, n_bins, tie_policy)
-    b = edges.shape[0] - 1
-    return (
-        np.bincount(idx, minlength=b).astype(np.float64),
-        np.bincount(idx, weights=s, minlength=b),
-        np.bincount(idx, weights=y, minlength=b),
-    )
 
 
 def batch_sweep(
@@ -395,43 +386,24 @@ def batch_sweep(
     b_star : numpy.ndarray
         ``(R,)`` int64 chosen numbers of bins.
     """
-    block = _Block(np.atleast_2d(scores), np.atleast_2d(labels))
-    return _sweep_block(block, binning, norm, max_bins)
+    info = ESTIMATORS.get("sweep")
+    sample = _Block(np.atleast_2d(scores), np.atleast_2d(labels)).sorted_rows(binning)
+    options = info.check(options={"max_bins": max_bins})
+    values, extras = info.kernel(sample, check_norm(norm), _context(options, sample.n_rows))
+    return values, extras["b_star"]
 
 
-def _sweep_block(
-    block: _Block, binning: str, norm: float, max_bins: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """ECE_sweep and ``b*`` of every dataset of a block (see :func:`batch_sweep`)."""
-    s, y, cs, cy = block.sorted()
-    r, n = s.shape
-    b_max = sweep_bound(n, max_bins)
-    b_star = np.ones(r, dtype=np.int64)
-    if b_max >= 2:
+@dataclass(frozen=True)
+class _Sums:
+    """Bin sums of datasets binned one by one (enough for estimators of the bins' sums)."""
 
-        def boundaries(
-            rows: np.ndarray, k: np.ndarray, b: np.ndarray
-        ) -> tuple[np.ndarray, np.ndarray]:
-            t = sweep_row_starts(s, rows, k, b, binning)
-            return t, cy[rows[:, None], t]
+    counts: np.ndarray
+    score_sums: np.ndarray
+    label_sums: np.ndarray
 
-        def monotone(rows: np.ndarray) -> np.ndarray:
-            return np.array(
-                [every_binning_monotone(s[i], y[i], cy[i], binning, "split") for i in rows],
-                dtype=bool,
-            )
 
-        b_star = sweep_search(r, b_max, boundaries, monotone)
-    values = np.empty(r)
-    for b in np.unique(b_star):
-        rows = np.flatnonzero(b_star == b)
-        k = np.arange(b + 1, dtype=np.int64)
-        starts = sweep_row_starts(s, rows, k, np.full_like(k, b), binning)
-        c = np.diff(starts, axis=1).astype(np.float64)
-        ss = np.diff(cs[rows[:, None], starts], axis=1)
-        ls = np.diff(cy[rows[:, None], starts], axis=1)
-        values[rows] = plugin_from_stats(c, ss, ls, norm)
-    return values, b_star
+def _context(options: Any, r: int) -> KernelContext:
+    return KernelContext(options, NormalStream(0), np.zeros(r, dtype=np.int64))
 
 
 # --------------------------------------------------------------------------- the runner
@@ -495,41 +467,36 @@ def run_chunk(plan: SimulationPlan, start: int, stop: int) -> ChunkResult:
 def _estimate_block(
     spec: EstimatorSpec, block: _Block, norm: float, seed: int, start: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    s, y = block.s, block.y
-    nan = np.full(s.shape[0], np.nan)
-    split = spec.tie_policy == "split"
-    if spec.estimator == "plugin":
-        c, ss, ls = block.stats(spec.binning, spec.n_bins, spec.tie_policy)
-        return plugin_from_stats(c, ss, ls, norm), nan
-    if spec.estimator == "debiased" and norm == 2.0:
-        c, ss, ls = block.stats(spec.binning, spec.n_bins, spec.tie_policy)
-        return np.sqrt(np.maximum(debiased_sq_from_stats(c, ss, ls), 0.0)), nan
-    if spec.estimator == "sweep" and split:
-        v, b = _sweep_block(block, spec.binning, norm)
-        return v, b.astype(np.float64)
-    if spec.estimator == "sweep":
-        b = np.array(
-            [
-                sweep_b_star(s[i], y[i], binning=spec.binning, tie_policy=spec.tie_policy)[0]
-                for i in range(s.shape[0])
-            ],
-            dtype=np.float64,
-        )
-    else:
-        b = nan
-    return _per_replicate(spec, s, y, norm, seed, start), b
+    """Every dataset's estimate (and the sweep's ``b*``), batched when the registry allows."""
+    info = spec.info
+    r = block.s.shape[0]
+    nan = np.full(r, np.nan)
+    if info.binned and not info.random(norm):
+        ctx = _context(info.check(options={}), r)
+        if info.statistics == "sorted" and spec.tie_policy == "split":
+            values, extras = info.kernel(block.sorted_rows(spec.binning), norm, ctx)  # type: ignore[misc]
+            return values, extras["b_star"].astype(np.float64)
+        batch = block.batch(spec.binning, spec.n_bins, spec.tie_policy) if info.from_bins else None
+        if batch is None and info.statistics == "bins":
+            batch = _Sums(*block.stats(spec.binning, spec.n_bins, spec.tie_policy))
+        if batch is not None:
+            out = info.kernel(batch, norm, ctx)  # type: ignore[misc]
+            values = out[0] if isinstance(out, tuple) else out
+            return info.combine(values[:, None], np.ones(1), norm), nan
+    return _per_replicate(spec, block.s, block.y, norm, seed, start)
 
 
 def _per_replicate(
     spec: EstimatorSpec, s: np.ndarray, y: np.ndarray, norm: float, seed: int, start: int
-) -> np.ndarray:
-    """Registry call per dataset (estimators without a batch kernel)."""
-    entry = ESTIMATORS.get(spec.estimator)
+) -> tuple[np.ndarray, np.ndarray]:
+    """Registry call per dataset (estimators without a batch kernel, random estimators)."""
+    func = spec.info.func
     out = np.empty(s.shape[0])
+    b_star = np.full(s.shape[0], np.nan)
     for i in range(s.shape[0]):
         probs = np.column_stack([1.0 - s[i], s[i]])
         rng = _stream(seed, start + i, 2)
-        est = entry.func(
+        est = func(
             probs,
             y[i].astype(np.int64),
             lens="binary",
@@ -542,7 +509,9 @@ def _per_replicate(
             rng=rng,
         )
         out[i] = est.value
-    return out
+        if "b_star" in est.details:
+            b_star[i] = est.details["b_star"]
+    return out, b_star
 
 
 @dataclass(frozen=True, eq=False)
@@ -626,7 +595,7 @@ class SimulationResult:
                         "estimator": spec.label,
                         "name": spec.estimator,
                         "binning": spec.binning if spec.binned else "",
-                        "n_bins": spec.n_bins if spec.binned and spec.estimator != "sweep" else 0,
+                        "n_bins": spec.n_bins if spec.fixed_bins else 0,
                         "n": n,
                         "replicates": r,
                         "mean": mean[e, j],
@@ -703,11 +672,7 @@ def simulate_estimates(
         raise ConfigError("Choose at least one estimator.")
     p = check_norm(norm)
     for spec in specs:
-        meta = ESTIMATORS.get(spec.estimator).meta
-        if spec.binned and p not in meta.get("norms", ()):
-            raise ConfigError(
-                f"Estimator {spec.estimator!r} does not support the ℓ{p:g} norm; choose another."
-            )
+        spec.info.check(norm=p)
     ns_t = _check_ns(ns)
     if isinstance(replicates, bool) or int(replicates) != replicates or replicates < 2:
         raise ConfigError(f"replicates must be a whole number ≥ 2; got {replicates!r}.")
@@ -829,8 +794,7 @@ def bias_heatmap(
         specs, source, ns=ns, replicates=replicates, seed=seed, norm=norm, progress=progress
     )
     table["row"] = [
-        "sweep" if name == "sweep" else str(b)
-        for name, b in zip(table["name"], table["n_bins"], strict=True)
+        str(b) if b else name for name, b in zip(table["name"], table["n_bins"], strict=True)
     ]
     return table
 

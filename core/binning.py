@@ -21,23 +21,52 @@ Conventions
   edges are midpoints between consecutive distinct values.
 
 A registered binning function has the signature
-``func(scores, n_bins, tie_policy) -> (idx, edges)`` with ``idx`` int64 of shape ``(n,)``
-and ``edges`` float64 of shape ``(B + 1,)``; it assumes validated input.
+``func(scores, n_bins, tie_policy, order=None) -> (idx, edges)`` with ``idx`` int64 of shape
+``(n,)`` and ``edges`` float64 of shape ``(B + 1,)``; it assumes validated input. ``order``
+is the stable ascending argsort of the scores when the caller already has it (schemes that
+sort use it instead of sorting again).
+
+Batches
+-------
+:func:`batch_bin_sums` is the one kernel that turns rows with a fixed bin each into bin
+statistics, for ``R`` samples at once (one ``bincount`` with row offsets ``r·B``): one
+sample, chunks of bootstrap resamples, simulated datasets, redrawn labels of a test.
+:class:`RowBatch` wraps it as the :class:`core.estimators.base.BinBatch` that binned
+estimators' kernels read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from core.errors import ConfigError, DataError
-from core.registry import Registry
+from core.registry import Entry, Registry
 
-BINNINGS: Registry = Registry("binning")
+
+@dataclass(frozen=True, kw_only=True)
+class BinningInfo(Entry):
+    """A binning scheme.
+
+    Attributes
+    ----------
+    data_dependent : bool
+        Whether the bins depend on the other scores (equal-mass, discrete) rather than on
+        each score alone (equal-width): only the latter bin chunks of data independently.
+    sorts : bool
+        Whether the scheme sorts the scores (and so uses a precomputed ``order``).
+    """
+
+    data_dependent: bool
+    sorts: bool = False
+
+
+BINNINGS: Registry[BinningInfo] = Registry("binning", BinningInfo)
 
 #: Accepted values of ``tie_policy`` (only equal-mass binning depends on it).
 TIE_POLICIES = ("split", "keep")
@@ -202,7 +231,9 @@ def equal_width_edges(n_bins: int) -> np.ndarray:
     formula="Guo et al. 2017; Roelofs et al. 2022 §2.1 (left-closed, exact float edges)",
     data_dependent=False,
 )
-def _equal_width(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
+def _equal_width(
+    scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     edges = equal_width_edges(n_bins)
     t = scores * n_bins
     idx = t.astype(np.intp)
@@ -266,10 +297,14 @@ def _midpoint_edges(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray
     description="B bins of equal counts by rank (stable sort); tie policy 'split' or 'keep'.",
     formula="Roelofs et al. 2022 §2.1.2 (rank-based); Kumar et al. 2019 get_equal_bins (keep ties)",
     data_dependent=True,
+    sorts=True,
 )
-def _equal_mass(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
+def _equal_mass(
+    scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     n = scores.shape[0]
-    order = np.argsort(scores, kind="stable")
+    if order is None:
+        order = np.argsort(scores, kind="stable")
     sorted_scores = scores[order]
     starts = equal_mass_starts(n, n_bins)
     if tie_policy == "keep":
@@ -286,11 +321,24 @@ def _equal_mass(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.nd
     description="One bin per distinct score; for models with finitely many outputs.",
     formula="Kumar et al. 2019 Def. 5.1 (get_discrete_bins)",
     data_dependent=True,
+    sorts=True,
 )
-def _discrete(scores: np.ndarray, n_bins: int, tie_policy: str) -> tuple[np.ndarray, np.ndarray]:
-    values, idx = np.unique(scores, return_inverse=True)
+def _discrete(
+    scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    if order is None:
+        values, idx = np.unique(scores, return_inverse=True)
+        idx = idx.astype(np.intp, copy=False).reshape(-1)
+    else:
+        ordered = scores[order]
+        new = np.empty(ordered.shape[0], dtype=bool)
+        new[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        values = ordered[new]
+        idx = np.empty(ordered.shape[0], dtype=np.intp)
+        idx[order] = np.cumsum(new) - 1
     edges = np.concatenate(([0.0], 0.5 * (values[1:] + values[:-1]), [1.0]))
-    return idx.astype(np.intp, copy=False).reshape(-1), edges
+    return idx, edges
 
 
 # --------------------------------------------------------------------------- public API
@@ -390,7 +438,7 @@ def bin_indices(
 def stats_from_indices(
     idx: np.ndarray, edges: np.ndarray, scores: np.ndarray, labels: np.ndarray, scheme: str
 ) -> BinStats:
-    """Return :class:`BinStats` from bin indices with one ``bincount`` per statistic.
+    """Return :class:`BinStats` of one sample from its bin indices (:func:`batch_bin_sums`).
 
     Parameters
     ----------
@@ -408,14 +456,159 @@ def stats_from_indices(
     BinStats
         The per-bin statistics.
     """
-    b = edges.shape[0] - 1
-    return BinStats(
-        edges=edges,
-        counts=np.bincount(idx, minlength=b).astype(np.int64, copy=False),
-        score_sums=np.bincount(idx, weights=scores, minlength=b),
-        label_sums=np.bincount(idx, weights=labels, minlength=b),
-        scheme=scheme,
+    counts, score_sums, label_sums = batch_bin_sums(
+        idx[None, :], scores[None, :], labels[None, :], edges.shape[0] - 1
     )
+    return BinStats(edges, counts[0], score_sums[0], label_sums[0], scheme)
+
+
+def batch_bin_sums(
+    index: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return counts, score sums and outcome sums per bin of ``R`` samples at once.
+
+    Row ``j`` of sample ``r`` adds to bin ``index[r, j]``; the samples' bins are laid end
+    to end (offsets ``r·B``) so one ``bincount`` per statistic serves the whole batch.
+    Integer or boolean 0/1 outcomes take one integer ``bincount`` of ``2·bin + outcome``
+    for counts and outcome sums; float outcomes a weighted one. Sums accumulate in row
+    order, so one sample's statistics do not depend on the batch it is part of.
+
+    Parameters
+    ----------
+    index : numpy.ndarray
+        ``(R, n)`` int bin of every row.
+    scores : numpy.ndarray
+        ``(R, n)`` float64 scores.
+    outcomes : numpy.ndarray
+        ``(R, n)`` outcomes: 0/1 integers or booleans, or floats in [0, 1].
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    counts : numpy.ndarray
+        ``(R, B)`` int64.
+    score_sums, label_sums : numpy.ndarray
+        ``(R, B)`` float64.
+
+    Examples
+    --------
+    >>> c, s, o = batch_bin_sums(np.array([[0, 1, 1]]), np.array([[0.2, 0.6, 0.8]]),
+    ...                          np.array([[0, 1, 1]]), 2)
+    >>> c.tolist(), o.tolist()
+    ([[1, 2]], [[0.0, 2.0]])
+    """
+    r = index.shape[0]
+    if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
+        return coded_bin_sums(2 * index + outcomes, scores, n_bins)
+    size = r * n_bins
+    key = index if r == 1 else index + (np.arange(r, dtype=np.intp) * n_bins)[:, None]
+    key = key.ravel()
+    counts = np.bincount(key, minlength=size).reshape(r, n_bins)
+    label_sums = np.bincount(key, weights=outcomes.ravel(), minlength=size).reshape(r, n_bins)
+    score_sums = np.bincount(key, weights=scores.ravel(), minlength=size).reshape(r, n_bins)
+    return counts.astype(np.int64, copy=False), score_sums, label_sums
+
+
+def coded_bin_sums(
+    coded: np.ndarray, scores: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`batch_bin_sums` of rows coded ``2·bin + outcome`` (0/1 outcomes).
+
+    One integer ``bincount`` gives counts and outcome sums, a weighted one the score
+    sums. ``coded`` is overwritten (it is the caller's fresh gather of the codes).
+
+    Parameters
+    ----------
+    coded : numpy.ndarray
+        ``(R, n)`` int ``2·bin + outcome`` of every row (modified in place).
+    scores : numpy.ndarray
+        ``(R, n)`` float64 scores.
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    counts, score_sums, label_sums : numpy.ndarray
+        ``(R, B)`` each (int64, float64, float64).
+    """
+    r = coded.shape[0]
+    size = r * n_bins
+    if r > 1:
+        coded += (np.arange(r, dtype=coded.dtype) * (2 * n_bins))[:, None]
+    both = np.bincount(coded.ravel(), minlength=2 * size).reshape(r, n_bins, 2)
+    coded >>= 1
+    score_sums = np.bincount(coded.ravel(), weights=scores.ravel(), minlength=size)
+    counts = both.sum(axis=-1).astype(np.int64, copy=False)
+    return counts, score_sums.reshape(r, n_bins), both[..., 1].astype(np.float64)
+
+
+class RowBatch:
+    """Bin statistics of ``R`` samples whose rows each sit in a fixed bin.
+
+    The :class:`core.estimators.base.BinBatch` of one sample (``R = 1``), of bootstrap
+    resamples on fixed bins (the rows gathered by the drawn indices), of simulated
+    datasets binned elementwise or by rank, and of a test's redrawn labels.
+
+    Parameters
+    ----------
+    index : numpy.ndarray
+        ``(R, n)`` or ``(n,)`` bin of every row.
+    scores : numpy.ndarray
+        Scores, same shape.
+    outcomes : numpy.ndarray
+        Outcomes, same shape (see :func:`batch_bin_sums`).
+    n_bins : int
+        Number of bins ``B``.
+    """
+
+    def __init__(
+        self, index: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, n_bins: int
+    ) -> None:
+        self.index = np.atleast_2d(index)
+        self.scores = np.atleast_2d(scores)
+        self.outcomes = np.atleast_2d(outcomes)
+        self.n_bins = int(n_bins)
+
+    @cached_property
+    def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return batch_bin_sums(self.index, self.scores, self.outcomes, self.n_bins)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """``(R, B)`` points per bin."""
+        return self._sums[0]
+
+    @property
+    def score_sums(self) -> np.ndarray:
+        """``(R, B)`` score sums per bin."""
+        return self._sums[1]
+
+    @property
+    def label_sums(self) -> np.ndarray:
+        """``(R, B)`` outcome sums per bin."""
+        return self._sums[2]
+
+    def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
+        """``(R, B)``: ``Σ |s_i − c_b|^p`` over each bin's rows (``max`` for ``p = ∞``).
+
+        Parameters
+        ----------
+        center : numpy.ndarray
+            ``(R, B)`` centre of each bin.
+        norm : float
+            ``1.0``, ``2.0`` or ``inf`` (empty bins give 0, or ``-inf`` for ``inf``).
+        """
+        r, b = self.index.shape[0], self.n_bins
+        key = self.index if r == 1 else self.index + (np.arange(r, dtype=np.intp) * b)[:, None]
+        key = key.ravel()
+        dev = np.abs(self.scores.ravel() - np.asarray(center, dtype=np.float64).ravel()[key])
+        if np.isinf(norm):
+            out = np.full(r * b, -np.inf)
+            np.maximum.at(out, key, dev)
+            return out.reshape(r, b)
+        weights = dev if norm == 1.0 else dev * dev
+        return np.bincount(key, weights=weights, minlength=r * b).reshape(r, b)
 
 
 def bin_stats(

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels, check_rng
-from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
-from core.errors import ConfigError
+from core.binning import BinStats, check_n_bins, check_tie_policy
 from core.estimators import ESTIMATORS
-from core.lenses import LENSES
+from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
+
+if TYPE_CHECKING:
+    from core.binned_view import BinnedViews
 
 _BIN_COLUMNS = ["bin", "lower", "upper", "count", "mean_score", "mean_label", "gap"]
 
@@ -76,6 +79,125 @@ class CalibrationErrorResult:
             frame.insert(0, "component", name)
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True, eq=False)
+class EstimatorCall:
+    """One estimator with every choice validated: what :func:`calibration_error` runs.
+
+    Build it with :meth:`make`; the bootstrap, the model comparison and the analyses
+    validate options once this way and then run the estimator on many samples.
+
+    Attributes
+    ----------
+    info : EstimatorInfo
+        The registry entry.
+    lens, binning : str
+        Registry names.
+    norm : float
+        ``1.0``, ``2.0`` or ``inf``.
+    n_bins : int
+        Number of bins.
+    tie_policy : str
+        Equal-mass tie policy.
+    class_weights : tuple of float or None
+        Classwise aggregation weights.
+    class_names : tuple of str or None
+        Component names of the classwise lens.
+    options : dict
+        The estimator's options, defaults filled in.
+    """
+
+    info: EstimatorInfo
+    lens: str
+    norm: float
+    binning: str
+    n_bins: int
+    tie_policy: str
+    class_weights: tuple[float, ...] | None
+    class_names: tuple[str, ...] | None
+    options: Mapping[str, Any]
+
+    @classmethod
+    def make(
+        cls,
+        estimator: str,
+        *,
+        binning: str = "equal-width",
+        n_bins: int = 15,
+        norm: float | str = 1,
+        lens: str = "top-label",
+        tie_policy: str = "split",
+        class_weights: ArrayLike | None = None,
+        class_names: tuple[str, ...] | None = None,
+        **options: Any,
+    ) -> EstimatorCall:
+        """Validate an estimator's choices (the one :class:`~core.errors.ConfigError`).
+
+        Parameters are those of :func:`calibration_error`.
+        """
+        info = ESTIMATORS.get(estimator)
+        filled = info.check(lens=lens, norm=norm, binning=binning, options=options)
+        weights = None if class_weights is None else tuple(np.asarray(class_weights, float).ravel())
+        return cls(
+            info,
+            lens,
+            check_norm(norm),
+            binning,
+            check_n_bins(n_bins),
+            check_tie_policy(tie_policy),
+            weights,
+            None if class_names is None else tuple(class_names),
+            filled,
+        )
+
+    def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
+        """Return the estimate on validated arrays."""
+        return self.info.func(
+            p,
+            y,
+            lens=self.lens,
+            norm=self.norm,
+            binning=self.binning,
+            n_bins=self.n_bins,
+            tie_policy=self.tie_policy,
+            class_weights=self.class_weights,
+            class_names=self.class_names,
+            rng=check_rng(rng),
+            **self.options,
+        )
+
+    def run_on(self, views: BinnedViews, rng: np.random.Generator | int) -> Estimate:
+        """Return the estimate on a data set's shared views (binned estimators reuse its bins)."""
+        if self.info.binned and self.info.statistics != "rows":
+            view = views.binned(
+                self.lens, self.binning, self.n_bins, self.tie_policy, self.view_weights
+            )
+            return estimate_binned(self.info, view, self.norm, check_rng(rng), self.options)
+        return self.run(views.probs, views.labels, rng)
+
+    @property
+    def view_weights(self) -> Any:
+        """Class weights to ask a data set's views for (its own, off the classwise lens)."""
+        from core.binned_view import OWN_WEIGHTS
+
+        # class weights only shape the classwise lens; elsewhere any view will do
+        return self.class_weights if self.lens == "classwise" else OWN_WEIGHTS
+
+    def result(self, est: Estimate) -> CalibrationErrorResult:
+        """Wrap an estimate with these settings."""
+        return CalibrationErrorResult(
+            value=float(est.value),
+            estimator=self.info.name,
+            lens=self.lens,
+            binning=self.binning,
+            n_bins=self.n_bins,
+            norm=self.norm,
+            components=tuple(est.components),
+            component_values=tuple(float(v) for v in est.component_values),
+            bins=est.bins,
+            details=dict(est.details),
+        )
 
 
 def calibration_error(
@@ -142,59 +264,16 @@ def calibration_error(
     >>> round(calibration_error(p, y, lens="binary", n_bins=2).value, 12)
     0.25
     """
-    entry = ESTIMATORS.get(estimator)
-    meta = entry.meta
-    p_norm = check_norm(norm)
-    n_bins = check_n_bins(n_bins)
-    tie_policy = check_tie_policy(tie_policy)
-    LENSES.get(lens)
-    if lens not in meta.get("lenses", ()):
-        raise ConfigError(
-            f"Estimator {estimator!r} does not support the {lens!r} lens; it supports "
-            f"{', '.join(meta.get('lenses', ()))}. Estimators for {lens!r}: "
-            f"{', '.join(ESTIMATORS.names(lenses=lens)) or 'none'}."
-        )
-    norms = meta.get("norms")
-    if norms is not None and p_norm not in norms:
-        supported = ", ".join(_norm_name(v) for v in norms)
-        raise ConfigError(
-            f"Estimator {estimator!r} does not support the {_norm_name(p_norm)} norm; "
-            f"use one of: {supported}."
-        )
-    if meta.get("binned"):
-        BINNINGS.get(binning)
-        allowed = meta.get("binnings")
-        if allowed is not None and binning not in allowed:
-            raise ConfigError(
-                f"Estimator {estimator!r} bins with {' or '.join(allowed)}, not {binning!r}."
-            )
-    p, y = check_probs_labels(probs, labels)
-    est = entry.func(
-        p,
-        y,
-        lens=lens,
-        norm=p_norm,
+    call = EstimatorCall.make(
+        estimator,
         binning=binning,
         n_bins=n_bins,
+        norm=norm,
+        lens=lens,
         tie_policy=tie_policy,
         class_weights=class_weights,
         class_names=class_names,
-        rng=check_rng(seed),
         **options,
     )
-    return CalibrationErrorResult(
-        value=float(est.value),
-        estimator=estimator,
-        lens=lens,
-        binning=binning,
-        n_bins=n_bins,
-        norm=p_norm,
-        components=tuple(est.components),
-        component_values=tuple(float(v) for v in est.component_values),
-        bins=est.bins,
-        details=dict(est.details),
-    )
-
-
-def _norm_name(p: float) -> str:
-    return "ℓ∞" if np.isinf(p) else f"ℓ{int(p)}"
+    p, y = check_probs_labels(probs, labels)
+    return call.result(call.run(p, y, check_rng(seed)))

@@ -234,8 +234,7 @@ def _run_metrics(args: argparse.Namespace) -> str:
     config = _config(args, pred)
     results = []
     for name, part in _select_models(pred, args.model):
-        probs = part.probs[:, 1] if part.binary else part.probs
-        analysis = analyze(probs, part.labels, config, class_names=part.class_names)
+        analysis = analyze(part, config)
         results.append((name, part, analysis))
     if args.json:
         return _dump(_metrics_record(args, pred, config, results))

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from core._numeric import sigmoid, softmax
-from core._validation import ROW_SUM_TOL, trust
+from core._validation import ROW_SUM_TOL, check_predictions, trust
 from core.errors import DataError
 from core.io import _is_filelike, _is_pathlike, _read, _source_table, _Table, read_table
 from core.lint import VALUE_CODES, LintFinding, LintReport, first_rows, format_rows, lint_values
@@ -42,6 +42,7 @@ __all__ = [
     "LintFinding",
     "LintReport",
     "Predictions",
+    "as_predictions",
     "combine_models",
     "load_predictions",
     "read_table",
@@ -259,6 +260,63 @@ class Predictions:
 
     def _roles(self) -> dict[str, np.ndarray | None]:
         return {"model": self.model, "split": self.split, "group": self.group}
+
+
+def as_predictions(data: Any, *, class_names: Sequence[str] | None = None) -> Predictions:
+    """Return ``data`` as :class:`Predictions`: the one input of every page-level analysis.
+
+    Parameters
+    ----------
+    data : Predictions or tuple
+        Loaded predictions (returned as they are), or a ``(probs, labels)`` pair of arrays:
+        ``probs`` ``(n,)`` P(y=1) (binary predictions) or ``(n, K)`` class probabilities,
+        ``labels`` class indices ``0..K−1``. The arrays are copied (a :class:`Predictions`
+        is read-only) and not linted.
+    class_names : sequence of str, optional
+        Class names of a pair of arrays (default ``"0"``, ``"1"``, ...).
+
+    Returns
+    -------
+    Predictions
+        The predictions.
+
+    Raises
+    ------
+    DataError
+        For invalid arrays, or anything else than predictions or a pair.
+
+    Examples
+    --------
+    >>> pred = as_predictions(([0.2, 0.9], [0, 1]))
+    >>> pred.binary, pred.probs.shape
+    (True, (2, 2))
+    """
+    if isinstance(data, Predictions):
+        if class_names is not None and tuple(class_names) != data.class_names:
+            raise DataError("class_names are given by the Predictions object; leave them out.")
+        return data
+    if not isinstance(data, tuple) or len(data) != 2:
+        raise DataError(
+            "Pass predictions as a Predictions object (core.load_predictions) or a "
+            "(probs, labels) pair of arrays."
+        )
+    p, y, binary = check_predictions(*data)
+    k = p.shape[1]
+    names = tuple(str(c) for c in class_names) if class_names is not None else None
+    if names is None:
+        names = tuple(str(i) for i in range(k))
+    if len(names) != k:
+        raise DataError(f"{len(names)} class names given for {k} classes.")
+    return _make(
+        np.array(p, dtype=np.float64, copy=True),
+        np.array(y, dtype=np.int64, copy=True),
+        names,
+        binary,
+        {},
+        LintReport(()),
+        "arrays",
+        {},
+    )
 
 
 # ---------------------------------------------------------------------------------------------

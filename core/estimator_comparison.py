@@ -25,15 +25,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
-from core._validation import check_norm, check_probs_labels
-from core.analysis import QUADRATIC_BOOTSTRAP_MAX_N, AnalysisConfig
-from core.calibration import CalibrationErrorResult, calibration_error
+from core._validation import check_norm, check_rng, norm_text
+from core.analysis import QUADRATIC_BOOTSTRAP_MAX_N, AnalysisConfig, check_config
+from core.binned_view import BinnedViews
+from core.calibration import CalibrationErrorResult, EstimatorCall
+from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError
-from core.estimators import ESTIMATORS, lens_view
+from core.estimators import ESTIMATORS
+from core.estimators.base import estimate_binned
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size
 from core.intervals import BootstrapResult, bootstrap_many
 
@@ -67,8 +68,8 @@ TABLE_COLUMNS = [
 ]
 #: Columns of :func:`error_versus_bins`.
 CURVE_COLUMNS = ["estimator", "label", "binning", "n_bins", "value", "rows_per_bin"]
-#: Binned estimators drawn against the number of bins by default.
-CURVE_ESTIMATORS: tuple[str, ...] = ("plugin", "label-binned", "debiased")
+#: Binned estimators drawn against the number of bins: those on fixed bins (not the sweep).
+CURVE_ESTIMATORS: tuple[str, ...] = tuple(e.name for e in ESTIMATORS if e.binned and e.from_bins)
 #: The binnings of the monotone sweep.
 SWEEP_BINNINGS: tuple[str, ...] = ("equal-width", "equal-mass")
 #: Which estimators :func:`compare_estimators` bootstraps.
@@ -190,30 +191,25 @@ def _b_stars(res: CalibrationErrorResult) -> tuple[int, ...]:
     return tuple(int(v) for v in b) if isinstance(b, tuple) else (int(b),)
 
 
-def _norm_text(norm: float) -> str:
-    return "ℓ∞" if math.isinf(norm) else f"ℓ{int(norm)}"
-
-
 def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, str, str, str]]:
     """``(key, estimator, lens, binning, note)`` of every row, or a reason in ``note``."""
     plan = []
-    for entry in ESTIMATORS:
-        meta = entry.meta
-        name = entry.name
-        if meta.get("binned"):
+    for info in ESTIMATORS:
+        name = info.name
+        if info.binned:
             binning, note = config.binning, ""
-            allowed = meta.get("binnings")
-            if allowed is not None and binning not in allowed:
-                binning = "equal-mass" if "equal-mass" in allowed else allowed[0]
-                note = f"bins with {' or '.join(allowed)}; shown with {binning}"
-            if config.norm not in meta.get("norms", ()):
-                supported = ", ".join(_norm_text(v) for v in meta.get("norms", ()))
-                note = f"not defined for the {_norm_text(config.norm)} norm (supports {supported})"
+            allowed = info.binnings
+            if not info.accepts_binning(binning):
+                binning = "equal-mass" if "equal-mass" in allowed else allowed[0]  # type: ignore[index, operator]
+                note = f"bins with {' or '.join(allowed)}; shown with {binning}"  # type: ignore[arg-type]
+            if not info.supports(norm=config.norm):
+                supported = ", ".join(norm_text(v) for v in info.norms or ())
+                note = f"not defined for the {norm_text(config.norm)} norm (supports {supported})"
                 plan.append((name, name, config.lens, binning, "skip: " + note))
                 continue
             plan.append((name, name, config.lens, binning, note))
             continue
-        lenses = meta.get("lenses", ())
+        lenses = info.lenses
         if config.lens in lenses:
             plan.append((name, name, config.lens, "", ""))
         else:
@@ -250,11 +246,9 @@ def _binned_note(res: CalibrationErrorResult) -> str:
 
 
 def compare_estimators(
-    probs: ArrayLike,
-    labels: ArrayLike,
+    data: Any,
     config: AnalysisConfig | None = None,
     *,
-    class_names: Sequence[str] | None = None,
     intervals: str = "all",
     quadratic_interval_max_n: int = QUADRATIC_BOOTSTRAP_MAX_N,
     max_exact_n: int = MAX_EXACT_N,
@@ -263,15 +257,11 @@ def compare_estimators(
 
     Parameters
     ----------
-    probs : array_like
-        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
-    labels : array_like
-        Class indices ``0..K−1``.
+    data : Predictions or (probs, labels)
+        The predictions (see :func:`core.data.as_predictions`).
     config : AnalysisConfig, optional
         Lens, binning, number of bins, norm, tie policy, class weights, and the bootstrap's
         resamples, level and seed (``config.estimator`` is not used: all of them run).
-    class_names : sequence of str, optional
-        Class names (component names of the classwise lens).
     intervals : {"all", "binned", "none"}, default="all"
         Which estimators get bootstrap intervals (none when ``config.n_resamples`` is 0).
         Kernel estimators are re-run on every resample, which is slow, so a caller can show
@@ -299,22 +289,22 @@ def compare_estimators(
     --------
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=300); y = (rng.uniform(size=300) < p).astype(int)
-    >>> c = compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+    >>> c = compare_estimators((p, y), AnalysisConfig(lens="binary", n_resamples=0))
     >>> c.table.key.tolist()[:4]
     ['plugin', 'label-binned', 'debiased', 'sweep']
     """
-    config = AnalysisConfig() if config is None else config
-    if not isinstance(config, AnalysisConfig):
-        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
+    config = check_config(config)
     if intervals not in INTERVAL_CHOICES:
         raise ConfigError(
             f"intervals must be one of {', '.join(INTERVAL_CHOICES)}; got {intervals!r}."
         )
-    p, y = check_probs_labels(probs, labels)
+    pred = as_predictions(data)
+    p, y = pred.probs, pred.labels
     n, k = p.shape
-    names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+    names = tuple(pred.class_names)
+    views = BinnedViews(p, y, names, config.class_weights)
     # a lens that does not fit the data is one error for the whole page, not one per row
-    lens_view(p, y, config.lens, class_names=names, class_weights=config.class_weights)
+    views.lens(config.lens)
 
     base = {
         "norm": config.norm,
@@ -328,7 +318,7 @@ def compare_estimators(
     rows: list[dict[str, Any]] = []
     for key, name, lens, binning, note in _row_plan(config, k):
         entry = ESTIMATORS.get(name)
-        binned = bool(entry.meta.get("binned"))
+        binned = entry.binned
         row = {
             "key": key,
             "estimator": name,
@@ -350,9 +340,10 @@ def compare_estimators(
         if binned:
             opts["binning"] = binning
         try:
-            if entry.meta.get("quadratic"):
+            if entry.quadratic:
                 check_exact_size(n, max_exact_n, entry.label)
-            res = calibration_error(p, y, estimator=name, seed=config.seed, **opts)
+            call = EstimatorCall.make(name, **opts)
+            res = call.result(call.run_on(views, config.seed))
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"not computed: {exc}"]))
             continue
@@ -364,7 +355,9 @@ def compare_estimators(
 
     boot: dict[str, BootstrapResult] = {}
     if config.n_resamples > 0 and intervals != "none":
-        boot = _bootstrap(p, y, config, rows, results, options, intervals, quadratic_interval_max_n)
+        boot = _bootstrap(
+            views, pred.binary, config, rows, results, options, intervals, quadratic_interval_max_n
+        )
     for row in rows:
         b = boot.get(row["key"])
         if b is not None:
@@ -372,24 +365,22 @@ def compare_estimators(
             row["high"] = float(b.confidence_interval.high)
 
     sweeps: dict[str, CalibrationErrorResult] = {}
-    for binning in SWEEP_BINNINGS:
+    sweep = _sweep_estimator()
+    for binning in SWEEP_BINNINGS if sweep is not None else ():
         found = next(
             (
                 res
-                for key, res in results.items()
-                if res.estimator == "sweep" and res.binning == binning and res.lens == config.lens
+                for res in results.values()
+                if res.estimator == sweep and res.binning == binning and res.lens == config.lens
             ),
             None,
         )
         if found is None:
             try:
-                found = calibration_error(
-                    p,
-                    y,
-                    estimator="sweep",
-                    seed=config.seed,
-                    **{**base, "lens": config.lens, "binning": binning},
+                call = EstimatorCall.make(
+                    sweep, **{**base, "lens": config.lens, "binning": binning}
                 )
+                found = call.result(call.run_on(views, config.seed))
             except CalibscopeError:
                 continue
         sweeps[binning] = found
@@ -407,9 +398,14 @@ def compare_estimators(
     )
 
 
+def _sweep_estimator() -> str | None:
+    """Return the estimator that chooses its own number of bins and reports its trace (the sweep)."""
+    return next((e.name for e in ESTIMATORS if e.binned and e.statistics == "sorted"), None)
+
+
 def _bootstrap(
-    p: np.ndarray,
-    y: np.ndarray,
+    views: BinnedViews,
+    binary: bool,
     config: AnalysisConfig,
     rows: list[dict[str, Any]],
     results: Mapping[str, CalibrationErrorResult],
@@ -418,18 +414,25 @@ def _bootstrap(
     quadratic_max_n: int,
 ) -> dict[str, BootstrapResult]:
     """Bootstrap the computed rows; every call draws the same resamples from ``config.seed``."""
-    n = p.shape[0]
+    n = views.labels.shape[0]
     by_key = {row["key"]: row for row in rows}
     binned = {
         key: (results[key].estimator, options[key])
         for key in results
         if by_key[key]["group"] == "binned"
     }
-    common = {"n_resamples": config.n_resamples, "level": config.level, "seed": config.seed}
+    common = {
+        "n_resamples": config.n_resamples,
+        "level": config.level,
+        "seed": config.seed,
+        "views": views,
+        "binary": binary,
+    }
     out: dict[str, BootstrapResult] = {}
     if binned:
         try:
-            out.update(bootstrap_many(p, y, binned, **common))
+            known = {key: results[key].value for key in binned}
+            out.update(bootstrap_many(None, None, binned, values=known, **common))
         except CalibscopeError as exc:
             for key in binned:
                 by_key[key]["note"] = "; ".join(filter(None, [by_key[key]["note"], f"{exc}"]))
@@ -439,7 +442,7 @@ def _bootstrap(
             continue
         if scope != "all":
             continue
-        if ESTIMATORS.get(res.estimator).meta.get("quadratic") and n > quadratic_max_n:
+        if ESTIMATORS.get(res.estimator).quadratic and n > quadratic_max_n:
             extra = f"no interval: quadratic cost at n > {quadratic_max_n:,}"
             row["note"] = "; ".join(filter(None, [row["note"], extra]))
             continue
@@ -452,7 +455,7 @@ def _bootstrap(
             # (the point estimate is unchanged; the median heuristic is quadratic per resample)
             opts["bandwidth"] = float(bandwidth)
         try:
-            out.update(bootstrap_many(p, y, {key: (res.estimator, opts)}, **common))
+            out.update(bootstrap_many(None, None, {key: (res.estimator, opts)}, **common))
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
     return out
@@ -472,9 +475,7 @@ def curve_estimators(norm: float | str = 1.0) -> tuple[str, ...]:
         Registry names, e.g. without ``debiased`` for ℓ∞.
     """
     p = check_norm(norm)
-    return tuple(
-        name for name in CURVE_ESTIMATORS if p in ESTIMATORS.get(name).meta.get("norms", ())
-    )
+    return tuple(name for name in CURVE_ESTIMATORS if ESTIMATORS.get(name).supports(norm=p))
 
 
 def _check_range(n_bins_range: Sequence[int]) -> tuple[int, int]:
@@ -490,49 +491,32 @@ def _check_range(n_bins_range: Sequence[int]) -> tuple[int, int]:
 
 
 def error_versus_bins(
-    probs: ArrayLike,
-    labels: ArrayLike,
+    data: Any,
+    config: AnalysisConfig | None = None,
     *,
-    lens: str = "top-label",
     estimators: Iterable[str] | None = None,
     binnings: Iterable[str] = SWEEP_BINNINGS,
     n_bins_range: Sequence[int] = (2, 50),
-    norm: float | str = 1,
-    tie_policy: str = "split",
-    class_weights: ArrayLike | None = None,
-    class_names: Sequence[str] | None = None,
-    seed: int = 0,
 ) -> pd.DataFrame:
     """Calibration error of binned estimators against the number of bins.
 
-    Each value is :func:`core.calibration.calibration_error` with that estimator, binning and
-    number of bins (the inputs are validated once; the binning of each ``B`` is shared by
-    nothing else, so the estimators' own conventions apply unchanged).
+    Each value is the estimator with that binning and number of bins on the config's lens
+    (:func:`core.calibration.calibration_error`'s numbers); every number of bins is binned
+    once and shared by the estimators, and equal-mass binnings share one sort.
 
     Parameters
     ----------
-    probs : array_like
-        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
-    labels : array_like
-        Class indices ``0..K−1``.
-    lens : str, default="top-label"
-        A lens with a one-dimensional view.
+    data : Predictions or (probs, labels)
+        The predictions (see :func:`core.data.as_predictions`).
+    config : AnalysisConfig, optional
+        Lens, norm, tie policy, class weights and seed (of random estimators, the same for
+        every ``B``) are used.
     estimators : iterable of str, optional
-        Binned estimators; default :func:`curve_estimators` of ``norm``.
+        Binned estimators on fixed bins; default :func:`curve_estimators` of the norm.
     binnings : iterable of str, default=("equal-width", "equal-mass")
         Binnings to draw.
     n_bins_range : (int, int), default=(2, 50)
         First and last number of bins (inclusive).
-    norm : {1, 2, inf}, default=1
-        The ℓp norm.
-    tie_policy : {"split", "keep"}, default="split"
-        Equal-mass treatment of equal scores.
-    class_weights : array_like, optional
-        Classwise aggregation weights.
-    class_names : sequence of str, optional
-        Class names.
-    seed : int, default=0
-        Seed of random estimators (ℓ1 debiased), the same for every ``B``.
 
     Returns
     -------
@@ -543,58 +527,52 @@ def error_versus_bins(
     Raises
     ------
     ConfigError
-        For a non-binned estimator, one that does not support ``norm``, or a bad range.
+        For an estimator without a fixed number of bins, one that does not support the
+        norm, or a bad range.
 
     Examples
     --------
     >>> p = [0.6, 0.7, 0.8, 0.9]; y = [0, 0, 1, 1]
-    >>> f = error_versus_bins(p, y, lens="binary", estimators=["plugin"],
+    >>> f = error_versus_bins((p, y), AnalysisConfig(lens="binary"), estimators=["plugin"],
     ...                       binnings=["equal-width"], n_bins_range=(2, 2))
     >>> round(float(f.value.iloc[0]), 12)
     0.25
     """
-    p_norm = check_norm(norm)
+    config = check_config(config)
     lo, hi = _check_range(n_bins_range)
-    names = curve_estimators(p_norm) if estimators is None else tuple(estimators)
+    names = curve_estimators(config.norm) if estimators is None else tuple(estimators)
     for name in names:
-        meta = ESTIMATORS.get(name).meta
-        if not meta.get("binned") or meta.get("binnings") is not None:
+        info = ESTIMATORS.get(name)
+        if not info.binned or not info.from_bins:
             raise ConfigError(
                 f"error_versus_bins draws estimators with a free number of bins "
                 f"(e.g. {', '.join(CURVE_ESTIMATORS)}); {name!r} is not one."
             )
-        if p_norm not in meta.get("norms", ()):
-            raise ConfigError(f"Estimator {name!r} does not support the {_norm_text(p_norm)} norm.")
-    p, y = check_probs_labels(probs, labels)
-    n, k = p.shape
-    cnames = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
+        info.check(norm=config.norm)
+    pred = as_predictions(data)
+    views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
+    n = pred.n
+    opts = {**config.calibration_options(), "class_names": pred.class_names}
+    calls = {name: EstimatorCall.make(name, **opts) for name in names}
     rows = []
     for binning in binnings:
         for b in range(lo, hi + 1):
-            for name in names:
-                res = calibration_error(
-                    p,
-                    y,
-                    estimator=name,
-                    binning=binning,
-                    n_bins=b,
-                    norm=p_norm,
-                    lens=lens,
-                    tie_policy=tie_policy,
-                    class_weights=class_weights,
-                    class_names=cnames,
-                    seed=seed,
-                )
+            view = views.binned(config.lens, binning, b, config.tie_policy)
+            for name, call in calls.items():
+                value = estimate_binned(
+                    call.info, view, config.norm, check_rng(config.seed), call.options
+                ).value
                 rows.append(
                     {
                         "estimator": name,
-                        "label": ESTIMATORS.get(name).label,
+                        "label": call.info.label,
                         "binning": binning,
                         "n_bins": b,
-                        "value": float(res.value),
+                        "value": float(value),
                         "rows_per_bin": n / b,
                     }
                 )
+            views.forget(config.lens, binning, b, config.tie_policy)
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
@@ -636,7 +614,7 @@ def explain_disagreement(
     """
     c = comparison
     cfg = c.config
-    norm = _norm_text(cfg.norm)
+    norm = norm_text(cfg.norm)
     out = []
     plug = c.value("plugin")
     per_bin = c.n / cfg.n_bins

@@ -28,9 +28,10 @@ in chunks of ``r`` resamples; the stream does not depend on the chunk size, so t
 resamples, and hence the result, are the same for every ``chunk_size``, and every
 statistic bootstrapped with the same seed sees the same resamples (common random numbers).
 
-Each statistic is evaluated on a chunk of resamples by one of five paths, all of which
-give the same numbers as recomputing the statistic on every resample, up to float
-rounding of the per-bin sums (relative ~1e-13 at n = 100,000; the tests check 1e-12):
+Each statistic is evaluated on a chunk of resamples by one of five paths (the engines of
+:mod:`core.resampling`, chosen from the estimator's registry entry), all of which give
+the same numbers as recomputing the statistic on every resample, up to float rounding of
+the per-bin sums (relative ~1e-13 at n = 100,000; the tests check 1e-12):
 
 - ``"fixed-bins"``: ``plugin`` (any norm), ``debiased`` (ℓ1 and ℓ2) and ``label-binned``
   (any norm) with ``equal-width`` or ``discrete`` bins. Every row's bin is fixed (a
@@ -82,7 +83,6 @@ bytes.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,12 +91,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _stats
 
-from core._validation import check_probs_labels, check_rng
+from core._validation import check_predictions, check_rng
 from core.errors import ConfigError
 from core.registry import Registry
-
-#: Target number of drawn row indices held in memory per chunk of resamples.
-CHUNK_ELEMENTS = 2**20
 
 Statistic = str | Callable[[np.ndarray, np.ndarray], float]
 
@@ -247,7 +244,7 @@ def check_seed(seed: object) -> int | np.random.Generator:
 
 # --------------------------------------------------------------------------- per-bin intervals
 
-INTERVAL_METHODS: Registry = Registry("per-bin interval method")
+INTERVAL_METHODS: Registry = Registry("per-bin interval method")  # plain Entry items
 
 
 @INTERVAL_METHODS.register(
@@ -338,536 +335,6 @@ def bin_intervals(
     return low, high
 
 
-# --------------------------------------------------------------------------- bootstrap plans
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """How to evaluate one statistic on a chunk of resamples, one component at a time.
-
-    ``component(idx, c, shared, state)`` returns component ``c`` of every resample of the
-    chunk of drawn indices ``idx`` (``(r, n)``) and ``combine`` turns the ``(r, C)``
-    components into the statistic. ``bootstrap_many`` evaluates component ``c`` of every
-    statistic before component ``c + 1``, with a ``shared`` dict that lives for that step,
-    so statistics of one lens reuse its bin statistics and sorted prefix sums, which are
-    then freed (a classwise lens never holds all its components' arrays at once).
-    ``state`` lives for the chunk and belongs to the statistic.
-    """
-
-    name: str
-    estimate: float
-    path: str
-    component: Callable[[np.ndarray, int, dict[Any, Any], dict[str, Any]], np.ndarray]
-    n_components: int = 1
-    combine: Callable[[np.ndarray], np.ndarray] = operator.itemgetter((slice(None), 0))
-
-
-def _whole(values: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
-    """Wrap a statistic evaluated in one piece as the single component of a plan."""
-
-    def component(idx: np.ndarray, c: int, shared: dict, state: dict) -> np.ndarray:
-        return values(idx)
-
-    return component
-
-
-def _resampled_rows(idx: np.ndarray, order: str) -> Iterator[np.ndarray]:
-    """Yield each resample's rows in draw order or in row order (see the module docstring)."""
-    if order == "draws":
-        yield from idx
-        return
-    r, n = idx.shape
-    offsets = (np.arange(r, dtype=np.intp) * n)[:, None]
-    mult = np.bincount((idx + offsets).ravel(), minlength=r * n).reshape(r, n)
-    rows = np.arange(n, dtype=np.intp)
-    for i in range(r):
-        yield np.repeat(rows, mult[i])
-
-
-def _generic_plan(
-    name: str,
-    func: Callable[[np.ndarray, np.ndarray], float],
-    p_in: np.ndarray,
-    y: np.ndarray,
-    estimate: float | None = None,
-    order: str = "draws",
-) -> _Plan:
-    def values(idx: np.ndarray) -> np.ndarray:
-        return np.fromiter(
-            (float(func(p_in[rows], y[rows])) for rows in _resampled_rows(idx, order)),
-            dtype=np.float64,
-            count=idx.shape[0],
-        )
-
-    if estimate is None:
-        estimate = float(func(p_in, y))
-    return _Plan(name, estimate, "generic", _whole(values))
-
-
-def _score_plan(name: str, p_in: np.ndarray, y: np.ndarray, options: dict[str, Any]) -> _Plan:
-    from core.scores import SCORES, score_rows
-
-    rows = score_rows(name, p_in, y, **options)
-    estimate = float(SCORES.get(name).func(p_in, y, **options))
-
-    def values(idx: np.ndarray) -> np.ndarray:
-        return np.take(rows, idx).mean(axis=1)
-
-    return _Plan(name, estimate, "row-mean", _whole(values))
-
-
-def _fixed_bin_stats(
-    idx: np.ndarray, code2: np.ndarray, scores: np.ndarray, n_bins: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r = idx.shape[0]
-    # key = 2·(bin + r·B) + outcome: one integer bincount yields counts and label sums
-    key = np.take(code2, idx)
-    key += (np.arange(r, dtype=np.intp) * (2 * n_bins))[:, None]
-    by_label = np.bincount(key.ravel(), minlength=r * 2 * n_bins).reshape(r, n_bins, 2)
-    key >>= 1
-    score_sums = np.bincount(
-        key.ravel(), weights=np.take(scores, idx).ravel(), minlength=r * n_bins
-    ).reshape(r, n_bins)
-    return by_label.sum(axis=-1), score_sums, by_label[..., 1].astype(np.float64)
-
-
-class _SortedChunk:
-    """Prefix sums of a chunk of resamples over the rows sorted by score.
-
-    ``mult[i, j]`` is how often resample ``i`` drew the ``j``-th row in score order;
-    the resample's sorted sequence repeats row ``j`` ``mult[i, j]`` times. :meth:`at`
-    gives sums over the first ``t`` copies of that sequence for any ``t`` (a row whose
-    copies straddle ``t`` is split), so bins bounded by copy ranks need no sort.
-    """
-
-    def __init__(
-        self,
-        idx: np.ndarray,
-        rank: np.ndarray,
-        s_sorted: np.ndarray,
-        o_sorted: np.ndarray,
-        squares: bool = False,
-    ) -> None:
-        r, n = idx.shape
-        pos = np.take(rank, idx)
-        pos += (np.arange(r, dtype=np.intp) * n)[:, None]
-        mult = np.bincount(pos.ravel(), minlength=r * n).reshape(r, n)
-        del pos
-        # integer prefix sums over the chunk flattened row after row: every row holds n
-        # copies, so row i's copy t is the chunk's copy i·n + t and one searchsorted
-        # serves all rows. Score sums accumulate per row, so their rounding does not
-        # depend on the chunk.
-        self.cum_n = np.zeros(r * n + 1, dtype=np.int64)
-        np.cumsum(mult, out=self.cum_n[1:])
-        # outcome counts from the rarer outcome's columns only (a tenth of them for a
-        # classwise component): prefix counts over those columns, looked up through
-        # the number of such columns before each position
-        self.rare = int(2 * int(o_sorted.sum()) <= n)
-        is_rare = o_sorted == self.rare
-        self.rare_before = np.concatenate(([0], np.cumsum(is_rare)))
-        self.cum_rare = np.zeros((r, int(self.rare_before[-1]) + 1), dtype=np.int64)
-        np.cumsum(mult[:, is_rare], axis=1, out=self.cum_rare[:, 1:])
-        self.cum_s = np.zeros((r, n + 1))
-        np.cumsum(mult * s_sorted, axis=1, out=self.cum_s[:, 1:])
-        self.cum_s2 = None
-        if squares:
-            self.cum_s2 = np.zeros((r, n + 1))
-            np.cumsum(mult * (s_sorted * s_sorted), axis=1, out=self.cum_s2[:, 1:])
-        self.base = (np.arange(r, dtype=np.int64) * n)[:, None]
-        self.rows = np.arange(r)[:, None]
-        self.n = n
-        self.s_sorted = s_sorted
-        self.o_sorted = o_sorted
-
-    def copies_before(self, positions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Return the copies of rows at sorted positions ``< positions``.
-
-        ``positions`` has shape ``(r, m)`` (or broadcasts to it), or ``(len(rows), m)``
-        when ``rows`` picks resamples of the chunk.
-        """
-        base = self.base if rows is None else self.base[rows]
-        return self.cum_n[base + positions] - base
-
-    def _locate(
-        self, t: np.ndarray, rows: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        base, at_row = (self.base, self.rows) if rows is None else (self.base[rows], rows[:, None])
-        flat = t + base
-        # copy t sits at flat position q (cum_n[q] <= t < cum_n[q + 1]); the copies of q
-        # before t are in the prefix
-        q = np.searchsorted(self.cum_n, flat.ravel(), side="right").reshape(flat.shape) - 1
-        before = flat - self.cum_n[q]
-        # q may run into the next row's leading unused positions, where before == 0
-        local = np.minimum(q - base, self.n)
-        return base, at_row, before, local
-
-    def _outcomes(
-        self, base: np.ndarray, at_row: np.ndarray, before: np.ndarray, local: np.ndarray
-    ) -> np.ndarray:
-        rare = self.cum_rare[at_row, self.rare_before[local]]
-        if self.rare == 0:  # positives before ``local`` = copies before it − rare ones
-            rare = self.cum_n[base + local] - base - rare
-        outcome = rare + before * self.o_sorted[np.minimum(local, self.n - 1)]
-        return outcome.astype(np.float64)
-
-    def outcomes_before(self, positions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Return the outcome sums of the copies of rows at sorted positions ``< positions``."""
-        base, at_row = (self.base, self.rows) if rows is None else (self.base[rows], rows[:, None])
-        local = np.broadcast_to(positions, (at_row.shape[0], np.shape(positions)[-1]))
-        return self._outcomes(base, at_row, np.zeros((), dtype=np.int64), local)
-
-    def outcomes_at(self, t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Return the outcome sums over each resample's first ``t`` copies (see :meth:`at`)."""
-        return self._outcomes(*self._locate(t, rows))
-
-    def at(self, t: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """Return sums over each resample's first ``t`` copies.
-
-        ``t`` has shape ``(r, m)``, or ``(len(rows), m)`` when ``rows`` picks resamples
-        of the chunk. The sums are of scores, outcomes and squared scores (None unless
-        requested), followed by the sorted position holding copy ``t`` (``n`` at the end).
-        """
-        base, at_row, before, local = self._locate(t, rows)
-        s_at = self.s_sorted[np.minimum(local, self.n - 1)]
-        sums = self.cum_s[at_row, local] + before * s_at
-        squares = None
-        if self.cum_s2 is not None:
-            squares = self.cum_s2[at_row, local] + before * (s_at * s_at)
-        return sums, self._outcomes(base, at_row, before, local), squares, local
-
-
-def _sorted_bounds(
-    chunk: _SortedChunk, starts: np.ndarray | None, positions: np.ndarray | None
-) -> np.ndarray:
-    """Copy-rank bounds ``(r, B + 1)`` of every resample's bins."""
-    if starts is not None:  # equal-mass: fixed ranks
-        return np.broadcast_to(starts, (chunk.base.shape[0], starts.shape[0]))
-    return chunk.copies_before(positions[None, :])  # fixed bins: contiguous in score order
-
-
-def _label_binned_sorted(chunk: _SortedChunk, bounds: np.ndarray, norm: float) -> np.ndarray:
-    """Label-binned ℓp error ``(mean_i |f_i − ȳ_bin(i)|^p)^(1/p)`` of each resample."""
-    n = chunk.n
-    sums, outcome, squares, _ = chunk.at(bounds)
-    lo = bounds[:, :-1]
-    cnt = np.diff(bounds, axis=1)
-    s_bin = np.diff(sums, axis=1)
-    ybar = np.divide(np.diff(outcome, axis=1), cnt, out=np.zeros(cnt.shape), where=cnt > 0)
-    if norm == 2.0:
-        dev2 = np.diff(squares, axis=1) - 2.0 * ybar * s_bin + cnt * ybar * ybar
-        return np.sqrt(np.maximum(dev2.sum(axis=1), 0.0) / n)
-    if np.isinf(norm):
-        first = chunk.at(lo)[3]
-        last = chunk.at(np.maximum(bounds[:, 1:] - 1, lo))[3]
-        s = chunk.s_sorted
-        dev = np.maximum(ybar - s[np.minimum(first, n - 1)], s[np.minimum(last, n - 1)] - ybar)
-        return np.where(cnt > 0, dev, -np.inf).max(axis=1)
-    # ℓ1: copies with scores below ȳ contribute ȳ − f, the others f − ȳ
-    split = np.searchsorted(chunk.s_sorted, ybar, side="left")
-    c = np.clip(chunk.copies_before(split), lo, bounds[:, 1:])
-    below_s = chunk.at(c)[0] - sums[:, :-1]
-    below_n = c - lo
-    total = ybar * below_n - below_s + (s_bin - below_s) - ybar * (cnt - below_n)
-    return total.sum(axis=1) / n
-
-
-_STANDARD_OPTIONS = frozenset(
-    {"binning", "n_bins", "norm", "lens", "tie_policy", "class_weights", "class_names"}
-)
-
-#: Extra estimator options the fast paths understand.
-_FAST_OPTIONS = {"sweep": frozenset({"max_bins"}), "debiased": frozenset({"n_resamples"})}
-
-
-def _sweep_sorted(
-    chunk: _SortedChunk,
-    binning: str,
-    b_max: int,
-    norm: float,
-    runs: np.ndarray,
-    positions_of: Callable[[int], np.ndarray],
-) -> np.ndarray:
-    """ECE_sweep of each resample of a chunk (see :func:`~core.estimators.binned.sweep_b_star`).
-
-    The search runs on every resample at once over its sorted sequence of copies:
-    equal-mass boundaries are copy ranks, equal-width ones sorted positions mapped to
-    copies. Then each group of resamples with the same ``b*`` gets its plug-in error.
-    """
-    from core.binning import equal_mass_starts
-    from core.estimators.base import plugin_from_stats
-    from core.estimators.binned import sweep_candidate_starts, sweep_search
-
-    r, n = chunk.base.shape[0], chunk.n
-    b_star = np.ones(r, dtype=np.int64)
-    if b_max >= 2:
-
-        def boundaries(
-            rows: np.ndarray, k: np.ndarray, b: np.ndarray
-        ) -> tuple[np.ndarray, np.ndarray]:
-            starts = sweep_candidate_starts(chunk.s_sorted, k, b, binning)
-            if binning == "equal-mass":  # a resample has n copies: the ranks are common
-                t = np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
-                return t, chunk.outcomes_at(t, rows)
-            pos = starts[None, :]  # equal width: sorted positions, mapped to copies
-            return chunk.copies_before(pos, rows), chunk.outcomes_before(pos, rows)
-
-        def monotone(rows: np.ndarray) -> np.ndarray:
-            if binning == "equal-mass":
-                # rank bins split ties: monotone when the outcomes do not decrease, i.e.
-                # the first n − (number of positives) copies are all negative
-                ends = np.full((rows.shape[0], 1), n, dtype=np.int64)
-                negatives = ends - chunk.outcomes_at(ends, rows).astype(np.int64)
-                return chunk.outcomes_at(negatives, rows)[:, 0] == 0
-            # bins never split ties: the mean outcome per distinct score must not decrease
-            pos = runs[None, :]
-            cnt = np.diff(chunk.copies_before(pos, rows), axis=1)
-            sums = np.diff(chunk.outcomes_before(pos, rows), axis=1)
-            mean = np.full(cnt.shape, -np.inf)
-            np.divide(sums, cnt, out=mean, where=cnt > 0)
-            # a non-empty run below the largest mean before it is a decrease
-            below = mean[:, 1:] < np.maximum.accumulate(mean, axis=1)[:, :-1]
-            return ~np.any(below & (cnt[:, 1:] > 0), axis=1)
-
-        b_star = sweep_search(r, b_max, boundaries, monotone)
-    values = np.empty(r)
-    for b in np.unique(b_star):
-        rows = np.flatnonzero(b_star == b)
-        if binning == "equal-mass":
-            starts = equal_mass_starts(n, int(b))
-            bounds_b = np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
-        else:
-            bounds_b = chunk.copies_before(positions_of(int(b))[None, :], rows)
-        sums, outcome, _, _ = chunk.at(bounds_b, rows)
-        values[rows] = plugin_from_stats(
-            np.diff(bounds_b, axis=1), np.diff(sums, axis=1), np.diff(outcome, axis=1), norm
-        )
-    return values
-
-
-def _run_positions(sorted_bins: np.ndarray, n_bins: int) -> np.ndarray | None:
-    """Start of each bin in score order (bins that are runs of it), else None."""
-    if np.any(sorted_bins[1:] < sorted_bins[:-1]):  # pragma: no cover - defensive
-        return None
-    return np.searchsorted(sorted_bins, np.arange(n_bins + 1), side="left")
-
-
-def _estimator_plan(
-    name: str,
-    p_in: np.ndarray,
-    p: np.ndarray,
-    y: np.ndarray,
-    options: dict[str, Any],
-    est_seed: int,
-    order: str | None,
-) -> _Plan:
-    from core.binning import BINNINGS, equal_mass_starts
-    from core.calibration import calibration_error
-    from core.estimators import ESTIMATORS, aggregate, lens_view
-    from core.estimators.base import (
-        debiased_l1_from_stats,
-        debiased_sq_from_stats,
-        plugin_from_stats,
-    )
-    from core.estimators.binned import sweep_bound, tie_runs
-
-    # validates every option once; resamples of valid data need no validation
-    full = calibration_error(p_in, y, estimator=name, seed=est_seed, **options)
-    entry = ESTIMATORS.get(name)
-    binned = bool(entry.meta.get("binned"))
-    order = order or ("rows" if binned else "draws")
-    norm = full.norm
-    binning = full.binning
-    tie_policy = options.get("tie_policy", "split")
-    settings = {
-        "lens": full.lens,
-        "norm": norm,
-        "binning": binning,
-        "n_bins": full.n_bins,
-        "tie_policy": tie_policy,
-        "class_weights": options.get("class_weights"),
-        "class_names": options.get("class_names"),
-    }
-    extra = {k: v for k, v in options.items() if k not in _STANDARD_OPTIONS}
-
-    def func(pp: np.ndarray, yy: np.ndarray) -> float:
-        # what calibration_error does after validating its input
-        return float(entry.func(pp, yy, rng=check_rng(est_seed), **settings, **extra).value)
-
-    kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
-    if name == "plugin":
-
-        def kernel(c: np.ndarray, s: np.ndarray, o: np.ndarray) -> np.ndarray:
-            return plugin_from_stats(c, s, o, norm)
-
-    elif name == "debiased" and norm == 2.0:
-        kernel = debiased_sq_from_stats
-    debiased_l1 = name == "debiased" and norm == 1.0
-    n_draws = int(extra.get("n_resamples", 1000)) if debiased_l1 else 0
-    label_binned = name == "label-binned"
-    swept = name == "sweep"
-    fixed = binning == "discrete" or not BINNINGS.get(binning).meta.get("data_dependent", True)
-    ranked = binning == "equal-mass" and tie_policy == "split" and order == "rows"
-    supported = kernel is not None or label_binned or debiased_l1 or swept
-    understood = set(extra) <= _FAST_OPTIONS.get(name, frozenset())
-    if not supported or not understood or not (fixed or ranked):
-        return _generic_plan(name, func, p, y, full.value, order)
-
-    view = lens_view(
-        p,
-        y,
-        full.lens,
-        class_names=options.get("class_names"),
-        class_weights=options.get("class_weights"),
-    )
-    weights = np.asarray(view.weights, dtype=np.float64)
-    n = p.shape[0]
-    binfunc = BINNINGS.get(binning).func
-    n_bins = full.n_bins
-    sorted_engine = label_binned or swept or not fixed
-    b_max = sweep_bound(n, extra.get("max_bins")) if swept else 0
-    parts = []
-    for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
-        o_int = outcomes.astype(np.intp)
-        if not sorted_engine:
-            bin_idx, edges = binfunc(scores, n_bins, tie_policy)
-            parts.append((2 * bin_idx.astype(np.intp) + o_int, scores, edges.shape[0] - 1))
-            continue
-        by_score = np.argsort(scores, kind="stable")
-        rank = np.empty(n, dtype=np.intp)
-        rank[by_score] = np.arange(n, dtype=np.intp)
-        s_sorted = scores[by_score]
-        extras: Any = None
-        if swept:
-            # the b* equal-width bins are runs of the score order, as the candidates are
-            cache: dict[int, np.ndarray] = {}
-
-            def positions_of(b: int, scores=scores, by_score=by_score, cache=cache) -> np.ndarray:
-                if b not in cache:
-                    sorted_bins = binfunc(scores, b, tie_policy)[0][by_score]
-                    cache[b] = np.searchsorted(sorted_bins, np.arange(b + 1), side="left")
-                return cache[b]
-
-            extras = (tie_runs(s_sorted), positions_of)
-        elif fixed:
-            # equal-width and discrete bins are runs of the score order
-            bin_idx, edges = binfunc(scores, n_bins, tie_policy)
-            extras = _run_positions(bin_idx[by_score], edges.shape[0] - 1)
-            if extras is None:  # pragma: no cover - defensive
-                return _generic_plan(name, func, p, y, full.value, order)
-        parts.append((rank, s_sorted, o_int[by_score], extras))
-    starts = equal_mass_starts(n, n_bins) if not fixed else None
-
-    lens_key = full.lens
-
-    def sorted_chunk(idx: np.ndarray, c: int, shared: dict, squares: bool = False) -> _SortedChunk:
-        # a component's sorted prefix sums depend only on the lens: shared by its statistics
-        key = ("sorted", lens_key, c)
-        chunk = shared.get(key)
-        if chunk is None or (squares and chunk.cum_s2 is None):
-            part = parts[c]
-            chunk = shared[key] = _SortedChunk(idx, part[0], part[1], part[2], squares=squares)
-        return chunk
-
-    def bin_sums(
-        idx: np.ndarray, c: int, shared: dict
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not sorted_engine:
-            key = ("bincount", lens_key, c, binning, n_bins, tie_policy)
-            if key not in shared:
-                shared[key] = _fixed_bin_stats(idx, *parts[c])
-            return shared[key]
-        chunk = sorted_chunk(idx, c, shared)
-        bounds = _sorted_bounds(chunk, starts, parts[c][3])
-        sums, outcome, _, _ = chunk.at(bounds)
-        return np.diff(bounds, axis=1), np.diff(sums, axis=1), np.diff(outcome, axis=1)
-
-    def component(idx: np.ndarray, c: int, shared: dict, state: dict) -> np.ndarray:
-        if swept:
-            chunk = sorted_chunk(idx, c, shared)
-            return _sweep_sorted(chunk, binning, b_max, norm, *parts[c][3])
-        if label_binned:
-            chunk = sorted_chunk(idx, c, shared, squares=norm == 2.0)
-            return _label_binned_sorted(chunk, _sorted_bounds(chunk, starts, parts[c][3]), norm)
-        stats = bin_sums(idx, c, shared)
-        if not debiased_l1:
-            return kernel(*stats)
-        # the estimator reseeds on every resample: each resample reads the same stream,
-        # from where the resample's previous component stopped
-        offset = state.setdefault("offset", np.zeros(idx.shape[0], dtype=np.int64))
-        value = debiased_l1_from_stats(*stats, check_rng(est_seed), n_draws, offset=offset)
-        offset += n_draws * np.count_nonzero(stats[0], axis=1)
-        return value
-
-    def combine(per_component: np.ndarray) -> np.ndarray:
-        if name == "debiased":
-            total = np.maximum(per_component @ weights, 0.0)
-            return np.sqrt(total) if norm == 2.0 else total
-        return aggregate(per_component, weights, norm)
-
-    path = "sweep" if swept else "fixed-bins" if fixed else "equal-mass"
-    return _Plan(name, full.value, path, component, len(parts), combine)
-
-
-def _make_plan(
-    statistic: Statistic,
-    p_in: np.ndarray,
-    p: np.ndarray,
-    y: np.ndarray,
-    options: dict[str, Any],
-    est_seed: int,
-) -> _Plan:
-    from core.scores import SCORES
-
-    order = options.pop("resample_order", None)
-    if order not in (None, "rows", "draws"):
-        raise ConfigError(f"resample_order must be 'rows', 'draws' or None; got {order!r}.")
-    if callable(statistic):
-        if options:
-            raise ConfigError(
-                "Options such as " + ", ".join(sorted(options)) + " apply to named "
-                "statistics only; bind them into the callable (e.g. with functools.partial)."
-            )
-        name = getattr(statistic, "__name__", "statistic")
-        return _generic_plan(name, statistic, p_in, y, order=order or "draws")
-    if not isinstance(statistic, str):
-        raise ConfigError(
-            f"statistic must be an estimator or score name, or a callable; got {statistic!r}."
-        )
-    if statistic in SCORES:
-        return _score_plan(statistic, p_in, y, options)
-    from core.estimators import ESTIMATORS
-
-    if statistic in ESTIMATORS:
-        return _estimator_plan(statistic, p_in, p, y, options, est_seed, order)
-    names = ", ".join(repr(s) for s in [*ESTIMATORS.names(), *SCORES.names()])
-    raise ConfigError(f"Unknown statistic {statistic!r}. Choose one of: {names}, or a callable.")
-
-
-# --------------------------------------------------------------------------- bootstrap
-
-
-def _chunks(
-    rng: np.random.Generator, n: int, n_resamples: int, chunk_size: int
-) -> Iterator[np.ndarray]:
-    done = 0
-    while done < n_resamples:
-        r = min(chunk_size, n_resamples - done)
-        # int32 draws are the same numbers as int64 ones (same stream) at half the cost
-        dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
-        yield rng.integers(0, n, size=(r, n), dtype=dtype).astype(np.intp, copy=False)
-        done += r
-
-
-def _check_chunk_size(chunk_size: object, n: int) -> int:
-    if chunk_size is None:
-        return max(1, CHUNK_ELEMENTS // n)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
-        raise ConfigError(f"chunk_size must be a whole number ≥ 1 or None; got {chunk_size!r}.")
-    if chunk_size < 1:
-        raise ConfigError(f"chunk_size must be at least 1; got {chunk_size}.")
-    return int(chunk_size)
-
-
 def bootstrap_many(
     probs: ArrayLike,
     labels: ArrayLike,
@@ -877,6 +344,9 @@ def bootstrap_many(
     level: float = 0.95,
     seed: int | np.random.Generator | None = 0,
     chunk_size: int | None = None,
+    views: Any = None,
+    binary: bool = False,
+    values: Mapping[str, float] | None = None,
 ) -> dict[str, BootstrapResult]:
     """Bootstrap several statistics on the same resamples (common random numbers).
 
@@ -904,34 +374,49 @@ def bootstrap_many(
     chunk_size : int, optional
         Resamples per chunk; bounds the memory (see the module docstring). It does not
         change the result.
+    views : core.binned_view.BinnedViews, optional
+        The data's shared views (then ``probs`` and ``labels`` are not read): the plans
+        reuse its bins and sort orders instead of binning again.
+    binary : bool, default=False
+        With ``views``: whether the predictions are binary (one P(y=1) column).
+    values : mapping, optional
+        ``key -> value`` of statistics already computed on the full sample.
 
     Returns
     -------
     dict
         ``key -> BootstrapResult``.
     """
+    from core.binned_view import BinnedViews
+    from core.resampling import check_chunk_size, chunks, plan_for
+
     n_resamples = check_n_resamples(n_resamples)
     level = check_level(level)
     seed = check_seed(seed)
-    is_binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
-    p, y = check_probs_labels(probs, labels)
-    p_in = np.ascontiguousarray(p[:, 1]) if is_binary else p
+    if views is None:
+        p, y, binary = check_predictions(probs, labels)
+        views = BinnedViews(p, y)
+    else:
+        p, y = views.probs, views.labels
+        binary = bool(binary)
+    p_in = np.ascontiguousarray(p[:, 1]) if binary else p
     n = p.shape[0]
-    chunk = _check_chunk_size(chunk_size, n)
+    chunk = check_chunk_size(chunk_size, n)
     est_seed = seed if isinstance(seed, int) else 0
+    known = values or {}
     plans = {
-        key: _make_plan(stat, p_in, p, y, dict(opts), est_seed)
+        key: plan_for(stat, views, p_in, binary, dict(opts), est_seed, known.get(key))
         for key, (stat, opts) in statistics.items()
     }
     rng = check_rng(seed)
     dist = {key: np.empty(n_resamples) for key in plans}
     steps = max((plan.n_components for plan in plans.values()), default=0)
     done = 0
-    for idx in _chunks(rng, n, n_resamples, chunk):
+    for idx in chunks(rng, n, n_resamples, chunk):
         r = idx.shape[0]
         per = {key: np.empty((r, plan.n_components)) for key, plan in plans.items()}
         states: dict[str, dict[str, Any]] = {key: {} for key in plans}
-        for c in range(steps):  # component-major: see _Plan
+        for c in range(steps):  # component-major: see core.resampling.Plan
             shared: dict[Any, Any] = {}
             for key, plan in plans.items():
                 if c < plan.n_components:
@@ -945,7 +430,7 @@ def bootstrap_many(
     for key, plan in plans.items():
         low, high = np.quantile(dist[key], [tail, 1.0 - tail])
         out[key] = BootstrapResult(
-            estimate=plan.estimate,
+            estimate=plan.value,
             confidence_interval=ConfidenceInterval(float(low), float(high)),
             level=level,
             n_resamples=n_resamples,

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from core._validation import check_probs_labels
 from core.errors import ConfigError
-from core.registry import Registry
+from core.registry import Entry, Registry
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,7 +143,7 @@ def lens_view(
     if len(names) != k:
         raise ConfigError(f"{len(names)} class names given for {k} classes.")
     entry = LENSES.get(lens)
-    if entry.meta.get("kernel_only"):
+    if entry.kernel_only:
         raise ConfigError(
             f"The {lens!r} lens has no one-dimensional view; use a kernel estimator "
             "(SKCE, MMCE) or the binary, top-label or classwise lens."
@@ -151,7 +151,20 @@ def lens_view(
     return entry.func(probs, labels, names, class_weights)
 
 
-LENSES: Registry = Registry("lens")
+@dataclass(frozen=True, kw_only=True)
+class LensInfo(Entry):
+    """A lens.
+
+    Attributes
+    ----------
+    kernel_only : bool
+        The lens has no one-dimensional view (only kernel estimators accept it).
+    """
+
+    kernel_only: bool = False
+
+
+LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
 
 
 @LENSES.register(

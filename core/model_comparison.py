@@ -49,32 +49,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _stats
 
-from core._validation import check_norm, check_probs_labels, check_rng
-from core.analysis import AnalysisConfig
-from core.binning import BinStats, assign_to_edges, shared_edges, stats_from_indices
-from core.calibration import calibration_error
+from core._validation import check_norm, norm_key, norm_text
+from core.analysis import AnalysisConfig, check_config
+from core.binned_view import BinnedViews, ComponentBins
+from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_edges
+from core.calibration import EstimatorCall
 from core.calibration_tests import TESTS, calibration_test
+from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError, DataError
-from core.estimators import ESTIMATORS, aggregate, lens_view
-from core.estimators.base import (
-    debiased_l1_from_stats,
-    debiased_sq_from_stats,
-    plugin_from_stats,
-)
-from core.intervals import (
-    _chunks,
-    _fixed_bin_stats,
-    bootstrap_many,
-    check_level,
-    check_n_resamples,
-    check_seed,
-)
+from core.estimators import ESTIMATORS
+from core.estimators.base import KernelContext, NormalStream
+from core.intervals import bootstrap_many, check_level, check_n_resamples, check_seed
+from core.lenses import LENSES
+from core.resampling import chunks
 from core.scores import SCORES
 
 __all__ = [
     "COMPARISON_COLUMNS",
     "DEFAULT_METRICS",
-    "SHARED_BIN_ESTIMATORS",
     "MetricSpec",
     "ModelComparison",
     "compare_models",
@@ -91,22 +83,10 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "brier",
     "log-loss",
 )
-#: Estimators evaluated on the shared bin edges.
-SHARED_BIN_ESTIMATORS: tuple[str, ...] = ("plugin", "label-binned", "debiased")
 #: Columns of :attr:`ModelComparison.table`.
 COMPARISON_COLUMNS = ["model", "metric", "label", "value", "low", "high", "rank", "best", "note"]
-#: Draws of the ℓ1 debiased estimator's correction (its registry default).
-_L1_DRAWS = 1000
 #: Bin statistics (resamples × bins) held per chunk.
 _CHUNK_BINS = 2**22
-
-
-def _norm_key(norm: float) -> str:
-    return "inf" if math.isinf(norm) else str(int(norm))
-
-
-def _norm_symbol(norm: float) -> str:
-    return "ℓ∞" if math.isinf(norm) else f"ℓ{int(norm)}"
 
 
 @dataclass(frozen=True)
@@ -160,27 +140,23 @@ def parse_metric(key: str, *, default_norm: float = 1.0) -> MetricSpec:
     """
     if not isinstance(key, str) or not key.strip():
         raise ConfigError(f"A metric must be a name such as 'plugin@1' or 'brier'; got {key!r}.")
-    name, _, norm_text = key.strip().partition("@")
+    name, _, given_norm = key.strip().partition("@")
     if name in SCORES:
-        if norm_text:
+        if given_norm:
             raise ConfigError(f"The score {name!r} has no norm; use {name!r} without '@'.")
         entry = SCORES.get(name)
-        return MetricSpec(
-            name, name, None, entry.label, "score", bool(entry.meta.get("higher_is_better"))
-        )
+        return MetricSpec(name, name, None, entry.label, "score", entry.higher_is_better)
     if name not in ESTIMATORS:
         choices = ", ".join([*ESTIMATORS.names(), *SCORES.names()])
         raise ConfigError(f"Unknown metric {key!r}; use one of {choices} (estimators as 'name@p').")
-    entry = ESTIMATORS.get(name)
-    norm = check_norm(norm_text) if norm_text else check_norm(default_norm)
-    if entry.meta.get("kernel"):
-        return MetricSpec(name, name, None, entry.label, "estimator")
-    if norm not in entry.meta.get("norms", ()):
-        supported = ", ".join(_norm_key(v) for v in entry.meta.get("norms", ()))
-        raise ConfigError(f"Estimator {name!r} has no norm {_norm_key(norm)}; use {supported}.")
-    kind = "shared-bins" if name in SHARED_BIN_ESTIMATORS else "estimator"
+    info = ESTIMATORS.get(name)
+    if info.norms is None:
+        return MetricSpec(name, name, None, info.label, "estimator")
+    norm = check_norm(given_norm) if given_norm else check_norm(default_norm)
+    info.check(norm=norm)
+    kind = "shared-bins" if info.from_bins else "estimator"
     return MetricSpec(
-        f"{name}@{_norm_key(norm)}", name, norm, f"{entry.label} · {_norm_symbol(norm)}", kind
+        f"{name}@{norm_key(norm)}", name, norm, f"{info.label} · {norm_text(norm)}", kind
     )
 
 
@@ -201,13 +177,13 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
         then scores.
     """
     out = []
-    for entry in ESTIMATORS:
-        if lens not in entry.meta.get("lenses", ()):
+    for info in ESTIMATORS:
+        if lens not in info.lenses:
             continue
-        if entry.meta.get("binned"):
-            out += [f"{entry.name}@{_norm_key(v)}" for v in entry.meta["norms"]]
+        if info.binned:
+            out += [f"{info.name}@{norm_key(v)}" for v in info.norms or ()]
         elif kernels:
-            out.append(entry.name)
+            out.append(info.name)
     return out + SCORES.names()
 
 
@@ -325,25 +301,6 @@ class ModelComparison:
 # --------------------------------------------------------------------------- inputs
 
 
-def _as_part(part: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...] | None]:
-    """``(p_in, p, y, class_names)`` of a Predictions object or a ``(probs, labels)`` pair."""
-    if hasattr(part, "probs") and hasattr(part, "labels"):
-        probs = part.probs[:, 1] if getattr(part, "binary", False) else part.probs
-        labels, names = part.labels, tuple(part.class_names)
-    else:
-        try:
-            probs, labels = part
-        except (TypeError, ValueError):
-            raise DataError(
-                "Each model must be a Predictions object or a (probs, labels) pair."
-            ) from None
-        names = None
-    is_binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
-    p, y = check_probs_labels(probs, labels)
-    p_in = np.ascontiguousarray(p[:, 1]) if is_binary else p
-    return p_in, p, y, names
-
-
 def _model_seed(seed: int, index: int, paired: bool) -> int:
     # paired models share the seed (hence the resamples); unpaired ones get independent
     # streams derived from the one seed
@@ -355,72 +312,43 @@ def _model_seed(seed: int, index: int, paired: bool) -> int:
 # --------------------------------------------------------------------------- shared-bin engine
 
 
-@dataclass(frozen=True)
-class _Component:
-    idx: np.ndarray  # bin of every row on the shared edges
-    scores: np.ndarray
-    outcomes: np.ndarray
-    n_bins: int
-
-    @property
-    def code2(self) -> np.ndarray:
-        """``2·bin + outcome``: one integer bincount gives counts and label sums."""
-        return 2 * self.idx.astype(np.intp) + self.outcomes.astype(np.intp)
-
-
 def _shared_bin_values(
     rows: np.ndarray,
-    parts: Sequence[_Component],
+    comps: Sequence[ComponentBins],
     weights: np.ndarray,
-    specs: Sequence[MetricSpec],
-    est_seed: int,
+    calls: Mapping[str, EstimatorCall],
+    streams: Mapping[str, NormalStream],
 ) -> dict[str, np.ndarray]:
-    """Shared-bin metrics of each resample ``rows`` (``(r, n)`` row indices)."""
+    """Shared-bin metrics of each resample ``rows`` (``(r, n)`` row indices).
+
+    Every row keeps its bin on the shared edges, so each component of a chunk of
+    resamples is one :class:`~core.binning.RowBatch` read by every metric's kernel.
+    """
     r = rows.shape[0]
-    per = {s.key: np.empty((r, len(parts))) for s in specs}
-    offset = np.zeros(r, dtype=np.int64)  # ℓ1 debiased: where each resample's draws continue
-    for c, part in enumerate(parts):
-        b = part.n_bins
-        # the bootstrap's fixed-bin statistics: every row keeps its bin on every resample
-        counts, s_sum, o_sum = _fixed_bin_stats(rows, part.code2, part.scores, b)
-        for spec in specs:
-            if spec.name == "plugin":
-                per[spec.key][:, c] = plugin_from_stats(counts, s_sum, o_sum, spec.norm)
-            elif spec.name == "debiased" and spec.norm == 2.0:
-                per[spec.key][:, c] = debiased_sq_from_stats(counts, s_sum, o_sum)
-            elif spec.name == "debiased":
-                # the estimator reseeds on every resample, as the bootstrap's fast path does
-                per[spec.key][:, c] = debiased_l1_from_stats(
-                    counts, s_sum, o_sum, check_rng(est_seed), _L1_DRAWS, offset=offset
-                )
-            else:  # label-binned: each row's own score against its bin's mean outcome
-                ybar = np.divide(o_sum, counts, out=np.zeros((r, b)), where=counts > 0)
-                key = np.take(part.idx, rows) + (np.arange(r, dtype=np.int64) * b)[:, None]
-                dev = np.abs(np.take(part.scores, rows) - np.take(ybar.ravel(), key))
-                if math.isinf(spec.norm):
-                    per[spec.key][:, c] = dev.max(axis=1)
-                else:
-                    per[spec.key][:, c] = np.mean(dev**spec.norm, axis=1) ** (1.0 / spec.norm)
-        offset += _L1_DRAWS * np.count_nonzero(counts, axis=1)
-    out = {}
-    for spec in specs:
-        values = per[spec.key]
-        if spec.name == "debiased":
-            total = np.maximum(values @ weights, 0.0)
-            out[spec.key] = np.sqrt(total) if spec.norm == 2.0 else total
-        else:
-            out[spec.key] = np.asarray(aggregate(values, weights, spec.norm), dtype=np.float64)
-    return out
+    per = {key: np.empty((r, len(comps))) for key in calls}
+    ctxs = {
+        key: KernelContext(call.options, streams[key], np.zeros(r, dtype=np.int64))
+        for key, call in calls.items()
+    }
+    for c, comp in enumerate(comps):
+        batch = RowBatch(
+            np.take(comp.index, rows),
+            np.take(comp.scores, rows),
+            np.take(comp.outcomes.astype(np.intp), rows),
+            comp.n_bins,
+        )
+        for key, call in calls.items():
+            out = call.info.kernel(batch, call.norm, ctxs[key])  # type: ignore[misc]
+            per[key][:, c] = out[0] if isinstance(out, tuple) else out
+    return {key: call.info.combine(per[key], weights, call.norm) for key, call in calls.items()}
 
 
 # --------------------------------------------------------------------------- the comparison
 
 
 def _check_config(config: AnalysisConfig | None) -> AnalysisConfig:
-    config = AnalysisConfig() if config is None else config
-    if not isinstance(config, AnalysisConfig):
-        raise ConfigError("config must be an AnalysisConfig (see AnalysisConfig.from_dict).")
-    if config.lens not in ("binary", "top-label", "classwise"):
+    config = check_config(config)
+    if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
             f"Models are compared on binned views; the {config.lens!r} lens has none. Use "
             "the binary, top-label or classwise lens."
@@ -529,121 +457,135 @@ def compare_models(
         raise ConfigError("A metric is listed twice; list each metric once.")
 
     models = tuple(str(m) for m in parts)
-    data = {m: _as_part(part) for m, part in zip(models, parts.values(), strict=True)}
-    ks = {data[m][1].shape[1] for m in models}
+    data = {m: as_predictions(part) for m, part in zip(models, parts.values(), strict=True)}
+    ks = {data[m].n_classes for m in models}
     if len(ks) != 1:
         raise DataError(
             "The models predict different numbers of classes "
-            f"({', '.join(f'{m}: {data[m][1].shape[1]}' for m in models)}); compare models "
+            f"({', '.join(f'{m}: {data[m].n_classes}' for m in models)}); compare models "
             "of the same task."
         )
     if reference is not None and reference not in models:
         raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(models)}.")
     first = data[models[0]]
     paired = all(
-        data[m][2].shape == first[2].shape and np.array_equal(data[m][2], first[2])
+        data[m].labels.shape == first.labels.shape and np.array_equal(data[m].labels, first.labels)
         for m in models[1:]
     )
-    named = {d[3] for d in data.values() if d[3] is not None}
+    # default names "0", "1", ... are no names: they agree with any naming
+    default = tuple(str(i) for i in range(first.n_classes))
+    named = {d.class_names for d in data.values() if d.class_names != default}
     if len(named) > 1:
         raise DataError(
             "The models name their classes differently ("
             + "; ".join(", ".join(n) for n in sorted(named))
             + "); compare models of the same task with the same class order."
         )
-    class_names = next(iter(named), None)
-    k = first[1].shape[1]
-    names = class_names if class_names is not None else tuple(str(i) for i in range(k))
+    names = next(iter(named), first.class_names)
     views = {
-        m: lens_view(
-            data[m][1],
-            data[m][2],
-            config.lens,
-            class_names=names,
-            class_weights=config.class_weights,
-        )
-        for m in models
+        m: BinnedViews(data[m].probs, data[m].labels, names, config.class_weights) for m in models
     }
-    components = views[models[0]].names
-    weights = np.asarray(views[models[0]].weights, dtype=np.float64)
+    lenses = {m: views[m].lens(config.lens) for m in models}
+    components = lenses[models[0]].names
+    weights = np.asarray(lenses[models[0]].weights, dtype=np.float64)
     edges = tuple(
         shared_edges(
-            [views[m].scores[c] for m in models],
+            [lenses[m].scores[c] for m in models],
             binning=config.binning,
             n_bins=config.n_bins,
             tie_policy=config.tie_policy,
         )
         for c in range(len(components))
     )
-    comp_parts: dict[str, list[_Component]] = {}
-    bins: dict[str, tuple[BinStats, ...]] = {}
+    comps: dict[str, list[ComponentBins]] = {}
     for m in models:
-        view = views[m]
-        comp_parts[m] = []
-        for c, e in enumerate(edges):
-            idx = assign_to_edges(view.scores[c], e)
-            comp_parts[m].append(_Component(idx, view.scores[c], view.outcomes[c], e.shape[0] - 1))
-        bins[m] = tuple(
-            stats_from_indices(part.idx, e, part.scores, part.outcomes, config.binning)
-            for part, e in zip(comp_parts[m], edges, strict=True)
-        )
+        lv = lenses[m]
+        comps[m] = [
+            ComponentBins(
+                lv.names[c],
+                lv.scores[c],
+                lv.outcomes[c],
+                assign_to_edges(lv.scores[c], e),
+                e,
+                config.binning,
+                config.tie_policy,
+                config.n_bins,
+            )
+            for c, e in enumerate(edges)
+        ]
+    bins = {m: tuple(comp.stats for comp in comps[m]) for m in models}
 
-    shared = [s for s in specs if s.kind == "shared-bins"]
+    opts = {
+        "lens": config.lens,
+        "binning": config.binning,
+        "n_bins": config.n_bins,
+        "tie_policy": config.tie_policy,
+        "class_weights": config.class_weights,
+        "class_names": names,
+    }
+    shared_calls = {
+        s.key: EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
+        for s in specs
+        if s.kind == "shared-bins"
+    }
     others = [s for s in specs if s.kind != "shared-bins"]
-    sweep_binning = config.binning if config.binning != "discrete" else "equal-mass"
     values: dict[tuple[str, str], float] = {}
     dists: dict[tuple[str, str], np.ndarray] = {}
     notes_by: dict[tuple[str, str], str] = {}
     model_seeds = {m: _model_seed(seed, i, paired) for i, m in enumerate(models)}
     for m in models:
-        p_in, p, y, _ = data[m]
-        n = p.shape[0]
+        pred = data[m]
+        n = pred.n
         m_seed = model_seeds[m]
-        if shared:
+        if shared_calls:
+            streams = {key: NormalStream(m_seed) for key in shared_calls}
             full = _shared_bin_values(
-                np.arange(n, dtype=np.intp)[None, :], comp_parts[m], weights, shared, m_seed
+                np.arange(n, dtype=np.intp)[None, :], comps[m], weights, shared_calls, streams
             )
-            for s in shared:
-                values[m, s.key] = float(full[s.key][0])
+            for key in shared_calls:
+                values[m, key] = float(full[key][0])
             if n_boot:
-                b_max = max(part.n_bins for part in comp_parts[m])
+                b_max = max(comp.n_bins for comp in comps[m])
                 chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
-                out = {s.key: np.empty(n_boot) for s in shared}
+                out = {key: np.empty(n_boot) for key in shared_calls}
                 done = 0
-                for rows in _chunks(check_rng(m_seed), n, n_boot, chunk):
-                    got = _shared_bin_values(rows, comp_parts[m], weights, shared, m_seed)
-                    for s in shared:
-                        out[s.key][done : done + rows.shape[0]] = got[s.key]
+                for rows in chunks(np.random.default_rng(m_seed), n, n_boot, chunk):
+                    got = _shared_bin_values(rows, comps[m], weights, shared_calls, streams)
+                    for key in shared_calls:
+                        out[key][done : done + rows.shape[0]] = got[key]
                     done += rows.shape[0]
-                for s in shared:
-                    dists[m, s.key] = out[s.key]
-        opts = {
-            "lens": config.lens,
-            "norm": config.norm,
-            "class_weights": config.class_weights,
-            "class_names": names,
-        }
+                for key in shared_calls:
+                    dists[m, key] = out[key]
         boot_specs: dict[str, tuple[str, dict[str, Any]]] = {}
+        known: dict[str, float] = {}
         for s in others:
             if s.kind == "score":
                 boot_specs[s.key] = (s.name, {})
+                values[m, s.key] = known[s.key] = SCORES.get(s.name).value(
+                    pred.probs, pred.labels, binary=pred.binary
+                )
                 continue
             o = {**opts, "norm": s.norm if s.norm is not None else config.norm}
-            if s.name == "sweep":
-                o.update(binning=sweep_binning, n_bins=config.n_bins, tie_policy=config.tie_policy)
-            elif ESTIMATORS.get(s.name).meta.get("binned"):
-                o.update(binning=config.binning, n_bins=config.n_bins, tie_policy=config.tie_policy)
-            res = calibration_error(p_in, y, estimator=s.name, seed=m_seed, **o)
-            values[m, s.key] = float(res.value)
+            info = ESTIMATORS.get(s.name)
+            if not info.accepts_binning(config.binning):
+                o["binning"] = info.binnings[0]  # type: ignore[index]
+            call = EstimatorCall.make(s.name, **o)
+            res = call.result(call.run_on(views[m], m_seed))
+            values[m, s.key] = known[s.key] = float(res.value)
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
             boot_specs[s.key] = (s.name, o)
-        for s in others:
-            if s.kind == "score":
-                values[m, s.key] = float(SCORES.get(s.name).func(p_in, y))
         if n_boot and boot_specs:
             boots = bootstrap_many(
-                p_in, y, boot_specs, n_resamples=n_boot, level=level, seed=m_seed
+                None,
+                None,
+                boot_specs,
+                n_resamples=n_boot,
+                level=level,
+                seed=m_seed,
+                views=views[m],
+                binary=pred.binary,
+                values=known,
             )
             for key, res in boots.items():
                 dists[m, key] = res.distribution
@@ -658,7 +600,7 @@ def compare_models(
     kendall = _kendall(specs, ranks)
     flips = _flips(models, specs, values, dists, level, table)
 
-    pooled = sum(views[m].scores[0].shape[0] for m in models)
+    pooled = sum(lenses[m].scores[0].shape[0] for m in models)
     notes = [_binning_note(config, len(models), pooled)]
     notes.append(
         "Paired: every model was evaluated on the same rows, so all models are resampled "
@@ -668,20 +610,25 @@ def compare_models(
         "labels), so each model is resampled independently and the intervals of differences "
         "are those of independent bootstraps (wider than paired ones)."
     )
-    if any(s.name == "sweep" for s in specs):
+    for s in specs:
+        info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
+        if info is not None and info.binned:
+            own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
+            notes.append(
+                f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
+                "not computed on the shared bins."
+            )
+    if test is not None and TESTS.get(test).binned and BINNINGS.get(config.binning).data_dependent:
         notes.append(
-            f"ECE_sweep chooses its own number of {sweep_binning} bins per model (b* in the "
-            "note), so it is not computed on the shared bins."
+            f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."
         )
-    if test is not None and test == "consistency" and config.binning == "equal-mass":
-        notes.append("The consistency test bins each model with its own equal-mass edges.")
     return ModelComparison(
         config=config,
         models=models,
         metrics=specs,
         reference=reference,
         paired=paired,
-        n={m: int(data[m][2].shape[0]) for m in models},
+        n={m: data[m].n for m in models},
         n_resamples=n_boot,
         level=level,
         seed=seed,
@@ -814,8 +761,8 @@ def _differences(
 
 
 def _test_lens(test: str, lens: str) -> str | None:
-    meta = TESTS.get(test).meta
-    if meta.get("default_lens") == "canonical" or lens not in meta["lenses"]:
+    info = TESTS.get(test)
+    if info.default_lens == "canonical" or lens not in info.lenses:
         return None  # the test's own default lens
     return lens
 
@@ -831,11 +778,11 @@ def _tests(
     columns = ["model", "test", "lens", "statistic", "pvalue", "bound", "note"]
     if test is None:
         return pd.DataFrame(columns=columns)
-    meta = TESTS.get(test).meta
+    info = TESTS.get(test)
     opts: dict[str, Any] = {}
-    if "n_resamples" in meta["options"]:
+    if "n_resamples" in info.options:
         opts["n_resamples"] = int(test_resamples)
-    if test == "consistency":
+    if info.binned:
         opts.update(
             estimator="plugin",
             binning=config.binning,
@@ -846,9 +793,10 @@ def _tests(
     lens = _test_lens(test, config.lens)
     rows = []
     for m in models:
-        p_in, _, y, _ = data[m]
         try:
-            r = calibration_test(p_in, y, test=test, lens=lens, seed=seeds[m], **opts)
+            r = calibration_test(
+                data[m].probs, data[m].labels, test=test, lens=lens, seed=seeds[m], **opts
+            )
         except CalibscopeError as exc:
             rows.append(
                 {"model": m, "test": test, "lens": lens or "", "statistic": math.nan,

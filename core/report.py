@@ -450,9 +450,8 @@ def build_report(
     )
     models = []
     for name, part in parts:
-        probs = part.probs[:, 1] if part.binary else part.probs
-        analysis = analyze(probs, part.labels, config, class_names=part.class_names)
-        result, error = _run_test(probs, part.labels, test, config, test_resamples)
+        analysis = analyze(part, config)
+        result, error = _run_test(part.probs, part.labels, test, config, test_resamples)
         models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, result, error))
     comparison = comparison_error = None
     if compare and len(parts) >= 2:
@@ -482,7 +481,7 @@ def _run_test(
 ) -> tuple[CalibrationTestResult | None, str | None]:
     if test is None:
         return None, None
-    accepted = TESTS.get(test).meta["options"]
+    accepted = TESTS.get(test).options
     options = {
         k: v for k, v in config.calibration_options().items() if k in accepted and k != "lens"
     }

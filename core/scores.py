@@ -2,11 +2,14 @@
 
 Conventions
 -----------
-- **Brier score.** A 1-D input is P(y=1) of a binary problem and the score is
-  ``mean_i (p_i - y_i)^2`` in [0, 1], as :func:`sklearn.metrics.brier_score_loss`.
-  A 2-D ``(n, K)`` input (any ``K >= 2``, two columns included) gets the original
-  multiclass definition ``mean_i sum_k (p_ik - 1[y_i = k])^2`` in [0, 2]; for two
-  columns this is twice the binary value (sklearn's ``scale_by_half=False``).
+- **Brier score** (the one definition every page, the CLI, the report and the API use).
+  *Binary* predictions, given as one P(y=1) column (a 1-D array, or a loaded
+  :class:`~core.data.Predictions` with ``binary=True``), score ``mean_i (p_i - y_i)^2`` in
+  [0, 1], as :func:`sklearn.metrics.brier_score_loss`. A matrix of ``K`` class
+  probabilities (two columns included) scores the original multiclass
+  ``mean_i sum_k (p_ik - 1[y_i = k])^2`` in [0, 2]; for two columns this is twice the
+  binary value (sklearn's ``scale_by_half=False``). :data:`BRIER_CONVENTIONS` words both
+  for tables.
 - **Log loss.** ``-mean_i log(max(p_{i, y_i}, eps))`` with the natural logarithm.
   Only the probability of the observed class enters, and only its lower end is
   clipped, so a confident wrong prediction costs ``-log(eps)`` (34.5 for the
@@ -16,32 +19,35 @@ Conventions
   (0.5 itself predicts class 0, the lower index of ``[1 - p, p]``).
 
 :data:`SCORES` registers these scalar scores for the metrics table and the bootstrap;
-each entry's ``row_values`` meta is the per-row value whose mean is the score, which
+each entry's ``row_values`` is the per-row value whose mean is the score, which
 lets the bootstrap resample them without recomputing anything per row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels
+from core._validation import check_predictions
 from core.errors import ConfigError
 from core.lenses import top_label
-from core.registry import Registry
+from core.registry import Entry, Registry
 
 #: Default lower clip of the probability of the observed class in :func:`log_loss`.
 LOG_LOSS_EPS = 1e-15
 
+#: How the Brier score reads binary predictions and class-probability matrices (for notes).
+BRIER_CONVENTIONS = {
+    True: "binary: mean (p − y)² of P(y=1), in [0, 1]",
+    False: "K classes: mean Σ_k (p_k − 1[y = k])², in [0, 2]",
+}
 
-def _is_binary_vector(probs: ArrayLike) -> bool:
-    shape = np.shape(probs)
-    return len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
 
-
-def accuracy_rows(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+def accuracy_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndarray:
     """Return 1.0 where the top-label prediction is correct, else 0.0.
 
     Parameters
@@ -50,6 +56,8 @@ def accuracy_rows(p: np.ndarray, y: np.ndarray) -> np.ndarray:
         Validated ``(n, K)`` probability matrix.
     y : numpy.ndarray
         Validated int64 labels.
+    binary : bool, default=False
+        Unused: ties go to the lowest index either way, so P(y=1) = 0.5 predicts class 0.
 
     Returns
     -------
@@ -85,7 +93,9 @@ def brier_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndar
     return np.einsum("ij,ij->i", p, p) - 2.0 * p[rows, y] + 1.0
 
 
-def log_loss_rows(p: np.ndarray, y: np.ndarray, *, eps: float = LOG_LOSS_EPS) -> np.ndarray:
+def log_loss_rows(
+    p: np.ndarray, y: np.ndarray, *, binary: bool = False, eps: float = LOG_LOSS_EPS
+) -> np.ndarray:
     """Return each row's negative log-likelihood ``-log(max(p_{i, y_i}, eps))``.
 
     Parameters
@@ -94,6 +104,8 @@ def log_loss_rows(p: np.ndarray, y: np.ndarray, *, eps: float = LOG_LOSS_EPS) ->
         Validated ``(n, K)`` probability matrix.
     y : numpy.ndarray
         Validated int64 labels.
+    binary : bool, default=False
+        Unused: only the probability of the observed class enters.
     eps : float, default=1e-15
         Lower clip of the probability of the observed class.
 
@@ -132,8 +144,7 @@ def accuracy(probs: ArrayLike, labels: ArrayLike) -> float:
     >>> accuracy([[0.7, 0.3], [0.4, 0.6], [0.5, 0.5]], [0, 0, 0])
     0.6666666666666666
     """
-    p, y = check_probs_labels(probs, labels)
-    return float(accuracy_rows(p, y).mean())
+    return float(score_rows("accuracy", probs, labels).mean())
 
 
 def brier_score(probs: ArrayLike, labels: ArrayLike) -> float:
@@ -161,9 +172,7 @@ def brier_score(probs: ArrayLike, labels: ArrayLike) -> float:
     >>> round(brier_score([[0.1, 0.9], [0.8, 0.2]], [1, 1]), 12)
     0.65
     """
-    binary = _is_binary_vector(probs)
-    p, y = check_probs_labels(probs, labels)
-    return float(brier_rows(p, y, binary=binary).mean())
+    return float(score_rows("brier", probs, labels).mean())
 
 
 def log_loss(probs: ArrayLike, labels: ArrayLike, *, eps: float = LOG_LOSS_EPS) -> float:
@@ -191,9 +200,7 @@ def log_loss(probs: ArrayLike, labels: ArrayLike, *, eps: float = LOG_LOSS_EPS) 
     >>> round(log_loss([0.5, 0.5], [0, 1]), 6)
     0.693147
     """
-    eps = _check_eps(eps)
-    p, y = check_probs_labels(probs, labels)
-    return float(log_loss_rows(p, y, eps=eps).mean())
+    return float(score_rows("log-loss", probs, labels, eps=eps).mean())
 
 
 def score_rows(score: str, probs: ArrayLike, labels: ArrayLike, **options: float) -> np.ndarray:
@@ -215,22 +222,47 @@ def score_rows(score: str, probs: ArrayLike, labels: ArrayLike, **options: float
     numpy.ndarray
         ``(n,)`` float64; its mean is ``SCORES.get(score).func(probs, labels, **options)``.
     """
-    entry = SCORES.get(score)
-    allowed = entry.meta.get("options", ())
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        hint = f"It accepts: {', '.join(allowed)}." if allowed else "It takes no options."
-        raise ConfigError(f"Score {score!r} has no option(s) {', '.join(unknown)}. {hint}")
-    if "eps" in options:
-        options["eps"] = _check_eps(options["eps"])
-    binary = _is_binary_vector(probs)
-    p, y = check_probs_labels(probs, labels)
-    if entry.meta.get("binary_aware"):
-        options["binary"] = binary
-    return entry.meta["row_values"](p, y, **options)
+    p, y, binary = check_predictions(probs, labels)
+    return SCORES.get(score).rows(p, y, binary=binary, **options)
 
 
-SCORES: Registry = Registry("score")
+@dataclass(frozen=True, kw_only=True)
+class ScoreInfo(Entry):
+    """A scalar score that is a mean of per-row values.
+
+    Attributes
+    ----------
+    row_values : callable
+        ``row_values(p, y, *, binary, **options) -> (n,)``: the per-row values whose mean
+        is the score, on validated arrays (``binary``: the predictions were one P(y=1)
+        column); the bootstrap resamples them without recomputing anything per row.
+    options : tuple of str
+        Options the score takes.
+    higher_is_better : bool
+        Ranking direction.
+    """
+
+    row_values: Callable[..., np.ndarray]
+    options: tuple[str, ...] = ()
+    higher_is_better: bool = False
+
+    def rows(self, p: np.ndarray, y: np.ndarray, *, binary: bool, **options: float) -> np.ndarray:
+        """Per-row values of validated predictions, after checking the options."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            allowed = self.options
+            hint = f"It accepts: {', '.join(allowed)}." if allowed else "It takes no options."
+            raise ConfigError(f"Score {self.name!r} has no option(s) {', '.join(unknown)}. {hint}")
+        if "eps" in options:
+            options["eps"] = _check_eps(options["eps"])
+        return self.row_values(p, y, binary=binary, **options)
+
+    def value(self, p: np.ndarray, y: np.ndarray, *, binary: bool, **options: float) -> float:
+        """Return the score of validated predictions."""
+        return float(self.rows(p, y, binary=binary, **options).mean())
+
+
+SCORES: Registry[ScoreInfo] = Registry("score", ScoreInfo)
 SCORES.register(
     "accuracy",
     label="Accuracy",
@@ -241,11 +273,10 @@ SCORES.register(
 SCORES.register(
     "brier",
     label="Brier score",
-    description="Mean squared error of the probability vector (binary: of P(y=1)).",
-    formula="Brier (1950); binary input as sklearn.metrics.brier_score_loss",
+    description="Mean squared error of the probability vector; binary predictions (one "
+    "P(y=1) column): of P(y=1) alone, as scikit-learn.",
+    formula="Brier (1950); binary predictions as sklearn.metrics.brier_score_loss",
     row_values=brier_rows,
-    binary_aware=True,
-    higher_is_better=False,
 )(brier_score)
 SCORES.register(
     "log-loss",
@@ -253,7 +284,6 @@ SCORES.register(
     description="Mean negative log-likelihood of the observed class (natural log).",
     row_values=log_loss_rows,
     options=("eps",),
-    higher_is_better=False,
 )(log_loss)
 
 
@@ -310,8 +340,8 @@ def brier_decomposition(
 
     Each class's one-vs-rest problem ``(p_ik, 1[y_i = k])`` is binned on its own
     scores and decomposed; the terms are summed over classes, matching the
-    multiclass :func:`brier_score`. A 1-D input decomposes the binary score of
-    P(y=1) only.
+    multiclass :func:`brier_score`. Binary predictions (a 1-D input) decompose the
+    binary score of P(y=1) only.
 
     Parameters
     ----------
@@ -339,35 +369,53 @@ def brier_decomposition(
     >>> round(d.reliability - d.resolution + d.uncertainty, 12) == round(d.brier, 12)
     True
     """
-    from core.binning import bin_indices
+    from core.binned_view import BinnedViews
 
-    binary = _is_binary_vector(probs)
-    p, y = check_probs_labels(probs, labels)
-    n = p.shape[0]
-    classes = (1,) if binary else range(p.shape[1])
+    p, y, binary = check_predictions(probs, labels)
+    return decompose_brier(BinnedViews(p, y), binary, binning, n_bins, tie_policy)
+
+
+def decompose_brier(
+    views: Any, binary: bool, binning: str, n_bins: int, tie_policy: str
+) -> BrierDecomposition:
+    """:func:`brier_decomposition` on the binned views of one data set (bins shared).
+
+    Parameters
+    ----------
+    views : core.binned_view.BinnedViews
+        The data's views: the binary lens for binary predictions, else the classwise one
+        (the same bins as a classwise analysis).
+    binary : bool
+        Whether the predictions are binary (one P(y=1) column).
+    binning, n_bins, tie_policy
+        The binning.
+
+    Returns
+    -------
+    BrierDecomposition
+        The terms.
+    """
+    view = views.binned("binary" if binary else "classwise", binning, n_bins, tie_policy)
+    n = views.labels.shape[0]
     terms = np.zeros(5)
-    for k in classes:
-        f = np.ascontiguousarray(p[:, k])
-        o = (y == k).astype(np.float64)
-        idx, edges = bin_indices(f, binning=binning, n_bins=n_bins, tie_policy=tie_policy)
-        nb = len(edges) - 1
-        counts = np.bincount(idx, minlength=nb).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f_bar = np.bincount(idx, weights=f, minlength=nb) / counts
-            o_bar = np.bincount(idx, weights=o, minlength=nb) / counts
+    for comp in view.components:
+        st = comp.stats
+        counts = st.counts.astype(np.float64)
         filled = counts > 0
+        f_bar = np.where(filled, st.mean_score, 0.0)
+        o_bar = np.where(filled, st.mean_label, 0.0)
         w = counts[filled] / n
-        o_mean = o.mean()
-        df = f - f_bar[idx]
+        o_mean = comp.outcomes.mean()
+        df = comp.scores - f_bar[comp.index]
         terms += (
             np.sum(w * (f_bar[filled] - o_bar[filled]) ** 2),
             np.sum(w * (o_bar[filled] - o_mean) ** 2),
             o_mean * (1.0 - o_mean),
             np.mean(df**2),
-            -2.0 * np.mean(df * (o - o_bar[idx])),
+            -2.0 * np.mean(df * (comp.outcomes - o_bar[comp.index])),
         )
     return BrierDecomposition(
-        brier=float(brier_rows(p, y, binary=binary).mean()),
+        brier=SCORES.get("brier").value(views.probs, views.labels, binary=binary),
         reliability=float(terms[0]),
         resolution=float(terms[1]),
         uncertainty=float(terms[2]),

@@ -359,7 +359,7 @@ def _recalibrator(
     from core.recalibration import RECALIBRATORS
 
     entry = RECALIBRATORS.get(method)
-    if not entry.meta.get("discrete_output"):
+    if not entry.discrete_output:
         allowed = ", ".join(RECALIBRATORS.names(discrete_output=True))
         raise ConfigError(
             f"Validity plots group test rows by the recalibrator's distinct outputs, so they "
@@ -367,7 +367,7 @@ def _recalibrator(
             f"Choose one of: {allowed}."
         )
     klass = entry.func
-    params = klass._param_names()
+    params = list(entry.options)
     opts: dict[str, Any] = {}
     if "n_bins" in params:
         opts["n_bins"] = int(n_bins)
@@ -561,7 +561,9 @@ def validity_curves(
             f"n_test must be between 1 and n − n_cal = {n_rows - k_cal}; got {n_test!r}."
         )
     klass, opts = _recalibrator(method, n_bins, lens, recalibrator_options)
-    has_seed = "seed" in klass._param_names()
+    from core.recalibration import RECALIBRATORS
+
+    has_seed = "seed" in RECALIBRATORS.get(method).options
     rng = check_rng(seed)
     outcome, column = _component(probs, y, lens)
 

@@ -27,13 +27,11 @@ def _compare(
     digest: str,
     config: AnalysisConfig,
     intervals: str,
-    class_names: tuple[str, ...],
-    _probs: Any,
-    _labels: Any,
+    _predictions: Any,
 ) -> EstimatorComparison:
     from core.estimator_comparison import compare_estimators
 
-    return compare_estimators(_probs, _labels, config, class_names=class_names, intervals=intervals)
+    return compare_estimators(_predictions, config, intervals=intervals)
 
 
 def compare(
@@ -55,14 +53,7 @@ def compare(
     core.estimator_comparison.EstimatorComparison
         The comparison.
     """
-    return _compare(
-        predictions.digest,
-        config,
-        intervals,
-        tuple(predictions.class_names),
-        predictions.probs,
-        predictions.labels,
-    )
+    return _compare(predictions.digest, config, intervals, predictions)
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing the error for every number of bins…")
@@ -70,23 +61,11 @@ def _curve(
     digest: str,
     config: AnalysisConfig,
     n_bins_range: tuple[int, int],
-    class_names: tuple[str, ...],
-    _probs: Any,
-    _labels: Any,
+    _predictions: Any,
 ) -> pd.DataFrame:
     from core.estimator_comparison import error_versus_bins
 
-    return error_versus_bins(
-        _probs,
-        _labels,
-        lens=config.lens,
-        n_bins_range=n_bins_range,
-        norm=config.norm,
-        tie_policy=config.tie_policy,
-        class_weights=config.class_weights,
-        class_names=class_names,
-        seed=config.seed,
-    )
+    return error_versus_bins(_predictions, config, n_bins_range=n_bins_range)
 
 
 def curve(
@@ -109,12 +88,7 @@ def curve(
         The tidy curve table.
     """
     return _curve(
-        predictions.digest,
-        config,
-        (int(n_bins_range[0]), int(n_bins_range[1])),
-        tuple(predictions.class_names),
-        predictions.probs,
-        predictions.labels,
+        predictions.digest, config, (int(n_bins_range[0]), int(n_bins_range[1])), predictions
     )
 
 

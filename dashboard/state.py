@@ -333,16 +333,10 @@ def analysis_config() -> AnalysisConfig | None:
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing the analysis…")
-def _analyze(
-    digest: str,
-    config: AnalysisConfig,
-    class_names: tuple[str, ...],
-    _probs: Any,
-    _labels: Any,
-) -> ReliabilityAnalysis:
+def _analyze(digest: str, config: AnalysisConfig, _predictions: Any) -> ReliabilityAnalysis:
     from core.analysis import analyze as core_analyze
 
-    return core_analyze(_probs, _labels, config, class_names=class_names)
+    return core_analyze(_predictions, config)
 
 
 def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
@@ -360,13 +354,7 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
     core.analysis.ReliabilityAnalysis
         The result.
     """
-    return _analyze(
-        predictions.digest,
-        config,
-        tuple(predictions.class_names),
-        predictions.probs,
-        predictions.labels,
-    )
+    return _analyze(predictions.digest, config, predictions)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -126,7 +126,7 @@ def analysis_controls() -> None:
     from core.lenses import LENSES
 
     d = state.config_defaults()
-    lenses = [e.name for e in LENSES if not e.meta.get("kernel_only")]
+    lenses = [e.name for e in LENSES if not e.kernel_only]
     st.selectbox(
         "Lens",
         lenses,

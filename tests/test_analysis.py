@@ -8,6 +8,7 @@ import pytest
 from core.analysis import METRIC_COLUMNS, AnalysisConfig, ReliabilityAnalysis, analyze
 from core.binning import bin_stats
 from core.calibration import calibration_error
+from core.data import as_predictions
 from core.errors import ConfigError
 from core.intervals import bin_intervals, bootstrap_interval
 from core.scores import accuracy, brier_score, log_loss
@@ -36,7 +37,7 @@ CONFIGS = [
 @pytest.mark.parametrize("config", CONFIGS)
 def test_metrics_equal_direct_calls(config):
     p, y = _data()
-    a = analyze(p, y, config)
+    a = analyze((p, y), config)
     assert isinstance(a, ReliabilityAnalysis)
     assert a.metrics.columns.tolist() == METRIC_COLUMNS
     opts = config.calibration_options()
@@ -55,23 +56,25 @@ def test_metrics_equal_direct_calls(config):
 
 def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
-    rows = analyze(p, y, AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
+    rows = analyze((p, y), AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
     kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]
     binned = ["plugin", "label-binned", "debiased", "sweep"]
     assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
     # no ℓ∞ debiased estimator; no sweep over discrete bins
-    rows = analyze(p, y, AnalysisConfig(norm="inf", n_resamples=0)).metrics.metric.tolist()
+    rows = analyze((p, y), AnalysisConfig(norm="inf", n_resamples=0)).metrics.metric.tolist()
     assert "debiased" not in rows and "plugin" in rows
-    rows = analyze(p, y, AnalysisConfig(binning="discrete", n_resamples=0)).metrics.metric.tolist()
+    rows = analyze(
+        (p, y), AnalysisConfig(binning="discrete", n_resamples=0)
+    ).metrics.metric.tolist()
     assert "sweep" not in rows
     # MMCE has only the top-label lens
-    rows = analyze(p, y, AnalysisConfig(lens="classwise", n_resamples=0)).metrics.metric.tolist()
+    rows = analyze((p, y), AnalysisConfig(lens="classwise", n_resamples=0)).metrics.metric.tolist()
     assert "mmce" not in rows and "skce-ul" in rows
 
 
 def test_kernel_rows_are_point_estimates_or_say_why_not():
     p, y = _data()
-    a = analyze(p, y, AnalysisConfig(n_resamples=20))
+    a = analyze((p, y), AnalysisConfig(n_resamples=20))
     table = a.metrics.set_index("metric")
     direct = calibration_error(p, y, estimator="skce-uq", lens="top-label").value
     assert table.loc["skce-uq", "value"] == direct
@@ -80,14 +83,14 @@ def test_kernel_rows_are_point_estimates_or_say_why_not():
     )
     # identical predictions: the median heuristic has no bandwidth, and the row says so
     flat = np.full_like(p, 1.0 / p.shape[1])
-    table = analyze(flat, y, AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
+    table = analyze((flat, y), AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
     assert np.isnan(table.loc["skce-b", "value"]) and "median" in table.loc["skce-b", "note"]
 
 
 def test_intervals_use_common_resamples_from_the_config_seed():
     p, y = _data()
     config = AnalysisConfig(n_bins=10, n_resamples=40, level=0.9, seed=7)
-    a = analyze(p, y, config)
+    a = analyze((p, y), config)
     ref = bootstrap_interval(p, y, statistic="plugin", n_resamples=40, level=0.9, seed=7, n_bins=10)
     np.testing.assert_array_equal(a.intervals["plugin"].distribution, ref.distribution)
     np.testing.assert_array_equal(
@@ -106,7 +109,7 @@ def test_intervals_use_common_resamples_from_the_config_seed():
 
 def test_no_resamples_means_no_intervals():
     p, y = _data()
-    a = analyze(p, y, AnalysisConfig(n_resamples=0))
+    a = analyze((p, y), AnalysisConfig(n_resamples=0))
     assert a.intervals == {} and a.headline_interval is None
     assert a.metrics[["low", "high"]].isna().all().all()
 
@@ -115,7 +118,7 @@ def test_brier_decomposition_on_the_config_binning():
     from core.scores import brier_decomposition
 
     p, y = _data()
-    a = analyze(p, y, AnalysisConfig(binning="equal-mass", n_bins=5, n_resamples=0))
+    a = analyze((p, y), AnalysisConfig(binning="equal-mass", n_bins=5, n_resamples=0))
     ref = brier_decomposition(p, y, binning="equal-mass", n_bins=5)
     assert a.brier_decomposition == ref
     assert a.brier_decomposition.brier == a.metrics.set_index("metric").loc["brier", "value"]
@@ -123,7 +126,7 @@ def test_brier_decomposition_on_the_config_binning():
 
 def test_sweep_note_reports_b_star():
     p, y = _data()
-    a = analyze(p, y, AnalysisConfig(binning="equal-mass", n_resamples=0))
+    a = analyze((p, y), AnalysisConfig(binning="equal-mass", n_resamples=0))
     direct = calibration_error(p, y, estimator="sweep", binning="equal-mass")
     note = a.metrics.set_index("metric").loc["sweep", "note"]
     assert f"b* = {direct.details['b_star']}" in note
@@ -132,7 +135,7 @@ def test_sweep_note_reports_b_star():
 def test_component_tables_top_label():
     p, y = _data()
     config = AnalysisConfig(n_bins=7, interval_method="clopper-pearson", level=0.9, n_resamples=0)
-    a = analyze(p, y, config)
+    a = analyze((p, y), config)
     (comp,) = a.components
     conf, pred = p.max(1), p.argmax(1)
     ref = bin_stats(conf, (pred == y).astype(float), n_bins=7)
@@ -148,7 +151,7 @@ def test_component_tables_top_label():
 def test_component_tables_classwise_with_weights_and_names():
     p, y = _data(k=3)
     config = AnalysisConfig(lens="classwise", class_weights=(2, 1, 1), n_resamples=0)
-    a = analyze(p, y, config, class_names=("cat", "dog", "eel"))
+    a = analyze(as_predictions((p, y), class_names=("cat", "dog", "eel")), config)
     assert [c.name for c in a.components] == ["cat", "dog", "eel"]
     assert [c.weight for c in a.components] == [0.5, 0.25, 0.25]
     for k, comp in enumerate(a.components):
@@ -162,7 +165,7 @@ def test_binary_vector_input_and_kernel_headline():
     rng = np.random.default_rng(1)
     p = rng.uniform(size=300)
     y = (rng.uniform(size=300) < p).astype(int)
-    a = analyze(p, y, AnalysisConfig(lens="binary", estimator="skce-ul", n_resamples=20))
+    a = analyze((p, y), AnalysisConfig(lens="binary", estimator="skce-ul", n_resamples=20))
     assert a.metrics.metric.iloc[0] == "skce-ul"
     assert a.headline.value == calibration_error(p, y, estimator="skce-ul", lens="binary").value
     assert np.isfinite(a.metrics.low.iloc[0])
@@ -248,11 +251,11 @@ def test_from_dict_rejects_unknown_fields():
 def test_config_incompatible_with_data():
     p, y = _data(k=3)
     with pytest.raises(ConfigError, match="binary lens needs two classes"):
-        analyze(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+        analyze((p, y), AnalysisConfig(lens="binary", n_resamples=0))
     with pytest.raises(ConfigError, match="class_weights"):
-        analyze(p, y, AnalysisConfig(lens="classwise", class_weights=(1, 1), n_resamples=0))
+        analyze((p, y), AnalysisConfig(lens="classwise", class_weights=(1, 1), n_resamples=0))
     with pytest.raises(ConfigError, match="AnalysisConfig"):
-        analyze(p, y, {"lens": "binary"})
+        analyze((p, y), {"lens": "binary"})
 
 
 # --- real data -----------------------------------------------------------------------
@@ -264,7 +267,7 @@ def test_cifar10_resnet18_top_label():
         pytest.skip(f"CIFAR-10 predictions not found at {CIFAR}")
     p = pd.read_csv(CIFAR / "resnet18.csv", header=None).to_numpy(np.float64)
     y = pd.read_csv(CIFAR / "labels.csv", header=None).to_numpy().ravel() - 1
-    a = analyze(p, y, AnalysisConfig(n_resamples=100))
+    a = analyze((p, y), AnalysisConfig(n_resamples=100))
     m = a.metrics.set_index("metric")
     assert m.loc["plugin", "value"] == calibration_error(p, y).value
     assert m.loc["accuracy", "value"] == pytest.approx(np.mean(p.argmax(1) == y), abs=0)

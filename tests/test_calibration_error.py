@@ -202,8 +202,7 @@ def test_cifar_resnet18_against_direct_numpy():
 
 
 def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
-    from core.estimators import ESTIMATORS, Estimate
-    from core.registry import Entry
+    from core.estimators import ESTIMATORS, Estimate, EstimatorInfo
 
     seen = {}
 
@@ -211,11 +210,13 @@ def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
         seen.update(lens=lens, norm=norm, shape=probs.shape, kw=sorted(kw))
         return Estimate(0.125, ("canonical",), (0.125,), None, {"statistic": 0.125})
 
-    entry = Entry(
-        "fake-kernel",
-        fake_kernel,
-        "Fake",
-        meta={"binned": False, "norms": None, "lenses": ("canonical",), "random": False},
+    entry = EstimatorInfo(
+        name="fake-kernel",
+        func=fake_kernel,
+        label="Fake",
+        family="kernel",
+        norms=None,
+        lenses=("canonical",),
     )
     monkeypatch.setitem(ESTIMATORS._entries, "fake-kernel", entry)
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.5, 0.4]])

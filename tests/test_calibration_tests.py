@@ -178,10 +178,10 @@ def test_consistency_runs_for_every_binned_estimator():
         entry = ESTIMATORS.get(name)
         binning = (
             "equal-mass"
-            if "equal-width" not in entry.meta.get("binnings", ("equal-width",))
+            if "equal-width" not in (entry.binnings or ("equal-width",))
             else "equal-width"
         )
-        norm = 2 if 1.0 not in entry.meta["norms"] else 1
+        norm = 2 if 1.0 not in entry.norms else 1
         r = core.calibration_test(
             p,
             y,

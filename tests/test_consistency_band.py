@@ -213,7 +213,7 @@ def _data(n=600, k=3, seed=0):
 def test_analysis_band_per_component_with_its_own_seeded_generator():
     p, y = _data()
     cfg = AnalysisConfig(lens="classwise", n_bins=6, n_resamples=0, level=0.9, seed=3)
-    a = analyze(p, y, cfg)
+    a = analyze((p, y), cfg)
     rng = np.random.default_rng(3)
     for k, comp in enumerate(a.components):
         ref = consistency_band(
@@ -242,7 +242,7 @@ def test_analysis_band_follows_the_bin_table(binning, estimator, tie_policy):
     cfg = AnalysisConfig(
         lens="binary", binning=binning, estimator=estimator, tie_policy=tie_policy, n_resamples=0
     )
-    (comp,) = analyze(s, y, cfg).components
+    (comp,) = analyze((s, y), cfg).components
     assert comp.band is not None
     assert comp.band.low.shape == comp.bins.counts.shape
     assert_array_equal(comp.band.counts, comp.bins.counts)
@@ -255,15 +255,15 @@ def test_no_band_beyond_the_bin_cap():
     s = np.random.default_rng(2).uniform(size=CONSISTENCY_BAND_MAX_BINS + 5)
     y = (np.random.default_rng(3).random(s.size) < s).astype(int)
     cfg = AnalysisConfig(lens="binary", binning="discrete", n_resamples=0)
-    (comp,) = analyze(s, y, cfg).components
+    (comp,) = analyze((s, y), cfg).components
     assert comp.bins.n_bins == s.size and comp.band is None
     assert "band_low" not in comp.to_frame().columns
 
 
 def test_band_flag_changes_no_existing_number_and_parses_url_strings():
     p, y = _data(400, 2, seed=6)
-    on = analyze(p, y, AnalysisConfig(n_resamples=40))
-    off = analyze(p, y, AnalysisConfig(n_resamples=40, consistency_band=False))
+    on = analyze((p, y), AnalysisConfig(n_resamples=40))
+    off = analyze((p, y), AnalysisConfig(n_resamples=40, consistency_band=False))
     pd.testing.assert_frame_equal(on.metrics, off.metrics)
     assert off.components[0].band is None and on.components[0].band is not None
     assert "band_low" not in off.bin_table.columns
@@ -282,7 +282,7 @@ def test_reliability_figure_draws_the_band_as_a_last_trace():
     from core.figures import classwise_grid, reliability_figure
 
     p, y = _data(500, 2, seed=1)
-    (comp,) = analyze(p, y, AnalysisConfig(lens="binary", n_bins=8, n_resamples=0)).components
+    (comp,) = analyze((p, y), AnalysisConfig(lens="binary", n_bins=8, n_resamples=0)).components
     band = comp.band
     fig = reliability_figure(comp, band_low=band.low, band_high=band.high, band_level=band.level)
     assert [t.name for t in fig.data[:2]] == ["perfect calibration", "observed frequency"]
@@ -294,7 +294,7 @@ def test_reliability_figure_draws_the_band_as_a_last_trace():
     assert_allclose(last.y, np.concatenate([band.low[ok], band.high[ok][::-1]]))
     assert len(reliability_figure(comp).data) == 3  # no band unless given
     p3, y3 = _data(300, 3)
-    comps = analyze(p3, y3, AnalysisConfig(lens="classwise", n_resamples=0)).components
+    comps = analyze((p3, y3), AnalysisConfig(lens="classwise", n_resamples=0)).components
     assert len(classwise_grid(comps).data) == 6
     grid = classwise_grid(comps, show_band=True)
     assert len(grid.data) == 9

@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose
 
 from core.analysis import AnalysisConfig
 from core.calibration import calibration_error
+from core.data import as_predictions
 from core.errors import ConfigError
 from core.estimator_comparison import (
     CURVE_COLUMNS,
@@ -68,7 +69,7 @@ def _direct(p, y, row, config, class_names=None):
 def test_table_values_equal_direct_calls(data, config):
     p, y = data
     names = tuple(f"c{i}" for i in range(np.shape(p)[1] if np.ndim(p) == 2 else 2))
-    comp = compare_estimators(p, y, config, class_names=names)
+    comp = compare_estimators(as_predictions((p, y), class_names=names), config)
     table = comp.table
     assert table.columns.tolist() == TABLE_COLUMNS
     assert table.key.is_unique
@@ -92,7 +93,7 @@ def test_table_values_equal_direct_calls(data, config):
 def test_intervals_equal_bootstrap_many_on_the_same_resamples():
     p, y = _binary(300)
     config = AnalysisConfig(lens="binary", n_bins=10, n_resamples=60, seed=5, level=0.9)
-    comp = compare_estimators(p, y, config)
+    comp = compare_estimators((p, y), config)
     table = comp.table.set_index("key")
     opts = {
         "lens": "binary",
@@ -123,19 +124,19 @@ def test_intervals_equal_bootstrap_many_on_the_same_resamples():
 def test_binned_scope_leaves_kernel_rows_without_intervals():
     p, y = _binary(300)
     comp = compare_estimators(
-        p, y, AnalysisConfig(lens="binary", n_resamples=30), intervals="binned"
+        (p, y), AnalysisConfig(lens="binary", n_resamples=30), intervals="binned"
     )
     t = comp.table
     assert t[t.group == "binned"].low.notna().all()
     assert t[t.group == "kernel"].low.isna().all()
     with pytest.raises(ConfigError, match="intervals must be one of"):
-        compare_estimators(p, y, AnalysisConfig(lens="binary"), intervals="some")
+        compare_estimators((p, y), AnalysisConfig(lens="binary"), intervals="some")
 
 
 def test_quadratic_size_limits_are_notes_not_runs():
     p, y = _binary(300)
     config = AnalysisConfig(lens="binary", n_resamples=20)
-    comp = compare_estimators(p, y, config, quadratic_interval_max_n=100, max_exact_n=200)
+    comp = compare_estimators((p, y), config, quadratic_interval_max_n=100, max_exact_n=200)
     t = comp.table.set_index("key")
     for name in ESTIMATORS.names(quadratic=True):
         assert math.isnan(t.loc[name, "value"]), name
@@ -144,7 +145,7 @@ def test_quadratic_size_limits_are_notes_not_runs():
     assert t.loc["skce-ul", "value"] == pytest.approx(
         calibration_error(p, y, estimator="skce-ul", lens="binary").value, rel=1e-12
     )
-    comp = compare_estimators(p, y, config, quadratic_interval_max_n=100)
+    comp = compare_estimators((p, y), config, quadratic_interval_max_n=100)
     t = comp.table.set_index("key")
     assert np.isfinite(t.loc["skce-b", "value"]) and math.isnan(t.loc["skce-b", "low"])
     assert "no interval: quadratic cost at n > 100" in t.loc["skce-b", "note"]
@@ -154,7 +155,7 @@ def test_quadratic_size_limits_are_notes_not_runs():
 def test_norm_inf_and_discrete_binning_rows():
     p, y = _binary(300)
     comp = compare_estimators(
-        p, y, AnalysisConfig(lens="binary", norm="inf", binning="discrete", n_resamples=0)
+        (p, y), AnalysisConfig(lens="binary", norm="inf", binning="discrete", n_resamples=0)
     )
     t = comp.table.set_index("key")
     assert math.isnan(t.loc["debiased", "value"])
@@ -168,13 +169,15 @@ def test_norm_inf_and_discrete_binning_rows():
 def test_lens_that_does_not_fit_the_data_is_one_error():
     p, y = _multiclass()
     with pytest.raises(ConfigError, match="binary lens needs two classes"):
-        compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=0))
+        compare_estimators((p, y), AnalysisConfig(lens="binary", n_resamples=0))
 
 
 def test_error_versus_bins_matches_direct_calls():
     p, y = _multiclass(400)
     curve = error_versus_bins(
-        p, y, lens="classwise", n_bins_range=(2, 12), norm=2, seed=4, tie_policy="keep"
+        (p, y),
+        AnalysisConfig(lens="classwise", norm=2, seed=4, tie_policy="keep"),
+        n_bins_range=(2, 12),
     )
     assert curve.columns.tolist() == CURVE_COLUMNS
     assert len(curve) == 3 * 2 * 11
@@ -206,9 +209,8 @@ def test_error_versus_bins_matches_direct_calls():
 def test_error_versus_bins_hand_checked_tiny_case():
     p, y = [0.6, 0.7, 0.8, 0.9], [0, 0, 1, 1]
     curve = error_versus_bins(
-        p,
-        y,
-        lens="binary",
+        (p, y),
+        AnalysisConfig(lens="binary"),
         estimators=["plugin", "label-binned"],
         binnings=["equal-width"],
         n_bins_range=(2, 4),
@@ -222,17 +224,19 @@ def test_error_versus_bins_hand_checked_tiny_case():
     assert value["label-binned", 2] == pytest.approx((0.1 + 0.2 + 0.3 + 0.4) / 4)
     assert value["label-binned", 4] == pytest.approx((0.6 + 0.7 + 0.2 + 0.1) / 4)
     with pytest.raises(ConfigError, match="free number of bins"):
-        error_versus_bins(p, y, lens="binary", estimators=["sweep"])
+        error_versus_bins((p, y), AnalysisConfig(lens="binary"), estimators=["sweep"])
     with pytest.raises(ConfigError, match="does not support"):
-        error_versus_bins(p, y, lens="binary", estimators=["debiased"], norm="inf")
+        error_versus_bins(
+            (p, y), AnalysisConfig(lens="binary", norm="inf"), estimators=["debiased"]
+        )
     with pytest.raises(ConfigError, match="n_bins_range"):
-        error_versus_bins(p, y, lens="binary", n_bins_range=(5, 2))
+        error_versus_bins((p, y), AnalysisConfig(lens="binary"), n_bins_range=(5, 2))
 
 
 @pytest.mark.parametrize("lens", ["top-label", "classwise"])
 def test_sweep_traces_are_consistent(lens):
     p, y = _multiclass(500, seed=7)
-    comp = compare_estimators(p, y, AnalysisConfig(lens=lens, n_resamples=0))
+    comp = compare_estimators((p, y), AnalysisConfig(lens=lens, n_resamples=0))
     assert set(comp.sweeps) == {"equal-width", "equal-mass"}
     traces, choices = comp.sweep_traces, comp.sweep_choices
     assert traces.columns.tolist() == ["binning", "component", "b", "monotone", "chosen"]
@@ -260,8 +264,8 @@ def test_sweep_traces_are_consistent(lens):
 def test_explanation_uses_the_numbers():
     p, y = _binary(500)
     config = AnalysisConfig(lens="binary", norm=2, n_resamples=0)
-    comp = compare_estimators(p, y, config)
-    curve = error_versus_bins(p, y, lens="binary", norm=2, n_bins_range=(2, 20))
+    comp = compare_estimators((p, y), config)
+    curve = error_versus_bins((p, y), AnalysisConfig(lens="binary", norm=2), n_bins_range=(2, 20))
     text = explain_disagreement(comp, curve)
     joined = "\n".join(text)
     assert f"{comp.value('plugin'):.4f}" in joined
@@ -273,8 +277,8 @@ def test_explanation_uses_the_numbers():
 
 def test_figures_draw_the_tables():
     p, y = _binary(300)
-    comp = compare_estimators(p, y, AnalysisConfig(lens="binary", n_resamples=20))
-    curve = error_versus_bins(p, y, lens="binary", n_bins_range=(2, 10))
+    comp = compare_estimators((p, y), AnalysisConfig(lens="binary", n_resamples=20))
+    curve = error_versus_bins((p, y), AnalysisConfig(lens="binary"), n_bins_range=(2, 10))
     fig = error_versus_bins_figure(curve, comp.sweep_choices)
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert len(lines) == 6

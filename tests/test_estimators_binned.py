@@ -35,12 +35,12 @@ def ce(p, y, **kw):
 def test_registry_entries_and_meta():
     assert ESTIMATORS.names(binned=True)[:4] == ["plugin", "label-binned", "debiased", "sweep"]
     for name in ("plugin", "label-binned", "sweep"):
-        assert ESTIMATORS.get(name).meta["norms"] == (1.0, 2.0, np.inf)
-    assert ESTIMATORS.get("debiased").meta["norms"] == (1.0, 2.0)
+        assert ESTIMATORS.get(name).norms == (1.0, 2.0, np.inf)
+    assert ESTIMATORS.get("debiased").norms == (1.0, 2.0)
     assert ESTIMATORS.names(lenses="canonical") == [
-        n for n in ESTIMATORS.names() if "canonical" in ESTIMATORS.get(n).meta["lenses"]
+        n for n in ESTIMATORS.names() if "canonical" in ESTIMATORS.get(n).lenses
     ]
-    assert "canonical" not in ESTIMATORS.get("plugin").meta["lenses"]
+    assert "canonical" not in ESTIMATORS.get("plugin").lenses
 
 
 # --------------------------------------------------------------------------- plug-in

@@ -141,7 +141,7 @@ def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
     rng = np.random.default_rng(2)
     p = rng.uniform(size=400)
     y = (rng.uniform(size=400) < p).astype(int)
-    res = analyze(p, y, AnalysisConfig(lens="binary", n_bins=8, n_resamples=0))
+    res = analyze((p, y), AnalysisConfig(lens="binary", n_bins=8, n_resamples=0))
     (comp,) = res.components
     fig = reliability_figure(comp)
     _, observed, counts = fig.data

@@ -196,8 +196,8 @@ def test_bandwidth_errors():
 def test_registered_with_metadata():
     for name in ("skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"):
         entry = ESTIMATORS.get(name)
-        assert entry.meta["binned"] is False and entry.meta["kernel"] is True
-    assert "canonical" in ESTIMATORS.get("skce-uq").meta["lenses"]
+        assert entry.binned is False and entry.family == "kernel"
+    assert "canonical" in ESTIMATORS.get("skce-uq").lenses
     assert set(ESTIMATORS.names(lenses="canonical")) >= {"skce-b", "skce-uq", "skce-ul"}
 
 

@@ -13,6 +13,7 @@ from core.analysis import AnalysisConfig
 from core.binning import assign_to_edges, bin_indices, equal_mass_starts, shared_edges
 from core.calibration import calibration_error
 from core.calibration_tests import calibration_test
+from core.data import as_predictions
 from core.errors import ConfigError, DataError
 from core.figures_compare import (
     metric_forest_figure,
@@ -382,10 +383,9 @@ def test_errors_are_typed_and_actionable():
     p3, y3 = _multiclass(100, 3)
     with pytest.raises(DataError, match="numbers of classes"):
         compare_models({"a": (s, y), "b": (p3, y3)}, n_boot=0)
-    from types import SimpleNamespace
 
     def named(names):
-        return SimpleNamespace(probs=p3, labels=y3, class_names=names, binary=False)
+        return as_predictions((p3, y3), class_names=names)
 
     with pytest.raises(DataError, match="name their classes differently"):
         compare_models({"a": named(("x", "y", "z")), "b": named(("x", "z", "y"))}, n_boot=0)

@@ -150,7 +150,7 @@ def test_json_numbers_equal_analyze_exactly(toy_report):
     record = json.loads(toy_report.to_json())
     assert record["command"] == "report"
     assert record["config"] == CONFIG.to_dict() and record["seed"] == 7
-    expected = analyze(pred.probs[:, 1], pred.labels, CONFIG, class_names=pred.class_names)
+    expected = analyze(pred, CONFIG)
     (result,) = record["results"]
     got = pd.DataFrame(result["metrics"]).set_index("metric")
     want = expected.metrics.set_index("metric")
@@ -266,7 +266,7 @@ def test_model_comparison_only_with_two_or_more_models(breast, toy_html):
     assert [r["model"] for r in record["results"]] == list(breast.models)
     # every model's numbers are analyze's on its own rows
     part = breast.by_model()[breast.models[1]]
-    own = analyze(part.probs[:, 1], part.labels, config, class_names=part.class_names)
+    own = analyze(part, config)
     assert record["results"][1]["headline"]["value"] == own.headline.value
     # one model → no comparison
     assert "Model comparison" not in toy_html

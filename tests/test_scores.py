@@ -107,7 +107,7 @@ def test_scores_registry_row_values_average_to_the_score():
     p, y = _random_multiclass()
     P, Y = check_probs_labels(p, y)
     for entry in SCORES:
-        rows = entry.meta["row_values"](P, Y)
+        rows = entry.row_values(P, Y, binary=False)
         assert rows.shape == (P.shape[0],)
         assert rows.mean() == pytest.approx(entry.func(p, y), rel=1e-14)
 

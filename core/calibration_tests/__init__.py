@@ -121,19 +121,19 @@ def calibration_test(
     """
     entry = TESTS.get(test)
     p, y = check_probs_labels(probs, labels)
-    allowed = entry.meta["lenses"]
+    allowed = entry.lenses
     if lens is None:
-        lens = entry.meta.get("default_lens") or ("binary" if p.shape[1] == 2 else "top-label")
+        lens = entry.default_lens or ("binary" if p.shape[1] == 2 else "top-label")
     LENSES.get(lens)
     if lens not in allowed:
         raise ConfigError(
             f"The {test!r} test runs on the {', '.join(allowed)} lens(es), not {lens!r}."
         )
-    unknown = sorted(set(options) - set(entry.meta["options"]))
+    unknown = sorted(set(options) - set(entry.options))
     if unknown:
         raise ConfigError(
             f"Test {test!r} has no option(s) {', '.join(unknown)}; it accepts "
-            f"{', '.join(entry.meta['options']) or 'none'}."
+            f"{', '.join(entry.options) or 'none'}."
         )
     return entry.func(p, y, lens=lens, rng=check_rng(seed), **options)
 
@@ -352,19 +352,19 @@ def run_tests(
     for name in tests:
         entry = TESTS.get(name)
         opts: dict[str, Any] = {}
-        if "max_exact_n" in entry.meta["options"]:
+        if "max_exact_n" in entry.options:
             opts["max_exact_n"] = max_exact_n
-            if entry.meta.get("quadratic") and n > max_exact_n:
+            if entry.quadratic and n > max_exact_n:
                 skipped[name] = (
                     f"quadratic in n: {n:,} rows exceed max_exact_n = {max_exact_n:,}. Use the "
                     "linear (SKCE_ul) or block test, or raise the limit to run it."
                 )
                 continue
-        if "n_resamples" in entry.meta["options"]:
+        if "n_resamples" in entry.options:
             opts["n_resamples"] = n_resamples
-        if name == "consistency":
+        if entry.binned:
             opts.update(consistency_options or {})
-        test_lens = kernel_lens if entry.meta.get("default_lens") == "canonical" else lens
+        test_lens = kernel_lens if entry.default_lens == "canonical" else lens
         try:
             results.append(
                 calibration_test(p, y, test=name, lens=test_lens, seed=base_seed, **opts)

@@ -12,10 +12,47 @@ from typing import Any
 import numpy as np
 
 from core.errors import ConfigError
-from core.registry import Registry
+from core.registry import Entry, Registry
 
-#: Tests of calibration; each entry's func is ``func(probs, labels, *, lens, rng, **options)``.
-TESTS: Registry = Registry("calibration test")
+
+@dataclass(frozen=True, kw_only=True)
+class TestInfo(Entry):
+    """A calibration test; its func is ``func(probs, labels, *, lens, rng, **options)``.
+
+    Attributes
+    ----------
+    kind : {"bound", "asymptotic", "resampling", "classical"}
+        How the p-value is obtained.
+    random : bool
+        The p-value depends on the seed.
+    quadratic : bool
+        Quadratic cost in the number of rows.
+    lenses : tuple of str
+        Lenses it runs on.
+    options : tuple of str
+        Options it takes.
+    assumptions : str
+        What the p-value relies on, in one line.
+    default_lens : str or None
+        Its lens when none is given (None: binary for two classes, else top-label).
+    binned : bool
+        It tests a binned estimator (options ``estimator``, ``binning``, ``n_bins``, ...).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    kind: str
+    random: bool
+    quadratic: bool
+    lenses: tuple[str, ...]
+    options: tuple[str, ...]
+    assumptions: str
+    default_lens: str | None = None
+    binned: bool = False
+
+
+#: Tests of calibration.
+TESTS: Registry[TestInfo] = Registry("calibration test", TestInfo)
 
 #: Lenses the kernel tests accept (one component each).
 KERNEL_TEST_LENSES: tuple[str, ...] = ("canonical", "binary", "top-label")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from core._validation import check_norm
-from core.binning import bin_indices, check_n_bins, check_tie_policy
+from core.binned_view import bin_view
+from core.binning import BINNINGS, RowBatch, bin_stats, check_n_bins
+from core.calibration import EstimatorCall
 from core.calibration_tests.base import (
     BINARY_TEST_LENSES,
     TESTS,
@@ -20,38 +21,35 @@ from core.calibration_tests.base import (
     conservative_pvalue,
 )
 from core.errors import ConfigError, EstimationError
-from core.estimators import ESTIMATORS, plugin_from_stats
+from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
+from core.estimators.base import KernelContext, NormalStream, lens_view
 
 
-def _fast_plugin_null(
-    p: np.ndarray,
-    lens: str,
-    n_bins: int,
-    norm: float,
-    r: int,
-    rng: np.random.Generator,
+def _batched_null(
+    call: EstimatorCall, p: np.ndarray, y: np.ndarray, r: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Consistency null of the equal-width plug-in estimator on a one-component lens.
+    """Consistency null of a binned estimator on fixed bins and a one-component lens.
 
-    Bins do not depend on the sample here, so each resample is a ``bincount`` of
-    (resample, bin) pairs; the redrawn outcome is Bernoulli(score) on these lenses.
+    Bins do not depend on the sample here, so a chunk of resamples is one batch of bin
+    statistics read by the estimator's kernel; the redrawn outcome is Bernoulli(score)
+    on these lenses.
     """
-    n = p.shape[0]
-    scores = p[:, 1] if lens == "binary" else p.max(axis=1)
-    idx, edges = bin_indices(scores, binning="equal-width", n_bins=n_bins)
-    b = edges.size - 1
+    view = lens_view(p, y, call.lens, class_names=call.class_names)
+    comp = bin_view(view, call.binning, call.n_bins, call.tie_policy).components[0]
+    scores, n = comp.scores, p.shape[0]
+    weights = np.ones(1)
     out = np.empty(r)
     step = max(1, 4_000_000 // n)
     for s in range(0, r, step):
         m = min(step, r - s)
         rows = rng.integers(0, n, size=(m, n))
         outcome = rng.random((m, n)) < scores[rows]
-        key = (idx[rows] + (np.arange(m) * b)[:, None]).ravel()
-        counts = np.bincount(key, minlength=m * b).reshape(m, b)
-        ssum = np.bincount(key, weights=scores[rows].ravel(), minlength=m * b).reshape(m, b)
-        lsum = np.bincount(key, weights=outcome.ravel(), minlength=m * b).reshape(m, b)
-        out[s : s + m] = plugin_from_stats(counts, ssum, lsum, norm)
+        batch = RowBatch(comp.index[rows], scores[rows], outcome, comp.n_bins)
+        ctx = KernelContext(call.options, NormalStream(0), np.zeros(m, dtype=np.int64))
+        values = call.info.kernel(batch, call.norm, ctx)  # type: ignore[misc]
+        values = values[0] if isinstance(values, tuple) else values
+        out[s : s + m] = call.info.combine(values[:, None], weights, call.norm)
     return out
 
 
@@ -73,6 +71,7 @@ def _resampled_labels(cdf: np.ndarray, rows: np.ndarray, rng: np.random.Generato
     lenses=("binary", "top-label", "classwise"),
     options=("estimator", "binning", "n_bins", "norm", "tie_policy", "n_resamples"),
     assumptions="i.i.d. rows; known to reject too often with many or fine bins",
+    binned=True,
 )
 def _consistency(
     p,
@@ -87,31 +86,21 @@ def _consistency(
     tie_policy="split",
     n_resamples=1000,
 ) -> CalibrationTestResult:
-    entry = ESTIMATORS.get(estimator)
-    if not entry.meta.get("binned"):
+    info = ESTIMATORS.get(estimator)
+    if not info.binned:
         raise ConfigError(
             f"Consistency resampling runs on a binned estimator; {estimator!r} is not one. "
             f"Choose one of {', '.join(ESTIMATORS.names(binned=True))}."
         )
-    p_norm = check_norm(norm)
-    if p_norm not in entry.meta.get("norms", ()):
-        raise ConfigError(f"Estimator {estimator!r} does not support norm {norm!r}.")
-    if lens not in entry.meta.get("lenses", ()):
-        raise ConfigError(f"Estimator {estimator!r} does not support the {lens!r} lens.")
+    call = EstimatorCall.make(
+        estimator, lens=lens, norm=norm, binning=binning, n_bins=n_bins, tie_policy=tie_policy
+    )
     r = check_resamples(n_resamples)
-    kw = {
-        "lens": lens,
-        "norm": p_norm,
-        "binning": binning,
-        "n_bins": check_n_bins(n_bins),
-        "tie_policy": check_tie_policy(tie_policy),
-        "class_weights": None,
-        "class_names": None,
-    }
-    t = float(entry.func(p, y, rng=np.random.default_rng(0), **kw).value)
-    fast = estimator == "plugin" and binning == "equal-width" and lens in BINARY_TEST_LENSES
+    t = float(call.run(p, y, np.random.default_rng(0)).value)
+    fixed = binning == "discrete" or not BINNINGS.get(binning).data_dependent
+    fast = info.from_bins and fixed and not info.random(call.norm) and lens in BINARY_TEST_LENSES
     if fast:
-        null = _fast_plugin_null(p, lens, kw["n_bins"], p_norm, r, rng)
+        null = _batched_null(call, p, y, r, rng)
     else:
         n = p.shape[0]
         cdf = np.cumsum(p, axis=1)
@@ -119,15 +108,15 @@ def _consistency(
         for i in range(r):  # one vectorised estimator call per resample
             rows = rng.integers(0, n, size=n)
             y_star = _resampled_labels(cdf, rows, rng)
-            null[i] = entry.func(p[rows], y_star, rng=rng, **kw).value
+            null[i] = call.run(p[rows], y_star, rng).value
     pv, se, hits = conservative_pvalue(null, t)
     return CalibrationTestResult(
         test="consistency",
         statistic=t,
         pvalue=pv,
         pvalue_is_bound=False,
-        method=f"consistency resampling of {entry.label}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
-        assumptions=TESTS.get("consistency").meta["assumptions"],
+        method=f"consistency resampling of {info.label}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
+        assumptions=TESTS.get("consistency").assumptions,
         lens=lens,
         n=p.shape[0],
         null_distribution=null,
@@ -136,8 +125,8 @@ def _consistency(
         details={
             "estimator": estimator,
             "binning": binning,
-            "n_bins": kw["n_bins"],
-            "norm": p_norm,
+            "n_bins": call.n_bins,
+            "norm": call.norm,
             "exceedances": hits,
             "vectorised": fast,
         },
@@ -167,10 +156,9 @@ def _binary_view(p: np.ndarray, y: np.ndarray, lens: str) -> tuple[np.ndarray, n
 def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> CalibrationTestResult:
     s, o = _binary_view(p, y, lens)
     g = check_n_bins(n_groups)
-    idx, _edges = bin_indices(s, binning="equal-mass", n_bins=g)
-    counts = np.bincount(idx, minlength=g).astype(np.float64)
-    expected = np.bincount(idx, weights=s, minlength=g)
-    observed = np.bincount(idx, weights=o, minlength=g)
+    groups = bin_stats(s, o, binning="equal-mass", n_bins=g)
+    counts = groups.counts.astype(np.float64)
+    expected, observed = groups.score_sums, groups.label_sums
     with np.errstate(divide="ignore", invalid="ignore"):
         var = expected * (1.0 - expected / counts)
     used = (counts > 0) & (var > 0)
@@ -188,7 +176,7 @@ def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> Calibrati
         pvalue=pv,
         pvalue_is_bound=False,
         method=f"χ² with {dof} degrees of freedom ({'G − 2, fitted on these data' if fitted else 'G, held-out data'})",
-        assumptions=TESTS.get("hosmer-lemeshow").meta["assumptions"],
+        assumptions=TESTS.get("hosmer-lemeshow").assumptions,
         lens=lens,
         n=s.size,
         details={
@@ -228,7 +216,7 @@ def _spiegelhalter(p, y, *, lens, rng) -> CalibrationTestResult:
         pvalue=float(2.0 * stats.norm.sf(abs(z))),
         pvalue_is_bound=False,
         method="two-sided normal approximation",
-        assumptions=TESTS.get("spiegelhalter").meta["assumptions"],
+        assumptions=TESTS.get("spiegelhalter").assumptions,
         lens=lens,
         n=s.size,
         details={"variance": var},

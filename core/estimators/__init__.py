@@ -8,6 +8,7 @@ from core.estimators import binned, kernel  # noqa: F401  (register plugin, labe
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,
+    EstimatorInfo,
     aggregate,
     debiased_sq_from_stats,
     lens_view,
@@ -17,6 +18,7 @@ from core.estimators.base import (
 __all__ = [
     "ESTIMATORS",
     "Estimate",
+    "EstimatorInfo",
     "aggregate",
     "debiased_sq_from_stats",
     "lens_view",

@@ -1,46 +1,66 @@
-"""The estimator registry, the :class:`Estimate` record and the shared numerical kernels.
+"""The estimator registry: typed entries, the :class:`Estimate` record and the shared kernels.
 
-Every calibration-error estimator, binned or kernel, is one function registered in
-:data:`ESTIMATORS` with the signature
+Every calibration-error estimator is one :class:`EstimatorInfo` in :data:`ESTIMATORS`. The
+entry declares everything the rest of :mod:`core` needs to know about it: the lenses,
+norms and binnings it accepts, whether its value depends on the seed, whether its cost is
+quadratic, its options with their defaults, and for a binned estimator how it is computed
+from bin statistics:
 
-``func(probs, labels, *, lens, norm, binning, n_bins, tie_policy, class_weights,
-class_names, rng, **options) -> Estimate``
+- ``statistics``: what a batched evaluation needs (see :data:`STATISTICS`): the bins' sums
+  alone (``"bins"``: counts, score sums and label sums, which add up across chunks of
+  data), the bins' sums plus the spread of each bin's scores (``"scores-in-bins"``), the
+  scores in sorted order (``"sorted"``: every number of bins at once, the sweep), or the
+  rows themselves (``"rows"``: the kernel estimators);
+- ``kernel``: the batched kernel, ``kernel(batch, norm, context) -> values`` of one lens
+  component for each of the batch's ``R`` samples (a :class:`BinBatch` for ``"bins"`` and
+  ``"scores-in-bins"``, a :class:`SortedSample` for ``"sorted"``);
+- ``combine``: how per-component values become the estimate (:func:`combine_lp` or
+  :func:`combine_signed`);
+- ``describe``: the per-component values, bins and details of a single estimate.
 
-It receives validated arrays (``probs`` ``(n, K)`` float64 rows summing to 1, ``labels``
-int64 in ``0..K−1``; see :func:`core.calibration.calibration_error`), a norm from
-:func:`core._validation.check_norm` and a :class:`numpy.random.Generator`.  Entry metadata:
-``binned`` (bool), ``norms`` (subset of ``(1.0, 2.0, inf)``, or None for an estimator
-without an ℓp parameter, which then ignores ``norm``), ``lenses`` (tuple of lens names),
-``random`` (bool: the result depends on ``rng``), ``group`` (UI grouping); optionally
-``binnings`` (the binnings a binned estimator accepts; default all of ``BINNINGS``).
+One sample is a batch of one: :func:`estimate_binned` runs the same kernel as the bootstrap
+(:mod:`core.intervals`), the model comparison on shared bins, the bias-vs-n runner and the
+consistency test, which only ask the registry. Adding a binned estimator is one entry (a
+kernel written against :class:`BinBatch`) and its tests.
 
 The batch kernels :func:`plugin_from_stats`, :func:`debiased_sq_from_stats` and
 :func:`debiased_l1_from_stats` take bin statistics with any leading batch shape (last
-axis = bins); the vectorised bootstrap and the bias-vs-n runner call them on many
-resamples at once.
+axis = bins).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.binning import BinStats
+from core._validation import check_norm, norm_key, norm_text
+from core.binning import BINNINGS, BinStats
 from core.errors import ConfigError
-from core.lenses import LensView, lens_view  # noqa: F401  (re-exported for estimator modules)
-from core.registry import Registry
+from core.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
+from core.registry import Entry, Registry
 
-ESTIMATORS: Registry = Registry("estimator")
+if TYPE_CHECKING:
+    from core.binned_view import BinnedView
 
 #: Norms every binned estimator can be asked for (``check_norm`` returns these floats).
 ALL_NORMS: tuple[float, ...] = (1.0, 2.0, np.inf)
 
 #: Lenses with a 1-D view, i.e. the lenses binned estimators accept.
 BINNED_LENSES: tuple[str, ...] = ("binary", "top-label", "classwise")
+
+#: What a batched evaluation of an estimator needs (:attr:`EstimatorInfo.statistics`).
+STATISTICS: dict[str, str] = {
+    "bins": "counts, score sums and label sums per bin (sums: chunks of data merge by addition)",
+    "scores-in-bins": "the bins' sums and the spread of each bin's scores around a per-bin "
+    "centre (ℓ2: sums of squares, which merge; ℓ1 and ℓ∞: the rows of each bin)",
+    "sorted": "the scores in sorted order with prefix sums of the outcomes (the bins of every "
+    "number of bins)",
+    "rows": "the rows themselves, in order (kernel estimators)",
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,25 +89,352 @@ class Estimate:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- batches
 
 
-def check_options(estimator: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    """Raise a :class:`ConfigError` for options an estimator does not take.
+class BinBatch(Protocol):
+    """Bin statistics of ``R`` samples of one lens component (last axis = bins).
+
+    Implemented by :class:`core.binning.RowBatch` (rows with a fixed bin each: one sample,
+    gathered bootstrap resamples, simulated datasets) and by the bootstrap's sorted
+    engine (resamples re-binned by rank).
+    """
+
+    @property
+    def counts(self) -> np.ndarray:
+        """``(R, B)`` points per bin."""
+
+    @property
+    def score_sums(self) -> np.ndarray:
+        """``(R, B)`` sums of the scores per bin."""
+
+    @property
+    def label_sums(self) -> np.ndarray:
+        """``(R, B)`` sums of the outcomes per bin."""
+
+    def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
+        """``(R, B)``: ``Σ_{i in bin} |s_i − c_b|^p`` (``p`` = 1, 2) or ``max |s_i − c_b|`` (∞)."""
+
+
+class SortedSample(Protocol):
+    """``R`` samples of one lens component, each in score order (the sweep's input).
+
+    ``binning`` and ``tie_policy`` say which candidate binnings the boundaries follow.
+    """
+
+    n_rows: int
+    n: int
+    binning: str
+    tie_policy: str
+
+    def boundaries(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(t, prefix)``: positions of candidate boundaries and the outcome sums before them."""
+
+    def monotone(self, rows: np.ndarray) -> np.ndarray:
+        """Whether every candidate binning of each row is monotone (see ``sweep_search``)."""
+
+    def bin_sums(self, rows: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return ``(counts, score_sums, label_sums)`` of the ``b``-bin binning of each row."""
+
+
+class NormalStream:
+    """A stream of standard normal draws shared by every sample of a batch.
+
+    A random estimator reads its draws from this stream at a per-sample offset, so each
+    sample of a batch gets exactly the numbers a single call seeded the same way would.
 
     Parameters
     ----------
-    estimator : str
-        Estimator name (for the message).
-    options : mapping
-        The extra keyword options received.
-    allowed : tuple of str
-        Option names the estimator accepts.
+    seed : int or numpy.random.Generator
+        An int restarts the stream from ``default_rng(seed)`` (what the bootstrap does on
+        every resample); a Generator is read from sequentially (one estimate).
     """
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        hint = f"It accepts: {', '.join(allowed)}." if allowed else "It takes no extra options."
-        raise ConfigError(f"Estimator {estimator!r} has no option(s) {', '.join(unknown)}. {hint}")
+
+    def __init__(self, seed: int | np.random.Generator) -> None:
+        self._rng = seed if isinstance(seed, np.random.Generator) else None
+        self._seed = seed
+        self._z = np.zeros(0)
+
+    def first(self, length: int) -> np.ndarray:
+        """Return the first ``length`` draws of the stream."""
+        if self._rng is None:
+            if length > self._z.size:
+                self._z = np.random.default_rng(self._seed).standard_normal(length)
+        elif length > self._z.size:
+            more = self._rng.standard_normal(length - self._z.size)
+            self._z = np.concatenate([self._z, more])
+        return self._z[:length]
+
+
+@dataclass
+class KernelContext:
+    """What a kernel needs besides the statistics: options and the random stream.
+
+    Attributes
+    ----------
+    options : mapping
+        The estimator's options, defaults filled in.
+    stream : NormalStream
+        The normal draws of a random estimator.
+    offset : numpy.ndarray
+        ``(R,)`` where each sample's draws continue (components are evaluated in order;
+        a kernel that draws advances it).
+    """
+
+    options: Mapping[str, Any]
+    stream: NormalStream
+    offset: np.ndarray
+
+
+def combine_lp(per_component: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
+    """``(Σ_k w_k CE_k^p)^(1/p)`` of each row (``max_k`` for ``p = ∞``): :func:`aggregate`."""
+    return np.asarray(aggregate(per_component, weights, norm), dtype=np.float64)
+
+
+def combine_signed(per_component: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
+    """Weighted sum of signed per-component values, clipped at 0 once (and ``√`` for ℓ2)."""
+    total = np.maximum(per_component @ weights, 0.0)
+    return np.sqrt(total) if norm == 2.0 else total
+
+
+Kernel = Callable[[Any, float, KernelContext], "np.ndarray | tuple[np.ndarray, dict]"]
+Describe = Callable[
+    ["EstimatorInfo", np.ndarray, Mapping[str, np.ndarray], "BinnedView", float, Mapping],
+    tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]],
+]
+
+
+def describe_plain(
+    info: EstimatorInfo,
+    signed: np.ndarray,
+    extras: Mapping[str, np.ndarray],
+    view: BinnedView,
+    norm: float,
+    options: Mapping[str, Any],
+) -> tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]]:
+    """Per-component values as computed, the view's bins, no details."""
+    return tuple(float(v) for v in signed), view.stats, {}
+
+
+# --------------------------------------------------------------------------- the entry
+
+
+@dataclass(frozen=True, kw_only=True)
+class EstimatorInfo(Entry):
+    """Everything about one calibration-error estimator (see the module docstring).
+
+    Attributes
+    ----------
+    family : {"binned", "kernel"}
+        How it measures calibration.
+    lenses : tuple of str
+        Lenses it accepts.
+    norms : tuple of float or None
+        ℓp norms it accepts; None for an estimator without an ℓp parameter (it ignores
+        ``norm``).
+    binnings : tuple of str or None
+        Binnings a binned estimator accepts (None: every registered binning).
+    random_norms : tuple of float
+        Norms at which the value depends on the seed.
+    quadratic : bool
+        Quadratic cost in the number of rows (point estimates only at large ``n``).
+    options : mapping
+        Extra options and their defaults.
+    statistics : str
+        What a batched evaluation needs, a key of :data:`STATISTICS`.
+    kernel : callable or None
+        The batched kernel of a binned estimator.
+    combine : callable
+        ``combine(per_component (R, C), weights (C,), norm) -> (R,)``.
+    describe : callable
+        Per-component values, bins and details of one estimate.
+    check_option_values : callable or None
+        ``check(options) -> options``: validates option values (raises ConfigError).
+    """
+
+    family: str
+    lenses: tuple[str, ...]
+    norms: tuple[float, ...] | None = ALL_NORMS
+    binnings: tuple[str, ...] | None = None
+    random_norms: tuple[float, ...] = ()
+    quadratic: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    statistics: str = "rows"
+    kernel: Kernel | None = None
+    combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = combine_lp
+    describe: Describe = describe_plain
+    check_option_values: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.statistics not in STATISTICS:
+            raise ValueError(f"unknown statistics {self.statistics!r} of {self.name}")
+        if self.binned and self.kernel is None:
+            raise ValueError(f"binned estimator {self.name} needs a kernel")
+
+    @property
+    def binned(self) -> bool:
+        """Whether the estimator bins the scores."""
+        return self.family == "binned"
+
+    @property
+    def from_bins(self) -> bool:
+        """Whether its kernel reads bin statistics (a :class:`BinBatch`) on fixed bins."""
+        return self.statistics in ("bins", "scores-in-bins")
+
+    def random(self, norm: float) -> bool:
+        """Whether the value at ``norm`` depends on the seed."""
+        return norm in self.random_norms
+
+    def accepts_binning(self, binning: str) -> bool:
+        """Whether a binned estimator accepts ``binning`` (kernel estimators: always)."""
+        return not self.binned or self.binnings is None or binning in self.binnings
+
+    def supports(
+        self, *, lens: str | None = None, norm: float | None = None, binning: str | None = None
+    ) -> bool:
+        """Whether the estimator accepts every given choice (None: not asked)."""
+        return (
+            (lens is None or lens in self.lenses)
+            and (norm is None or self.norms is None or norm in self.norms)
+            and (binning is None or self.accepts_binning(binning))
+        )
+
+    def check(
+        self,
+        *,
+        lens: str | None = None,
+        norm: float | str | None = None,
+        binning: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Validate choices for this estimator: the one place its constraints are enforced.
+
+        Parameters
+        ----------
+        lens, norm, binning : optional
+            Choices to check (None: not checked). ``norm`` may be a string.
+        options : mapping, optional
+            Extra options; unknown ones are refused.
+
+        Returns
+        -------
+        dict
+            The options with their defaults filled in (and values validated).
+
+        Raises
+        ------
+        ConfigError
+            Naming what is wrong and what would work.
+        """
+        if lens is not None:
+            LENSES.get(lens)
+            if lens not in self.lenses:
+                fits = ", ".join(ESTIMATORS.names(lenses=lens)) or "none"
+                raise ConfigError(
+                    f"Estimator {self.name!r} does not support the {lens!r} lens; it supports "
+                    f"{', '.join(self.lenses)}. Estimators for {lens!r}: {fits}."
+                )
+        if norm is not None and self.norms is not None:
+            p = check_norm(norm)
+            if p not in self.norms:
+                supported = ", ".join(f"{norm_key(v)} ({norm_text(v)})" for v in self.norms)
+                raise ConfigError(
+                    f"Estimator {self.name!r} does not support norm {norm_key(p)} "
+                    f"({norm_text(p)}): it has no norm {norm_key(p)}. Use one of: {supported}."
+                )
+        if binning is not None and self.binned:
+            BINNINGS.get(binning)
+            if not self.accepts_binning(binning):
+                raise ConfigError(
+                    f"Estimator {self.name!r} bins with {' or '.join(self.binnings or ())}, "
+                    f"not {binning!r}."
+                )
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            allowed = tuple(self.options)
+            hint = f"It accepts: {', '.join(allowed)}." if allowed else "It takes no extra options."
+            raise ConfigError(
+                f"Estimator {self.name!r} has no option(s) {', '.join(unknown)}. {hint}"
+            )
+        if self.check_option_values is not None:
+            given = self.check_option_values(given)
+        return {**self.options, **given}
+
+
+class EstimatorRegistry(Registry[EstimatorInfo]):
+    """The registry of estimators, with the one check of a choice of options."""
+
+    def check(self, name: str, **choices: Any) -> EstimatorInfo:
+        """Return the entry ``name`` after checking ``lens``, ``norm``, ``binning``, ``options``.
+
+        Raises
+        ------
+        ConfigError
+            For an unknown name or a choice the estimator does not accept.
+        """
+        info = self.get(name)
+        info.check(**choices)
+        return info
+
+    def binned_for(self, *, lens: str, norm: float, binning: str) -> list[str]:
+        """Names of the binned estimators that accept a lens, norm and binning."""
+        return [
+            e.name for e in self if e.binned and e.supports(lens=lens, norm=norm, binning=binning)
+        ]
+
+
+ESTIMATORS: EstimatorRegistry = EstimatorRegistry("estimator", EstimatorInfo)
+
+
+# --------------------------------------------------------------------------- one estimate
+
+
+def estimate_binned(
+    info: EstimatorInfo,
+    view: BinnedView,
+    norm: float,
+    rng: np.random.Generator | int,
+    options: Mapping[str, Any],
+) -> Estimate:
+    """Evaluate a binned estimator on one sample: its kernel on a batch of one.
+
+    Parameters
+    ----------
+    info : EstimatorInfo
+        A binned estimator.
+    view : core.binned_view.BinnedView
+        The binned lens components of the sample.
+    norm : float
+        A validated norm.
+    rng : numpy.random.Generator or int
+        Randomness of a random estimator.
+    options : mapping
+        Its options, defaults filled in (:meth:`EstimatorInfo.check`).
+
+    Returns
+    -------
+    Estimate
+        Value, per-component values, bins and details.
+    """
+    ctx = KernelContext(options, NormalStream(rng), np.zeros(1, dtype=np.int64))
+    signed = np.empty(len(view.components))
+    extras: dict[str, list[Any]] = {}
+    for c, comp in enumerate(view.components):
+        batch = comp.sorted_sample() if info.statistics == "sorted" else comp.batch
+        out = info.kernel(batch, norm, ctx)  # type: ignore[misc]
+        values, more = out if isinstance(out, tuple) else (out, {})
+        signed[c] = values[0]
+        for key, arr in more.items():
+            extras.setdefault(key, []).append(arr[0])
+    weights = np.asarray(view.weights, dtype=np.float64)
+    value = float(info.combine(signed[None, :], weights, norm)[0])
+    arrays = {k: np.asarray(v) for k, v in extras.items()}
+    component_values, bins, details = info.describe(info, signed, arrays, view, norm, options)
+    return Estimate(value, view.names, component_values, bins, details)
+
+
+# --------------------------------------------------------------------------- helpers
 
 
 def aggregate(values: ArrayLike, weights: ArrayLike, norm: float) -> Any:
@@ -208,7 +555,7 @@ def debiased_l1_from_stats(
     counts: ArrayLike,
     score_sums: ArrayLike,
     label_sums: ArrayLike,
-    rng: np.random.Generator,
+    rng: np.random.Generator | NormalStream,
     n_draws: int,
     *,
     offset: ArrayLike = 0,
@@ -219,20 +566,20 @@ def debiased_l1_from_stats(
     ``θ̂`` the plug-in ECE, ``σ_k = sqrt(ȳ_k(1 − ȳ_k)/n_k)`` and ``D = n_draws`` standard
     normal draws ``z`` (Kumar et al.'s ``normal_debiased_ce`` with ``power=1``).
 
-    Every set of bins (every row of the batch) reads the same stream of standard normals,
-    drawn once from ``rng``: a row with ``m`` non-empty bins gives its ``j``-th non-empty
-    bin the value ``z[offset + d·m + j]`` in draw ``d``. For one row with ``offset=0``
-    this is ``rng.normal(ȳ, σ, size=(D, m))``, so a batch equals evaluating each row
-    with its own copy of ``rng`` (the bootstrap reseeds the estimator on every resample),
-    and ``offset`` continues the stream past earlier components (``offset + D·m`` is
-    where the next component of a row starts). ``rng`` advances by the largest
-    ``offset + D·m`` of the batch.
+    Every set of bins (every row of the batch) reads the same stream of standard normals:
+    a row with ``m`` non-empty bins gives its ``j``-th non-empty bin the value
+    ``z[offset + d·m + j]`` in draw ``d``. For one row with ``offset=0`` this is
+    ``rng.normal(ȳ, σ, size=(D, m))``, so a batch equals evaluating each row with its own
+    copy of ``rng`` (the bootstrap reseeds the estimator on every resample), and
+    ``offset`` continues the stream past earlier components (``offset + D·m`` is where
+    the next component of a row starts). A Generator advances by the largest
+    ``offset + D·m`` of the batch; a :class:`NormalStream` is read from its start.
 
     Parameters
     ----------
     counts, score_sums, label_sums : array_like
         Arrays of the same shape ``(..., B)``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or NormalStream
         Source of the normal draws.
     n_draws : int
         Draws ``D`` of the resampled bin means.
@@ -258,7 +605,11 @@ def debiased_l1_from_stats(
     m = full.sum(axis=-1)
     start = np.broadcast_to(np.asarray(offset, dtype=np.int64), batch)
     used = start + n_draws * m
-    z = rng.standard_normal(int(used.max()) if used.size else 0)
+    length = int(used.max()) if used.size else 0
+    if isinstance(rng, NormalStream):
+        z = rng.first(length)
+    else:
+        z = rng.standard_normal(length)
     if z.size == 0:  # every bin empty: nothing is drawn, the values are NaN
         z = np.zeros(1)
     safe = np.where(full, c, 1.0)

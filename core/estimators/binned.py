@@ -1,293 +1,370 @@
 """Binned calibration-error estimators: plug-in, label-binned, debiased and the monotone sweep.
 
-Each estimator bins every component of the lens view (see :mod:`core.binning`), computes a
-per-component error and aggregates the components with :func:`~core.estimators.base.aggregate`
-(``(Σ_k w_k CE_k^p)^(1/p)``, ``max`` for ``p = ∞``).  Binary and top-label views have one
-component, so aggregation is the identity there.
+Each estimator is one registry entry (:class:`~core.estimators.base.EstimatorInfo`) whose
+kernel computes the error of one lens component from bin statistics, for a whole batch of
+samples at once; :func:`~core.estimators.base.estimate_binned` runs it on one sample and
+aggregates the components (``(Σ_k w_k CE_k^p)^(1/p)``, ``max`` for ``p = ∞``; the debiased
+estimator sums signed values and clips once). Binary and top-label views have one component,
+so aggregation is the identity there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
-from core.binning import BINNINGS, BinStats, stats_from_indices
+from core.binned_view import BinnedView, bin_view
+from core.binning import BinStats
 from core.errors import ConfigError
 from core.estimators.base import (
     ALL_NORMS,
     BINNED_LENSES,
     ESTIMATORS,
-    Estimate,
-    aggregate,
-    check_options,
+    EstimatorInfo,
+    KernelContext,
+    combine_signed,
     debiased_l1_from_stats,
     debiased_sq_from_stats,
+    estimate_binned,
     lens_view,
     plugin_from_stats,
 )
-from core.lenses import LensView
 
 __all__ = [
-    "debiased",
+    "SortedRows",
     "debiased_l1_from_stats",
     "debiased_sq_from_stats",
-    "label_binned",
-    "plugin",
     "plugin_from_stats",
-    "sweep",
+    "register_binned",
     "sweep_b_star",
     "sweep_bound",
     "sweep_candidate_starts",
     "sweep_row_starts",
     "sweep_search",
+    "sweep_trace",
     "tie_runs",
 ]
 
 
-def _binned_components(
-    view: LensView, binning: str, n_bins: int, tie_policy: str
-) -> list[tuple[np.ndarray, BinStats]]:
-    func = BINNINGS.get(binning).func
-    out = []
-    for scores, outcomes in zip(view.scores, view.outcomes, strict=True):
-        idx, edges = func(scores, n_bins, tie_policy)
-        out.append((idx, stats_from_indices(idx, edges, scores, outcomes, binning)))
-    return out
+# --------------------------------------------------------------------------- registration
 
 
-@ESTIMATORS.register(
+def _binned_func(name: str) -> Callable[..., Any]:
+    """Return the registered function of a binned estimator: bin the lens view, run the kernel."""
+
+    def func(
+        probs: np.ndarray,
+        labels: np.ndarray,
+        *,
+        lens: str,
+        norm: float,
+        binning: str,
+        n_bins: int,
+        tie_policy: str,
+        class_weights: Any,
+        class_names: tuple[str, ...] | None,
+        rng: np.random.Generator,
+        **options: Any,
+    ) -> Any:
+        info = ESTIMATORS.get(name)
+        opts = info.check(options=options)
+        view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
+        return estimate_binned(info, bin_view(view, binning, n_bins, tie_policy), norm, rng, opts)
+
+    func.__name__ = name.replace("-", "_")
+    func.__doc__ = f"The {name!r} estimator on validated arrays (see its registry entry)."
+    return func
+
+
+def register_binned(name: str, **fields: Any) -> EstimatorInfo:
+    """Register a binned estimator defined by its kernel (see :class:`EstimatorInfo`).
+
+    Parameters
+    ----------
+    name : str
+        Public name.
+    **fields
+        The entry's fields; ``family``, ``lenses`` and ``norms`` default to binned, the
+        binned lenses and every norm.
+
+    Returns
+    -------
+    EstimatorInfo
+        The registered entry.
+    """
+    defaults = {"family": "binned", "lenses": BINNED_LENSES, "norms": ALL_NORMS}
+    return ESTIMATORS.add(
+        EstimatorInfo(name=name, func=_binned_func(name), **{**defaults, **fields})
+    )
+
+
+def _whole(name: str, value: object, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ConfigError(f"{name} must be a whole number ≥ 1; got {value!r}.")
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def _plugin_kernel(batch: Any, norm: float, ctx: KernelContext) -> np.ndarray:
+    return plugin_from_stats(batch.counts, batch.score_sums, batch.label_sums, norm)
+
+
+def _label_binned_kernel(batch: Any, norm: float, ctx: KernelContext) -> np.ndarray:
+    counts = batch.counts
+    ybar = np.divide(batch.label_sums, counts, out=np.zeros(counts.shape), where=counts > 0)
+    dev = batch.score_deviation(ybar, norm)
+    if np.isinf(norm):
+        return np.where(counts > 0, dev, -np.inf).max(axis=-1)
+    mean = dev.sum(axis=-1) / counts.sum(axis=-1)
+    return mean if norm == 1.0 else mean ** (1.0 / norm)
+
+
+def _debiased_kernel(batch: Any, norm: float, ctx: KernelContext) -> np.ndarray:
+    counts = batch.counts
+    if norm == 2.0:
+        return debiased_sq_from_stats(counts, batch.score_sums, batch.label_sums)
+    draws = int(ctx.options["n_resamples"])
+    values = debiased_l1_from_stats(
+        counts, batch.score_sums, batch.label_sums, ctx.stream, draws, offset=ctx.offset
+    )
+    # the next component of each sample continues the stream where this one stopped
+    ctx.offset += draws * np.count_nonzero(counts, axis=-1)
+    return values
+
+
+def _describe_debiased(
+    info: EstimatorInfo,
+    signed: np.ndarray,
+    extras: Mapping[str, np.ndarray],
+    view: BinnedView,
+    norm: float,
+    options: Mapping[str, Any],
+) -> tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]]:
+    total = float(signed @ np.asarray(view.weights, dtype=np.float64))
+    small = tuple(int(np.sum(st.counts == 1)) for st in view.stats)
+    if norm == 2.0:
+        values = np.sqrt(np.maximum(signed, 0.0))
+        details = {
+            "signed_square": total,
+            "component_signed_squares": tuple(float(v) for v in signed),
+        }
+    else:
+        values = np.maximum(signed, 0.0)
+        details = {
+            "signed_value": total,
+            "component_signed_values": tuple(float(v) for v in signed),
+            "n_resamples": int(options["n_resamples"]),
+        }
+    details["small_bins"] = small
+    return tuple(float(v) for v in values), view.stats, details
+
+
+def _check_debiased(options: dict[str, Any]) -> dict[str, Any]:
+    if "n_resamples" in options:
+        _whole("n_resamples", options["n_resamples"])
+    return options
+
+
+def _check_sweep(options: dict[str, Any]) -> dict[str, Any]:
+    _whole("max_bins", options.get("max_bins"), optional=True)
+    return options
+
+
+register_binned(
     "plugin",
     label="Plug-in binned (ECE)",
     description="Weighted ℓp distance between mean score and mean outcome per bin "
     "(ℓ1 = ECE, ℓ2 = binned CE, ℓ∞ = MCE over non-empty bins).",
     formula="Roelofs et al. 2022 Eq. 4; Kumar et al. 2019 Def. 5.1",
-    binned=True,
-    norms=ALL_NORMS,
-    lenses=BINNED_LENSES,
-    random=False,
-    group="binned",
+    statistics="bins",
+    kernel=_plugin_kernel,
 )
-def plugin(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    *,
-    lens: str,
-    norm: float,
-    binning: str,
-    n_bins: int,
-    tie_policy: str,
-    class_weights: ArrayLike | None,
-    class_names: tuple[str, ...] | None,
-    rng: np.random.Generator,
-    **options: Any,
-) -> Estimate:
-    """Plug-in binned calibration error ``(Σ_k (n_k/n)|f̄_k − ȳ_k|^p)^(1/p)``.
 
-    Parameters
-    ----------
-    probs, labels : numpy.ndarray
-        Validated predictions ``(n, K)`` and labels.
-    lens, norm, binning, n_bins, tie_policy, class_weights, class_names, rng
-        See :func:`core.calibration.calibration_error`.
-    **options
-        None accepted.
-
-    Returns
-    -------
-    Estimate
-        Value, per-component values and bin statistics.
-    """
-    check_options("plugin", options, ())
-    view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-    parts = _binned_components(view, binning, n_bins, tie_policy)
-    bins = tuple(st for _, st in parts)
-    values = tuple(
-        float(plugin_from_stats(st.counts, st.score_sums, st.label_sums, norm)) for st in bins
-    )
-    return Estimate(aggregate(values, view.weights, norm), view.names, values, bins, {})
-
-
-@ESTIMATORS.register(
+register_binned(
     "label-binned",
     label="Label-binned",
     description="Each point keeps its own score against its bin's mean outcome; "
     "never below the plug-in estimate (Jensen).",
     formula="Roelofs et al. 2022 Eq. 3",
-    binned=True,
-    norms=ALL_NORMS,
-    lenses=BINNED_LENSES,
-    random=False,
-    group="binned",
+    statistics="scores-in-bins",
+    kernel=_label_binned_kernel,
 )
-def label_binned(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    *,
-    lens: str,
-    norm: float,
-    binning: str,
-    n_bins: int,
-    tie_policy: str,
-    class_weights: ArrayLike | None,
-    class_names: tuple[str, ...] | None,
-    rng: np.random.Generator,
-    **options: Any,
-) -> Estimate:
-    """Label-binned calibration error ``((1/n) Σ_i |f_i − ȳ_bin(i)|^p)^(1/p)``.
 
-    For ``p = ∞`` the value is ``max_i |f_i − ȳ_bin(i)|``.
-
-    Parameters
-    ----------
-    probs, labels : numpy.ndarray
-        Validated predictions ``(n, K)`` and labels.
-    lens, norm, binning, n_bins, tie_policy, class_weights, class_names, rng
-        See :func:`core.calibration.calibration_error`.
-    **options
-        None accepted.
-
-    Returns
-    -------
-    Estimate
-        Value, per-component values and bin statistics.
-    """
-    check_options("label-binned", options, ())
-    view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-    parts = _binned_components(view, binning, n_bins, tie_policy)
-    values = []
-    for (idx, st), scores in zip(parts, view.scores, strict=True):
-        ybar = np.divide(st.label_sums, st.counts, out=np.zeros(st.n_bins), where=st.counts > 0)
-        dev = np.abs(scores - ybar[idx])
-        if np.isinf(norm):
-            values.append(float(dev.max()))
-        elif norm == 1.0:
-            values.append(float(dev.mean()))
-        else:
-            values.append(float(np.mean(dev**norm) ** (1.0 / norm)))
-    bins = tuple(st for _, st in parts)
-    return Estimate(aggregate(values, view.weights, norm), view.names, tuple(values), bins, {})
-
-
-@ESTIMATORS.register(
+register_binned(
     "debiased",
     label="Debiased (Bröcker / Ferro–Fricker)",
     description="ℓ2: plug-in squared error minus each bin's label-noise variance "
     "ȳ(1−ȳ)/(n_k−1), clipped at 0 once. ℓ1: bias correction by seeded Gaussian resampling "
     "of the bin means (Kumar et al.).",
     formula="Kumar et al. 2019 Def. 5.2 (ℓ2); library normal_debiased_ce (ℓ1)",
-    binned=True,
     norms=(1.0, 2.0),
-    lenses=BINNED_LENSES,
-    random=True,
     random_norms=(1.0,),
-    group="binned",
+    options={"n_resamples": 1000},
+    check_option_values=_check_debiased,
+    statistics="bins",
+    kernel=_debiased_kernel,
+    combine=combine_signed,
+    describe=_describe_debiased,
 )
-def debiased(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    *,
-    lens: str,
-    norm: float,
-    binning: str,
-    n_bins: int,
-    tie_policy: str,
-    class_weights: ArrayLike | None,
-    class_names: tuple[str, ...] | None,
-    rng: np.random.Generator,
-    **options: Any,
-) -> Estimate:
-    """Debiased binned calibration error.
 
-    ℓ2 (deterministic): per component the signed square
-    ``Σ_k (n_k/n)[(f̄_k − ȳ_k)² − ȳ_k(1−ȳ_k)/(n_k−1)]`` (bins with ``n_k < 2`` contribute
-    0), aggregated as ``Σ_k w_k`` of the signed squares and clipped once:
-    ``value = sqrt(max(·, 0))``.
 
-    ℓ1 (random, uses ``rng``): per component ``2·θ̂ − mean_r θ_r`` where ``θ̂`` is the
-    plug-in ECE and ``θ_r`` the ECE with each bin's mean outcome redrawn from
-    ``Normal(ȳ_k, sqrt(ȳ_k(1−ȳ_k)/n_k))``; the signed values are aggregated with the class
-    weights and clipped at 0 once.  Unlike the reference library this does not refuse bins
-    with fewer than two points: empty bins carry no weight and a one-point bin has zero
-    variance, so it contributes its plug-in term.  The draws are
-    ``rng.normal(ȳ, σ, size=(n_resamples, m))`` over the ``m`` non-empty bins of each
-    component in turn (see :func:`~core.estimators.base.debiased_l1_from_stats`, which
-    the bootstrap runs on many resamples at once).
+# --------------------------------------------------------------------------- sorted samples
+
+
+class SortedRows:
+    """``R`` datasets of ``n`` rows each, in score order: the sweep's :class:`SortedSample`.
+
+    One sample is ``R = 1``; the bias-vs-n runner passes a block of simulated datasets.
+    ``tie_policy="keep"`` (boundaries moved to the end of a run of equal scores) is
+    supported for one sample.
 
     Parameters
     ----------
-    probs, labels : numpy.ndarray
-        Validated predictions ``(n, K)`` and labels.
-    lens, norm, binning, n_bins, tie_policy, class_weights, class_names, rng
-        See :func:`core.calibration.calibration_error`.
-    **options
-        ``n_resamples`` (int, default 1000): resamples of the ℓ1 correction (accepted and
-        unused for ℓ2, so one option set serves both norms).
-
-    Returns
-    -------
-    Estimate
-        ``details`` holds ``signed_square`` and ``component_signed_squares`` (ℓ2) or
-        ``signed_value``, ``component_signed_values`` and ``n_resamples`` (ℓ1), and
-        ``small_bins``: per component, the number of non-empty bins with one point.
+    scores, outcomes : numpy.ndarray
+        ``(R, n)``, each row sorted by score (stable).
+    binning : {"equal-mass", "equal-width"}
+        Binning of the candidates.
+    tie_policy : {"split", "keep"}
+        Equal-mass tie policy.
     """
-    check_options("debiased", options, ("n_resamples",))
-    if norm not in (1.0, 2.0):
-        raise ConfigError(
-            "The debiased estimator is defined for ℓ2 (Bröcker / Ferro–Fricker) and ℓ1 "
-            "(Gaussian resampling); choose norm=2 or norm=1."
-        )
-    n_resamples = options.get("n_resamples", 1000)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ConfigError(f"n_resamples must be a whole number ≥ 1; got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ConfigError(f"n_resamples must be at least 1; got {n_resamples}.")
-    view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-    bins = tuple(st for _, st in _binned_components(view, binning, n_bins, tie_policy))
-    small = tuple(int(np.sum(st.counts == 1)) for st in bins)
-    w = view.weights
-    if norm == 2.0:
-        signed = np.array(
-            [float(debiased_sq_from_stats(st.counts, st.score_sums, st.label_sums)) for st in bins]
-        )
-        total = float(np.dot(w, signed))
-        return Estimate(
-            value=float(np.sqrt(max(total, 0.0))),
-            components=view.names,
-            component_values=tuple(float(v) for v in np.sqrt(np.maximum(signed, 0.0))),
-            bins=bins,
-            details={
-                "signed_square": total,
-                "component_signed_squares": tuple(float(v) for v in signed),
-                "small_bins": small,
-            },
-        )
-    signed = np.array(
-        [
-            float(
-                debiased_l1_from_stats(
-                    st.counts, st.score_sums, st.label_sums, rng, int(n_resamples)
-                )
+
+    def __init__(
+        self, scores: np.ndarray, outcomes: np.ndarray, binning: str, tie_policy: str = "split"
+    ) -> None:
+        if binning not in ("equal-mass", "equal-width"):
+            raise ConfigError(
+                f"The sweep estimator bins with 'equal-mass' or 'equal-width', not {binning!r}."
             )
-            for st in bins
-        ]
-    )
-    total = float(np.dot(w, signed))
-    return Estimate(
-        value=max(total, 0.0),
-        components=view.names,
-        component_values=tuple(float(v) for v in np.maximum(signed, 0.0)),
-        bins=bins,
-        details={
-            "signed_value": total,
-            "component_signed_values": tuple(float(v) for v in signed),
-            "n_resamples": int(n_resamples),
-            "small_bins": small,
-        },
-    )
+        self.s = np.atleast_2d(scores)
+        self.y = np.atleast_2d(outcomes)
+        self.n_rows, self.n = self.s.shape
+        self.binning = binning
+        self.tie_policy = tie_policy
+        zero = np.zeros((self.n_rows, 1))
+        self.cs = np.concatenate([zero, np.cumsum(self.s, axis=1)], axis=1)
+        self.cy = np.concatenate([zero, np.cumsum(self.y, axis=1)], axis=1)
+        self.block_end = None
+        if tie_policy == "keep":
+            if self.n_rows != 1:
+                raise ConfigError("tie_policy='keep' sorts one sample at a time.")
+            self.block_end = np.searchsorted(self.s[0], self.s[0], side="right")
+
+    def _starts(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.n_rows == 1:
+            starts = sweep_candidate_starts(self.s[0], k, b, self.binning, self.block_end)
+            return np.broadcast_to(starts, (rows.shape[0], starts.shape[0]))
+        return sweep_row_starts(self.s, rows, k, b, self.binning)
+
+    def boundaries(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Positions of the candidate boundaries and the outcome sums before them."""
+        t = self._starts(rows, k, b)
+        return t, self.cy[rows[:, None], t]
+
+    def monotone(self, rows: np.ndarray) -> np.ndarray:
+        """Whether every candidate of each row is monotone."""
+        return np.array(
+            [
+                every_binning_monotone(
+                    self.s[i], self.y[i], self.cy[i], self.binning, self.tie_policy
+                )
+                for i in rows
+            ],
+            dtype=bool,
+        )
+
+    def bin_sums(self, rows: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return counts, score sums and outcome sums of the ``b``-bin binning of each row."""
+        k = np.arange(b + 1, dtype=np.int64)
+        t = self._starts(rows, k, np.full_like(k, b))
+        at = rows[:, None]
+        return (
+            np.diff(t, axis=1).astype(np.float64),
+            np.diff(self.cs[at, t], axis=1),
+            np.diff(self.cy[at, t], axis=1),
+        )
+
+
+class ComponentSample(SortedRows):
+    """One binned lens component as the sweep reads it (a batch of one).
+
+    The ``b*`` bins are the component's own binning with ``b*`` bins
+    (:meth:`~core.binned_view.ComponentBins.rebinned`), so the sweep's value is the
+    plug-in estimate with ``b*`` bins to the last bit, and its bin table shares them.
+    """
+
+    def __init__(self, comp: Any) -> None:
+        order = comp.order
+        super().__init__(
+            comp.scores[order][None, :],
+            comp.outcomes[order][None, :],
+            comp.binning,
+            comp.tie_policy,
+        )
+        self.comp = comp
+
+    def bin_sums(self, rows: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the component's statistics with ``b`` bins (one row)."""
+        st = self.comp.rebinned(b).stats
+        return st.counts[None, :], st.score_sums[None, :], st.label_sums[None, :]
+
+
+def _sweep_kernel(sample: Any, norm: float, ctx: KernelContext) -> tuple[np.ndarray, dict]:
+    b_max = sweep_bound(sample.n, ctx.options.get("max_bins"))
+    b_star = np.ones(sample.n_rows, dtype=np.int64)
+    if b_max >= 2:
+        b_star = sweep_search(sample.n_rows, b_max, sample.boundaries, sample.monotone)
+    values = np.empty(sample.n_rows)
+    for b in np.unique(b_star):
+        rows = np.flatnonzero(b_star == b)
+        values[rows] = plugin_from_stats(*sample.bin_sums(rows, int(b)), norm)
+    return values, {"b_star": b_star}
+
+
+def _describe_sweep(
+    info: EstimatorInfo,
+    signed: np.ndarray,
+    extras: Mapping[str, np.ndarray],
+    view: BinnedView,
+    norm: float,
+    options: Mapping[str, Any],
+) -> tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]]:
+    bins, b_stars, traces = [], [], []
+    for comp, b in zip(view.components, extras["b_star"], strict=True):
+        b = int(b)
+        bins.append(comp.rebinned(b).stats)
+        b_stars.append(b)
+        tb, tm = sweep_trace(b, sweep_bound(comp.scores.shape[0], options.get("max_bins")))
+        trace = pd.DataFrame({"b": tb, "monotone": tm})
+        if len(view.components) > 1:
+            trace.insert(0, "component", comp.name)
+        traces.append(trace)
+    single = len(view.components) == 1
+    details = {
+        "b_star": b_stars[0] if single else tuple(b_stars),
+        "sweep_trace": traces[0] if single else pd.concat(traces, ignore_index=True),
+    }
+    return tuple(float(v) for v in signed), tuple(bins), details
+
+
+register_binned(
+    "sweep",
+    label="ECE_sweep (monotone)",
+    description="Largest number of bins b* for which bin accuracies do not decrease "
+    "(first failure stops the sweep), then the plug-in error with b* bins.",
+    formula="Roelofs et al. 2022 Eq. 8, Algorithm 1",
+    binnings=("equal-mass", "equal-width"),
+    options={"max_bins": None},
+    check_option_values=_check_sweep,
+    statistics="sorted",
+    kernel=_sweep_kernel,
+    describe=_describe_sweep,
+)
 
 
 # --------------------------------------------------------------------------- sweep
@@ -346,25 +423,25 @@ def sweep_b_star(
     if b_max < 2:
         return 1, np.zeros(0, np.int64), np.zeros(0, bool)
     order = np.argsort(scores, kind="stable")
-    s = scores[order]
-    y = outcomes[order]
-    cy = np.concatenate(([0.0], np.cumsum(y)))
-    block_end = np.searchsorted(s, s, side="right") if tie_policy == "keep" else None
+    sample = SortedRows(scores[order][None, :], outcomes[order][None, :], binning, tie_policy)
+    b_star = int(sweep_search(1, b_max, sample.boundaries, sample.monotone)[0])
+    return (b_star, *sweep_trace(b_star, b_max))
 
-    def boundaries(rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        starts = sweep_candidate_starts(s, k, b, binning, block_end)
-        return starts[None, :], cy[starts][None, :]
 
-    def monotone(rows: np.ndarray) -> np.ndarray:
-        return np.array([every_binning_monotone(s, y, cy, binning, tie_policy)])
+def sweep_trace(b_star: int, b_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the candidates a sweep checked and whether each was monotone, from its ``b*``.
 
-    b_star = int(sweep_search(1, b_max, boundaries, monotone)[0])
+    The sweep checks ``b = 2, 3, …`` and stops at the first non-monotone ``b`` (so
+    ``b* = b − 1``), or runs to its bound ``b_max`` with every candidate monotone.
+    """
+    if b_max < 2:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
     if b_star == b_max:
-        return b_max, np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
+        return np.arange(2, b_max + 1, dtype=np.int64), np.ones(b_max - 1, bool)
     trace_b = np.arange(2, b_star + 2, dtype=np.int64)
     mono = np.ones(trace_b.shape[0], bool)
     mono[-1] = False
-    return b_star, trace_b, mono
+    return trace_b, mono
 
 
 def sweep_bound(n: int, max_bins: int | None) -> int:
@@ -593,92 +670,3 @@ def sweep_row_starts(
     lo[:, k == 0] = 0
     lo[:, k == b] = n
     return lo
-
-
-@ESTIMATORS.register(
-    "sweep",
-    label="ECE sweep (monotone)",
-    description="Largest number of bins b* for which bin accuracies do not decrease "
-    "(first failure stops the sweep), then the plug-in error with b* bins.",
-    formula="Roelofs et al. 2022 Eq. 8, Algorithm 1",
-    binned=True,
-    norms=ALL_NORMS,
-    lenses=BINNED_LENSES,
-    binnings=("equal-mass", "equal-width"),
-    random=False,
-    group="binned",
-)
-def sweep(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    *,
-    lens: str,
-    norm: float,
-    binning: str,
-    n_bins: int,
-    tie_policy: str,
-    class_weights: ArrayLike | None,
-    class_names: tuple[str, ...] | None,
-    rng: np.random.Generator,
-    **options: Any,
-) -> Estimate:
-    """Monotone-sweep calibration error ECE_sweep.
-
-    ``n_bins`` is not used: the sweep chooses ``b*`` per component (see
-    :func:`sweep_b_star`), and the value is the plug-in error with ``b*`` bins of the
-    chosen binning.
-
-    Parameters
-    ----------
-    probs, labels : numpy.ndarray
-        Validated predictions ``(n, K)`` and labels.
-    lens, norm, binning, n_bins, tie_policy, class_weights, class_names, rng
-        See :func:`core.calibration.calibration_error`; ``binning`` must be
-        ``"equal-mass"`` (the paper's ECE^em_sweep) or ``"equal-width"``.
-    **options
-        ``max_bins`` (int): largest candidate number of bins (default ``n − 1``).
-
-    Returns
-    -------
-    Estimate
-        ``details["b_star"]`` is the chosen number of bins (an int for one component, a
-        tuple per component for classwise) and ``details["sweep_trace"]`` a DataFrame with
-        columns ``b, monotone`` (and ``component`` for classwise).
-    """
-    check_options("sweep", options, ("max_bins",))
-    if binning not in ("equal-mass", "equal-width"):
-        raise ConfigError(
-            f"The sweep estimator bins with 'equal-mass' or 'equal-width', not {binning!r}."
-        )
-    max_bins = options.get("max_bins")
-    if max_bins is not None and (
-        isinstance(max_bins, bool) or not isinstance(max_bins, int | np.integer) or max_bins < 1
-    ):
-        raise ConfigError(f"max_bins must be a whole number ≥ 1; got {max_bins!r}.")
-    view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-    func = BINNINGS.get(binning).func
-    bins, values, b_stars, traces = [], [], [], []
-    for name, scores, outcomes in zip(view.names, view.scores, view.outcomes, strict=True):
-        b_star, tb, tm = sweep_b_star(
-            scores, outcomes, binning=binning, tie_policy=tie_policy, max_bins=max_bins
-        )
-        idx, edges = func(scores, b_star, tie_policy)
-        st = stats_from_indices(idx, edges, scores, outcomes, binning)
-        bins.append(st)
-        values.append(float(plugin_from_stats(st.counts, st.score_sums, st.label_sums, norm)))
-        b_stars.append(b_star)
-        trace = pd.DataFrame({"b": tb, "monotone": tm})
-        if len(view.names) > 1:
-            trace.insert(0, "component", name)
-        traces.append(trace)
-    single = len(view.names) == 1
-    return Estimate(
-        value=aggregate(values, view.weights, norm),
-        components=view.names,
-        component_values=tuple(values),
-        bins=tuple(bins),
-        details={
-            "b_star": b_stars[0] if single else tuple(b_stars),
-            "sweep_trace": traces[0] if single else pd.concat(traces, ignore_index=True),
-        },
-    )

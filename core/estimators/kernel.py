@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 
 from core._validation import check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
-from core.estimators.base import ESTIMATORS, Estimate, check_options, lens_view
+from core.estimators.base import ESTIMATORS, Estimate, lens_view
 
 #: Distances between probability vectors.
 METRICS: tuple[str, ...] = ("tv", "l1", "l2")
@@ -754,13 +754,14 @@ def skce_value(
     return float(terms.mean()), {"block_size": bsz, "n_blocks": int(terms.size)}
 
 
-_COMMON_OPTIONS = ("kernel", "metric", "bandwidth", "max_exact_n")
-_SKCE_OPTIONS = {
-    "b": (*_COMMON_OPTIONS, "precision"),
-    "uq": (*_COMMON_OPTIONS, "precision"),
-    "ul": _COMMON_OPTIONS,
-    "block": (*_COMMON_OPTIONS, "block_size", "unbiased"),
+#: Options every SKCE estimator takes, with their defaults.
+_COMMON_OPTIONS = {
+    "kernel": "laplacian",
+    "metric": "tv",
+    "bandwidth": "median",
+    "max_exact_n": MAX_EXACT_N,
 }
+_QUADRATIC_OPTIONS = {**_COMMON_OPTIONS, "precision": "float64"}
 
 
 def _kernel_estimate(
@@ -774,7 +775,7 @@ def _kernel_estimate(
     rng: np.random.Generator | None,
     options: dict,
 ) -> Estimate:
-    check_options(f"skce-{which}", options, _SKCE_OPTIONS[which])
+    ESTIMATORS.get(f"skce-{which}").check(options=options)
     if options.get("precision", "float64") not in ("float64", "float32"):
         raise ConfigError(
             f"precision must be 'float64' (exact) or 'float32' (faster, ~1e-7 relative error "
@@ -822,11 +823,9 @@ def _kernel_estimate(
 
 
 _KERNEL_META = {
-    "binned": False,
-    "kernel": True,
-    "norms": (1.0, 2.0, np.inf),
+    "family": "kernel",
+    "norms": None,
     "lenses": ("canonical", "binary", "top-label", "classwise"),
-    "group": "kernel",
 }
 _KERNEL_FORMULA = "Widmann, Lindsten & Zachariah (2019), Table 1; kernel exp(−d/ν)·I"
 
@@ -836,8 +835,8 @@ _KERNEL_FORMULA = "Widmann, Lindsten & Zachariah (2019), Table 1; kernel exp(−
     label="SKCE (biased)",
     description="Squared kernel calibration error, mean of h over all n² pairs; ≥ 0, biased upwards.",
     formula=_KERNEL_FORMULA,
-    random=False,
     quadratic=True,
+    options=_QUADRATIC_OPTIONS,
     **_KERNEL_META,
 )
 def skce_biased(
@@ -856,8 +855,8 @@ def skce_biased(
     label="SKCE (unbiased, quadratic)",
     description="Unbiased U-statistic of the squared kernel calibration error; can be negative.",
     formula=_KERNEL_FORMULA,
-    random=False,
     quadratic=True,
+    options=_QUADRATIC_OPTIONS,
     **_KERNEL_META,
 )
 def skce_unbiased_quadratic(
@@ -876,8 +875,7 @@ def skce_unbiased_quadratic(
     label="SKCE (unbiased, linear)",
     description="Mean of h over consecutive pairs (1,2), (3,4), …: linear cost, larger variance.",
     formula=_KERNEL_FORMULA,
-    random=False,
-    quadratic=False,
+    options=_COMMON_OPTIONS,
     **_KERNEL_META,
 )
 def skce_unbiased_linear(
@@ -896,8 +894,7 @@ def skce_unbiased_linear(
     label="SKCE (block)",
     description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋).",
     formula="Widmann, Lindsten & Zachariah (2021), block estimator",
-    random=False,
-    quadratic=False,
+    options={**_COMMON_OPTIONS, "block_size": None, "unbiased": True},
     **_KERNEL_META,
 )
 def skce_block(
@@ -916,13 +913,17 @@ def skce_block(
     label="MMCE",
     description="Maximum mean calibration error (Kumar et al. 2018) on the confidence, Laplacian kernel exp(−|c−c′|/0.4).",
     formula="Kumar, Sarawagi & Jain (2018); Widmann et al. (2019) App. I.2",
-    random=False,
+    family="kernel",
     quadratic=True,
-    binned=False,
-    kernel=True,
-    norms=(1.0, 2.0, np.inf),
+    norms=None,
     lenses=("top-label",),
-    group="kernel",
+    options={
+        "kernel": "laplacian",
+        "bandwidth": MMCE_BANDWIDTH,
+        "unbiased": False,
+        "max_exact_n": MAX_EXACT_N,
+        "precision": "float64",
+    },
 )
 def mmce(
     probs, labels, *, lens="top-label", norm=None, binning=None, n_bins=None,
@@ -937,7 +938,7 @@ def mmce(
         raise ConfigError(
             "MMCE is defined on the top-label lens (the confidence); use lens='top-label'."
         )
-    check_options("mmce", options, ("kernel", "bandwidth", "unbiased", "max_exact_n", "precision"))
+    ESTIMATORS.get("mmce").check(options=options)
     prob = lens_problems(probs, labels, "top-label", validated=True)[0]
     check_exact_size(prob.probs.shape[0], int(options.get("max_exact_n", MAX_EXACT_N)), "MMCE")
     spec, how = make_spec(

@@ -42,10 +42,59 @@ from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
 )
 from core._validation import as_labels, as_prob_matrix
 from core.errors import ConfigError, DataError, FitError
-from core.registry import Registry
+from core.registry import Entry, Registry
+
 
 #: The registry of recalibrators; entry ``func`` is the recalibrator class.
-RECALIBRATORS: Registry = Registry("recalibrator")
+@dataclass(frozen=True, kw_only=True)
+class RecalibratorInfo(Entry):
+    """A recalibrator class and what it is.
+
+    Attributes
+    ----------
+    family : {"scaling", "binning", "selective"}
+        How it maps scores.
+    discrete_output : bool
+        Its outputs take few distinct values (evaluate them with discrete bins).
+    accuracy_preserving : bool
+        It never changes the predicted class.
+    selective : bool
+        It rejects some rows (report its coverage).
+    min_rows_per_bin : int
+        Calibration rows it needs per bin (uniform-mass binning needs 2); 0 for none.
+    """
+
+    family: str
+    discrete_output: bool = False
+    accuracy_preserving: bool = False
+    selective: bool = False
+    min_rows_per_bin: int = 0
+
+    @property
+    def options(self) -> dict[str, OptionSpec]:
+        """The constructor's keyword options: name → :class:`OptionSpec` (default, type)."""
+        sig = inspect.signature(self.func.__init__)
+        return {
+            p.name: OptionSpec(p.name, p.default, str(p.annotation))
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind == p.KEYWORD_ONLY
+        }
+
+    def min_calibration_rows(self, n_bins: int) -> int:
+        """Fewest calibration rows it can be fitted on with ``n_bins`` bins."""
+        return self.min_rows_per_bin * int(n_bins)
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option of a recalibrator: its name, default and declared type."""
+
+    name: str
+    default: Any
+    annotation: str
+
+
+RECALIBRATORS: Registry[RecalibratorInfo] = Registry("recalibrator", RecalibratorInfo)
 
 LENS_CHOICES = ("auto", "binary", "top-label", "classwise")
 
@@ -317,13 +366,6 @@ class Recalibrator:
     params_: FittedParameters | None = None
 
     # -- scikit-learn style parameters
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name for p in sig.parameters.values() if p.name != "self" and p.kind == p.KEYWORD_ONLY
-        ]
-
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Return the constructor options, as scikit-learn's ``get_params``.
 
@@ -337,7 +379,7 @@ class Recalibrator:
         dict
             Option name to value.
         """
-        return {k: getattr(self, k) for k in self._param_names()}
+        return {k: getattr(self, k) for k in RECALIBRATORS.get(self.name).options}
 
     def set_params(self, **params: Any) -> Recalibrator:
         """Set options (validated by re-running the constructor) and forget any fit."""
@@ -768,6 +810,7 @@ def register(
     discrete_output: bool = False,
     accuracy_preserving: bool = False,
     selective: bool = False,
+    min_rows_per_bin: int = 0,
 ) -> Any:
     """Register a recalibrator class under ``name`` (and set its ``name``/``discrete_output``)."""
 
@@ -783,6 +826,7 @@ def register(
             discrete_output=discrete_output,
             accuracy_preserving=accuracy_preserving,
             selective=selective,
+            min_rows_per_bin=min_rows_per_bin,
         )(cls)
         return cls
 
@@ -817,8 +861,9 @@ def make_recalibrator(name: str, **options: Any) -> Recalibrator:
     >>> r.predict_proba(np.array([0.5])).shape
     (1, 2)
     """
-    klass = RECALIBRATORS.get(name).func
-    valid = klass._param_names()
+    info = RECALIBRATORS.get(name)
+    klass = info.func
+    valid = list(info.options)
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise ConfigError(

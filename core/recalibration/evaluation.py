@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._validation import as_labels, check_norm
+from core._validation import as_labels, check_norm, norm_text
 from core.errors import CalibscopeError, ConfigError
 from core.recalibration.base import RECALIBRATORS, FittedParameters, as_inputs, make_recalibrator
 from core.recalibration.metacal import (
@@ -209,11 +209,11 @@ def _estimator_plan(
 
     usable, skipped = [], []
     for est in estimators:
-        meta = ESTIMATORS.get(est).meta
-        if norm not in meta.get("norms", (1.0, 2.0, np.inf)):
-            skipped.append(f"{est} (no ℓ{norm:g} version)")
-        elif meta.get("binned") and binning not in meta.get("binnings", (binning,)):
-            skipped.append(f"{est} (needs {' or '.join(meta['binnings'])} bins)")
+        info = ESTIMATORS.get(est)
+        if not info.supports(norm=norm):
+            skipped.append(f"{est} (no {norm_text(norm)} version)")
+        elif not info.accepts_binning(binning):
+            skipped.append(f"{est} (needs {' or '.join(info.binnings or ())} bins)")
         else:
             usable.append(est)
     return usable, skipped
@@ -227,7 +227,7 @@ def _statistics(
     stats: dict[str, tuple[str, dict[str, Any]]] = {}
     for est in estimators:
         opts: dict[str, Any] = {"norm": norm, "lens": lens}
-        if ESTIMATORS.get(est).meta.get("binned"):
+        if ESTIMATORS.get(est).binned:
             opts |= {"binning": binning, "n_bins": n_bins}
         stats[est] = (est, opts)
     for score in SCORE_LABELS:
@@ -346,7 +346,7 @@ def compare_recalibrators(
     labels_of = {UNCALIBRATED: "Uncalibrated"}
     for key, name, opts, label in specs:
         labels_of[key] = label
-        accepted_opts = RECALIBRATORS.get(name).func._param_names()
+        accepted_opts = list(RECALIBRATORS.get(name).options)
         if "seed" in accepted_opts:
             opts = {"seed": seed, **opts}
         if "lens" in accepted_opts and lens in ("binary", "top-label", "classwise"):
@@ -392,9 +392,7 @@ def compare_recalibrators(
     records = []
     used_binning: dict[str, str] = {}
     for key, q in predictions.items():
-        discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).meta.get(
-            "discrete_output"
-        )
+        discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).discrete_output
         few = discrete and _few_valued(q, y_eval, lens)
         b = "discrete" if (few and evaluation_binning == "auto") else binning
         used_binning[key] = b

@@ -402,6 +402,7 @@ class _UniformMassNoSplit(_HistogramBinning):
     formula="Gupta & Ramdas 2021, Algorithm 1 / Theorem 3",
     family="binning",
     discrete_output=True,
+    min_rows_per_bin=2,
 )
 class HistogramUMD(_UniformMassNoSplit):
     """Uniform-mass histogram binning without sample splitting (UMD).
@@ -429,6 +430,7 @@ class HistogramUMD(_UniformMassNoSplit):
     formula="Zadrozny & Elkan 2001; Gupta & Ramdas 2021, Corollary 1",
     family="binning",
     discrete_output=True,
+    min_rows_per_bin=2,
 )
 class HistogramZE(_UniformMassNoSplit):
     """Original Zadrozny–Elkan histogram binning (boundary labels averaged).
@@ -457,6 +459,7 @@ class HistogramZE(_UniformMassNoSplit):
     formula="Gupta et al. 2020; Gupta & Ramdas 2021 §2.5",
     family="binning",
     discrete_output=True,
+    min_rows_per_bin=2,
 )
 class HistogramUMS(_HistogramBinning):
     """Uniform-mass histogram binning with sample splitting (UMS).

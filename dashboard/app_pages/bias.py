@@ -121,8 +121,8 @@ def estimator_options() -> list[str]:
     """Every registered estimator, binned ones once per binning (``name:binning``)."""
     out = []
     for entry in ESTIMATORS:
-        if entry.meta.get("binned"):
-            allowed = entry.meta.get("binnings") or ("equal-width", "equal-mass")
+        if entry.binned:
+            allowed = entry.binnings or ("equal-width", "equal-mass")
             out += [f"{entry.name}:{b}" for b in ("equal-width", "equal-mass") if b in allowed]
         else:
             out.append(entry.name)
@@ -516,7 +516,7 @@ with tabs[3]:
     )
     tce_est = c2.selectbox(
         "Estimator",
-        [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
+        [o for o in options if ESTIMATORS.get(o.split(":")[0]).binned],
         index=0,
         format_func=_spec_label,
         key="bias_tce_est",
@@ -586,7 +586,7 @@ with tabs[4]:
     )
     pw_est = c2.multiselect(
         "Estimators",
-        [o for o in options if ESTIMATORS.get(o.split(":")[0]).meta.get("binned")],
+        [o for o in options if ESTIMATORS.get(o.split(":")[0]).binned],
         default=["sweep:equal-mass", "plugin:equal-width"],
         format_func=_spec_label,
         key="bias_pw_est",

@@ -243,7 +243,7 @@ st.dataframe(_metrics_display(cmp), key="compare_table")
 if cmp.test:
     entry = TESTS.get(cmp.test)
     st.caption(
-        f"p-values: {entry.label} (assumes {entry.meta.get('assumptions', 'i.i.d. rows')})."
+        f"p-values: {entry.label} (assumes {entry.assumptions})."
         + (
             " It uses n/2 pairs of rows, so it is fast but has little power: a model with a "
             "clearly visible calibration error can still get a large p-value. The consistency "

@@ -163,7 +163,7 @@ if submitted:
     else:
         options: dict[str, dict[str, Any]] = {}
         for name in methods:
-            params = RECALIBRATORS.get(name).func._param_names()
+            params = list(RECALIBRATORS.get(name).options)
             opt: dict[str, Any] = {}
             if "n_bins" in params:
                 opt["n_bins"] = int(rec_bins)

@@ -77,7 +77,7 @@ def _simulate(
     opts = {
         t: {"n_resamples": TEACHING_RESAMPLES}
         for t in tests
-        if "n_resamples" in TESTS.get(t).meta["options"]
+        if "n_resamples" in TESTS.get(t).options
     }
     return simulate_test_errors(
         tests,
