@@ -325,6 +325,39 @@ class ReliabilityAnalysis:
     class_names: tuple[str, ...] = ()
     binary: bool = False
 
+    def to_record(self) -> dict[str, Any]:
+        """Return every number as a JSON-ready record (see :mod:`core.records`).
+
+        Returns
+        -------
+        dict
+            ``headline`` (estimator, lens, binning, ``n_bins``, norm, value, interval,
+            per-component values, details), ``metrics`` (one dict per row of
+            :attr:`metrics`) and ``bins`` (per component: name, weight, bin table rows).
+        """
+        head = self.headline
+        boot = self.headline_interval
+        return {
+            "headline": {
+                "estimator": head.estimator,
+                "lens": head.lens,
+                "binning": head.binning,
+                "n_bins": head.n_bins,
+                "norm": norm_key(head.norm),
+                "value": head.value,
+                "low": None if boot is None else boot.confidence_interval.low,
+                "high": None if boot is None else boot.confidence_interval.high,
+                "components": list(head.components),
+                "component_values": list(head.component_values),
+                "details": head.details,
+            },
+            "metrics": self.metrics.to_dict(orient="records"),
+            "bins": [
+                {"component": c.name, "weight": c.weight, "rows": c.to_frame().to_dict("records")}
+                for c in self.components
+            ],
+        }
+
     @property
     def bin_table(self) -> pd.DataFrame:
         """All component bin tables in one frame (``component`` column first).

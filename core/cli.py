@@ -17,17 +17,13 @@ Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registrie
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import platform
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
-
+from core import records
 from core.errors import CalibscopeError
 
 PROG = "calibscope"
@@ -237,55 +233,10 @@ def _run_metrics(args: argparse.Namespace) -> str:
         analysis = analyze(part, config)
         results.append((name, part, analysis))
     if args.json:
-        return _dump(_metrics_record(args, pred, config, results))
-    return _metrics_text(pred, config, results)
-
-
-def _metrics_record(args: argparse.Namespace, pred: Any, config: Any, results: list) -> dict:
-    out_results = []
-    for name, part, analysis in results:
-        head = analysis.headline
-        boot = analysis.headline_interval
-        out_results.append(
-            {
-                "model": name,
-                "n": part.n,
-                "digest": part.digest,
-                "lint": part.lint.to_records(),
-                "headline": {
-                    "estimator": head.estimator,
-                    "lens": head.lens,
-                    "binning": head.binning,
-                    "n_bins": head.n_bins,
-                    "norm": _norm_text(head.norm),
-                    "value": head.value,
-                    "low": None if boot is None else boot.confidence_interval.low,
-                    "high": None if boot is None else boot.confidence_interval.high,
-                    "components": list(head.components),
-                    "component_values": list(head.component_values),
-                    "details": head.details,
-                },
-                "metrics": analysis.metrics.to_dict(orient="records"),
-                "bins": [
-                    {
-                        "component": c.name,
-                        "weight": c.weight,
-                        "rows": c.to_frame().to_dict("records"),
-                    }
-                    for c in analysis.components
-                ],
-            }
+        return records.dumps(
+            records.metrics_record(pred, config, results, file=args.file, labels=args.labels)
         )
-    return {
-        "command": "metrics",
-        "calibscope": _version("calibscope"),
-        "versions": _versions(),
-        "input": _input_record(args, pred),
-        "config": config.to_dict(),
-        "seed": config.seed,
-        "lint": pred.lint.to_records(),
-        "results": out_results,
-    }
+    return _metrics_text(pred, config, results)
 
 
 def _metrics_text(pred: Any, config: Any, results: list) -> str:
@@ -343,12 +294,12 @@ def _run_lint(args: argparse.Namespace) -> str:
     pred = _load(args)
     parts = _select_models(pred, args.model)
     if args.json:
-        return _dump(
+        return records.dumps(
             {
                 "command": "lint",
-                "calibscope": _version("calibscope"),
-                "versions": _versions(),
-                "input": _input_record(args, pred),
+                "calibscope": records.package_version("calibscope"),
+                "versions": records.versions(),
+                "input": records.input_record(pred, file=args.file, labels=args.labels),
                 "lint": pred.lint.to_records(),
                 "models": [
                     {"model": name, "n": part.n, "lint": part.lint.to_records()}
@@ -423,14 +374,14 @@ def _run_compare(args: argparse.Namespace) -> str:
         test_resamples=args.test_resamples,
     )
     if args.json:
-        return _dump(
+        return records.dumps(
             {
                 "command": "compare",
-                "calibscope": _version("calibscope"),
-                "versions": _versions(),
-                "input": _input_record(args, pred),
+                "calibscope": records.package_version("calibscope"),
+                "versions": records.versions(),
+                "input": records.input_record(pred, file=args.file, labels=args.labels),
                 "config": config.to_dict(),
-                **_comparison_record(cmp),
+                **cmp.to_record(),
             }
         )
     lines = [_input_line(pred), *cmp.notes, ""]
@@ -466,28 +417,6 @@ def _run_compare(args: argparse.Namespace) -> str:
             f"({verdict})"
         )
     return "\n".join(lines) + "\n"
-
-
-def _comparison_record(cmp: Any) -> dict:
-    """Every number of a :class:`core.model_comparison.ModelComparison` (compare and report)."""
-    return {
-        "seed": cmp.seed,
-        "n_resamples": cmp.n_resamples,
-        "level": cmp.level,
-        "models": list(cmp.models),
-        "n": cmp.n,
-        "paired": cmp.paired,
-        "reference": cmp.reference,
-        "metrics": [{"key": s.key, "label": s.label} for s in cmp.metrics],
-        "edges": [list(e) for e in cmp.edges],
-        "table": cmp.table.to_dict(orient="records"),
-        "differences": cmp.differences.to_dict(orient="records"),
-        "tests": cmp.tests.to_dict(orient="records"),
-        "ranks": cmp.ranks.reset_index().to_dict(orient="records"),
-        "kendall": cmp.kendall.to_dict(),
-        "flips": cmp.flips.to_dict(orient="records"),
-        "notes": list(cmp.notes),
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,21 +491,6 @@ COMMANDS: dict[
 # formatting
 
 
-def _input_record(args: argparse.Namespace, pred: Any) -> dict:
-    return {
-        "file": str(args.file),
-        "labels": None if args.labels is None else str(args.labels),
-        "source": pred.source,
-        "n": pred.n,
-        "n_classes": pred.n_classes,
-        "class_names": list(pred.class_names),
-        "binary": pred.binary,
-        "models": list(pred.models),
-        "digest": pred.digest,
-        "columns": pred.columns,
-    }
-
-
 def _input_line(pred: Any) -> str:
     kind = "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
     models = f", {len(pred.models)} models" if pred.models else ""
@@ -614,50 +528,6 @@ def _fmt(x: Any) -> str:
     if _missing(x):
         return "–"
     return f"{float(x):.4f}" if abs(float(x)) >= 1e-3 or float(x) == 0 else f"{float(x):.3e}"
-
-
-def _norm_text(norm: float) -> str:
-    return "inf" if math.isinf(norm) else str(int(norm))
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, np.generic):
-        return _jsonable(x.item())
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if x is None or isinstance(x, (str, int, bool)):
-        return x
-    if hasattr(x, "to_dict"):
-        return _jsonable(x.to_dict())
-    return str(x)
-
-
-def _dump(record: dict) -> str:
-    return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        if dist == "calibscope":
-            import core
-
-            return core.__version__
-        return None
-
-
-def _versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("numpy", "scipy", "pandas", "pyarrow"):
-        out[dist] = _version(dist)
-    return out
 
 
 if __name__ == "__main__":

@@ -277,6 +277,35 @@ class ModelComparison:
             raise ConfigError(f"No metric {metric!r} for model {model!r} in this comparison.")
         return float(row.value.iloc[0])
 
+    def to_record(self) -> dict[str, Any]:
+        """Return every number as a JSON-ready record (``calibscope compare --json``).
+
+        Returns
+        -------
+        dict
+            Seed, resamples, level, models, rows per model, pairing, reference, metrics,
+            shared edges, the tables (``table``, ``differences``, ``tests``, ``ranks``,
+            ``kendall``, ``flips``) and the notes.
+        """
+        return {
+            "seed": self.seed,
+            "n_resamples": self.n_resamples,
+            "level": self.level,
+            "models": list(self.models),
+            "n": self.n,
+            "paired": self.paired,
+            "reference": self.reference,
+            "metrics": [{"key": s.key, "label": s.label} for s in self.metrics],
+            "edges": [list(e) for e in self.edges],
+            "table": self.table.to_dict(orient="records"),
+            "differences": self.differences.to_dict(orient="records"),
+            "tests": self.tests.to_dict(orient="records"),
+            "ranks": self.ranks.reset_index().to_dict(orient="records"),
+            "kendall": self.kendall.to_dict(),
+            "flips": self.flips.to_dict(orient="records"),
+            "notes": list(self.notes),
+        }
+
     def wide(self) -> pd.DataFrame:
         """Return one row per model with ``<key>``, ``<key> low``, ``<key> high`` columns.
 

@@ -28,11 +28,11 @@ import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 
+from core import records
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
 from core.calibration_tests import TESTS, CalibrationTestResult, calibration_test
 from core.errors import CalibscopeError, ConfigError
@@ -140,12 +140,11 @@ class Report:
             ``title``, ``created``, ``test`` (per model), ``comparison`` (or None) and the
             plotly and calibscope versions.
         """
-        from core import cli
-
         pred = self.predictions
-        where = SimpleNamespace(file=pred.source, labels=self.labels_source)
         results = [(m.model, m, m.analysis) for m in self.models]
-        record = cli._metrics_record(where, pred, self.config, results)
+        record = records.metrics_record(
+            pred, self.config, results, file=pred.source, labels=self.labels_source
+        )
         for out, m in zip(record["results"], self.models, strict=True):
             out["test"] = _test_record(m)
         record.update(
@@ -154,10 +153,10 @@ class Report:
             created=self.created,
             versions=versions(),
             test={"name": self.test_name, "resamples": self.test_resamples},
-            comparison=None if self.comparison is None else cli._comparison_record(self.comparison),
+            comparison=None if self.comparison is None else self.comparison.to_record(),
             comparison_error=self.comparison_error,
         )
-        return cli._jsonable(record)
+        return records.jsonable(record)
 
     def to_json(self) -> str:
         """Return :meth:`to_record` as indented JSON (non-finite numbers as ``null``).
@@ -384,13 +383,7 @@ def versions() -> dict[str, str | None]:
         ``python, numpy, scipy, pandas, pyarrow, plotly, calibscope`` → version (None when
         a package is not installed).
     """
-    from core import cli
-
-    return {
-        **cli._versions(),
-        "plotly": cli._version("plotly"),
-        "calibscope": cli._version("calibscope"),
-    }
+    return records.versions(plotting=True)
 
 
 def build_report(
@@ -496,24 +489,9 @@ def _run_test(
 
 
 def _test_record(m: ModelReport) -> dict[str, Any] | None:
-    t = m.test
-    if t is None:
+    if m.test is None:
         return None if m.test_error is None else {"error": m.test_error}
-    return {
-        "test": t.test,
-        "label": t.label,
-        "statistic": t.statistic,
-        "pvalue": t.pvalue,
-        "pvalue_is_bound": t.pvalue_is_bound,
-        "method": t.method,
-        "assumptions": t.assumptions,
-        "lens": t.lens,
-        "n": t.n,
-        "n_resamples": t.n_resamples,
-        "mc_error": t.mc_error,
-        "confidence_interval": t.confidence_interval,
-        "details": t.details,
-    }
+    return m.test.to_record()
 
 
 def _interval_label(config: AnalysisConfig) -> str:

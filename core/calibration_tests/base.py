@@ -117,6 +117,31 @@ class CalibrationTestResult:
         """The test's human label."""
         return TESTS.get(self.test).label
 
+    def to_record(self) -> dict[str, Any]:
+        """Return the result as a JSON-ready record (the null distribution left out).
+
+        Returns
+        -------
+        dict
+            ``test, label, statistic, pvalue, pvalue_is_bound, method, assumptions, lens,
+            n, n_resamples, mc_error, confidence_interval, details``.
+        """
+        return {
+            "test": self.test,
+            "label": self.label,
+            "statistic": self.statistic,
+            "pvalue": self.pvalue,
+            "pvalue_is_bound": self.pvalue_is_bound,
+            "method": self.method,
+            "assumptions": self.assumptions,
+            "lens": self.lens,
+            "n": self.n,
+            "n_resamples": self.n_resamples,
+            "mc_error": self.mc_error,
+            "confidence_interval": self.confidence_interval,
+            "details": self.details,
+        }
+
 
 def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float, int]:
     """Return ``((1 + #{T* ≥ T}) / (1 + R), Monte-Carlo SE, #exceedances)``.

@@ -1,0 +1,158 @@
+"""Several calibration tests on the same predictions: :func:`run_tests` (pages, reports)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from core._validation import check_probs_labels
+from core.calibration_tests.base import TESTS, CalibrationTestResult
+from core.calibration_tests.run import calibration_test
+from core.errors import ConfigError, EstimationError
+from core.estimators import kernel as kern
+
+#: Every test, in the order a report lists them.
+DEFAULT_SUITE: tuple[str, ...] = (
+    "skce-ul-asymptotic",
+    "skce-uq-bootstrap",
+    "skce-block",
+    "skce-bound-b",
+    "skce-bound-uq",
+    "skce-bound-ul",
+    "consistency",
+    "hosmer-lemeshow",
+    "spiegelhalter",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class TestSuiteResult:
+    """Several calibration tests on the same predictions.
+
+    Attributes
+    ----------
+    results : tuple of CalibrationTestResult
+        One per test that ran.
+    skipped : dict of str to str
+        Tests that did not run, with the reason (e.g. a quadratic test above
+        ``max_exact_n`` rows, with the linear and block tests offered instead).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    results: tuple[CalibrationTestResult, ...]
+    skipped: dict[str, str]
+
+    def to_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Return one row per test: statistic, p-value or bound, decision at ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Significance level of the ``reject`` column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``test, label, statistic, pvalue, bound, reject, mc_error, method,
+            assumptions, lens``.
+        """
+        return pd.DataFrame(
+            [
+                {
+                    "test": r.test,
+                    "label": r.label,
+                    "statistic": r.statistic,
+                    "pvalue": r.pvalue,
+                    "bound": r.pvalue_is_bound,
+                    "reject": r.reject(alpha),
+                    "mc_error": r.mc_error,
+                    "method": r.method,
+                    "assumptions": r.assumptions,
+                    "lens": r.lens,
+                }
+                for r in self.results
+            ],
+            columns=[
+                "test", "label", "statistic", "pvalue", "bound", "reject", "mc_error",
+                "method", "assumptions", "lens",
+            ],
+        )  # fmt: skip
+
+    def get(self, test: str) -> CalibrationTestResult | None:
+        """Return the result of ``test``, or ``None`` if it did not run."""
+        return next((r for r in self.results if r.test == test), None)
+
+
+def run_tests(
+    probs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    tests: Sequence[str] = DEFAULT_SUITE,
+    kernel_lens: str = "canonical",
+    lens: str | None = None,
+    seed: int | np.random.Generator | None = None,
+    n_resamples: int = 1000,
+    max_exact_n: int = kern.MAX_EXACT_N,
+    consistency_options: dict[str, Any] | None = None,
+) -> TestSuiteResult:
+    """Run several calibration tests; quadratic ones are skipped (not replaced) when too large.
+
+    Parameters
+    ----------
+    probs, labels : array_like
+        Predictions and labels.
+    tests : sequence of str
+        Names in :data:`TESTS`.
+    kernel_lens : str
+        Lens of the kernel tests (``"canonical"``, ``"binary"`` or ``"top-label"``).
+    lens : str, optional
+        Lens of the other tests (default ``"binary"`` for two classes, else ``"top-label"``).
+    seed : int, Generator or None
+        Seed of the resampling tests (each test gets the same seed).
+    n_resamples : int
+        Resamples of the bootstrap and consistency tests.
+    max_exact_n : int
+        Above this many rows the quadratic tests are skipped with a note naming the
+        linear and block tests; raise it to run them anyway.
+    consistency_options : dict, optional
+        ``estimator``, ``binning``, ``n_bins``, ``norm``, ``tie_policy`` of the
+        consistency test.
+
+    Returns
+    -------
+    TestSuiteResult
+        The results and the skipped tests with reasons.
+    """
+    p, y = check_probs_labels(probs, labels)
+    n = p.shape[0]
+    base_seed = seed if isinstance(seed, np.random.Generator) else (0 if seed is None else seed)
+    results, skipped = [], {}
+    for name in tests:
+        entry = TESTS.get(name)
+        opts: dict[str, Any] = {}
+        if "max_exact_n" in entry.options:
+            opts["max_exact_n"] = max_exact_n
+            if entry.quadratic and n > max_exact_n:
+                skipped[name] = (
+                    f"quadratic in n: {n:,} rows exceed max_exact_n = {max_exact_n:,}. Use the "
+                    "linear (SKCE_ul) or block test, or raise the limit to run it."
+                )
+                continue
+        if "n_resamples" in entry.options:
+            opts["n_resamples"] = n_resamples
+        if entry.binned:
+            opts.update(consistency_options or {})
+        test_lens = kernel_lens if entry.default_lens == "canonical" else lens
+        try:
+            results.append(
+                calibration_test(p, y, test=name, lens=test_lens, seed=base_seed, **opts)
+            )
+        except (ConfigError, EstimationError) as exc:
+            skipped[name] = str(exc)
+    return TestSuiteResult(tuple(results), skipped)
