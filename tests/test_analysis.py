@@ -10,6 +10,7 @@ from core.binning import bin_stats
 from core.calibration import calibration_error
 from core.data import as_predictions
 from core.errors import ConfigError
+from core.estimators import ESTIMATORS
 from core.intervals import bin_intervals, bootstrap_interval
 from core.scores import accuracy, brier_score, log_loss
 
@@ -58,7 +59,8 @@ def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
     rows = analyze((p, y), AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
     kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]
-    binned = ["plugin", "label-binned", "debiased", "sweep"]
+    binned = ESTIMATORS.names(binned=True)  # every registered binned estimator, in order
+    assert binned[:4] == ["plugin", "label-binned", "debiased", "sweep"]
     assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
     # no ℓ∞ debiased estimator; no sweep over discrete bins
     rows = analyze((p, y), AnalysisConfig(norm="inf", n_resamples=0)).metrics.metric.tolist()

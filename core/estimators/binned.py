@@ -367,6 +367,29 @@ register_binned(
 )
 
 
+def _average_kernel(batch: Any, norm: float, ctx: KernelContext) -> np.ndarray:
+    counts = np.asarray(batch.counts, dtype=np.float64)
+    filled = counts > 0
+    gap = np.abs(batch.score_sums - batch.label_sums) / np.where(filled, counts, 1.0)
+    if np.isinf(norm):
+        return np.where(filled, gap, -np.inf).max(axis=-1)
+    m = filled.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.where(filled, gap**norm, 0.0).sum(axis=-1) / m) ** (1.0 / norm)
+
+
+register_binned(
+    "average",
+    label="Average CE (unweighted bins)",
+    description="The ℓp mean of |mean score − mean outcome| over the non-empty bins, each "
+    "bin counting once whatever its size (netcal's ACE); with equal-mass bins on the "
+    "classwise lens it is the adaptive calibration error of Nixon et al.",
+    formula="Nixon et al. 2019 (ACE); netcal.metrics.ACE",
+    statistics="bins",
+    kernel=_average_kernel,
+)
+
+
 # --------------------------------------------------------------------------- sweep
 
 #: Candidate counts of bins checked per vectorised block (the block doubles each round).
