@@ -405,3 +405,66 @@ def test_teaching_presets_refer_to_existing_worlds_and_estimators():
         for spec in preset.estimators:
             EstimatorSpec.parse(spec)
         assert preset.view in {"distribution", "bias", "heatmap", "power"}
+
+
+# --------------------------------------------------------------------------- page helpers
+
+
+def test_least_biased_bins_and_n_for_power_by_hand():
+    from core.bias import least_biased_bins, n_for_power
+
+    heat = pd.DataFrame(
+        {
+            "n": [200, 200, 200, 400, 400, 400],
+            "n_bins": [4, 8, 0, 4, 8, 0],  # 0: the sweep's row
+            "bias": [0.03, -0.01, 0.0, 0.02, 0.005, -0.001],
+        }
+    )
+    best = least_biased_bins(heat)
+    assert best["n"].tolist() == [200, 400] and best["n_bins"].tolist() == [8, 8]
+    power = pd.DataFrame(
+        {
+            "target": [0.02, 0.02, 0.02, 0.05],
+            "n": [200, 500, 1000, 200],
+            "power": [0.3, 0.79, 0.95, 0.9],
+        }
+    )
+    assert n_for_power(power, target=0.02) == 1000
+    assert n_for_power(power, target=0.05) == 200
+    assert n_for_power(power, target=0.02, level=0.99) is None
+
+
+def test_estimator_choices_follow_the_registry():
+    from core.bias import estimator_choices, option_label, specs_with_bins
+    from core.estimators import ESTIMATORS
+
+    options = estimator_choices()
+    for info in ESTIMATORS:
+        if info.binned:
+            assert f"{info.name}:equal-mass" in options
+        else:
+            assert info.name in options
+    assert "sweep:equal-width" in options and "sweep:discrete" not in options
+    assert all(":" in o for o in estimator_choices(binned_only=True))
+    assert option_label("plugin:equal-width") == "plugin EW"
+    assert option_label("sweep:equal-mass") == "sweep EM"
+    specs = specs_with_bins(["plugin:equal-mass", "sweep:equal-width", "skce-ul"], 7)
+    assert [s.n_bins for s in specs[:1]] == [7] and not specs[1].fixed_bins
+
+
+def test_observed_estimate_and_fitted_data_read_the_simulation_lens():
+    from core.bias import fit_data, observed_estimate, simulation_lens
+    from core.data import as_predictions
+
+    f, y = PRESET_WORLDS["resnet110_c10"].sample(3000, 2)
+    pred = as_predictions((f, y.astype(int)))
+    assert simulation_lens(pred, "binary") == "binary"
+    assert simulation_lens(pred, "classwise") == "top-label"
+    got = observed_estimate(pred, "plugin:equal-mass:10", "binary")
+    want = core.calibration_error(
+        f, y.astype(int), binning="equal-mass", n_bins=10, norm=2, lens="binary"
+    )
+    assert got == want.value
+    fitted = fit_data(pred, "binary", name="mine")
+    assert fitted.lens == "binary" and fitted.bins.n == 3000 and len(fitted.curves) == 3
+    assert fitted.fit.world.name == "mine"
