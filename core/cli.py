@@ -275,13 +275,13 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
 
 
 def _value_findings(pred: Any) -> list:
-    from core.lint import VALUE_CODES
+    from core.data.lint import VALUE_CODES
 
     return [f for f in pred.lint if f.code in VALUE_CODES]
 
 
 def _load_findings(pred: Any) -> list:
-    from core.lint import VALUE_CODES
+    from core.data.lint import VALUE_CODES
 
     return [f for f in pred.lint if f.code not in VALUE_CODES]
 

@@ -70,7 +70,7 @@ class ModelReport:
         Number of rows.
     digest : str
         Exact digest of the model's rows.
-    lint : core.lint.LintReport
+    lint : core.data.lint.LintReport
         The data checks of these rows.
     analysis : ReliabilityAnalysis
         :func:`core.analysis.analyze` under the report's config.

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from core.data import ColumnError, load_predictions
+from core.data.lint import LintFinding, LintReport
 from core.errors import DataError
-from core.lint import LintFinding, LintReport
 
 
 def _calibrated(n: int = 500, seed: int = 0) -> pd.DataFrame:

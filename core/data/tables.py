@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.data.lint import LintFinding
 from core.errors import DataError
-from core.lint import LintFinding
 
 __all__ = ["read_table"]
 

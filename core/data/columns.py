@@ -1,0 +1,279 @@
+"""Column roles: which columns hold the labels, the probabilities and the role columns.
+
+Label columns are found by common names (:data:`LABEL_NAMES`), probability or logit
+columns by number type and name patterns (:data:`PROB_PREFIX`, :data:`PROB_PAREN`),
+and the optional ``model``, ``split`` and ``group`` columns by :data:`ROLE_NAMES`, all
+matched case-insensitively. When a choice is ambiguous, :class:`ColumnError` names
+the :func:`core.data.load_predictions` argument that resolves it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from core._validation import ROW_SUM_TOL
+from core.data.lint import LintFinding
+from core.data.probabilities import _numeric_matrix
+from core.data.tables import _Table
+from core.errors import DataError
+
+#: Column names taken as the label column (compared in lower case).
+LABEL_NAMES = (
+    "label",
+    "labels",
+    "y",
+    "y_true",
+    "target",
+    "class",
+    "true",
+    "truth",
+    "true_label",
+    "true_class",
+    "ground_truth",
+    "gt",
+    "outcome",
+    "actual",
+    "y_test",
+)
+#: Optional role columns and the names that select them (lower case).
+ROLE_NAMES = {
+    "model": ("model", "model_name"),
+    "split": ("split",),
+    "group": ("group",),
+}
+#: Columns never taken as probabilities: row identifiers and predicted classes.
+ID_NAMES = frozenset(
+    {
+        "id",
+        "index",
+        "idx",
+        "row",
+        "row_id",
+        "sample",
+        "sample_id",
+        "unnamed: 0",
+        "__index_level_0__",
+    }
+)
+PRED_NAMES = frozenset(
+    {
+        "pred",
+        "predicted",
+        "prediction",
+        "y_pred",
+        "pred_class",
+        "predicted_class",
+        "pred_label",
+        "predicted_label",
+    }
+)
+#: Prefixes that mark probability (or logit) columns; the rest of the name is the class name.
+PROB_PREFIX = re.compile(
+    r"^(?:probability|proba|prob|logits?|score|p)(?:[_\-. :]+|(?=\d))(.+)$", re.IGNORECASE
+)
+PROB_PAREN = re.compile(r"^p\((?:y\s*=\s*)?(.+)\)$", re.IGNORECASE)
+
+
+class ColumnError(DataError):
+    """The columns cannot be inferred unambiguously; one argument resolves it.
+
+    Attributes
+    ----------
+    argument : str
+        The :func:`core.data.load_predictions` argument to pass (``"label_column"``,
+        ``"prob_columns"`` or ``"positive_class"``).
+    candidates : tuple of str
+        The values that argument could take (column names or label values).
+    columns : tuple of str
+        All columns of the table, for a column-mapping UI.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argument: str,
+        candidates: Sequence[str] = (),
+        columns: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.candidates = tuple(candidates)
+        self.columns = tuple(columns)
+
+
+def _find_roles(columns: Sequence[str]) -> dict[str, str]:
+    lower = {c.lower(): c for c in reversed(columns)}
+    roles = {}
+    for role, options in ROLE_NAMES.items():
+        for opt in options:
+            if opt in lower:
+                roles[role] = lower[opt]
+                break
+    return roles
+
+
+def _find_label_column(
+    frame: pd.DataFrame, table: _Table, label_column: str | int | None, used: set[str]
+) -> str:
+    columns = list(frame.columns)
+    if label_column is not None:
+        if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
+            pos = int(label_column)
+            if not -len(columns) <= pos < len(columns):
+                raise DataError(
+                    f"label_column={label_column} is out of range: the table has {len(columns)} "
+                    "columns."
+                )
+            return columns[pos]
+        match = [c for c in columns if c.lower() == str(label_column).strip().lower()]
+        if not match:
+            raise ColumnError(
+                f"No column named {label_column!r}. Columns: {_col_list(columns)}.",
+                argument="label_column",
+                candidates=columns,
+                columns=columns,
+            )
+        return match[0]
+    if table.headerless:
+        raise ColumnError(
+            f"{table.name} has no header row, so its label column cannot be found by name. Pass "
+            "labels= (a labels file or array, as in the CIFAR format) or label_column=<position>.",
+            argument="labels",
+            columns=columns,
+        )
+    free = [c for c in columns if c not in used]
+    named = [c for c in free if c.lower() in LABEL_NAMES]
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        raise ColumnError(
+            f"Several columns could be the labels: {_col_list(named)}. Pass label_column= with one "
+            "of them.",
+            argument="label_column",
+            candidates=named,
+            columns=columns,
+        )
+    # no conventional name: the one non-float column among float columns, if it has no more
+    # distinct values than there are classes, is the label
+    kinds = {c: frame[c].dtype.kind for c in free}
+    n_float = sum(kinds[c] == "f" for c in free)
+    non_float = [c for c in free if kinds[c] in "iubOSUT" and c.lower() not in ID_NAMES]
+    if len(non_float) == 1 and n_float and frame[non_float[0]].nunique() <= max(n_float, 2):
+        return non_float[0]
+    raise ColumnError(
+        f"Could not tell which column holds the labels among {_col_list(free)}. Pass "
+        "label_column= (or labels= for a separate labels file); common names such as 'label', "
+        "'y' or 'target' are found automatically.",
+        argument="label_column",
+        candidates=free,
+        columns=columns,
+    )
+
+
+def _col_list(cols: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(repr(c) for c in cols[:limit])
+    return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "") or "(none)"
+
+
+def _class_part(column: str) -> str | None:
+    m = PROB_PAREN.match(column) or PROB_PREFIX.match(column)
+    return m.group(1).strip() if m else None
+
+
+def _mostly_numeric(series: pd.Series) -> bool:
+    values = series.dropna()
+    if values.empty:
+        return False
+    parsed = pd.to_numeric(values.astype(str).str.strip(), errors="coerce")
+    return parsed.notna().mean() >= 0.9
+
+
+def _find_prob_columns(
+    frame: pd.DataFrame,
+    prob_columns: Sequence[str] | str | None,
+    used: set[str],
+    label_values: pd.Series,
+    logits: bool | str,
+    headerless: bool,
+) -> tuple[list[str], list[LintFinding]]:
+    columns = list(frame.columns)
+    if prob_columns is not None:
+        wanted = [prob_columns] if isinstance(prob_columns, str) else list(prob_columns)
+        lower = {c.lower(): c for c in reversed(columns)}
+        missing = [w for w in wanted if str(w).lower() not in lower]
+        if missing:
+            raise ColumnError(
+                f"Probability column(s) {_col_list(missing)} not found. Columns: "
+                f"{_col_list(columns)}.",
+                argument="prob_columns",
+                candidates=[c for c in columns if c not in used],
+                columns=columns,
+            )
+        if not wanted:
+            raise DataError("prob_columns is empty; name at least one probability column.")
+        chosen = [lower[str(w).lower()] for w in wanted]
+        rest = [c for c in columns if c not in used and c not in chosen]
+        return chosen, [_ignored_note(rest)] if rest and not headerless else []
+
+    free = [c for c in columns if c not in used]
+    ignored = [c for c in free if c.lower() in ID_NAMES | PRED_NAMES or c.lower() in LABEL_NAMES]
+    free = [c for c in free if c not in ignored]
+    numeric, text = [], []
+    for c in free:
+        kind = frame[c].dtype.kind
+        if kind in "iuf":
+            numeric.append(c)
+        elif kind in "OSUT" and (_class_part(c) is not None or _mostly_numeric(frame[c])):
+            numeric.append(c)  # kept so that the non-numeric values are reported
+        else:
+            text.append(c)
+    ignored += text
+    chosen, basis = numeric, "numeric"
+    label_set = {str(v) for v in pd.unique(label_values.dropna())}
+    if label_values.dtype.kind in "OSUT" and len(label_set) >= 2:
+        by_name = [c for c in numeric if c in label_set or (_class_part(c) or "\0") in label_set]
+        if len(by_name) >= 2:
+            chosen, basis = by_name, "named"
+    if basis == "numeric":
+        patterned = [c for c in numeric if _class_part(c) is not None]
+        if patterned:
+            chosen, basis = patterned, "named"
+    ignored += [c for c in numeric if c not in chosen]
+    if not chosen:
+        raise ColumnError(
+            f"No numeric probability column found among {_col_list(free or columns)}. Pass "
+            "prob_columns= with the probability (or logit) columns in class order.",
+            argument="prob_columns",
+            candidates=free,
+            columns=columns,
+        )
+    if basis == "numeric" and len(chosen) >= 2 and not headerless and logits is not True:
+        P = _numeric_matrix(frame, chosen, strict=False)
+        ok = np.isfinite(P).all(axis=1)
+        if ok.any():
+            sums = P[ok].sum(axis=1)
+            if np.abs(sums - 1.0).max() > ROW_SUM_TOL or P[ok].min() < 0 or P[ok].max() > 1:
+                raise ColumnError(
+                    f"Columns {_col_list(chosen)} are all numeric but do not form probability "
+                    "rows (they do not sum to 1). Pass prob_columns= with the probability "
+                    "columns in class order (and logits=True if they are logits).",
+                    argument="prob_columns",
+                    candidates=chosen,
+                    columns=columns,
+                )
+    return chosen, [_ignored_note(ignored)] if ignored else []
+
+
+def _ignored_note(ignored: Sequence[str]) -> LintFinding:
+    return LintFinding(
+        "ignored-columns",
+        "info",
+        f"Column(s) {_col_list(list(ignored))} were not used (not probabilities, labels, model, "
+        "split or group). Pass prob_columns= to choose the probability columns yourself.",
+        columns=tuple(ignored),
+    )

@@ -1,0 +1,224 @@
+"""The loader: :func:`load_predictions` runs every phase of reading predictions.
+
+Read the source table (:mod:`core.data.tables`), find the role, label and
+probability columns (:mod:`core.data.columns`) or read a separate labels source,
+drop or refuse missing values, turn the scores into probabilities
+(:mod:`core.data.probabilities`), encode the labels (:mod:`core.data.labels`), lint
+the values (:mod:`core.data.lint`) and build the
+:class:`~core.data.predictions.Predictions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.data.columns import _find_label_column, _find_prob_columns, _find_roles
+from core.data.labels import _class_names, _encode_labels, _label_series
+from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lint_values
+from core.data.predictions import Predictions, _make
+from core.data.probabilities import _numeric_matrix, _to_probabilities
+from core.data.tables import _is_filelike, _is_pathlike, _read, _source_table
+from core.errors import DataError
+
+__all__ = ["load_predictions"]
+
+
+def load_predictions(
+    source: Any,
+    *,
+    labels: Any = None,
+    prob_columns: Sequence[str] | str | None = None,
+    label_column: str | int | None = None,
+    positive_class: Any = None,
+    logits: bool | str = "auto",
+    renormalize: bool = False,
+    drop_missing: bool = False,
+    class_names: Sequence[str] | None = None,
+    name: str | None = None,
+) -> Predictions:
+    """Load predictions and labels, infer their layout and lint them.
+
+    Parameters
+    ----------
+    source : path, file object, bytes, DataFrame or array_like
+        A CSV or Parquet file (chosen by extension, else by content; ``.gz`` is
+        decompressed), its bytes or an open binary file (pass ``name`` for the
+        extension), a DataFrame, or an array of probabilities (``(n,)`` P(y=1) or
+        ``(n, K)``) with ``labels``.
+    labels : path, file object, bytes or array_like, optional
+        Labels kept apart from the probabilities: a labels file (one label per
+        row, header optional, e.g. the CIFAR format) or an array. When given, the
+        table's columns are all probability candidates.
+    prob_columns : str or sequence of str, optional
+        The probability (or logit) columns, in class order. Default: inferred.
+    label_column : str or int, optional
+        The label column (a name, matched case-insensitively, or a position for a
+        headerless file). Default: inferred from common names (``label``, ``y``,
+        ``target``, ``class``, ...).
+    positive_class : optional
+        For one probability column with two label values: the value the column
+        is the probability of. Default: inferred from the column name or
+        yes/no-style values.
+    logits : {"auto", True, False}
+        Whether the columns are logits. ``"auto"`` converts (with a notice) when
+        there are negative values: in one column, or with rows not summing to 1 in
+        several columns. Non-negative values above 1 are refused (percentages or
+        unnormalised scores: see ``renormalize``).
+    renormalize : bool
+        Divide rows that do not sum to 1 by their sum (with a notice) instead of
+        refusing them.
+    drop_missing : bool
+        Drop rows with NaN/inf probabilities or missing labels (with a notice)
+        instead of refusing them.
+    class_names : sequence of str, optional
+        Class names for a headerless matrix or arrays (default ``"0"``, ``"1"``, ...).
+    name : str, optional
+        File name of bytes or a file object, e.g. an uploaded file's name.
+
+    Returns
+    -------
+    Predictions
+        The validated data, its lint report and digest.
+
+    Raises
+    ------
+    ColumnError
+        If the label or probability columns (or the positive class) cannot be
+        inferred; ``argument`` and ``candidates`` say what to pass.
+    DataError
+        If the data cannot be used (see the message for the fix).
+
+    Notes
+    -----
+    Row numbers in messages and findings are 0-based positions of data rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"p": [0.2, 0.7, 0.9], "y": [0, 1, 1]})
+    >>> pred = load_predictions(df)
+    >>> pred.probs[:, 1].tolist(), pred.labels.tolist(), pred.binary
+    ([0.2, 0.7, 0.9], [0, 1, 1], True)
+    """
+    if logits not in ("auto", True, False):
+        raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
+    table = _source_table(source, name)
+    frame = table.frame
+    findings = list(table.findings)
+    columns = tuple(frame.columns)
+    if frame.shape[0] == 0:
+        raise DataError(f"{table.name} has no data rows.")
+    roles = {} if table.headerless else _find_roles(columns)
+    used = set(roles.values())
+
+    if labels is not None:
+        label_values = _external_labels(labels, label_column, frame.shape[0])
+        label_name = None
+    else:
+        label_name = _find_label_column(frame, table, label_column, used)
+        used.add(label_name)
+        label_values = frame[label_name]
+    label_values = _label_series(label_values)
+    prob_names, notes = _find_prob_columns(
+        frame, prob_columns, used, label_values, logits, table.headerless
+    )
+    findings += notes
+    P = _numeric_matrix(frame, prob_names)
+
+    # missing values in probabilities or labels
+    bad = ~np.isfinite(P).all(axis=1) | label_values.isna().to_numpy()
+    keep = None
+    if bad.any():
+        rows, count = first_rows(bad)
+        if not drop_missing:
+            raise DataError(
+                f"{count} of {P.shape[0]} rows have a missing, NaN or infinite probability or "
+                f"label ({format_rows(rows, count)}). Fix or remove them, or load with "
+                "drop_missing=True to drop them."
+            )
+        if count == P.shape[0]:
+            raise DataError("Every row has a missing, NaN or infinite probability or label.")
+        findings.append(
+            LintFinding(
+                "missing-values",
+                "warning",
+                f"Dropped {count} rows with a missing, NaN or infinite probability or label "
+                "(drop_missing=True). Results describe the remaining rows only.",
+                rows=rows,
+                columns=tuple(prob_names) + ((label_name,) if label_name else ()),
+                count=count,
+            )
+        )
+        keep = ~bad
+        P = P[keep]
+        label_values = label_values[keep].reset_index(drop=True)
+
+    P, notes = _to_probabilities(P, prob_names, logits, renormalize)
+    findings += notes
+    names = _class_names(prob_names, table.headerless, class_names, P.shape[1])
+    binary = P.shape[1] == 1
+    y, names, positive, notes = _encode_labels(
+        label_values, names, binary, positive_class, prob_names, label_name, columns
+    )
+    findings += notes
+    if binary:
+        P = np.column_stack([1.0 - P[:, 0], P[:, 0]])
+    if P.shape[0] < 2:
+        raise DataError(
+            f"Only {P.shape[0]} usable row: calibration needs at least 2 predictions "
+            "(and a few hundred to say much)."
+        )
+    findings += lint_values(P, y, binary=binary, class_names=names, prob_columns=prob_names)
+    role_arrays = {}
+    for role in ("model", "split", "group"):
+        col = roles.get(role)
+        arr = None
+        if col is not None:
+            arr = frame[col].to_numpy(dtype=object)
+            arr = arr[keep] if keep is not None else arr
+            arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
+        role_arrays[role] = arr
+    mapping = {
+        "label": label_name,
+        "probs": list(prob_names),
+        **{r: roles.get(r) for r in ("model", "split", "group")},
+        "positive_class": positive,
+        "logits": any(f.code == "logits-converted" for f in findings),
+    }
+    return _make(P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping)
+
+
+def _external_labels(labels: Any, label_column: str | int | None, n: int) -> np.ndarray:
+    if _is_pathlike(labels) or _is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
+        table = _read(labels, None)
+        frame = table.frame
+        if frame.shape[1] == 1:
+            values = frame.iloc[:, 0].to_numpy()
+        else:
+            col = _find_label_column(frame, table, label_column, set())
+            values = frame[col].to_numpy()
+        what = f"the labels file {table.name}"
+    elif isinstance(labels, pd.DataFrame):
+        if labels.shape[1] != 1:
+            raise DataError(
+                f"labels must be one column; got a DataFrame with {labels.shape[1]} columns."
+            )
+        values = labels.iloc[:, 0].to_numpy()
+        what = "the labels"
+    else:
+        values = np.asarray(labels, dtype=object if not isinstance(labels, np.ndarray) else None)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise DataError(f"labels must be a 1-D vector; got shape {values.shape}.")
+        what = "the labels"
+    if values.shape[0] != n:
+        raise DataError(
+            f"The predictions have {n} rows but {what} has {values.shape[0]}; they must match row "
+            "for row, in the same order (check for a header line or a trailing summary row)."
+        )
+    return values

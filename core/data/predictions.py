@@ -1,0 +1,323 @@
+"""The :class:`Predictions` object: validated arrays, role columns, lint report and digest.
+
+:func:`as_predictions` wraps a ``(probs, labels)`` pair and :func:`combine_models`
+stacks one :class:`Predictions` per model into a long table. Every constructor goes
+through :func:`_make`, which makes the arrays read-only and computes the digest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core._validation import check_predictions, trust
+from core.data.lint import VALUE_CODES, LintReport, lint_values
+from core.errors import DataError
+
+__all__ = ["Predictions", "as_predictions", "combine_models"]
+
+
+@dataclass(frozen=True, eq=False)
+class Predictions:
+    """Validated predictions, labels and their lint report.
+
+    Attributes
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` float64 probabilities, ``K >= 2``, rows summing to 1 (read-only).
+    labels : numpy.ndarray
+        ``(n,)`` int64 class indices ``0..K-1`` (read-only).
+    class_names : tuple of str
+        Names of the ``K`` classes (for binary input: negative, positive).
+    binary : bool
+        Whether the input was a single P(y=1) column.
+    model, split, group : numpy.ndarray or None
+        Object arrays of the optional role columns.
+    lint : LintReport
+        Findings of the load.
+    source : str
+        Where the data came from (a file name, ``"DataFrame"`` or ``"arrays"``).
+    digest : str
+        Exact content hash (blake2b) of the arrays, class names and role columns;
+        equal data gives an equal digest, so caches can key on it.
+    columns : dict
+        The column mapping used: ``label``, ``probs``, ``model``, ``split``,
+        ``group`` (source column names or None), ``positive_class``, ``logits``.
+    """
+
+    probs: np.ndarray
+    labels: np.ndarray
+    class_names: tuple[str, ...]
+    binary: bool
+    model: np.ndarray | None
+    split: np.ndarray | None
+    group: np.ndarray | None
+    lint: LintReport
+    source: str
+    digest: str
+    columns: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.labels.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``K``."""
+        return int(self.probs.shape[1])
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Model names in order of first appearance (empty without a model column)."""
+        if self.model is None:
+            return ()
+        return tuple(str(m) for m in pd.unique(self.model))
+
+    def subset(self, mask: np.ndarray | Sequence[int] | Sequence[bool]) -> Predictions:
+        """Return the rows selected by a boolean mask or an index array.
+
+        The value-level lint findings (ties, missing classes, few rows, ...) are
+        recomputed on the subset; findings about the load itself are kept.
+
+        Parameters
+        ----------
+        mask : array_like
+            Boolean ``(n,)`` mask or integer row positions.
+
+        Returns
+        -------
+        Predictions
+            The subset, with its own digest.
+
+        Raises
+        ------
+        DataError
+            If the subset is empty or the mask has the wrong length.
+        """
+        m = np.asarray(mask)
+        if m.dtype == bool and m.shape != (self.n,):
+            raise DataError(f"A boolean mask must have {self.n} entries; got shape {m.shape}.")
+        idx = np.flatnonzero(m) if m.dtype == bool else m.astype(np.int64).ravel()
+        if idx.size == 0:
+            raise DataError("The selection is empty: no rows match.")
+        if idx.min() < -self.n or idx.max() >= self.n:
+            raise DataError(f"Row positions must lie in 0..{self.n - 1}.")
+        probs, labels = self.probs[idx], self.labels[idx]
+        roles = {k: None if v is None else v[idx] for k, v in self._roles().items()}
+        kept = [f for f in self.lint if f.code not in VALUE_CODES]
+        found = lint_values(
+            probs,
+            labels,
+            binary=self.binary,
+            class_names=self.class_names,
+            prob_columns=tuple(self.columns.get("probs") or ()),
+        )
+        return _make(
+            probs,
+            labels,
+            self.class_names,
+            self.binary,
+            roles,
+            LintReport(tuple(kept + found)),
+            self.source,
+            dict(self.columns),
+        )
+
+    def by_model(self) -> dict[str, Predictions]:
+        """Split a long file with a ``model`` column into one :class:`Predictions` per model.
+
+        Returns
+        -------
+        dict of str to Predictions
+            In order of first appearance; without a model column, one entry named
+            after the source holding ``self``.
+        """
+        if self.model is None:
+            return {Path(self.source).stem or "model": self}
+        names = self.model.astype(str)
+        return {m: self.subset(names == m) for m in self.models}
+
+    def _roles(self) -> dict[str, np.ndarray | None]:
+        return {"model": self.model, "split": self.split, "group": self.group}
+
+
+def as_predictions(data: Any, *, class_names: Sequence[str] | None = None) -> Predictions:
+    """Return ``data`` as :class:`Predictions`: the one input of every page-level analysis.
+
+    Parameters
+    ----------
+    data : Predictions or tuple
+        Loaded predictions (returned as they are), or a ``(probs, labels)`` pair of arrays:
+        ``probs`` ``(n,)`` P(y=1) (binary predictions) or ``(n, K)`` class probabilities,
+        ``labels`` class indices ``0..K−1``. The arrays are copied (a :class:`Predictions`
+        is read-only) and not linted.
+    class_names : sequence of str, optional
+        Class names of a pair of arrays (default ``"0"``, ``"1"``, ...).
+
+    Returns
+    -------
+    Predictions
+        The predictions.
+
+    Raises
+    ------
+    DataError
+        For invalid arrays, or anything else than predictions or a pair.
+
+    Examples
+    --------
+    >>> pred = as_predictions(([0.2, 0.9], [0, 1]))
+    >>> pred.binary, pred.probs.shape
+    (True, (2, 2))
+    """
+    if isinstance(data, Predictions):
+        if class_names is not None and tuple(class_names) != data.class_names:
+            raise DataError("class_names are given by the Predictions object; leave them out.")
+        return data
+    if not isinstance(data, tuple) or len(data) != 2:
+        raise DataError(
+            "Pass predictions as a Predictions object (core.load_predictions) or a "
+            "(probs, labels) pair of arrays."
+        )
+    p, y, binary = check_predictions(*data)
+    k = p.shape[1]
+    names = tuple(str(c) for c in class_names) if class_names is not None else None
+    if names is None:
+        names = tuple(str(i) for i in range(k))
+    if len(names) != k:
+        raise DataError(f"{len(names)} class names given for {k} classes.")
+    return _make(
+        np.array(p, dtype=np.float64, copy=True),
+        np.array(y, dtype=np.int64, copy=True),
+        names,
+        binary,
+        {},
+        LintReport(()),
+        "arrays",
+        {},
+    )
+
+
+def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
+    """Stack several models' predictions (e.g. one file per model) into one long table.
+
+    Parameters
+    ----------
+    parts : mapping of str to Predictions
+        Model name → its predictions; all must have the same class names and layout.
+
+    Returns
+    -------
+    Predictions
+        Rows of every part in order, with a ``model`` column holding the names
+        (which replace any model column of the parts). ``by_model()`` undoes it.
+
+    Raises
+    ------
+    DataError
+        If there are no parts or their classes differ.
+    """
+    if not parts:
+        raise DataError("No predictions to combine.")
+    items = list(parts.items())
+    first = items[0][1]
+    for name, part in items[1:]:
+        if part.class_names != first.class_names or part.binary != first.binary:
+            raise DataError(
+                f"Model {name!r} has classes {part.class_names} but {items[0][0]!r} has "
+                f"{first.class_names}; only predictions of the same classes can be compared."
+            )
+    roles: dict[str, np.ndarray | None] = {
+        "model": np.concatenate([np.full(p.n, str(m), dtype=object) for m, p in items])
+    }
+    for role in ("split", "group"):
+        arrays = [getattr(p, role) for _, p in items]
+        roles[role] = None if any(a is None for a in arrays) else np.concatenate(arrays)
+    findings = []
+    for m, p in items:
+        for f in p.lint:
+            if f.code not in VALUE_CODES:
+                findings.append(dataclasses.replace(f, message=f"{m}: {f.message}"))
+    probs = np.concatenate([p.probs for _, p in items])
+    labels = np.concatenate([p.labels for _, p in items])
+    findings += lint_values(probs, labels, binary=first.binary, class_names=first.class_names)
+    mapping = dict(first.columns, model="model")
+    source = " + ".join(p.source for _, p in items)
+    return _make(
+        probs,
+        labels,
+        first.class_names,
+        first.binary,
+        roles,
+        LintReport(tuple(findings)),
+        source,
+        mapping,
+    )
+
+
+def _digest(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    names: tuple[str, ...],
+    binary: bool,
+    roles: Mapping[str, np.ndarray | None],
+) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (probs, labels):
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
+    h.update("\x1f".join(names).encode())
+    h.update(b"binary" if binary else b"matrix")
+    for role in ("model", "split", "group"):
+        arr = roles.get(role)
+        h.update(role.encode())
+        if arr is None:
+            h.update(b"\x00")
+            continue
+        codes, uniques = pd.factorize(arr)
+        h.update(codes.astype(np.int64).tobytes())
+        h.update("\x1f".join(map(str, uniques)).encode())
+    return h.hexdigest()
+
+
+def _make(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    names: tuple[str, ...],
+    binary: bool,
+    roles: Mapping[str, np.ndarray | None],
+    lint: LintReport,
+    source: str,
+    mapping: dict[str, Any],
+) -> Predictions:
+    probs = trust(np.ascontiguousarray(probs, dtype=np.float64))
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    labels.setflags(write=False)
+    frozen = {}
+    for role in ("model", "split", "group"):
+        arr = roles.get(role)
+        if arr is not None:
+            arr = np.asarray(arr, dtype=object)
+            arr.setflags(write=False)
+        frozen[role] = arr
+    return Predictions(
+        probs=probs,
+        labels=labels,
+        class_names=tuple(names),
+        binary=binary,
+        model=frozen["model"],
+        split=frozen["split"],
+        group=frozen["group"],
+        lint=lint,
+        source=source,
+        digest=_digest(probs, labels, tuple(names), binary, frozen),
+        columns=mapping,
+    )
