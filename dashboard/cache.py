@@ -1,0 +1,249 @@
+"""The dashboard's one cache of core calls, keyed on the data's exact digest.
+
+Every page computes through :func:`compute` (or :func:`run_with_progress` for long
+simulations with a Stop button). A call is keyed on the core function, the digest of the
+predictions it reads (:attr:`core.data.Predictions.digest`, never Streamlit's sampled
+hashing of arrays) and its hashable options (frozen configs, tuples, numbers, strings).
+Results are frozen core objects, so the cache hands out the object itself
+(``st.cache_resource``): no copy, no pickling of a 10⁶-row analysis on every rerun, and
+every session reading the same data with the same options shares one computation.
+
+:func:`bootstrap_gate` is the one rule for slow bootstraps: they run at once when cheap or
+already computed, and otherwise wait for a click.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from threading import Lock
+from typing import Any
+
+import streamlit as st
+
+#: Cached results kept (oldest dropped first).
+MAX_ENTRIES = 64
+
+#: Bootstrap work (rows × resamples × components) run without asking; larger jobs wait for a
+#: click. 10^7 is about two seconds for the top-label lens on two cores.
+AUTO_BOOTSTRAP_BUDGET = 10_000_000
+
+#: Session key of the bootstrap jobs asked for (or already run) in this session.
+_ASKED = "_bootstraps_asked"
+
+
+class _Store:
+    """An LRU dict of results shared by every session, safe across script threads."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[Hashable, Any] = OrderedDict()
+        self.lock = Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        return None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > MAX_ENTRIES:
+                self.items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> _Store:
+    return _Store()
+
+
+def data_key(data: Any) -> Hashable:
+    """Return the hashable identity of what a core call reads.
+
+    Predictions by their digest; a mapping of name → predictions (several models) by its
+    names and digests; anything else (a world, a number) as it is.
+    """
+    if hasattr(data, "digest"):
+        return ("digest", data.digest)
+    if isinstance(data, Mapping):
+        return tuple((str(k), data_key(v)) for k, v in data.items())
+    return data
+
+
+def key_of(func: Callable[..., Any], data: Any, args: tuple, kwargs: Mapping[str, Any]) -> Hashable:
+    """Return the cache key of ``func(data, *args, **kwargs)``."""
+    frozen = tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()))
+    return (func.__module__, func.__qualname__, data_key(data), _hashable(args), frozen)
+
+
+def _hashable(value: Any) -> Hashable:
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    if hasattr(value, "digest"):
+        return data_key(value)
+    hash(value)  # a TypeError here means an option that cannot key a cache
+    return value
+
+
+def cached(func: Callable[..., Any], data: Any, *args: Any, **kwargs: Any) -> Any:
+    """Return a result if this exact call was computed before (by any session), else None."""
+    return _store().get(key_of(func, data, args, kwargs))
+
+
+def compute(
+    func: Callable[..., Any],
+    data: Any,
+    *args: Any,
+    spinner: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Return ``func(data, *args, **kwargs)``, computed once per distinct call.
+
+    Parameters
+    ----------
+    func : callable
+        A core function (its module and name are part of the key).
+    data : Predictions, mapping of Predictions, or hashable
+        What it reads; predictions are keyed by their digest.
+    *args, **kwargs
+        Its other arguments: hashable (frozen configs, tuples, numbers, strings, None).
+    spinner : str, optional
+        Text of a spinner shown while it computes.
+
+    Returns
+    -------
+    Any
+        The (shared, immutable) result. Errors are raised, not cached.
+    """
+    key = key_of(func, data, args, kwargs)
+    store = _store()
+    found = store.get(key)
+    if found is not None:
+        return found
+    if spinner:
+        with st.spinner(spinner, show_time=True):
+            result = func(data, *args, **kwargs)
+    else:
+        result = func(data, *args, **kwargs)
+    store.put(key, result)
+    return result
+
+
+def remember(key: Hashable, value: Any) -> None:
+    """Store a result computed outside :func:`compute` (e.g. with progress) under ``key``."""
+    _store().put(key, value)
+
+
+def recall(key: Hashable) -> Any:
+    """Return what :func:`remember` stored under ``key`` (None when absent or dropped)."""
+    return _store().get(key)
+
+
+# ---------------------------------------------------------------- long runs
+
+_RUNNING = "_cache_running"
+
+
+def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any]) -> Any:
+    """Run ``compute_(progress)`` with a progress bar and a Stop button, and keep the result.
+
+    ``progress(fraction, message)`` updates the bar. Any click reruns the script, which
+    interrupts the computation; :func:`stopped_notice` then says that nothing was kept.
+
+    Parameters
+    ----------
+    key : hashable
+        Where the result is kept (include the data's :func:`data_key`).
+    label : str
+        What is running, shown in the status box.
+    compute_ : callable
+        The computation, given the progress callback.
+
+    Returns
+    -------
+    Any
+        The result, or None when it failed (the error is shown).
+    """
+    from dashboard.state import show_errors
+
+    found = recall(key)
+    if found is not None:
+        return found
+    st.session_state[_RUNNING] = key
+    with st.status(label, expanded=True) as status:
+        st.button("Stop", key="stop_running", icon=":material/stop_circle:")
+        bar = st.progress(0.0, text="starting…")
+
+        def progress(frac: float, message: str) -> None:
+            bar.progress(min(max(frac, 0.0), 1.0), text=message)
+
+        with show_errors():
+            result = compute_(progress)
+            remember(key, result)
+            status.update(label=f"{label} — done", state="complete", expanded=False)
+            st.session_state.pop(_RUNNING, None)
+            return result
+    status.update(label=f"{label} — failed", state="error")
+    st.session_state.pop(_RUNNING, None)
+    return None
+
+
+def stopped_notice() -> None:
+    """Say so when the last run of this session was stopped before it finished."""
+    key = st.session_state.pop(_RUNNING, None)
+    if key is not None and recall(key) is None:
+        st.warning(
+            "The last computation was stopped before it finished; nothing was kept. "
+            "Press its button to start again.",
+            icon=":material/stop_circle:",
+        )
+
+
+# ---------------------------------------------------------------- the bootstrap gate
+
+
+def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> bool:
+    """Decide whether a bootstrap may run now: the one rule every page follows.
+
+    It runs at once when its work (rows × resamples × components) is at most
+    :data:`AUTO_BOOTSTRAP_BUDGET` or this session already asked for it; otherwise the page
+    shows its point estimates, an explanation and a button, and the bootstrap runs after
+    the click (the result is kept for this data and these options).
+
+    Parameters
+    ----------
+    job : hashable
+        Identity of the bootstrap (data key and options).
+    work : int
+        Rows × resamples × components.
+    what : str
+        What the intervals are of, for the explanation.
+    button_key : str
+        Widget key of the button.
+
+    Returns
+    -------
+    bool
+        Whether to compute the intervals in this run.
+    """
+    asked = st.session_state.setdefault(_ASKED, set())
+    if work <= AUTO_BOOTSTRAP_BUDGET or job in asked:
+        asked.add(job)
+        return True
+    st.info(
+        f"Bootstrap intervals of {what} take a while ({work:,} row-resamples); the point "
+        "estimates are shown. Lower the resamples in the sidebar, or compute the intervals "
+        "now (the result is kept for this data and these options).",
+        icon=":material/hourglass:",
+    )
+    st.button(
+        "Compute bootstrap intervals",
+        key=button_key,
+        on_click=lambda: st.session_state.setdefault(_ASKED, set()).add(job),
+        icon=":material/play_arrow:",
+    )
+    return False
