@@ -35,6 +35,8 @@ _EXPORTS: dict[str, str] = {
     "ColumnError": "core.data",
     "read_table": "core.data",
     "combine_models": "core.data",
+    "DataSummary": "core.summary",
+    "summarize": "core.summary",
     # lenses and binning
     "LENSES": "core.lenses",
     "LensView": "core.lenses",

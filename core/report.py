@@ -7,7 +7,7 @@ more models, :func:`core.model_comparison.compare_models` on identical bins — 
 frozen :class:`Report`.
 
 - :meth:`Report.to_html` is one HTML document that works offline: plotly.js is inlined once,
-  the figures are the pure builders of :mod:`core.figures` and :mod:`core.figures_compare`,
+  the figures are the pure builders of the :mod:`core.figures` package,
   the tables are HTML, and a parameters section lists every option, the seed, the data
   source and digest, ``n``, ``K``, the lint findings and the package versions.
 - :meth:`Report.to_json` is the record of ``calibscope metrics --json`` (same keys, same
@@ -199,7 +199,7 @@ class Report:
                 fig = reliability_figure(comp, interval_label=interval, **band_arguments(comp))
             out.append((f"Reliability diagram — {name}", fig))
         if self.comparison is not None:
-            from core.figures_compare import metric_forest_figure, reliability_overlay_figure
+            from core.figures import metric_forest_figure, reliability_overlay_figure
 
             out.append(
                 ("Reliability diagrams on shared bins", reliability_overlay_figure(self.comparison))
@@ -218,7 +218,7 @@ class Report:
         str
             The HTML text (about 5 MB, most of it plotly.js).
         """
-        from plotly.offline import get_plotlyjs
+        from core.figures import plotly_js
 
         figures = {caption: fig for caption, fig in self.figures()}
         pred = self.predictions
@@ -248,7 +248,7 @@ class Report:
         return (
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f"<title>{_esc(self.title)}</title>\n<style>{_STYLE}</style>\n"
-            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
+            f'<script type="text/javascript">{plotly_js()}</script>\n'
             "</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
         )
 

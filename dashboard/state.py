@@ -27,6 +27,7 @@ from core.errors import CalibscopeError
 if TYPE_CHECKING:
     from core.analysis import AnalysisConfig, ReliabilityAnalysis
     from core.data import Predictions
+    from core.summary import DataSummary
 
 #: ``st.session_state`` keys owned by this module.
 PREDICTIONS = "predictions"
@@ -358,31 +359,15 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _summary(digest: str, class_names: tuple[str, ...], _probs: Any, _labels: Any) -> Summary:
-    from core.figures import class_balance, confidence_histogram
-    from core.scores import accuracy
+def _summary(digest: str, _predictions: Any) -> DataSummary:
+    from core.summary import summarize
 
-    return Summary(
-        accuracy(_probs, _labels),
-        class_balance(_probs, _labels, class_names=class_names),
-        confidence_histogram(_probs, _labels, n_bins=20),
-    )
+    return summarize(_predictions)
 
 
-@dataclasses.dataclass(frozen=True)
-class Summary:
-    """What the Data page shows about the current predictions."""
-
-    accuracy: float
-    class_balance: Any
-    confidence_histogram: Any
-
-
-def summary(predictions: Predictions) -> Summary:
-    """Return the accuracy and summary figures of the predictions, cached by digest."""
-    return _summary(
-        predictions.digest, tuple(predictions.class_names), predictions.probs, predictions.labels
-    )
+def summary(predictions: Predictions) -> DataSummary:
+    """Return :func:`core.summary.summarize` of the predictions, cached by digest."""
+    return _summary(predictions.digest, predictions)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

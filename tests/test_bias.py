@@ -468,3 +468,28 @@ def test_observed_estimate_and_fitted_data_read_the_simulation_lens():
     fitted = fit_data(pred, "binary", name="mine")
     assert fitted.lens == "binary" and fitted.bins.n == 3000 and len(fitted.curves) == 3
     assert fitted.fit.world.name == "mine"
+
+
+def test_estimate_histogram_counts_exact_zeros_apart():
+    from core.bias import estimate_histogram
+    from core.figures import estimate_distribution_figure
+
+    # largest estimate .04 over 4 bins: width .01, edges 0 … .05 (one more bin holds the max)
+    est = {"debiased": [0.0, 0.0, 0.015, 0.04], "plug-in": [0.005, 0.012, 0.018, 0.031]}
+    h = estimate_histogram(est, n_bins=4)
+    assert h.labels == ("debiased", "plug-in")
+    np.testing.assert_allclose(h.edges, [0, 0.01, 0.02, 0.03, 0.04, 0.05])
+    np.testing.assert_allclose(h.shares, [[0, 0.25, 0, 0, 0.25], [0.25, 0.5, 0, 0.25, 0]])
+    np.testing.assert_allclose(h.zero_shares, [0.5, 0])
+    np.testing.assert_allclose(h.shares.sum(axis=1) + h.zero_shares, 1)
+    np.testing.assert_allclose(h.means, [0.01375, 0.0165])
+    fig = estimate_distribution_figure(h, reference=0.01)
+    names = [t.name for t in fig.data]
+    # the spike at 0 only for the estimator with exact zeros
+    assert names == [
+        "debiased (mean 1.38 %)",
+        "debiased: exactly 0 in 50% of datasets",
+        "plug-in (mean 1.65 %)",
+    ]
+    np.testing.assert_allclose(fig.data[0].x, [0.5, 1.5, 2.5, 3.5, 4.5])  # percent
+    np.testing.assert_allclose(fig.data[1].y, [0, 0.5])

@@ -1,4 +1,4 @@
-"""core.estimator_comparison and core.figures_estimators: values equal direct calls."""
+"""core.estimator_comparison and core.figures.estimators: values equal direct calls."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from core.estimator_comparison import (
     explain_disagreement,
 )
 from core.estimators import ESTIMATORS
-from core.figures_estimators import (
+from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,

@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from core.binning import bin_stats
 from core.figures import class_balance, classwise_grid, confidence_histogram, reliability_figure
+from core.summary import summarize
 
 # A hand-checkable case: 2 equal-width bins [0, .5), [.5, 1].
 # bin 0: scores .2, .4 -> mean .3, labels 0, 1 -> .5 ; bin 1: .8, .9 -> .85, labels 1, 1 -> 1.
@@ -100,7 +101,7 @@ def test_confidence_histogram_counts_correct_and_incorrect():
     p = np.array([[0.9, 0.1], [0.2, 0.8], [0.45, 0.55], [0.7, 0.3]])
     y = np.array([0, 0, 1, 1])
     # confidences .9 (right), .8 (wrong), .55 (right), .7 (wrong); 10 bins of width .1
-    fig = confidence_histogram(p, y, n_bins=10)
+    fig = confidence_histogram(summarize((p, y), n_bins=10))
     right, wrong = fig.data
     assert right.name == "correct" and wrong.name == "incorrect"
     assert right.y[5] == 1 and right.y[9] == 1 and right.y.sum() == 2
@@ -110,7 +111,7 @@ def test_confidence_histogram_counts_correct_and_incorrect():
 
 def test_confidence_histogram_without_labels_and_edge_convention():
     # 0.3 lies on an edge and belongs to the upper bin; 1.0 is in the last (closed) bin
-    fig = confidence_histogram([0.3, 1.0, 0.6], n_bins=10)
+    fig = confidence_histogram(summarize(([0.3, 1.0, 0.6], None), n_bins=10))
     (all_,) = fig.data
     # binary P(y=1) -> top-label confidence max(p, 1-p) = .7, 1.0, .6
     assert all_.y[7] == 1 and all_.y[9] == 1 and all_.y[6] == 1 and all_.y.sum() == 3
@@ -119,7 +120,7 @@ def test_confidence_histogram_without_labels_and_edge_convention():
 def test_class_balance_shares_and_mean_probabilities():
     p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
     y = np.array([0, 1, 1, 2])
-    fig = class_balance(p, y, class_names=["a", "b", "c"])
+    fig = class_balance(summarize((p, y), class_names=["a", "b", "c"]))
     observed, predicted = fig.data
     assert list(observed.x) == ["a", "b", "c"]
     assert_allclose(observed.y, [0.25, 0.5, 0.25])
@@ -131,7 +132,7 @@ def test_figures_reject_bad_input():
     from core.errors import DataError
 
     with pytest.raises(DataError, match="probabilities"):
-        class_balance([[1.5, -0.5]], [0])
+        class_balance(summarize(([[1.5, -0.5]], [0])))
 
 
 def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
@@ -151,3 +152,80 @@ def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
     assert_allclose(observed.error_y.array, (hi - comp.bins.mean_label)[ok], atol=1e-15)
     assert_allclose(observed.error_y.arrayminus, (comp.bins.mean_label - lo)[ok], atol=1e-15)
     assert counts.y.sum() == 400
+
+
+# ------------------------------------------------------------------ Tests page
+
+
+def _resampled(statistic: float, pvalue: float, null=(0.1, 0.2, 0.3, 0.4)):
+    from core.calibration_tests import CalibrationTestResult
+
+    return CalibrationTestResult(
+        test="consistency",
+        statistic=statistic,
+        pvalue=pvalue,
+        pvalue_is_bound=False,
+        method="resampling",
+        assumptions="none",
+        lens="top-label",
+        n=100,
+        null_distribution=np.asarray(null),
+        n_resamples=len(null),
+    )
+
+
+def test_null_distribution_marks_the_observed_statistic_and_the_tail():
+    from core.figures import null_distribution_figure
+
+    fig = null_distribution_figure(_resampled(0.35, 0.4))
+    null, observed = fig.data
+    assert null.type == "histogram" and null.nbinsx == 50
+    assert_allclose(null.x, [0.1, 0.2, 0.3, 0.4])
+    assert observed.name == "observed 0.35"
+    assert_allclose(observed.x, [0.35, 0.35])
+    rect = next(s for s in fig.layout.shapes if s.type == "rect")
+    line = next(s for s in fig.layout.shapes if s.type == "line")
+    # the shaded tail runs from the observed statistic to the largest resample
+    assert (rect.x0, rect.x1) == (0.35, 0.4) and line.x0 == line.x1 == 0.35
+    assert [a.text for a in fig.layout.annotations] == ["p = 0.4"]
+    beyond = null_distribution_figure(_resampled(0.9, 0.2))
+    tail = next(s for s in beyond.layout.shapes if s.type == "rect")
+    assert (tail.x0, tail.x1) == (0.9, 0.9)
+
+
+def test_null_distribution_needs_a_resampling_test():
+    import dataclasses
+
+    from core.errors import ConfigError
+    from core.figures import null_distribution_figure
+
+    with pytest.raises(ConfigError, match="no resampled null distribution"):
+        null_distribution_figure(dataclasses.replace(_resampled(0.3, 0.5), null_distribution=None))
+
+
+def test_error_rates_against_alpha():
+    from core.calibration_tests import TestErrorSimulation
+    from core.figures import error_rate_figure
+
+    pvalues = {
+        "spiegelhalter": np.array([0.01, 0.2, 0.5, 0.9]),
+        "hosmer-lemeshow": np.array([0.03, 0.04, 0.6, 0.7]),
+    }
+    alphas = np.array([0.05, 0.5, 1.0])
+    sim = TestErrorSimulation(pvalues, alphas, calibrated=True, n=50, n_datasets=4)
+    fig = error_rate_figure(sim)
+    assert [t.name for t in fig.data] == [
+        "type-I error = α",
+        "Spiegelhalter's Z",
+        "Hosmer–Lemeshow",
+    ]
+    # type-I error: the share of data sets with p ≤ α
+    assert_allclose(fig.data[1].x, alphas)
+    assert_allclose(fig.data[1].y, [1 / 4, 3 / 4, 4 / 4])
+    assert_allclose(fig.data[2].y, [2 / 4, 2 / 4, 4 / 4])
+    assert fig.layout.yaxis.title.text == "type-I error P[p ≤ α]"
+    miscalibrated = TestErrorSimulation(pvalues, alphas, calibrated=False, n=50, n_datasets=4)
+    fig = error_rate_figure(miscalibrated)
+    assert [t.name for t in fig.data] == ["Spiegelhalter's Z", "Hosmer–Lemeshow"]  # no diagonal
+    assert_allclose(fig.data[0].y, [3 / 4, 1 / 4, 0])  # type-II error: p > α
+    assert fig.layout.yaxis.title.text == "type-II error P[p > α]"

@@ -1,4 +1,4 @@
-"""core.model_comparison and core.figures_compare: identical bins, paired bootstrap, rankings."""
+"""core.model_comparison and core.figures.compare: identical bins, paired bootstrap, rankings."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from core.calibration import calibration_error
 from core.calibration_tests import calibration_test
 from core.data import as_predictions
 from core.errors import ConfigError, DataError
-from core.figures_compare import (
+from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
     rank_heatmap_figure,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import figures_recal
+from core.figures import recalibration as figures_recal
 from core.recalibration.base import softmax
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 

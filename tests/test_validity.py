@@ -392,7 +392,7 @@ def test_calculator_report_and_orderings():
 
 
 def test_figures_are_built_from_the_result(umd_result):
-    from core.figures_validity import (
+    from core.figures import (
         bin_validity_figure,
         epsilon_versus_n_figure,
         validity_figure,

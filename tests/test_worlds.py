@@ -379,3 +379,22 @@ def test_noisy_platt_world_truth_agrees_with_monte_carlo():
     smooth = World(world.scores, curve.base).true_calibration_error(2)
     # independent signs: E[(g − e)²] ≈ E[g²] + amplitude², up to the tiny sign-weighted sum
     assert truth**2 == pytest.approx(smooth**2 + 0.02**2, abs=2e-5)
+
+
+def test_beta_fit_histogram_is_the_bin_average_of_the_fitted_density():
+    from core.figures import beta_fit_figure
+    from core.worlds import beta_fit_histogram, fit_beta
+
+    s = BetaScores(2.0, 5.0).sample(4000, np.random.default_rng(3))
+    fit = fit_beta(s)
+    h = beta_fit_histogram(s, fit, n_bins=10)
+    np.testing.assert_allclose(h.edges, np.linspace(0, 1, 11))
+    counts, _ = np.histogram(s, bins=h.edges)
+    np.testing.assert_allclose(h.density, counts / 4000 / 0.1)
+    want = np.diff(stats.beta.cdf(h.edges, fit.alpha, fit.beta)) / 0.1
+    np.testing.assert_allclose(h.fitted, want, rtol=1e-12)
+    np.testing.assert_allclose(np.sum(h.fitted * 0.1), 1.0)
+    bars, curve = beta_fit_figure(h).data
+    np.testing.assert_allclose(bars.y, h.density)
+    np.testing.assert_allclose(curve.y, h.fitted)
+    assert curve.name == f"Beta({fit.alpha:.4g}, {fit.beta:.4g}), bin average"

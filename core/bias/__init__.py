@@ -56,10 +56,12 @@ from core.bias.specs import (
     specs_with_bins,
 )
 from core.bias.views import (
+    EstimateHistogram,
     bias_heatmap,
     consistent_tce_range,
     detection_power,
     ece_vs_tce,
+    estimate_histogram,
     least_biased_bins,
     n_for_power,
     observed_estimate,
@@ -71,6 +73,7 @@ __all__ = [
     "TEACHING_PRESETS",
     "ChunkResult",
     "DataSource",
+    "EstimateHistogram",
     "EstimatorSpec",
     "FittedData",
     "MapFunction",
@@ -87,6 +90,7 @@ __all__ = [
     "data_source",
     "default_estimators",
     "detection_power",
+    "estimate_histogram",
     "draw_replicate",
     "ece_vs_tce",
     "estimator_choices",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from core.bias.runner import (
     ProgressCallback,
@@ -256,3 +258,67 @@ def observed_estimate(
         norm=norm,
         lens=simulation_lens(predictions, lens),
     ).value
+
+
+@dataclass(frozen=True, eq=False)
+class EstimateHistogram:
+    """Sampling distributions of estimators on shared bins, exact zeros counted apart.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        The estimators.
+    edges : numpy.ndarray
+        ``(B + 2,)`` equal-width edges from 0 (fractions): ``B`` bins up to the largest
+        estimate and one more that holds it.
+    shares : numpy.ndarray
+        ``(E, B + 1)`` share of all datasets whose estimate is non-zero and in the bin.
+    zero_shares : numpy.ndarray
+        ``(E,)`` share of datasets whose estimate is exactly 0 (the debiased estimator is
+        clipped there); each row of ``shares`` and its zero share sum to 1.
+    means : numpy.ndarray
+        ``(E,)`` mean estimate (fractions).
+    """
+
+    labels: tuple[str, ...]
+    edges: np.ndarray
+    shares: np.ndarray
+    zero_shares: np.ndarray
+    means: np.ndarray
+
+
+def estimate_histogram(
+    estimates: Mapping[str, ArrayLike], *, n_bins: int = 40
+) -> EstimateHistogram:
+    """Bin simulated estimates of several estimators on shared edges.
+
+    Parameters
+    ----------
+    estimates : mapping
+        Estimator label → simulated estimates (fractions), e.g.
+        :meth:`SimulationResult.estimates` of one ``n``.
+    n_bins : int, default 40
+        Bins between 0 and the largest estimate of all estimators.
+
+    Returns
+    -------
+    EstimateHistogram
+        Shares per bin and of exact zeros, and the mean of each estimator.
+    """
+    values = [np.asarray(v, dtype=np.float64) for v in estimates.values()]
+    pooled = np.concatenate(values) if values else np.empty(0)
+    top = float(np.nanmax(pooled)) if pooled.size else 0.01
+    edges = np.arange(n_bins + 2) * (max(top, 1e-11) / n_bins)
+    shares, zeros = [], []
+    for v in values:
+        zero = v == 0.0
+        counts, _ = np.histogram(v[~zero], bins=edges)
+        shares.append(counts / v.size)
+        zeros.append(float(zero.mean()))
+    return EstimateHistogram(
+        labels=tuple(estimates),
+        edges=edges,
+        shares=np.array(shares).reshape(len(values), n_bins + 1),
+        zero_shares=np.array(zeros),
+        means=np.array([v.mean() for v in values]),
+    )

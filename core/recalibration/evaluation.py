@@ -554,3 +554,28 @@ def reliability_bins(
             n_bins=n_bins,
         )
     return out
+
+
+def parameter_table(fitted: Sequence[FittedParameters]) -> pd.DataFrame:
+    """Flatten the scalar fitted parameters of each split into a table (for display).
+
+    Parameters
+    ----------
+    fitted : sequence of core.recalibration.FittedParameters
+        One record per split.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per split; arrays are summarised by their length.
+    """
+    rows = []
+    for i, p in enumerate(fitted):
+        row: dict[str, Any] = {"split": i + 1}
+        for k, v in p.values.items():
+            if isinstance(v, int | float | str) or v is None:
+                row[k] = v
+            elif k == "components":
+                row["components"] = len(v)
+        rows.append(row)
+    return pd.DataFrame(rows)

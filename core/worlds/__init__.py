@@ -15,7 +15,15 @@ from core.worlds.curves import (
     SineCurve,
     StepCurve,
 )
-from core.worlds.fitting import BetaFit, GLMFits, fit_beta, fit_glms, fit_world
+from core.worlds.fitting import (
+    BetaFit,
+    BetaFitHistogram,
+    GLMFits,
+    beta_fit_histogram,
+    fit_beta,
+    fit_glms,
+    fit_world,
+)
 from core.worlds.multiclass import DirichletWorld, MonteCarloTruth, TemperatureWorld
 from core.worlds.presets import (
     PAPER_BETA_FITS,
@@ -41,6 +49,7 @@ __all__ = [
     "PAPER_NETWORKS",
     "PRESET_WORLDS",
     "BetaFit",
+    "BetaFitHistogram",
     "BetaScores",
     "DirichletWorld",
     "EmpiricalScores",
@@ -56,6 +65,7 @@ __all__ = [
     "TemperatureWorld",
     "UniformScores",
     "World",
+    "beta_fit_histogram",
     "binning_hides_error_world",
     "fit_beta",
     "fit_glms",

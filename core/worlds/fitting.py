@@ -148,6 +148,54 @@ def fit_beta(scores: ArrayLike, *, clip: float = CURVE_CLIP) -> BetaFit:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class BetaFitHistogram:
+    """Observed score density per bin next to the fitted Beta distribution's bin average.
+
+    Attributes
+    ----------
+    fit : BetaFit
+        The fitted distribution.
+    edges : numpy.ndarray
+        ``(B + 1,)`` equal-width edges on [0, 1].
+    density : numpy.ndarray
+        ``(B,)`` share of the scores in each bin divided by its width.
+    fitted : numpy.ndarray
+        ``(B,)`` Beta probability of each bin divided by its width (the bin average of the
+        density, finite where the density diverges).
+    """
+
+    fit: BetaFit
+    edges: np.ndarray
+    density: np.ndarray
+    fitted: np.ndarray
+
+
+def beta_fit_histogram(scores: ArrayLike, fit: BetaFit, *, n_bins: int = 50) -> BetaFitHistogram:
+    """Compare a histogram of the scores with the Beta fit, bin by bin.
+
+    Parameters
+    ----------
+    scores : array_like
+        The scores the Beta distribution was fitted to.
+    fit : BetaFit
+        The fit (:func:`fit_beta`).
+    n_bins : int, default 50
+        Equal-width bins on [0, 1].
+
+    Returns
+    -------
+    BetaFitHistogram
+        Observed and fitted densities per bin.
+    """
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    counts, _ = np.histogram(s, bins=edges)
+    widths = np.diff(edges)
+    fitted = np.diff(special.betainc(fit.alpha, fit.beta, edges)) / widths
+    return BetaFitHistogram(fit, edges, counts / (s.size * widths), fitted)
+
+
 def _binomial_nll(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     p = np.clip(p, _P_CLIP, 1.0 - _P_CLIP)
     return -(y * np.log(p) + (1.0 - y) * np.log1p(-p)).sum(axis=-1)

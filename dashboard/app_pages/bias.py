@@ -24,12 +24,13 @@ from core.bias import (
     data_source,
     detection_power,
     ece_vs_tce,
+    estimate_histogram,
     simulate_estimates,
 )
 from core.binning import bin_stats
 from core.calibration import calibration_error
 from core.estimators import ESTIMATORS
-from core.figures_bias import (
+from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
     bias_heatmap_figure,
@@ -39,7 +40,7 @@ from core.figures_bias import (
     power_figure,
 )
 from core.lenses import apply_lens
-from core.worlds import PRESET_WORLDS, BetaScores, UniformScores, fit_world
+from core.worlds import PRESET_WORLDS, BetaScores, UniformScores, beta_fit_histogram, fit_world
 from dashboard import state
 
 NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
@@ -220,7 +221,9 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
     if preset.view == "distribution":
         n = preset.ns[0]
         est = {s.label: result.estimates(s, n) for s in result.specs}
-        fig = estimate_distribution_figure(est, reference=float(result.reference[0]))
+        fig = estimate_distribution_figure(
+            estimate_histogram(est), reference=float(result.reference[0])
+        )
         _chart(fig, "lesson_chart")
         first = result.specs[0].label
         st.markdown(
@@ -446,7 +449,9 @@ with tabs[1]:
                 "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
             )
             _chart(
-                estimate_distribution_figure(est, reference=ref, reference_label=ref_label),
+                estimate_distribution_figure(
+                    estimate_histogram(est), reference=ref, reference_label=ref_label
+                ),
                 "bias_dist_chart",
             )
             st.caption(
@@ -632,7 +637,7 @@ with tabs[5]:
                 f"**Curve**: AIC-best GLM `{fitted.glms.best.name}`; true CE of the fitted world "
                 f"{100 * fitted.world.true_calibration_error(2):.2f} % (ℓ2)."
             )
-            _chart(beta_fit_figure(view.scores[0], b.alpha, b.beta), "bias_beta_fit")
+            _chart(beta_fit_figure(beta_fit_histogram(view.scores[0], b)), "bias_beta_fit")
             st.dataframe(fitted.glms.table, hide_index=True, key="bias_glm_table")
             st.caption(
                 f"{fitted.glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "

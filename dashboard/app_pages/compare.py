@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.calibration_tests import TESTS
 from core.errors import CalibscopeError
-from core.figures_compare import (
+from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
     rank_heatmap_figure,

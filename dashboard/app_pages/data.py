@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.figures import class_balance, confidence_histogram
 from dashboard import state, widgets
 
 st.title("Data", anchor=False)
@@ -67,7 +68,7 @@ left, right = st.columns(2)
 with left:
     st.markdown("**Class balance** — observed share and mean predicted probability per class")
     st.plotly_chart(
-        facts.class_balance,
+        class_balance(facts),
         theme=None,
         key="class_balance",
         config={"displaylogo": False},
@@ -75,7 +76,7 @@ with left:
 with right:
     st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
     st.plotly_chart(
-        facts.confidence_histogram,
+        confidence_histogram(facts),
         theme=None,
         key="confidence_histogram",
         config={"displaylogo": False},

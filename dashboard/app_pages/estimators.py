@@ -7,7 +7,7 @@ import dataclasses
 import streamlit as st
 
 from core.estimator_comparison import explain_disagreement
-from core.figures_estimators import (
+from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,

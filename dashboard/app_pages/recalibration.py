@@ -7,8 +7,14 @@ from typing import Any
 
 import streamlit as st
 
-from core import figures_recal
 from core.estimators import ESTIMATORS
+from core.figures import (
+    before_after_reliability,
+    coverage_accuracy_figure,
+    score_separation_figure,
+    selective_threshold_figure,
+    tradeoff_figure,
+)
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 from core.scores import accuracy
@@ -240,7 +246,7 @@ if discrete:
 st.subheader("Reliability before and after", anchor=False)
 lens_view = request["lens"] if request["lens"] in ("binary", "top-label") else "top-label"
 bins = reliability_bins(result, lens=lens_view, n_bins=request["n_bins"])
-fig = figures_recal.before_after_reliability(
+fig = before_after_reliability(
     bins,
     result.labels_of,
     lens_label="P(y = 1)" if lens_view == "binary" else "top-label confidence",
@@ -283,7 +289,7 @@ st.caption(
 st.subheader("MSE versus calibration error", anchor=False)
 x_metric = request["estimators"][0]
 st.plotly_chart(
-    figures_recal.tradeoff_figure(
+    tradeoff_figure(
         result.metrics,
         x_metric=x_metric,
         x_label=table.loc[table.metric == x_metric, "metric_label"].iloc[0],
@@ -307,11 +313,9 @@ if result.selective:
         st.caption(f"Guarantee: {view.guarantee}")
         opts = dict(next(o for n, o in request["methods"] if n == key.split(" #")[0]))
         a, b = st.columns(2)
-        a.plotly_chart(
-            figures_recal.score_separation_figure(view), theme=None, key=f"recal_sep_{key}"
-        )
+        a.plotly_chart(score_separation_figure(view), theme=None, key=f"recal_sep_{key}")
         b.plotly_chart(
-            figures_recal.selective_threshold_figure(
+            selective_threshold_figure(
                 view,
                 alpha=opts.get("alpha")
                 if opts.get("mode", "miscoverage") == "miscoverage"
@@ -322,7 +326,7 @@ if result.selective:
             key=f"recal_thr_{key}",
         )
     st.plotly_chart(
-        figures_recal.coverage_accuracy_figure(result.selective, result.labels_of),
+        coverage_accuracy_figure(result.selective, result.labels_of),
         theme=None,
         key="recal_cov_acc",
     )

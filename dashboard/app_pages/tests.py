@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.calibration_tests import (
@@ -19,6 +18,7 @@ from core.calibration_tests import (
 )
 from core.estimators import ESTIMATORS
 from core.estimators.kernel import MAX_EXACT_N
+from core.figures import error_rate_figure, null_distribution_figure
 from core.worlds import DirichletWorld
 from dashboard import state
 
@@ -95,70 +95,6 @@ def _pvalue_text(r: CalibrationTestResult) -> str:
     if r.mc_error is not None:
         text += f" ± {r.mc_error:.2g}"
     return text
-
-
-def _null_figure(r: CalibrationTestResult) -> go.Figure:
-    null = r.null_distribution
-    fig = go.Figure()
-    fig.add_trace(
-        go.Histogram(x=null, nbinsx=50, name="resampled statistics", marker_color="#7f8fa6")
-    )
-    right = float(max(np.max(null), r.statistic))
-    fig.add_vrect(
-        x0=r.statistic,
-        x1=right,
-        fillcolor="#e84118",
-        opacity=0.15,
-        line_width=0,
-        annotation_text=f"p = {r.pvalue:.3g}",
-        annotation_position="top left",
-    )
-    fig.add_vline(x=r.statistic, line_color="#e84118", line_width=2)
-    fig.add_trace(
-        go.Scatter(
-            x=[r.statistic, r.statistic],
-            y=[0, 0],
-            mode="lines",
-            line={"color": "#e84118", "width": 2},
-            name=f"observed {r.statistic:.4g}",
-        )
-    )
-    fig.update_layout(
-        xaxis_title="statistic under “calibrated”",
-        yaxis_title="resamples",
-        bargap=0.02,
-        height=360,
-        margin={"t": 30, "b": 40, "l": 50, "r": 20},
-        legend={"orientation": "h", "y": 1.1},
-    )
-    return fig
-
-
-def _error_figure(sim: TestErrorSimulation) -> go.Figure:
-    frame = sim.to_frame()
-    fig = go.Figure()
-    if sim.calibrated:
-        fig.add_trace(
-            go.Scatter(
-                x=[0, 1],
-                y=[0, 1],
-                mode="lines",
-                line={"dash": "dash", "color": "grey"},
-                name="type-I error = α",
-            )
-        )
-    for name, part in frame.groupby("test", sort=False):
-        fig.add_trace(
-            go.Scatter(x=part["alpha"], y=part["error"], mode="lines", name=TESTS.get(name).label)
-        )
-    fig.update_layout(
-        xaxis_title="significance level α",
-        yaxis_title="type-I error P[p ≤ α]" if sim.calibrated else "type-II error P[p > α]",
-        yaxis_range=[-0.05, 1.05],
-        height=420,
-        margin={"t": 30, "b": 40, "l": 60, "r": 20},
-    )
-    return fig
 
 
 st.title("Calibration tests", anchor=False)
@@ -281,7 +217,7 @@ else:
         )
         chosen = next(r for r in resampled if r.test == choice)
         st.plotly_chart(
-            _null_figure(chosen),
+            null_distribution_figure(chosen),
             theme=None,
             key="tests_null_chart",
             config={"displaylogo": False},
@@ -325,7 +261,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
         with state.show_errors():
             sim = _simulate(world, tuple(chosen_tests), n, n_datasets, 0)
             st.plotly_chart(
-                _error_figure(sim),
+                error_rate_figure(sim),
                 theme=None,
                 key="tests_teach_chart",
                 config={"displaylogo": False},

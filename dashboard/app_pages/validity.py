@@ -2,7 +2,7 @@
 
 Widgets → :func:`core.guarantees.guarantee_calculator` (no data needed) and
 :func:`core.validity.validity_curves` (the loaded data, R random splits with progress;
-results kept per data digest and options) → :mod:`core.figures_validity`.
+results kept per data digest and options) → :mod:`core.figures.validity`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.figures_validity import bin_validity_figure, epsilon_versus_n_figure, validity_figure
+from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 from core.guarantees import guarantee_calculator
 from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves

@@ -1,48 +1,43 @@
-"""Plotly figures of calibration results: pure functions of result objects.
-
-Every builder takes arrays or result objects of :mod:`core` (``BinStats`` and per-bin
-intervals, probability matrices and labels) and returns a :class:`plotly.graph_objects.Figure`;
-nothing here computes an estimate. The dashboard, the report and notebooks draw the same
-figures from the same objects.
+"""Reliability diagrams of an analysis: one component, the classwise grid, consistency bands.
 
 Trace order is part of the contract (tests and the report rely on it):
 
 - :func:`reliability_figure`: ``[diagonal, observed, counts]``, then ``band`` when a
   consistency band is drawn;
 - :func:`classwise_grid`: per class ``[diagonal, observed]``, then one ``band`` per class
-  with ``show_band=True``;
-- :func:`confidence_histogram`: ``[correct, incorrect]`` with labels, else ``[all]``;
-- :func:`class_balance`: ``[observed share, mean predicted probability]``.
+  with ``show_band=True``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 from plotly.subplots import make_subplots
 
-from core._validation import check_probs_labels
-from core.binning import bin_stats
-from core.lenses import top_label
+from core.figures.style import (
+    BLUE,
+    COUNT_COLOR,
+    LEGEND_TOP_LEFT,
+    TEMPLATE,
+    UNIT_RANGE,
+    asymmetric_error,
+    centres,
+    diagonal,
+    filled_band,
+    margin,
+)
 
-OBSERVED_COLOR = "#1f77b4"
-COUNT_COLOR = "#9aa5b1"
+if TYPE_CHECKING:
+    from core.analysis import ComponentTable
+    from core.binning import BinStats
+
+OBSERVED_COLOR = BLUE
 BAND_FILL = "rgba(120, 120, 120, 0.18)"
-# a little margin so markers and error bars at 0 and 1 are not clipped
-AXIS_RANGE = (-0.02, 1.02)
-DIAGONAL = {"dash": "dash", "color": "#333333", "width": 1}
-_LEGEND = {
-    "x": 0.01,
-    "y": 0.99,
-    "xanchor": "left",
-    "yanchor": "top",
-    "bgcolor": "rgba(255,255,255,0.8)",
-}
 
 
 def _observed_trace(
@@ -63,15 +58,7 @@ def _observed_trace(
     if low is not None and high is not None:
         lo = np.asarray(low, dtype=np.float64)[ok]
         hi = np.asarray(high, dtype=np.float64)[ok]
-        error_y = {
-            "type": "data",
-            "symmetric": False,
-            "array": hi - y,
-            "arrayminus": y - lo,
-            "thickness": 1,
-            "width": 3,
-            "color": OBSERVED_COLOR,
-        }
+        error_y = asymmetric_error(y, lo, hi, thickness=1, width=3, color=OBSERVED_COLOR)
     else:
         lo = hi = np.full(x.shape, np.nan)
         error_y = None
@@ -109,19 +96,14 @@ def _band_trace(
     hi = np.asarray(band_high, dtype=np.float64)
     ok = (np.asarray(bins.counts) > 0) & np.isfinite(lo) & np.isfinite(hi)
     order = np.argsort(x[ok], kind="stable")
-    xs, ls, hs = x[ok][order], lo[ok][order], hi[ok][order]
     name = "consistency band" if level is None else f"consistency band ({level:.0%})"
-    return go.Scatter(
-        # one closed polygon: along the lower edge, back along the upper edge
-        x=np.concatenate([xs, xs[::-1]]),
-        y=np.concatenate([ls, hs[::-1]]),
-        mode="lines",
-        fill="toself",
+    return filled_band(
+        x[ok][order],
+        lo[ok][order],
+        hi[ok][order],
         fillcolor=BAND_FILL,
-        line={"width": 0, "color": BAND_FILL},
         name=name,
         showlegend=showlegend,
-        hoverinfo="skip",
     )
 
 
@@ -141,20 +123,59 @@ def band_arguments(component: Any) -> dict[str, Any]:
     return {"band_low": low, "band_high": high, "band_level": level}
 
 
-def _diagonal(showlegend: bool = True) -> go.Scatter:
-    return go.Scatter(
-        x=[0.0, 1.0],
-        y=[0.0, 1.0],
-        mode="lines",
-        name="perfect calibration",
-        line=DIAGONAL,
-        hoverinfo="skip",
-        showlegend=showlegend,
+def diagram_with_counts(row_heights: tuple[float, float]) -> go.Figure:
+    """Return two rows on a shared x axis: a reliability diagram above its bin counts.
+
+    Parameters
+    ----------
+    row_heights : (float, float)
+        Shares of the height of the diagram and of the counts.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        An empty figure; the diagram is row 1, the counts row 2.
+    """
+    return make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=list(row_heights), vertical_spacing=0.04
+    )
+
+
+def lay_out_diagram(
+    fig: go.Figure, *, x_title: str, height: int, top: int = 20, **layout: Any
+) -> None:
+    """Set the axes and layout of a :func:`diagram_with_counts` figure, in place.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    x_title : str
+        Title of the shared score axis.
+    height : int
+        Figure height in pixels.
+    top : int, default=20
+        Top margin in pixels (room for a title).
+    **layout
+        Further layout properties (``title``, ``barmode``, ...).
+    """
+    fig.update_xaxes(range=UNIT_RANGE, constrain="domain", showgrid=True)
+    fig.update_xaxes(title_text=x_title, row=2, col=1)
+    fig.update_yaxes(range=UNIT_RANGE, title_text="observed frequency", row=1, col=1)
+    fig.update_yaxes(title_text="count", rangemode="tozero", row=2, col=1)
+    fig.update_layout(
+        template=TEMPLATE,
+        height=height,
+        bargap=0,
+        hovermode="closest",
+        margin=margin(top),
+        legend=LEGEND_TOP_LEFT,
+        **layout,
     )
 
 
 def reliability_figure(
-    bins: Any,
+    bins: ComponentTable | BinStats,
     *,
     low: ArrayLike | None = None,
     high: ArrayLike | None = None,
@@ -170,11 +191,11 @@ def reliability_figure(
 
     Parameters
     ----------
-    bins : core.binning.BinStats or core.analysis.ComponentTable
-        Bin statistics of one component (``edges``, ``counts``, ``mean_score``,
-        ``mean_label``), or an analysis component, whose ``bins``, ``low`` and ``high``
-        are used (its consistency ``band`` only when passed as ``band_low``/``band_high``,
-        e.g. with ``**band_arguments(component)``).
+    bins : core.analysis.ComponentTable or core.binning.BinStats
+        An analysis component, whose ``bins``, ``low`` and ``high`` are used (its
+        consistency ``band`` only when passed as ``band_low``/``band_high``, e.g. with
+        ``**band_arguments(component)``), or the bin statistics of one component
+        (``edges``, ``counts``, ``mean_score``, ``mean_label``).
     low, high : array_like, optional
         Per-bin interval of the observed frequency, shape ``(B,)`` (NaN for empty bins),
         e.g. from :func:`core.intervals.bin_intervals`. Drawn as error bars.
@@ -207,15 +228,13 @@ def reliability_figure(
         bins = bins.bins
     edges = np.asarray(bins.edges, dtype=np.float64)
     counts = np.asarray(bins.counts)
-    fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, row_heights=[0.78, 0.22], vertical_spacing=0.04
-    )
-    fig.add_trace(_diagonal(), row=1, col=1)
+    fig = diagram_with_counts((0.78, 0.22))
+    fig.add_trace(diagonal(), row=1, col=1)
     label = f"{name} ({interval_label})" if interval_label else name
     fig.add_trace(_observed_trace(bins, low, high, name=label), row=1, col=1)
     fig.add_trace(
         go.Bar(
-            x=0.5 * (edges[:-1] + edges[1:]),
+            x=centres(edges),
             y=counts,
             width=np.diff(edges),
             marker={"color": COUNT_COLOR, "line": {"width": 0.5, "color": "white"}},
@@ -229,24 +248,18 @@ def reliability_figure(
     )
     if band_low is not None and band_high is not None:
         fig.add_trace(_band_trace(bins, band_low, band_high, level=band_level), row=1, col=1)
-    fig.update_xaxes(range=AXIS_RANGE, constrain="domain", showgrid=True)
-    fig.update_xaxes(title_text="predicted probability (mean score per bin)", row=2, col=1)
-    fig.update_yaxes(range=AXIS_RANGE, title_text="observed frequency", row=1, col=1)
-    fig.update_yaxes(title_text="count", rangemode="tozero", row=2, col=1)
-    fig.update_layout(
-        template="plotly_white",
-        title=title,
+    lay_out_diagram(
+        fig,
+        x_title="predicted probability (mean score per bin)",
         height=height,
-        bargap=0,
-        hovermode="closest",
-        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 50},
-        legend=_LEGEND,
+        top=50 if title else 20,
+        title=title,
     )
     return fig
 
 
 def classwise_grid(
-    components: Sequence[Any],
+    components: Sequence[ComponentTable],
     *,
     cols: int | None = None,
     values: Sequence[float] | None = None,
@@ -257,7 +270,7 @@ def classwise_grid(
 
     Parameters
     ----------
-    components : sequence
+    components : sequence of core.analysis.ComponentTable
         One entry per class with attributes ``name``, ``bins`` (``BinStats``) and
         optional ``low``/``high`` per-bin intervals and consistency ``band``.
     cols : int, optional
@@ -304,7 +317,7 @@ def classwise_grid(
             showlegend=first,
         )
         observed.marker.size = 5
-        traces += [_diagonal(showlegend=first), observed]
+        traces += [diagonal(showlegend=first), observed]
         rows_of += [r + 1, r + 1]
         cols_of += [col + 1, col + 1]
     if show_band:
@@ -318,137 +331,13 @@ def classwise_grid(
             cols_of.append(col + 1)
     # one batched call: adding traces one by one re-validates the figure each time
     fig.add_traces(traces, rows=rows_of, cols=cols_of)
-    fig.update_xaxes(range=AXIS_RANGE, constrain="domain")
-    fig.update_yaxes(range=AXIS_RANGE)
+    fig.update_xaxes(range=UNIT_RANGE, constrain="domain")
+    fig.update_yaxes(range=UNIT_RANGE)
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=max(300, height_per_row * rows + 60),
-        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        margin=margin(50, left=50, bottom=40),
         legend={"orientation": "h", "x": 0.0, "y": -0.06, "yanchor": "top"},
     )
     fig.update_annotations(font_size=12)
-    return fig
-
-
-def confidence_histogram(
-    probs: ArrayLike,
-    labels: ArrayLike | None = None,
-    *,
-    n_bins: int = 20,
-    height: int = 300,
-) -> go.Figure:
-    """Histogram of top-label confidence, split into correct and incorrect predictions.
-
-    Parameters
-    ----------
-    probs : array_like
-        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
-    labels : array_like, optional
-        Class indices; when given the bars are stacked by correctness.
-    n_bins : int, default=20
-        Equal-width bins on [0, 1] (last bin closed).
-    height : int, default=300
-        Figure height in pixels.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-        Bars at the bin centres: ``[correct, incorrect]`` with labels, else ``[all]``;
-        the bar heights sum to ``n``.
-    """
-    p, y = check_probs_labels(
-        probs, np.zeros(np.shape(probs)[0], dtype=np.int64) if labels is None else labels
-    )
-    conf, pred = top_label(p)
-    # the same equal-width convention as the analysis: [k/B, (k+1)/B), last bin closed
-    stats = bin_stats(conf, (pred == y).astype(np.float64), binning="equal-width", n_bins=n_bins)
-    edges = stats.edges
-    centres = 0.5 * (edges[:-1] + edges[1:])
-    width = np.diff(edges)
-    correct = np.rint(stats.label_sums).astype(np.int64)
-    if labels is None:
-        parts = [(stats.counts, "all", COUNT_COLOR)]
-    else:
-        parts = [(correct, "correct", "#2f855a"), (stats.counts - correct, "incorrect", "#c05621")]
-    fig = go.Figure(
-        [
-            go.Bar(x=centres, y=c, width=width, name=name, marker_color=color)
-            for c, name, color in parts
-        ]
-    )
-    fig.update_traces(
-        hovertemplate="confidence ≈ %{x:.3f}: n = %{y:,}<extra>%{fullData.name}</extra>"
-    )
-    fig.update_layout(
-        template="plotly_white",
-        barmode="stack",
-        bargap=0,
-        height=height,
-        xaxis={"range": [0, 1], "title": "top-label confidence"},
-        yaxis={"title": "count", "rangemode": "tozero"},
-        margin={"l": 60, "r": 20, "t": 20, "b": 50},
-        legend={"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
-    )
-    return fig
-
-
-def class_balance(
-    probs: ArrayLike,
-    labels: ArrayLike,
-    *,
-    class_names: Sequence[str] | None = None,
-    height: int = 300,
-) -> go.Figure:
-    """Observed class shares next to the mean predicted probability of each class.
-
-    Parameters
-    ----------
-    probs : array_like
-        ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
-    labels : array_like
-        Class indices ``0..K-1``.
-    class_names : sequence of str, optional
-        Names of the classes; default ``"0"``, ``"1"``, ...
-    height : int, default=300
-        Figure height in pixels.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-        Traces ``[observed share, mean predicted probability]`` with one bar per class;
-        a calibrated model has the two bars of each class close (calibration in the large).
-    """
-    p, y = check_probs_labels(probs, labels)
-    k = p.shape[1]
-    names = list(class_names) if class_names is not None else [str(i) for i in range(k)]
-    counts = np.bincount(y, minlength=k)
-    share = counts / y.shape[0]
-    fig = go.Figure(
-        [
-            go.Bar(
-                x=names,
-                y=share,
-                name="observed share",
-                marker_color="#4a5568",
-                customdata=counts,
-                hovertemplate="%{x}: %{y:.3f} (n = %{customdata:,})<extra></extra>",
-            ),
-            go.Bar(
-                x=names,
-                y=p.mean(axis=0),
-                name="mean predicted probability",
-                marker_color=OBSERVED_COLOR,
-                hovertemplate="%{x}: %{y:.3f}<extra></extra>",
-            ),
-        ]
-    )
-    fig.update_layout(
-        template="plotly_white",
-        barmode="group",
-        height=height,
-        xaxis={"title": "class", "type": "category"},
-        yaxis={"title": "share of rows", "rangemode": "tozero"},
-        margin={"l": 60, "r": 20, "t": 20, "b": 50},
-        legend={"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"},
-    )
     return fig

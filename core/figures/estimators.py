@@ -13,12 +13,23 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-_TEMPLATE = "plotly_white"
+from core.figures.style import (
+    BLUE,
+    GREEN,
+    GREY,
+    LEGEND_ABOVE,
+    ORANGE,
+    PURPLE,
+    RED,
+    TEMPLATE,
+    interval_trace,
+    margin,
+)
+
 #: Line colour per estimator; dash per binning.
-ESTIMATOR_COLORS = {"plugin": "#1f77b4", "label-binned": "#ff7f0e", "debiased": "#2ca02c"}
+ESTIMATOR_COLORS = {"plugin": BLUE, "label-binned": ORANGE, "debiased": GREEN}
 BINNING_DASH = {"equal-width": "solid", "equal-mass": "dot"}
-_MONOTONE, _BROKEN, _STAR = "#2ca02c", "#d62728", "#111111"
-_LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
+_MONOTONE, _BROKEN, _STAR = GREEN, RED, "#111111"
 
 
 def error_versus_bins_figure(
@@ -65,7 +76,7 @@ def error_versus_bins_figure(
                 mode="lines+markers",
                 marker={"size": 4},
                 line={
-                    "color": ESTIMATOR_COLORS.get(name, "#7f7f7f"),
+                    "color": ESTIMATOR_COLORS.get(name, GREY),
                     "dash": BINNING_DASH.get(binning, "dash"),
                     "width": 5 if wide else 2,
                 },
@@ -87,7 +98,7 @@ def error_versus_bins_figure(
                         marker={
                             "symbol": "star",
                             "size": 16,
-                            "color": _STAR if binning == "equal-width" else "#9467bd",
+                            "color": _STAR if binning == "equal-width" else PURPLE,
                             "line": {"color": "white", "width": 1},
                         },
                         name=f"ECE_sweep · {binning} (b* = {b_star})",
@@ -97,17 +108,17 @@ def error_versus_bins_figure(
             else:
                 fig.add_hline(
                     y=total,
-                    line={"dash": "dashdot", "color": "#9467bd", "width": 1},
+                    line={"dash": "dashdot", "color": PURPLE, "width": 1},
                     annotation_text=f"ECE_sweep · {binning} = {total:.4f}",
                     annotation_position=(
                         "top left" if binning == "equal-width" else "bottom right"
                     ),
                 )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=height,
-        margin={"l": 60, "r": 20, "t": 70, "b": 50},
-        legend=_LEGEND,
+        margin=margin(70),
+        legend=LEGEND_ABOVE,
         xaxis_title="number of bins B",
         yaxis_title=f"{norm_label} calibration error",
         hovermode="closest",
@@ -188,10 +199,10 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
         fig.update_xaxes(tickformat="d", row=row, col=1)
     fig.update_xaxes(title_text="candidate number of bins b", row=len(binnings), col=1)
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=len(binnings) * (height_per_panel + 18 * n_comp) + 70,
-        margin={"l": 80, "r": 20, "t": 85, "b": 40},
-        legend={**_LEGEND, "y": 1.0, "yref": "container", "yanchor": "top"},
+        margin=margin(85, left=80, bottom=40),
+        legend={**LEGEND_ABOVE, "y": 1.0, "yref": "container", "yanchor": "top"},
     )
     return fig
 
@@ -215,26 +226,21 @@ def estimator_intervals_figure(table: pd.DataFrame, *, group: str = "binned") ->
     names = [f"{r.label} · {r.lens}" for r in rows.itertuples()]
     has = rows.low.notna() & rows.high.notna()
     fig = go.Figure(
-        go.Scatter(
-            x=rows.value.to_numpy(),
-            y=names,
-            mode="markers",
-            marker={"size": 10, "color": "#1f77b4"},
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": (rows.high - rows.value).where(has, 0).to_numpy(),
-                "arrayminus": (rows.value - rows.low).where(has, 0).to_numpy(),
-                "color": "#1f77b4",
-            },
-            hovertemplate="%{y}<br>%{x:.5f}<extra></extra>",
+        interval_trace(
+            rows.value.to_numpy(),
+            names,
+            rows.low.where(has, rows.value).to_numpy(),
+            rows.high.where(has, rows.value).to_numpy(),
             name="estimate",
+            marker={"size": 10, "color": BLUE},
+            whisker={"color": BLUE},
+            hovertemplate="%{y}<br>%{x:.5f}<extra></extra>",
         )
     )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=80 + 34 * max(1, len(rows)),
-        margin={"l": 10, "r": 20, "t": 20, "b": 40},
+        margin=margin(20, left=10, bottom=40),
         xaxis_title="estimate (bootstrap interval)",
         showlegend=False,
     )

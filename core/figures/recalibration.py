@@ -12,20 +12,42 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-_TEMPLATE = "plotly_white"
-_BLUE, _RED, _GREY, _GREEN = "#1f77b4", "#d62728", "#7f7f7f", "#2ca02c"
+from core.figures.style import (
+    BLUE,
+    BROWN,
+    CYAN,
+    GREEN,
+    GREY,
+    LEGEND_BELOW,
+    OLIVE,
+    ORANGE,
+    PINK,
+    PURPLE,
+    RED,
+    TEMPLATE,
+    asymmetric_error,
+    diagonal,
+    margin,
+)
+
+if TYPE_CHECKING:
+    from core.binning import BinStats
+    from core.recalibration.evaluation import SelectiveView
+
+#: Colour per method in the trade-off plot, the uncalibrated predictions first.
+METHOD_COLORS = (GREY, BLUE, RED, GREEN, PURPLE, BROWN, PINK, OLIVE, CYAN, ORANGE)
 
 
 def before_after_reliability(
-    bins: Mapping[str, Any],
+    bins: Mapping[str, BinStats],
     labels: Mapping[str, str],
     *,
     lens_label: str = "top-label confidence",
@@ -76,22 +98,16 @@ def before_after_reliability(
         x = np.asarray(b.mean_score)[keep]
         y = np.asarray(b.mean_label)[keep]
         n = counts[keep]
-        fig.add_trace(
-            go.Scatter(
-                x=[0, 1], y=[0, 1], mode="lines", line={"color": _GREY, "dash": "dash", "width": 1},
-                hoverinfo="skip", showlegend=False,
-            ),
-            row=r + 1, col=c + 1,
-        )  # fmt: skip
+        fig.add_trace(diagonal(showlegend=False, color=GREY), row=r + 1, col=c + 1)
         fig.add_trace(
             go.Scatter(
                 x=x,
                 y=y,
                 mode="lines+markers",
-                line={"color": _GREY if i == 0 else _BLUE, "width": 1},
+                line={"color": GREY if i == 0 else BLUE, "width": 1},
                 marker={
                     "size": 4 + 16 * np.sqrt(n / biggest),
-                    "color": _GREY if i == 0 else _BLUE,
+                    "color": GREY if i == 0 else BLUE,
                     "line": {"width": 0.5, "color": "white"},
                 },
                 customdata=n,
@@ -109,9 +125,9 @@ def before_after_reliability(
     for r in range(nrow):
         fig.update_yaxes(title_text="observed frequency", row=r + 1, col=1)
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=max(320, height_per_row * nrow + 60),
-        margin={"l": 60, "r": 20, "t": 40, "b": 50},
+        margin=margin(40),
     )
     return fig
 
@@ -145,18 +161,6 @@ def tradeoff_figure(
     names = [m for m in xs.index if m in ys.index]
     xs, ys = xs.loc[names], ys.loc[names]
     fig = go.Figure()
-    palette = [
-        _GREY,
-        _BLUE,
-        _RED,
-        _GREEN,
-        "#9467bd",
-        "#8c564b",
-        "#e377c2",
-        "#bcbd22",
-        "#17becf",
-        "#ff7f0e",
-    ]
     for i, name in enumerate(names):
         xr, yr = xs.loc[name], ys.loc[name]
         fig.add_trace(
@@ -165,23 +169,23 @@ def tradeoff_figure(
                 y=[yr.value],
                 mode="markers",
                 name=name,
-                marker={"size": 11, "color": palette[i % len(palette)]},
-                error_x={"type": "data", "symmetric": False, "array": [xr.high - xr.value], "arrayminus": [xr.value - xr.low]},
-                error_y={"type": "data", "symmetric": False, "array": [yr.high - yr.value], "arrayminus": [yr.value - yr.low]},
+                marker={"size": 11, "color": METHOD_COLORS[i % len(METHOD_COLORS)]},
+                error_x=asymmetric_error([xr.value], [xr.low], [xr.high]),
+                error_y=asymmetric_error([yr.value], [yr.low], [yr.high]),
                 hovertemplate=f"{name}<br>x %{{x:.4f}}<br>y %{{y:.4f}}<extra></extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         xaxis_title=x_label or x_metric,
         yaxis_title=y_label,
         height=460,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        margin=margin(),
     )
     return fig
 
 
-def score_separation_figure(view: Any, *, nbins: int = 60) -> go.Figure:
+def score_separation_figure(view: SelectiveView, *, nbins: int = 60) -> go.Figure:
     """Histograms of Meta-Cal's ranking score for correct and wrong rows, threshold marked.
 
     Parameters
@@ -203,29 +207,29 @@ def score_separation_figure(view: Any, *, nbins: int = 60) -> go.Figure:
     xbins = {"start": lo, "end": hi + size, "size": size}
     fig = go.Figure()
     fig.add_trace(
-        go.Histogram(x=h[ok], name="correct", marker_color=_BLUE, opacity=0.6, xbins=xbins)
+        go.Histogram(x=h[ok], name="correct", marker_color=BLUE, opacity=0.6, xbins=xbins)
     )
-    fig.add_trace(go.Histogram(x=h[~ok], name="wrong", marker_color=_RED, opacity=0.6, xbins=xbins))
+    fig.add_trace(go.Histogram(x=h[~ok], name="wrong", marker_color=RED, opacity=0.6, xbins=xbins))
     if np.isfinite(view.threshold):
-        fig.add_vrect(x0=view.threshold, x1=hi + size, fillcolor=_GREY, opacity=0.15, line_width=0)
+        fig.add_vrect(x0=view.threshold, x1=hi + size, fillcolor=GREY, opacity=0.15, line_width=0)
         fig.add_vline(
             x=view.threshold, line={"color": "black", "dash": "dash"},
             annotation_text=f"r* = {view.threshold:.3g} (reject to the right)",
         )  # fmt: skip
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         barmode="overlay",
         xaxis_title="ranking score of the uncalibrated prediction",
         yaxis={"title": "rows (log scale)", "type": "log"},
         height=380,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        margin=margin(),
         legend={"orientation": "h", "y": 1.08},
     )
     return fig
 
 
 def selective_threshold_figure(
-    view: Any, *, alpha: float | None = None, beta: float | None = None
+    view: SelectiveView, *, alpha: float | None = None, beta: float | None = None
 ) -> go.Figure:
     """Miscoverage, coverage accuracy and coverage against the threshold ``r``.
 
@@ -244,9 +248,9 @@ def selective_threshold_figure(
     cv = view.curves
     fig = go.Figure()
     for y, name, color in (
-        (cv.miscoverage, "miscoverage (correct rows rejected)", _RED),
-        (cv.coverage_accuracy, "coverage accuracy (accuracy of accepted)", _BLUE),
-        (cv.coverage, "coverage (share accepted)", _GREEN),
+        (cv.miscoverage, "miscoverage (correct rows rejected)", RED),
+        (cv.coverage_accuracy, "coverage accuracy (accuracy of accepted)", BLUE),
+        (cv.coverage, "coverage (share accepted)", GREEN),
     ):
         fig.add_trace(
             go.Scatter(
@@ -259,28 +263,26 @@ def selective_threshold_figure(
             )
         )
     if alpha is not None:
-        fig.add_hline(
-            y=alpha, line={"color": _RED, "dash": "dot"}, annotation_text=f"α = {alpha:g}"
-        )
+        fig.add_hline(y=alpha, line={"color": RED, "dash": "dot"}, annotation_text=f"α = {alpha:g}")
     if beta is not None:
-        fig.add_hline(y=beta, line={"color": _BLUE, "dash": "dot"}, annotation_text=f"β = {beta:g}")
+        fig.add_hline(y=beta, line={"color": BLUE, "dash": "dot"}, annotation_text=f"β = {beta:g}")
     if np.isfinite(view.threshold):
         fig.add_vline(
             x=view.threshold, line={"color": "black", "dash": "dash"}, annotation_text="r*"
         )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         xaxis_title="threshold r (accept rows with score ≤ r)",
         yaxis={"title": "rate", "range": [0, 1.02]},
         height=420,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
-        legend={"orientation": "h", "y": -0.25},
+        margin=margin(),
+        legend=LEGEND_BELOW,
     )
     return fig
 
 
 def coverage_accuracy_figure(
-    views: Mapping[str, Any], labels: Mapping[str, str] | None = None
+    views: Mapping[str, SelectiveView], labels: Mapping[str, str] | None = None
 ) -> go.Figure:
     """Accuracy among accepted rows against coverage, with operating points and the oracle.
 
@@ -310,7 +312,7 @@ def coverage_accuracy_figure(
             mode="lines",
             line_shape="hv",
             name="ranking score",
-            line={"color": _BLUE},
+            line={"color": BLUE},
         )
     )
     fig.add_trace(
@@ -319,48 +321,23 @@ def coverage_accuracy_figure(
             y=np.minimum(1.0, pi0 / w),
             mode="lines",
             name="oracle (rejects exactly the wrong rows)",
-            line={"color": _GREY, "dash": "dash"},
+            line={"color": GREY, "dash": "dash"},
         )
     )
     for key, v in views.items():
         m = v.metrics
         fig.add_trace(
             go.Scatter(
-                x=[m.coverage], y=[m.coverage_accuracy], mode="markers", marker={"size": 13, "symbol": "star", "color": _RED},
+                x=[m.coverage], y=[m.coverage_accuracy], mode="markers", marker={"size": 13, "symbol": "star", "color": RED},
                 name=f"{labels.get(key, key)}: coverage {m.coverage:.3f}, accuracy {m.coverage_accuracy:.3f}",
             )
         )  # fmt: skip
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         xaxis={"title": "coverage (share of rows accepted)", "range": [0, 1.01]},
         yaxis={"title": "accuracy among accepted rows"},
         height=420,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
-        legend={"orientation": "h", "y": -0.25},
+        margin=margin(),
+        legend=LEGEND_BELOW,
     )
     return fig
-
-
-def parameter_table(fitted: Sequence[Any]) -> pd.DataFrame:
-    """Flatten the scalar fitted parameters of each split into a table (for display).
-
-    Parameters
-    ----------
-    fitted : sequence of core.recalibration.FittedParameters
-        One record per split.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per split; arrays are summarised by their length.
-    """
-    rows = []
-    for i, p in enumerate(fitted):
-        row: dict[str, Any] = {"split": i + 1}
-        for k, v in p.values.items():
-            if isinstance(v, int | float | str) or v is None:
-                row[k] = v
-            elif k == "components":
-                row["components"] = len(v)
-        rows.append(row)
-    return pd.DataFrame(rows)

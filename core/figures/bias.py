@@ -1,4 +1,4 @@
-"""Plotly figures of the Bias page: pure functions of bias tables, simulated estimates and fits.
+"""Figures of the Bias page: pure functions of bias tables, estimate histograms and fits.
 
 Nothing here simulates or estimates; every builder draws what :mod:`core.bias` and
 :mod:`core.worlds` computed. Calibration errors are shown in percent.
@@ -17,23 +17,43 @@ Trace order (tests rely on it):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
-from scipy import stats
+
+from core.figures.reliability import reliability_figure
+from core.figures.style import (
+    BLUE,
+    BROWN,
+    COUNT_COLOR,
+    CYAN,
+    GREEN,
+    GREY,
+    OBSERVED_MARK,
+    OLIVE,
+    ORANGE,
+    PINK,
+    PURPLE,
+    RED,
+    TEMPLATE,
+    centres,
+    filled_band,
+    log_n_axis,
+    margin,
+)
+
+if TYPE_CHECKING:
+    from core.bias import EstimateHistogram
+    from core.binning import BinStats
+    from core.worlds.fitting import BetaFitHistogram
 
 #: Colour per estimator family; binning is the line style (EW dashed, EM solid).
-FAMILY_COLORS = {
-    "plugin": "#1f77b4",
-    "label-binned": "#9467bd",
-    "debiased": "#2ca02c",
-    "sweep": "#d62728",
-}
-OTHER_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e")
+FAMILY_COLORS = {"plugin": BLUE, "label-binned": PURPLE, "debiased": GREEN, "sweep": RED}
+OTHER_COLORS = (BROWN, PINK, GREY, OLIVE, CYAN, ORANGE)
 DASH = {"equal-width": "dash", "equal-mass": "solid"}
 METRIC_TITLES = {
     "bias": "bias (percentage points)",
@@ -41,29 +61,12 @@ METRIC_TITLES = {
     "rmse": "RMSE (points)",
     "mean": "mean estimate (%)",
 }
-_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 40, "b": 50}}
+_LAYOUT = {"template": TEMPLATE, "margin": margin(40)}
 
 
 def _style(name: str, binning: str, k: int) -> dict[str, Any]:
     color = FAMILY_COLORS.get(name, OTHER_COLORS[k % len(OTHER_COLORS)])
     return {"color": color, "dash": DASH.get(binning, "dot"), "width": 2}
-
-
-def _log_n_axis(fig: go.Figure, ns: Sequence[int], user_n: int | None = None) -> None:
-    ticks = sorted({int(n) for n in ns})
-    fig.update_xaxes(
-        type="log",
-        tickvals=ticks,
-        ticktext=[f"{n:,}" for n in ticks],
-        title_text="sample size n (log₂ scale)",
-    )
-    if user_n:
-        fig.add_vline(
-            x=user_n,
-            line={"color": "#555", "dash": "dot", "width": 1.5},
-            annotation_text=f"your n = {user_n:,}",
-            annotation_position="top",
-        )
 
 
 def bias_curve_figure(
@@ -117,7 +120,7 @@ def bias_curve_figure(
         )
     if metric == "bias":
         fig.add_hline(y=0, line={"color": "black", "dash": "dot", "width": 1})
-    _log_n_axis(fig, table["n"].unique(), user_n)
+    log_n_axis(fig, table["n"].unique(), user_n)
     fig.update_yaxes(title_text=METRIC_TITLES[metric])
     fig.update_layout(title=title, height=height, legend={"orientation": "v"}, **_LAYOUT)
     return fig
@@ -181,12 +184,11 @@ def bias_heatmap_figure(
 
 
 def estimate_distribution_figure(
-    estimates: Mapping[str, ArrayLike],
+    histogram: EstimateHistogram,
     *,
     reference: float | None = None,
     reference_label: str = "true CE",
     observed: float | None = None,
-    n_bins: int = 40,
     title: str | None = None,
     height: int = 420,
 ) -> go.Figure:
@@ -194,16 +196,14 @@ def estimate_distribution_figure(
 
     Parameters
     ----------
-    estimates : mapping
-        Estimator label → simulated estimates (fractions).
+    histogram : core.bias.EstimateHistogram
+        Shares of simulated datasets per bin (:func:`core.bias.estimate_histogram`).
     reference : float, optional
         True CE (or full-data estimate), drawn as a vertical line.
     reference_label : str
         Legend text of the reference.
     observed : float, optional
         An observed value to compare with.
-    n_bins : int
-        Histogram bins over the pooled range.
     title : str, optional
         Figure title.
     height : int
@@ -216,28 +216,23 @@ def estimate_distribution_figure(
         estimates and, when some are exactly 0, a spike at 0 whose height is the share of
         zeros; bars and spike sum to 1.
     """
-    pooled = np.concatenate([100 * np.asarray(v, dtype=np.float64) for v in estimates.values()])
-    hi = float(np.nanmax(pooled)) if pooled.size else 1.0
-    width = max(hi, 1e-9) / n_bins
+    edges = 100 * histogram.edges
+    width = edges[1] - edges[0]
     fig = go.Figure()
-    for k, (label, values) in enumerate(estimates.items()):
-        v = 100 * np.asarray(values, dtype=np.float64)
-        zero = v == 0.0
+    for k, label in enumerate(histogram.labels):
         color = list(FAMILY_COLORS.values())[k % 4] if k < 4 else OTHER_COLORS[k % 6]
-        edges = np.arange(n_bins + 2) * width
-        counts, _ = np.histogram(v[~zero], bins=edges)
         fig.add_trace(
             go.Bar(
-                x=0.5 * (edges[:-1] + edges[1:]),
-                y=counts / v.size,  # shares of all datasets, so bars and spike sum to 1
+                x=centres(edges),
+                y=histogram.shares[k],
                 width=width,
-                name=f"{label} (mean {v.mean():.2f} %)",
+                name=f"{label} (mean {100 * histogram.means[k]:.2f} %)",
                 marker_color=color,
                 opacity=0.55,
             )
         )
-        if zero.any():
-            share = float(zero.mean())
+        share = float(histogram.zero_shares[k])
+        if share > 0:
             fig.add_trace(
                 go.Scatter(
                     x=[0.0, 0.0],
@@ -257,12 +252,12 @@ def estimate_distribution_figure(
     if observed is not None:
         fig.add_vline(
             x=100 * observed,
-            line={"color": "#e84118", "dash": "dash", "width": 2},
+            line={"color": OBSERVED_MARK, "dash": "dash", "width": 2},
             annotation_text=f"observed {100 * observed:.2f} %",
             annotation_position="bottom right",
         )
     # start a little left of 0 so a point mass at exactly 0 stands clear of the axis
-    fig.update_xaxes(title_text="estimate (%)", range=[-0.03 * (hi + width), hi + width])
+    fig.update_xaxes(title_text="estimate (%)", range=[-0.03 * edges[-1], edges[-1]])
     fig.update_yaxes(title_text="share of simulated datasets", rangemode="tozero")
     fig.update_layout(barmode="overlay", title=title, height=height, **_LAYOUT)
     return fig
@@ -310,15 +305,13 @@ def ece_vs_tce_figure(
         color = OTHER_COLORS[k % len(OTHER_COLORS)] if k else FAMILY_COLORS["plugin"]
         x = 100 * t["tce"].to_numpy()
         fig.add_trace(
-            go.Scatter(
-                x=np.concatenate([x, x[::-1]]),
-                y=100 * np.concatenate([t["q95"].to_numpy(), t["q05"].to_numpy()[::-1]]),
-                fill="toself",
+            filled_band(
+                x,
+                100 * t["q05"].to_numpy(),
+                100 * t["q95"].to_numpy(),
                 fillcolor=color,
                 opacity=0.2,
-                line={"width": 0},
                 name=f"{label}: 5–95 %",
-                hoverinfo="skip",
             )
         )
         fig.add_trace(
@@ -333,12 +326,12 @@ def ece_vs_tce_figure(
     if observed is not None:
         fig.add_hline(
             y=100 * observed,
-            line={"color": "#e84118", "dash": "dot"},
+            line={"color": OBSERVED_MARK, "dash": "dot"},
             annotation_text=f"observed {100 * observed:.2f} %",
         )
     if consistent is not None and np.all(np.isfinite(consistent)):
         fig.add_vrect(
-            x0=100 * consistent[0], x1=100 * consistent[1], fillcolor="#e84118", opacity=0.1
+            x0=100 * consistent[0], x1=100 * consistent[1], fillcolor=OBSERVED_MARK, opacity=0.1
         )
     fig.update_xaxes(title_text="true calibration error (%)", rangemode="tozero")
     fig.update_yaxes(title_text="estimated calibration error (%)", rangemode="tozero")
@@ -381,26 +374,20 @@ def power_figure(
                     x=part["n"],
                     y=part["power"],
                     mode="lines+markers",
-                    line={"color": OTHER_COLORS[k % 6] if k else "#d62728", "width": 2},
+                    line={"color": OTHER_COLORS[k % 6] if k else RED, "width": 2},
                     marker={"symbol": ["circle", "square", "diamond", "x"][len(fig.data) % 4]},
                     name=f"{label}, true CE {100 * float(target):g} %",
                 )
             )
     fig.add_hline(y=0.8, line={"color": "#555", "dash": "dot"}, annotation_text="80 %")
-    _log_n_axis(fig, ns, user_n)
+    log_n_axis(fig, ns, user_n)
     fig.update_yaxes(title_text="detection rate (1 − miss rate)", range=[0, 1.02])
     fig.update_layout(title=title, height=height, **_LAYOUT)
     return fig
 
 
 def beta_fit_figure(
-    scores: ArrayLike,
-    alpha: float,
-    beta: float,
-    *,
-    n_bins: int = 50,
-    title: str | None = None,
-    height: int = 380,
+    histogram: BetaFitHistogram, *, title: str | None = None, height: int = 380
 ) -> go.Figure:
     """Score histogram against the fitted Beta distribution.
 
@@ -409,12 +396,8 @@ def beta_fit_figure(
 
     Parameters
     ----------
-    scores : array_like
-        Observed scores.
-    alpha, beta : float
-        Fitted parameters.
-    n_bins : int
-        Equal-width histogram bins on [0, 1].
+    histogram : core.worlds.fitting.BetaFitHistogram
+        Observed and fitted densities per bin (:func:`core.worlds.beta_fit_histogram`).
     title : str, optional
         Figure title.
     height : int
@@ -425,27 +408,24 @@ def beta_fit_figure(
     plotly.graph_objects.Figure
         ``[histogram, fitted bin average]`` on a density scale.
     """
-    s = np.asarray(scores, dtype=np.float64)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    counts, _ = np.histogram(s, bins=edges)
-    dens = counts / (s.size * np.diff(edges))
-    fitted = np.diff(stats.beta.cdf(edges, alpha, beta)) / np.diff(edges)
-    centers = 0.5 * (edges[:-1] + edges[1:])
+    edges = histogram.edges
+    centers = centres(edges)
+    fit = histogram.fit
     fig = go.Figure(
         [
             go.Bar(
                 x=centers,
-                y=dens,
+                y=histogram.density,
                 width=np.diff(edges),
-                marker_color="#9aa5b1",
+                marker_color=COUNT_COLOR,
                 name="observed scores",
             ),
             go.Scatter(
                 x=centers,
-                y=fitted,
+                y=histogram.fitted,
                 mode="lines+markers",
-                line={"color": "#d62728", "width": 2},
-                name=f"Beta({alpha:.4g}, {beta:.4g}), bin average",
+                line={"color": RED, "width": 2},
+                name=f"Beta({fit.alpha:.4g}, {fit.beta:.4g}), bin average",
             ),
         ]
     )
@@ -456,7 +436,7 @@ def beta_fit_figure(
 
 
 def fitted_curve_figure(
-    bins: Any,
+    bins: BinStats,
     curves: Mapping[str, Any],
     *,
     low: ArrayLike | None = None,
@@ -481,8 +461,6 @@ def fitted_curve_figure(
     plotly.graph_objects.Figure
         :func:`core.figures.reliability_figure`'s traces, then one line per curve.
     """
-    from core.figures import reliability_figure
-
     fig = reliability_figure(bins, low=low, high=high, height=height)
     grid = np.linspace(0.0, 1.0, 401)
     for k, (label, curve) in enumerate(curves.items()):
@@ -491,7 +469,7 @@ def fitted_curve_figure(
                 x=grid,
                 y=np.asarray(curve(grid), dtype=np.float64),
                 mode="lines",
-                line={"color": OTHER_COLORS[k % 6] if k else "#d62728", "width": 2},
+                line={"color": OTHER_COLORS[k % 6] if k else RED, "width": 2},
                 name=label,
             ),
             row=1,

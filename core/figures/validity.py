@@ -14,20 +14,31 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from core.figures.style import (
+    BLUE,
+    PURPLE,
+    RED,
+    TEMPLATE,
+    UNIT_RANGE,
+    asymmetric_error,
+    diagonal,
+    filled_band,
+    margin,
+)
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from core.guarantees import GuaranteeReport
     from core.validity import ValidityResult
 
-_TEMPLATE = "plotly_white"
-MARGINAL_COLOR = "#1f77b4"
-CONDITIONAL_COLOR = "#d62728"
+MARGINAL_COLOR = BLUE
+CONDITIONAL_COLOR = RED
 _BANDS = {MARGINAL_COLOR: "rgba(31,119,180,0.22)", CONDITIONAL_COLOR: "rgba(214,39,40,0.20)"}
 GUARANTEE_STYLE = {
     "conditional": ("Conditional (Theorem 3)", CONDITIONAL_COLOR, "solid"),
     "marginal": ("Marginal (Theorem 4, ε₁)", MARGINAL_COLOR, "solid"),
-    "zadrozny-elkan": ("Zadrozny–Elkan (Corollary 1)", "#9467bd", "dot"),
+    "zadrozny-elkan": ("Zadrozny–Elkan (Corollary 1)", PURPLE, "dot"),
 }
 _LEGEND = {
     "x": 0.99,
@@ -57,18 +68,7 @@ def _band(fig: go.Figure, x: np.ndarray, mean: np.ndarray, sem: np.ndarray, colo
     xs = np.repeat(x, 2)[1:]
     lo = np.repeat(np.clip(mean - s, 0, 1), 2)[:-1]
     hi = np.repeat(np.clip(mean + s, 0, 1), 2)[:-1]
-    fig.add_trace(
-        go.Scatter(
-            x=np.concatenate([xs, xs[::-1]]),
-            y=np.concatenate([hi, lo[::-1]]),
-            mode="lines",
-            fill="toself",
-            fillcolor=_BANDS[color],
-            line={"width": 0},
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    )
+    fig.add_trace(filled_band(xs, lo, hi, fillcolor=_BANDS[color], showlegend=False))
 
 
 def validity_figure(
@@ -133,12 +133,12 @@ def validity_figure(
             )
         )
     fig.update_xaxes(title_text="ε", range=[0, _x_limit(result)], zeroline=False)
-    fig.update_yaxes(title_text="validity", range=[-0.02, 1.02], zeroline=False)
+    fig.update_yaxes(title_text="validity", range=UNIT_RANGE, zeroline=False)
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=height,
         legend=_LEGEND,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        margin=margin(),
         hovermode="x unified",
     )
     return fig
@@ -168,27 +168,15 @@ def bin_validity_figure(result: ValidityResult, *, height: int = 440) -> go.Figu
     if np.isfinite(eps):
         grid = np.linspace(0.0, 1.0, 101)  # dense, so the clipping at 0 and 1 is drawn
         fig.add_trace(
-            go.Scatter(
-                x=np.concatenate([grid, grid[::-1]]),
-                mode="lines",
-                y=np.concatenate([np.minimum(grid + eps, 1.0), np.maximum(grid[::-1] - eps, 0)]),
-                fill="toself",
+            filled_band(
+                grid,
+                np.maximum(grid - eps, 0.0),
+                np.minimum(grid + eps, 1.0),
                 fillcolor="rgba(214,39,40,0.10)",
-                line={"width": 0},
-                hoverinfo="skip",
                 name=f"± ε = {eps:.3f} (Theorem 3, α = {result.alpha:g})",
             )
         )
-    fig.add_trace(
-        go.Scatter(
-            x=[0, 1],
-            y=[0, 1],
-            mode="lines",
-            line={"color": "black", "dash": "dash", "width": 1},
-            name="perfect calibration",
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(diagonal(color="black"))
     size = 6 + 14 * np.sqrt(t["count"] / max(float(t["count"].max()), 1.0))
     fig.add_trace(
         go.Scatter(
@@ -196,14 +184,7 @@ def bin_validity_figure(result: ValidityResult, *, height: int = 440) -> go.Figu
             y=t["mean_label"],
             mode="markers",
             marker={"color": MARGINAL_COLOR, "size": size, "line": {"width": 0}},
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": t["high"] - t["mean_label"],
-                "arrayminus": t["mean_label"] - t["low"],
-                "thickness": 1,
-                "width": 3,
-            },
+            error_y=asymmetric_error(t["mean_label"], t["low"], t["high"], thickness=1, width=3),
             customdata=np.column_stack([t["count"], t["low"], t["high"], t["gap"]]),
             hovertemplate="h = %{x:.4f}<br>test mean = %{y:.4f} "
             "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>n = %{customdata[0]}"
@@ -211,13 +192,13 @@ def bin_validity_figure(result: ValidityResult, *, height: int = 440) -> go.Figu
             name=f"bins of run 1 ({result.level:.0%} Wilson)",
         )
     )
-    fig.update_xaxes(title_text="recalibrated output h_b", range=[-0.02, 1.02], constrain="domain")
-    fig.update_yaxes(title_text="test mean ȳ_b", range=[-0.02, 1.02])
+    fig.update_xaxes(title_text="recalibrated output h_b", range=UNIT_RANGE, constrain="domain")
+    fig.update_yaxes(title_text="test mean ȳ_b", range=UNIT_RANGE)
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=height,
         legend={**_LEGEND, "x": 0.01, "xanchor": "left", "y": 0.99, "yanchor": "top"},
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        margin=margin(),
     )
     return fig
 
@@ -273,10 +254,10 @@ def epsilon_versus_n_figure(
     fig.update_xaxes(title_text="calibration rows n", type="log")
     fig.update_yaxes(title_text="ε", rangemode="tozero", range=[0, 0.5])
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=height,
         legend={**_LEGEND, "y": 0.98, "yanchor": "top"},
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        margin=margin(),
         title={
             "text": f"B = {report.n_bins}, α = {report.alpha:g}",
             "x": 0.01,

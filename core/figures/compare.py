@@ -14,29 +14,31 @@ hold one trace per metric panel.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures import _LEGEND, AXIS_RANGE, _diagonal
+if TYPE_CHECKING:
+    from core.model_comparison import ModelComparison
+
+from core.figures.reliability import diagram_with_counts, lay_out_diagram
+from core.figures.style import (
+    DIAGONAL_COLOR,
+    GOOD,
+    PALETTE,
+    SLATE,
+    TEMPLATE,
+    diagonal,
+    interval_trace,
+    margin,
+)
 
 #: One colour per model, in model order (cycled beyond ten models).
-MODEL_COLORS = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
-_BETTER, _WORSE, _NEUTRAL = "#2f855a", "#c53030", "#718096"
-_TEMPLATE = "plotly_white"
+MODEL_COLORS = PALETTE
+_WORSE, _NEUTRAL = "#c53030", "#718096"
+_WHISKER = {"thickness": 1.5, "width": 4, "color": SLATE}
 
 
 def model_color(index: int) -> str:
@@ -45,7 +47,7 @@ def model_color(index: int) -> str:
 
 
 def reliability_overlay_figure(
-    comparison: Any, *, component: int = 0, height: int = 620
+    comparison: ModelComparison, *, component: int = 0, height: int = 620
 ) -> go.Figure:
     """Overlaid reliability diagrams of every model on the shared bins.
 
@@ -68,10 +70,8 @@ def reliability_overlay_figure(
     edges = np.asarray(comparison.edges[component], dtype=np.float64)
     widths = np.diff(edges)
     n_models = len(comparison.models)
-    fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, row_heights=[0.76, 0.24], vertical_spacing=0.04
-    )
-    traces: list[go.BaseTraceType] = [_diagonal()]
+    fig = diagram_with_counts((0.76, 0.24))
+    traces: list[go.BaseTraceType] = [diagonal()]
     rows = [1]
     bars = []
     for i, model in enumerate(comparison.models):
@@ -123,23 +123,13 @@ def reliability_overlay_figure(
     x_title = "P(y = 1)" if lens == "binary" else f"{lens} score ({name})"
     if lens == "top-label":
         x_title = "top-label confidence"
-    fig.update_xaxes(range=AXIS_RANGE, constrain="domain", showgrid=True)
-    fig.update_xaxes(title_text=f"{x_title} (mean per shared bin)", row=2, col=1)
-    fig.update_yaxes(range=AXIS_RANGE, title_text="observed frequency", row=1, col=1)
-    fig.update_yaxes(title_text="count", rangemode="tozero", row=2, col=1)
-    fig.update_layout(
-        template=_TEMPLATE,
-        height=height,
-        bargap=0,
-        barmode="overlay",
-        hovermode="closest",
-        margin={"l": 60, "r": 20, "t": 20, "b": 50},
-        legend=_LEGEND,
+    lay_out_diagram(
+        fig, x_title=f"{x_title} (mean per shared bin)", height=height, barmode="overlay"
     )
     return fig
 
 
-def _panels(comparison: Any, n_rows_per_panel: int, height_per_row: int) -> go.Figure:
+def _panels(comparison: ModelComparison, n_rows_per_panel: int, height_per_row: int) -> go.Figure:
     specs = comparison.metrics
     fig = make_subplots(
         rows=len(specs),
@@ -148,9 +138,9 @@ def _panels(comparison: Any, n_rows_per_panel: int, height_per_row: int) -> go.F
         vertical_spacing=min(0.12, 0.5 / max(len(specs), 1)),
     )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=max(260, len(specs) * (60 + height_per_row * n_rows_per_panel)),
-        margin={"l": 140, "r": 20, "t": 40, "b": 40},
+        margin=margin(40, left=140, bottom=40),
         showlegend=False,
         hovermode="closest",
     )
@@ -158,39 +148,7 @@ def _panels(comparison: Any, n_rows_per_panel: int, height_per_row: int) -> go.F
     return fig
 
 
-def _interval_trace(
-    x: np.ndarray,
-    y: list[str],
-    low: np.ndarray,
-    high: np.ndarray,
-    *,
-    name: str,
-    marker: dict[str, Any],
-    customdata: np.ndarray,
-    hovertemplate: str,
-) -> go.Scatter:
-    """Markers at ``x`` per row ``y`` with asymmetric horizontal bars from ``low`` to ``high``."""
-    return go.Scatter(
-        x=x,
-        y=y,
-        mode="markers",
-        name=name,
-        marker=marker,
-        error_x={
-            "type": "data",
-            "symmetric": False,
-            "array": high - x,
-            "arrayminus": x - low,
-            "thickness": 1.5,
-            "width": 4,
-            "color": "#4a5568",
-        },
-        customdata=customdata,
-        hovertemplate=hovertemplate,
-    )
-
-
-def metric_forest_figure(comparison: Any, *, height_per_model: int = 26) -> go.Figure:
+def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int = 26) -> go.Figure:
     """Every metric of every model with its bootstrap interval (a forest plot per metric).
 
     Parameters
@@ -214,12 +172,13 @@ def metric_forest_figure(comparison: Any, *, height_per_model: int = 26) -> go.F
         part = part.reindex(comparison.models)
         value, low, high = (part[c].to_numpy(dtype=np.float64) for c in ("value", "low", "high"))
         fig.add_trace(
-            _interval_trace(
+            interval_trace(
                 value,
                 list(comparison.models),
                 low,
                 high,
                 name=spec.label,
+                whisker=_WHISKER,
                 marker={
                     "size": 11,
                     "color": colors,
@@ -241,7 +200,9 @@ def metric_forest_figure(comparison: Any, *, height_per_model: int = 26) -> go.F
     return fig
 
 
-def paired_difference_figure(comparison: Any, *, height_per_model: int = 26) -> go.Figure:
+def paired_difference_figure(
+    comparison: ModelComparison, *, height_per_model: int = 26
+) -> go.Figure:
     """Each model minus the reference model, per metric, with the difference's interval.
 
     Parameters
@@ -270,14 +231,15 @@ def paired_difference_figure(comparison: Any, *, height_per_model: int = 26) -> 
         )
         sig = part.significant.to_numpy(dtype=bool)
         better = part.better.to_numpy(dtype=bool)
-        colors = np.where(better, _BETTER, np.where(sig, _WORSE, _NEUTRAL))
+        colors = np.where(better, GOOD, np.where(sig, _WORSE, _NEUTRAL))
         fig.add_trace(
-            _interval_trace(
+            interval_trace(
                 diff,
                 others,
                 low,
                 high,
                 name=spec.label,
+                whisker=_WHISKER,
                 marker={"size": 10, "color": colors},
                 customdata=np.column_stack([low, high]),
                 hovertemplate=(
@@ -289,7 +251,9 @@ def paired_difference_figure(comparison: Any, *, height_per_model: int = 26) -> 
             row=r,
             col=1,
         )
-        fig.add_vline(x=0.0, line={"dash": "dot", "color": "#333333", "width": 1}, row=r, col=1)
+        fig.add_vline(
+            x=0.0, line={"dash": "dot", "color": DIAGONAL_COLOR, "width": 1}, row=r, col=1
+        )
         fig.update_yaxes(autorange="reversed", row=r, col=1)
     fig.update_xaxes(
         title_text=f"model − {comparison.reference}", row=len(comparison.metrics), col=1
@@ -297,7 +261,7 @@ def paired_difference_figure(comparison: Any, *, height_per_model: int = 26) -> 
     return fig
 
 
-def rank_heatmap_figure(comparison: Any, *, height_per_model: int = 34) -> go.Figure:
+def rank_heatmap_figure(comparison: ModelComparison, *, height_per_model: int = 34) -> go.Figure:
     """Models × metrics coloured by rank (1 = best), with the values on hover.
 
     Parameters
@@ -341,9 +305,9 @@ def rank_heatmap_figure(comparison: Any, *, height_per_model: int = 34) -> go.Fi
         )
     )
     fig.update_layout(
-        template=_TEMPLATE,
+        template=TEMPLATE,
         height=max(240, 110 + height_per_model * len(comparison.models)),
-        margin={"l": 140, "r": 20, "t": 20, "b": 80},
+        margin=margin(20, left=140, bottom=80),
         xaxis={"title": "metric", "type": "category", "side": "bottom"},
         yaxis={"title": "model", "autorange": "reversed", "type": "category"},
     )

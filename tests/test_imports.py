@@ -1,0 +1,53 @@
+"""Layering of core: plotly only inside core/figures/, streamlit nowhere."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "core"
+FIGURES = CORE / "figures"
+
+
+def _outside_figures() -> list[Path]:
+    return sorted(p for p in CORE.rglob("*.py") if FIGURES not in p.parents)
+
+
+def _imported(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_plotly_and_streamlit_are_not_imported_outside_the_figures_package():
+    # every import statement, those inside functions too
+    found = {
+        str(p.relative_to(ROOT)): sorted(_imported(p) & {"plotly", "streamlit"})
+        for p in _outside_figures()
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+    assert "plotly" in _imported(FIGURES / "style.py")  # the check does see imports
+
+
+def test_importing_core_modules_outside_figures_does_not_load_plotly():
+    modules = [
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in _outside_figures()
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}:\n"
+        "    importlib.import_module(m)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('plotly', 'streamlit')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
