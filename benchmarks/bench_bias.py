@@ -18,8 +18,8 @@ from core.calibration import calibration_error
 from core.worlds import PRESET_WORLDS
 
 
-def _floor(world: Any, replicates: int) -> None:
-    for r in range(replicates):
+def _floor(world: Any, n_resamples: int) -> None:
+    for r in range(n_resamples):
         s, _ = draw_replicate(world, DEFAULT_NS[-1], 0, r)
         for n in DEFAULT_NS:
             np.argsort(s[:n], kind="stable")
@@ -49,7 +49,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
         def call(world=world, res=res, map_chunks=None) -> None:
             res["out"] = simulate_estimates(
-                specs, world, ns=DEFAULT_NS, replicates=reps, seed=0, map_chunks=map_chunks
+                specs, world, ns=DEFAULT_NS, n_resamples=reps, seed=0, map_chunks=map_chunks
             )
 
         size = f"{reps:,} replicates × 7 sizes × 6 estimators"

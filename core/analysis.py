@@ -31,7 +31,7 @@ from core.intervals import (
     BootstrapResult,
     bin_intervals,
     bootstrap_many,
-    check_level,
+    check_confidence_level,
     check_seed,
 )
 from core.lenses import LENSES
@@ -96,7 +96,7 @@ class AnalysisConfig:
         The one seed of everything random in the analysis.
     n_resamples : int, default=1000
         Bootstrap resamples per metric; 0 means no bootstrap intervals.
-    level : float, default=0.95
+    confidence_level : float, default=0.95
         Confidence level of the bootstrap and per-bin intervals.
     interval_method : str, default="wilson"
         Per-bin interval, a name in :data:`core.intervals.INTERVAL_METHODS`.
@@ -122,7 +122,7 @@ class AnalysisConfig:
     tie_policy: str = "split"
     seed: int = 0
     n_resamples: int = 1000
-    level: float = 0.95
+    confidence_level: float = 0.95
     interval_method: str = "wilson"
     class_weights: tuple[float, ...] | None = None
     consistency_band: bool = True
@@ -144,13 +144,15 @@ class AnalysisConfig:
         seed = check_seed(_whole("seed", self.seed, 0))
         put("seed", int(seed))  # check_seed returns an int for int input
         put("n_resamples", _whole("n_resamples", self.n_resamples, 0))
-        level = self.level
-        if isinstance(level, str):
+        confidence_level = self.confidence_level
+        if isinstance(confidence_level, str):
             try:
-                level = float(level)
+                confidence_level = float(confidence_level)
             except ValueError:
-                raise ConfigError(f"level must be a number such as 0.95; got {level!r}.") from None
-        put("level", check_level(level))
+                raise ConfigError(
+                    f"confidence_level must be a number such as 0.95; got {confidence_level!r}."
+                ) from None
+        put("confidence_level", check_confidence_level(confidence_level))
         put("consistency_band", _flag("consistency_band", self.consistency_band))
         if self.class_weights is not None:
             w = self.class_weights
@@ -474,7 +476,7 @@ def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnaly
             None,
             specs,
             n_resamples=config.n_resamples,
-            level=config.level,
+            confidence_level=config.confidence_level,
             seed=config.seed,
             views=views,
             binary=binary,
@@ -591,7 +593,10 @@ def _component_tables(
     for comp, weight in zip(comps, view.weights, strict=True):
         st = comp.stats
         low, high = bin_intervals(
-            st.counts, st.label_sums, method=config.interval_method, level=config.level
+            st.counts,
+            st.label_sums,
+            method=config.interval_method,
+            confidence_level=config.confidence_level,
         )
         band = _band(comp, config, band_rng) if config.consistency_band else None
         tables.append(ComponentTable(comp.name, st, low, high, float(weight), band))
@@ -609,7 +614,7 @@ def _band(
         bin_index=comp.index,
         n_bins=comp.n_bins,
         n_resamples=CONSISTENCY_BAND_RESAMPLES,
-        level=config.level,
+        confidence_level=config.confidence_level,
         seed=rng,
     )
     return dataclasses.replace(band, seed=config.seed)

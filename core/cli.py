@@ -198,7 +198,14 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument(
         "--resamples", type=int, default=1000, metavar="R", help="bootstrap resamples (0 = none)"
     )
-    cmd.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    cmd.add_argument(
+        "--confidence-level",
+        "--level",
+        dest="confidence_level",
+        type=float,
+        default=0.95,
+        help="confidence level of the intervals (0.95)",
+    )
     if headline:
         cmd.add_argument(
             "--interval-method", choices=INTERVAL_METHODS.names(), default="wilson", help="per bin"
@@ -218,7 +225,7 @@ def _config(args: argparse.Namespace, pred: Any) -> Any:
         tie_policy=args.tie_policy,
         seed=args.seed,
         n_resamples=args.resamples,
-        level=args.level,
+        confidence_level=args.confidence_level,
         interval_method=getattr(args, "interval_method", "wilson"),
     )
 
@@ -248,9 +255,9 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             f"{k}={cfg[k]}"
             for k in ("lens", "binning", "n_bins", "norm", "estimator", "tie_policy", "seed")
         )
-        + f", n_resamples={config.n_resamples}, level={config.level:g}"
+        + f", n_resamples={config.n_resamples}, confidence_level={config.confidence_level:g}"
     )
-    level = f"{config.level:.0%} interval"
+    interval_title = f"{config.confidence_level:.0%} interval"
     for name, part, analysis in results:
         lines.append("")
         title = f"model {name!r}" if name is not None else "all rows"
@@ -259,7 +266,7 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             f"{title}: n = {part.n:,}; headline {head.estimator} = {_fmt(head.value)}"
             + _interval_text(analysis.headline_interval)
         )
-        table = [("metric", "value", level, "note")]
+        table = [("metric", "value", interval_title, "note")]
         for row in analysis.metrics.itertuples(index=False):
             interval = "" if _missing(row.low) else f"[{_fmt(row.low)}, {_fmt(row.high)}]"
             table.append((row.label, _fmt(row.value), interval, row.note or ""))
@@ -368,10 +375,10 @@ def _run_compare(args: argparse.Namespace) -> str:
     cmp = compare_models(
         parts,
         config=config,
-        estimators=[k.strip() for k in args.metrics.split(",") if k.strip()],
+        metrics=[k.strip() for k in args.metrics.split(",") if k.strip()],
         reference=args.reference,
         test=args.test,
-        test_resamples=args.test_resamples,
+        test_options={"n_resamples": args.test_resamples},
     )
     if args.json:
         return records.dumps(
@@ -396,7 +403,7 @@ def _run_compare(args: argparse.Namespace) -> str:
         table.append((m, *cells))
     lines.extend(_columns(table))
     lines += ["", f"differences to {cmp.reference} ({'paired' if cmp.paired else 'unpaired'}):"]
-    diff = [("model", "metric", "difference", f"{cmp.level:.0%} interval", "")]
+    diff = [("model", "metric", "difference", f"{cmp.confidence_level:.0%} interval", "")]
     for r in cmp.differences.itertuples(index=False):
         interval = "" if _missing(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
         diff.append((r.model, r.metric, _fmt(r.difference), interval, "*" if r.significant else ""))
@@ -457,7 +464,7 @@ def _run_report(args: argparse.Namespace) -> str:
         config=_config(args, pred),
         title=args.title,
         test=None if args.test == "none" else args.test,
-        test_resamples=args.test_resamples,
+        test_options={"n_resamples": args.test_resamples},
         labels_source=args.labels,
     )
     return report.to_json() if as_json else report.to_html()
@@ -509,7 +516,7 @@ def _interval_text(boot: Any) -> str:
     if boot is None:
         return ""
     ci = boot.confidence_interval
-    return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({boot.level:.0%}, {boot.n_resamples} resamples)"
+    return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({boot.confidence_level:.0%}, {boot.n_resamples} resamples)"
 
 
 def _columns(table: list[tuple[str, ...]]) -> list[str]:

@@ -38,7 +38,7 @@ from scipy import stats
 from core._validation import check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
 from core.errors import ConfigError, DataError
-from core.intervals import check_level, check_seed
+from core.intervals import check_confidence_level, check_seed
 
 #: Largest ``rows × resamples`` drawn as individual Bernoulli outcomes; above it each
 #: bin's count is drawn from its exact Poisson-binomial law.
@@ -69,7 +69,7 @@ class ConsistencyBand:
         calibration, where the band is drawn (NaN for empty bins).
     counts : numpy.ndarray
         ``(B,)`` rows per bin.
-    level : float
+    confidence_level : float
         Coverage of the band in each bin (pointwise).
     n_resamples : int
         Redraws of the outcomes.
@@ -85,7 +85,7 @@ class ConsistencyBand:
     high: np.ndarray
     center: np.ndarray
     counts: np.ndarray
-    level: float
+    confidence_level: float
     n_resamples: int
     seed: int | None
     method: str
@@ -119,7 +119,7 @@ def consistency_band(
     tie_policy: str = "split",
     bin_index: ArrayLike | None = None,
     n_resamples: int = 1000,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     seed: int | np.random.Generator | None = 0,
 ) -> ConsistencyBand:
     """Consistency band of each bin's observed frequency under calibration.
@@ -136,7 +136,7 @@ def consistency_band(
         number of bins).
     n_resamples : int, default=1000
         Redraws of the outcomes (≥ 2).
-    level : float, default=0.95
+    confidence_level : float, default=0.95
         Pointwise coverage of the band.
     seed : int, Generator or None, default=0
         Randomness; None means seed 0.
@@ -165,7 +165,7 @@ def consistency_band(
         raise DataError(f"scores must be one-dimensional; got shape {s.shape}.")
     if not np.isfinite(s).all() or (s < 0).any() or (s > 1).any():
         raise DataError("scores must be finite probabilities in [0, 1].")
-    level = check_level(level)
+    confidence_level = check_confidence_level(confidence_level)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise ConfigError(f"n_resamples must be a whole number ≥ 2; got {n_resamples!r}.")
     r = int(n_resamples)
@@ -193,7 +193,7 @@ def consistency_band(
     with np.errstate(invalid="ignore", divide="ignore"):
         center = np.where(counts > 0, score_sums / counts, np.nan)
 
-    tail = 0.5 * (1.0 - level)
+    tail = 0.5 * (1.0 - confidence_level)
     if s.size * r <= DIRECT_MAX_DRAWS:
         low, high = _band_from_counts(_bernoulli_counts(s, idx, b, r, rng), counts, tail)
         method = "bernoulli"
@@ -205,7 +205,7 @@ def consistency_band(
         high=high,
         center=center,
         counts=counts.astype(np.int64),
-        level=level,
+        confidence_level=confidence_level,
         n_resamples=r,
         seed=checked_seed if isinstance(checked_seed, int) else None,
         method=method,

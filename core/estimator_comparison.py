@@ -423,7 +423,7 @@ def _bootstrap(
     }
     common = {
         "n_resamples": config.n_resamples,
-        "level": config.level,
+        "confidence_level": config.confidence_level,
         "seed": config.seed,
         "views": views,
         "binary": binary,

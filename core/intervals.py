@@ -125,12 +125,12 @@ class BootstrapResult:
 
     Attributes
     ----------
-    estimate : float
+    value : float
         The statistic on the full sample.
     confidence_interval : ConfidenceInterval
         The percentile interval ``(q_{(1-level)/2}, q_{(1+level)/2})`` of the
         bootstrap distribution (``numpy.quantile``, linear interpolation).
-    level : float
+    confidence_level : float
         Confidence level, e.g. 0.95.
     n_resamples : int
         Number of resamples.
@@ -147,9 +147,9 @@ class BootstrapResult:
         ``"row-mean"`` or ``"generic"`` (see the module docstring).
     """
 
-    estimate: float
+    value: float
     confidence_interval: ConfidenceInterval
-    level: float
+    confidence_level: float
     n_resamples: int
     seed: int | None
     method: str
@@ -161,12 +161,12 @@ class BootstrapResult:
 # --------------------------------------------------------------------------- validation
 
 
-def check_level(level: object) -> float:
+def check_confidence_level(confidence_level: object) -> float:
     """Return a confidence level strictly between 0 and 1.
 
     Parameters
     ----------
-    level : float
+    confidence_level : float
         Confidence level, e.g. 0.95.
 
     Returns
@@ -179,12 +179,18 @@ def check_level(level: object) -> float:
     ConfigError
         If it is not a number in (0, 1).
     """
-    if isinstance(level, bool) or not isinstance(level, int | float | np.integer | np.floating):
-        raise ConfigError(f"level must be a number between 0 and 1 (e.g. 0.95); got {level!r}.")
-    value = float(level)
+    if isinstance(confidence_level, bool) or not isinstance(
+        confidence_level, int | float | np.integer | np.floating
+    ):
+        raise ConfigError(
+            f"confidence_level must be a number between 0 and 1 (e.g. 0.95); got {confidence_level!r}."
+        )
+    value = float(confidence_level)
     if not 0.0 < value < 1.0:
         hint = " Give it as a fraction, e.g. 0.95, not 95." if value >= 1.0 else ""
-        raise ConfigError(f"level must lie strictly between 0 and 1; got {level!r}.{hint}")
+        raise ConfigError(
+            f"confidence_level must lie strictly between 0 and 1; got {confidence_level!r}.{hint}"
+        )
     return value
 
 
@@ -253,8 +259,8 @@ INTERVAL_METHODS: Registry = Registry("per-bin interval method")  # plain Entry 
     description="Wilson's score interval for a binomial proportion; close to nominal coverage.",
     formula="Wilson (1927); Newcombe (1998) method 3",
 )
-def _wilson(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    z = _stats.norm.ppf(0.5 + 0.5 * level)
+def _wilson(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    z = _stats.norm.ppf(0.5 + 0.5 * confidence_level)
     p = k / n
     denom = 2.0 * (n + z**2)
     center = (2.0 * n * p + z**2) / denom
@@ -268,8 +274,10 @@ def _wilson(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.
     description="Exact binomial interval from beta quantiles; conservative (coverage ≥ level).",
     formula="Clopper & Pearson (1934)",
 )
-def _clopper_pearson(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    alpha = 1.0 - level
+def _clopper_pearson(
+    k: np.ndarray, n: np.ndarray, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    alpha = 1.0 - confidence_level
     low = _stats.beta.ppf(alpha / 2.0, np.where(k > 0, k, 1.0), n - k + 1.0)
     high = _stats.beta.ppf(1.0 - alpha / 2.0, k + 1.0, np.where(k < n, n - k, 1.0))
     return np.where(k > 0, low, 0.0), np.where(k < n, high, 1.0)
@@ -280,7 +288,7 @@ def bin_intervals(
     label_sums: ArrayLike,
     *,
     method: str = "wilson",
-    level: float = 0.95,
+    confidence_level: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return a confidence interval for each bin's mean outcome.
 
@@ -292,7 +300,7 @@ def bin_intervals(
         Number of positive outcomes per bin, ``0 ≤ label_sums ≤ counts``.
     method : {"wilson", "clopper-pearson"}, default="wilson"
         A name in :data:`INTERVAL_METHODS`.
-    level : float, default=0.95
+    confidence_level : float, default=0.95
         Two-sided confidence level.
 
     Returns
@@ -317,7 +325,7 @@ def bin_intervals(
     from core.errors import DataError
 
     entry = INTERVAL_METHODS.get(method)
-    level = check_level(level)
+    confidence_level = check_confidence_level(confidence_level)
     n = np.asarray(counts, dtype=np.float64)
     k = np.asarray(label_sums, dtype=np.float64)
     if n.shape != k.shape:
@@ -329,7 +337,7 @@ def bin_intervals(
     filled = n > 0
     safe_n = np.where(filled, n, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        low, high = entry.func(k, safe_n, level)
+        low, high = entry.func(k, safe_n, confidence_level)
     low = np.where(filled, low, np.nan)
     high = np.where(filled, high, np.nan)
     return low, high
@@ -341,7 +349,7 @@ def bootstrap_many(
     statistics: Mapping[str, tuple[Statistic, Mapping[str, Any]]],
     *,
     n_resamples: int = 1000,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     seed: int | np.random.Generator | None = 0,
     chunk_size: int | None = None,
     views: Any = None,
@@ -366,7 +374,7 @@ def bootstrap_many(
         include ``resample_order``).
     n_resamples : int, default=1000
         Number of resamples.
-    level : float, default=0.95
+    confidence_level : float, default=0.95
         Confidence level.
     seed : int, Generator or None, default=0
         Seed of the resampling (``None`` means 0). Random estimators receive the same
@@ -391,7 +399,7 @@ def bootstrap_many(
     from core.resampling import check_chunk_size, chunks, plan_for
 
     n_resamples = check_n_resamples(n_resamples)
-    level = check_level(level)
+    confidence_level = check_confidence_level(confidence_level)
     seed = check_seed(seed)
     if views is None:
         p, y, binary = check_predictions(probs, labels)
@@ -425,14 +433,14 @@ def bootstrap_many(
         for key, plan in plans.items():
             dist[key][done : done + r] = plan.combine(per[key])
         done += r
-    tail = (1.0 - level) / 2.0
+    tail = (1.0 - confidence_level) / 2.0
     out = {}
     for key, plan in plans.items():
         low, high = np.quantile(dist[key], [tail, 1.0 - tail])
         out[key] = BootstrapResult(
-            estimate=plan.value,
+            value=plan.value,
             confidence_interval=ConfidenceInterval(float(low), float(high)),
-            level=level,
+            confidence_level=confidence_level,
             n_resamples=n_resamples,
             seed=seed if isinstance(seed, int) else None,
             method="percentile",
@@ -449,7 +457,7 @@ def bootstrap_interval(
     *,
     statistic: Statistic = "plugin",
     n_resamples: int = 1000,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     seed: int | np.random.Generator | None = 0,
     chunk_size: int | None = None,
     resample_order: str | None = None,
@@ -476,7 +484,7 @@ def bootstrap_interval(
         probabilities when the input was 1-D, else the ``(n, K)`` matrix).
     n_resamples : int, default=1000
         Number of bootstrap resamples.
-    level : float, default=0.95
+    confidence_level : float, default=0.95
         Two-sided confidence level, as a fraction.
     seed : int, Generator or None, default=0
         Seed of the resampling (``None`` means 0).
@@ -518,7 +526,7 @@ def bootstrap_interval(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
     >>> res = bootstrap_interval(p, y, lens="binary", n_resamples=200, seed=1)
-    >>> res.confidence_interval.low < res.estimate < res.confidence_interval.high
+    >>> res.confidence_interval.low < res.value < res.confidence_interval.high
     True
     """
     return bootstrap_many(
@@ -526,7 +534,7 @@ def bootstrap_interval(
         labels,
         {"statistic": (statistic, {**calibration_error_options, "resample_order": resample_order})},
         n_resamples=n_resamples,
-        level=level,
+        confidence_level=confidence_level,
         seed=seed,
         chunk_size=chunk_size,
     )["statistic"]

@@ -54,12 +54,12 @@ from core.analysis import AnalysisConfig, check_config
 from core.binned_view import BinnedViews, ComponentBins
 from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_edges
 from core.calibration import EstimatorCall
-from core.calibration_tests import TESTS, calibration_test
+from core.calibration_tests import TESTS, calibration_test, test_settings
 from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import bootstrap_many, check_level, check_n_resamples, check_seed
+from core.intervals import bootstrap_many, check_confidence_level, check_n_resamples, check_seed
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
@@ -207,7 +207,7 @@ class ModelComparison:
         Rows per model.
     n_resamples : int
         Bootstrap resamples (0: no intervals).
-    level : float
+    confidence_level : float
         Confidence level of every interval.
     seed : int
         The one seed.
@@ -255,7 +255,7 @@ class ModelComparison:
     paired: bool
     n: dict[str, int]
     n_resamples: int
-    level: float
+    confidence_level: float
     seed: int
     test: str | None
     component_names: tuple[str, ...]
@@ -290,7 +290,7 @@ class ModelComparison:
         return {
             "seed": self.seed,
             "n_resamples": self.n_resamples,
-            "level": self.level,
+            "confidence_level": self.confidence_level,
             "models": list(self.models),
             "n": self.n,
             "paired": self.paired,
@@ -408,13 +408,13 @@ def compare_models(
     parts: Mapping[str, Any],
     *,
     config: AnalysisConfig | None = None,
-    estimators: Sequence[str] = DEFAULT_METRICS,
+    metrics: Sequence[str] = DEFAULT_METRICS,
     reference: str | None = None,
-    n_boot: int | None = None,
-    confidence: float | None = None,
+    n_resamples: int | None = None,
+    confidence_level: float | None = None,
     seed: int | None = None,
     test: str | None = None,
-    test_resamples: int = 1000,
+    test_options: Mapping[str, Any] | None = None,
 ) -> ModelComparison:
     """Compare several models on identical bins, with intervals, p-values and rankings.
 
@@ -425,22 +425,22 @@ def compare_models(
         same number of classes; a binary ``Predictions`` is used as P(y=1).
     config : AnalysisConfig, optional
         Lens, binning, ``n_bins``, ``tie_policy``, ``class_weights`` (and the defaults of
-        ``n_boot``, ``confidence`` and ``seed``); default ``AnalysisConfig()``.
-    estimators : sequence of str, default=DEFAULT_METRICS
+        ``n_resamples``, ``confidence_level`` and ``seed``); default ``AnalysisConfig()``.
+    metrics : sequence of str, default=DEFAULT_METRICS
         Metric keys (see :func:`parse_metric`); an estimator without ``@p`` takes
         ``config.norm``. The first one orders the models and picks the default reference.
     reference : str, optional
         Model the differences are taken against; default the best by the first metric.
-    n_boot : int, optional
+    n_resamples : int, optional
         Bootstrap resamples (default ``config.n_resamples``; 0 turns intervals off).
-    confidence : float, optional
-        Interval level (default ``config.level``).
+    confidence_level : float, optional
+        Confidence level of the intervals (default ``config.confidence_level``).
     seed : int, optional
         The one seed (default ``config.seed``).
     test : str, optional
         A name in :data:`core.calibration_tests.TESTS` run on every model; None for none.
-    test_resamples : int, default=1000
-        Resamples of a resampling test.
+    test_options : mapping, optional
+        Options of the test (default: ``n_resamples=1000`` for a resampling test).
 
     Returns
     -------
@@ -458,16 +458,18 @@ def compare_models(
     --------
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=400); y = (rng.uniform(size=400) < p).astype(int)
-    >>> cmp = compare_models({"a": (p, y), "b": (p ** 2, y)}, n_boot=100,
+    >>> cmp = compare_models({"a": (p, y), "b": (p ** 2, y)}, n_resamples=100,
     ...                      config=AnalysisConfig(lens="binary"))
     >>> cmp.paired, cmp.reference
     (True, 'a')
     """
     config = _check_config(config)
-    n_boot = config.n_resamples if n_boot is None else n_boot
-    if n_boot != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
-        n_boot = check_n_resamples(n_boot)
-    level = check_level(config.level if confidence is None else confidence)
+    n_resamples = config.n_resamples if n_resamples is None else n_resamples
+    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
+        n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(
+        config.confidence_level if confidence_level is None else confidence_level
+    )
     seed_value = check_seed(config.seed if seed is None else seed)
     if not isinstance(seed_value, int):
         raise ConfigError("seed must be an integer here (every model derives its seed from it).")
@@ -479,7 +481,7 @@ def compare_models(
             f"Comparing models needs at least two; got {len(parts)}. Load a file with a "
             "`model` column (one block of rows per model) or one file per model."
         )
-    specs = tuple(parse_metric(k, default_norm=config.norm) for k in estimators)
+    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
     if not specs:
         raise ConfigError("Choose at least one metric to compare the models on.")
     if len({s.key for s in specs}) != len(specs):
@@ -573,12 +575,12 @@ def compare_models(
             )
             for key in shared_calls:
                 values[m, key] = float(full[key][0])
-            if n_boot:
+            if n_resamples:
                 b_max = max(comp.n_bins for comp in comps[m])
                 chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
-                out = {key: np.empty(n_boot) for key in shared_calls}
+                out = {key: np.empty(n_resamples) for key in shared_calls}
                 done = 0
-                for rows in chunks(np.random.default_rng(m_seed), n, n_boot, chunk):
+                for rows in chunks(np.random.default_rng(m_seed), n, n_resamples, chunk):
                     got = _shared_bin_values(rows, comps[m], weights, shared_calls, streams)
                     for key in shared_calls:
                         out[key][done : done + rows.shape[0]] = got[key]
@@ -604,13 +606,13 @@ def compare_models(
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
             boot_specs[s.key] = (s.name, o)
-        if n_boot and boot_specs:
+        if n_resamples and boot_specs:
             boots = bootstrap_many(
                 None,
                 None,
                 boot_specs,
-                n_resamples=n_boot,
-                level=level,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
                 seed=m_seed,
                 views=views[m],
                 binary=pred.binary,
@@ -620,14 +622,14 @@ def compare_models(
                 dists[m, key] = res.distribution
 
     ranks = _ranks(models, specs, values)
-    table = _table(models, specs, values, dists, level, notes_by, ranks)
+    table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
     first_key = specs[0].key
     if reference is None:
         reference = str(ranks[first_key].idxmin())
-    differences = _differences(models, specs, values, dists, reference, level)
-    tests = _tests(data, models, test, config, model_seeds, test_resamples)
+    differences = _differences(models, specs, values, dists, reference, confidence_level)
+    tests = _tests(data, models, test, config, model_seeds, test_options)
     kendall = _kendall(specs, ranks)
-    flips = _flips(models, specs, values, dists, level, table)
+    flips = _flips(models, specs, values, dists, confidence_level, table)
 
     pooled = sum(lenses[m].scores[0].shape[0] for m in models)
     notes = [_binning_note(config, len(models), pooled)]
@@ -658,8 +660,8 @@ def compare_models(
         reference=reference,
         paired=paired,
         n={m: data[m].n for m in models},
-        n_resamples=n_boot,
-        level=level,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
         seed=seed,
         test=test,
         component_names=tuple(components),
@@ -679,10 +681,10 @@ def compare_models(
 # --------------------------------------------------------------------------- tables
 
 
-def _interval(dist: np.ndarray | None, level: float) -> tuple[float, float]:
+def _interval(dist: np.ndarray | None, confidence_level: float) -> tuple[float, float]:
     if dist is None:
         return math.nan, math.nan
-    tail = (1.0 - level) / 2.0
+    tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(dist, [tail, 1.0 - tail])
     return float(low), float(high)
 
@@ -697,7 +699,7 @@ def _table(
     specs: tuple[MetricSpec, ...],
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
-    level: float,
+    confidence_level: float,
     notes: Mapping[tuple[str, str], str],
     ranks: pd.DataFrame,
 ) -> pd.DataFrame:
@@ -707,7 +709,7 @@ def _table(
         rank = ranks[spec.key].to_numpy()
         best = rank == 1
         for i, m in enumerate(models):
-            low, high = _interval(dists.get((m, spec.key)), level)
+            low, high = _interval(dists.get((m, spec.key)), confidence_level)
             rows.append(
                 {
                     "model": m,
@@ -754,7 +756,7 @@ def _differences(
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
     reference: str,
-    level: float,
+    confidence_level: float,
 ) -> pd.DataFrame:
     rows = []
     for spec in specs:
@@ -763,7 +765,7 @@ def _differences(
                 continue
             diff = values[m, spec.key] - values[reference, spec.key]
             a, b = dists.get((m, spec.key)), dists.get((reference, spec.key))
-            low, high = _interval(None if a is None or b is None else a - b, level)
+            low, high = _interval(None if a is None or b is None else a - b, confidence_level)
             significant = bool(low > 0 or high < 0)
             lower_better = not spec.higher_is_better
             better = significant and ((high < 0) if lower_better else (low > 0))
@@ -789,37 +791,18 @@ def _differences(
     )  # fmt: skip
 
 
-def _test_lens(test: str, lens: str) -> str | None:
-    info = TESTS.get(test)
-    if info.default_lens == "canonical" or lens not in info.lenses:
-        return None  # the test's own default lens
-    return lens
-
-
 def _tests(
     data: Mapping[str, tuple],
     models: tuple[str, ...],
     test: str | None,
     config: AnalysisConfig,
     seeds: Mapping[str, int],
-    test_resamples: int,
+    test_options: Mapping[str, Any] | None,
 ) -> pd.DataFrame:
     columns = ["model", "test", "lens", "statistic", "pvalue", "bound", "note"]
     if test is None:
         return pd.DataFrame(columns=columns)
-    info = TESTS.get(test)
-    opts: dict[str, Any] = {}
-    if "n_resamples" in info.options:
-        opts["n_resamples"] = int(test_resamples)
-    if info.binned:
-        opts.update(
-            estimator="plugin",
-            binning=config.binning,
-            n_bins=config.n_bins,
-            norm=config.norm,
-            tie_policy=config.tie_policy,
-        )
-    lens = _test_lens(test, config.lens)
+    lens, opts = test_settings(test, config, test_options)
     rows = []
     for m in models:
         try:
@@ -858,7 +841,7 @@ def _flips(
     specs: tuple[MetricSpec, ...],
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
-    level: float,
+    confidence_level: float,
     table: pd.DataFrame,
 ) -> pd.DataFrame:
     columns = [
@@ -871,7 +854,7 @@ def _flips(
         da, db = dists.get((a, spec.key)), dists.get((b, spec.key))
         if da is None or db is None:
             return None
-        low, high = _interval(da - db, level)
+        low, high = _interval(da - db, confidence_level)
         return bool(low > 0 or high < 0)
 
     def overlap(spec: MetricSpec, a: str, b: str) -> bool | None:

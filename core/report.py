@@ -34,7 +34,13 @@ import pandas as pd
 
 from core import records
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
-from core.calibration_tests import TESTS, CalibrationTestResult, calibration_test
+from core.calibration_tests import (
+    TEST_RESAMPLES,
+    TESTS,
+    CalibrationTestResult,
+    calibration_test,
+    test_settings,
+)
 from core.errors import CalibscopeError, ConfigError
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
@@ -105,8 +111,8 @@ class Report:
         One entry per model, in file order (one entry without a model column).
     test_name : str or None
         The calibration test run on every model.
-    test_resamples : int
-        Resamples of a resampling test.
+    test_options : dict
+        Options of the test (see :func:`core.calibration_tests.test_settings`).
     comparison : core.model_comparison.ModelComparison or None
         The models on identical bins (two or more models only).
     labels_source : str or None
@@ -122,7 +128,7 @@ class Report:
     config: AnalysisConfig
     models: tuple[ModelReport, ...]
     test_name: str | None
-    test_resamples: int
+    test_options: dict[str, Any]
     comparison: Any
     labels_source: str | None
     created: str
@@ -152,7 +158,10 @@ class Report:
             title=self.title,
             created=self.created,
             versions=versions(),
-            test={"name": self.test_name, "resamples": self.test_resamples},
+            test={
+                "name": self.test_name,
+                "resamples": self.test_options.get("n_resamples", TEST_RESAMPLES),
+            },
             comparison=None if self.comparison is None else self.comparison.to_record(),
             comparison_error=self.comparison_error,
         )
@@ -261,7 +270,7 @@ class Report:
         interval = ""
         if boot is not None:
             ci = boot.confidence_interval
-            interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.level:.0%} bootstrap)"
+            interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.confidence_level:.0%} bootstrap)"
         out = [
             f"<h2>{_esc('Model ' + name if m.model is not None else 'All rows')}</h2>",
             f'<p class="headline">n = {m.n:,}; headline <b>{_esc(head.estimator)}</b> '
@@ -297,7 +306,7 @@ class Report:
             "<h2>Model comparison</h2>",
             f"<p>{len(cmp.models)} models on identical bins; differences to "
             f"<b>{_esc(cmp.reference)}</b> with {'paired' if cmp.paired else 'unpaired'} "
-            f"{cmp.level:.0%} bootstrap intervals ({cmp.n_resamples} resamples).</p>",
+            f"{cmp.confidence_level:.0%} bootstrap intervals ({cmp.n_resamples} resamples).</p>",
         ]
         out.extend(f"<p>{_esc(note)}</p>" for note in cmp.notes)
         for caption in ("Reliability diagrams on shared bins", "Metrics with intervals"):
@@ -324,7 +333,7 @@ class Report:
             "columns": json.dumps(pred.columns, default=str),
             "models": ", ".join(pred.models) if pred.models else None,
         }
-        test = {"test": self.test_name or "none", "test resamples": self.test_resamples}
+        test = {"test": self.test_name or "none", "test options": json.dumps(self.test_options)}
         findings = pd.DataFrame(pred.lint.to_records(), columns=["severity", "code", "message"])
         return [
             "<h2>Parameters</h2>",
@@ -392,7 +401,7 @@ def build_report(
     config: AnalysisConfig | None = None,
     title: str | None = None,
     test: str | None = DEFAULT_TEST,
-    test_resamples: int = 1000,
+    test_options: dict[str, Any] | None = None,
     compare: bool = True,
     seed: int | None = None,
     labels_source: str | None = None,
@@ -411,8 +420,9 @@ def build_report(
     test : str or None, default=DEFAULT_TEST
         A name in :data:`core.calibration_tests.TESTS` run on every model (on the test's
         default lens; a test's binning options follow ``config``), or None for no test.
-    test_resamples : int, default=1000
-        Resamples of a resampling test.
+    test_options : dict, optional
+        Options of the test (default: 1,000 resamples for a resampling test; see
+        :func:`core.calibration_tests.test_settings`).
     compare : bool, default=True
         With two or more models, also run :func:`core.model_comparison.compare_models`.
     seed : int, optional
@@ -444,7 +454,7 @@ def build_report(
     models = []
     for name, part in parts:
         analysis = analyze(part, config)
-        result, error = _run_test(part.probs, part.labels, test, config, test_resamples)
+        result, error = _run_test(part, test, config, test_options)
         models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, result, error))
     comparison = comparison_error = None
     if compare and len(parts) >= 2:
@@ -461,7 +471,7 @@ def build_report(
         config=config,
         models=tuple(models),
         test_name=test,
-        test_resamples=int(test_resamples),
+        test_options=dict(test_options or {}),
         comparison=comparison,
         labels_source=labels_source,
         created=created,
@@ -470,18 +480,16 @@ def build_report(
 
 
 def _run_test(
-    probs: Any, labels: Any, test: str | None, config: AnalysisConfig, resamples: int
+    part: Any, test: str | None, config: AnalysisConfig, options: dict[str, Any] | None
 ) -> tuple[CalibrationTestResult | None, str | None]:
     if test is None:
         return None, None
-    accepted = TESTS.get(test).options
-    options = {
-        k: v for k, v in config.calibration_options().items() if k in accepted and k != "lens"
-    }
-    if "n_resamples" in accepted:
-        options["n_resamples"] = int(resamples)
+    lens, opts = test_settings(test, config, options)
     try:
-        return calibration_test(probs, labels, test=test, seed=config.seed, **options), None
+        result = calibration_test(
+            part.probs, part.labels, test=test, lens=lens, seed=config.seed, **opts
+        )
+        return result, None
     except CalibscopeError as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -497,7 +505,7 @@ def _test_record(m: ModelReport) -> dict[str, Any] | None:
 def _interval_label(config: AnalysisConfig) -> str:
     from core.intervals import INTERVAL_METHODS
 
-    return f"{config.level:.0%} {INTERVAL_METHODS.get(config.interval_method).label}"
+    return f"{config.confidence_level:.0%} {INTERVAL_METHODS.get(config.interval_method).label}"
 
 
 def _figure_html(caption: str, fig: Any) -> str:

@@ -57,11 +57,11 @@ class ValidityResult:
         ``binary`` or ``top-label``.
     n_bins : int
         ``B`` given to the recalibrator (when it has bins).
-    n_rows, n_cal, n_test, n_runs : int
+    n_rows, n_cal, n_test, n_resamples : int
         Rows of the data, calibration and test rows of each run, number of runs ``R``.
     seed : int or None
         The seed of the splits and fits.
-    alpha, level : float
+    alpha, confidence_level : float
         Failure probability of the per-bin guarantee half-width; level of the Wilson
         intervals.
     recalibrator_options : Mapping
@@ -113,10 +113,10 @@ class ValidityResult:
     n_rows: int
     n_cal: int
     n_test: int
-    n_runs: int
+    n_resamples: int
     seed: int | None
     alpha: float
-    level: float
+    confidence_level: float
     recalibrator_options: Mapping[str, Any]
     eps: np.ndarray
     marginal: np.ndarray
@@ -446,10 +446,10 @@ def validity_curves(
     lens: str = "binary",
     n_cal: float | int = 0.5,
     n_test: int | None = None,
-    n_runs: int = 50,
+    n_resamples: int = 50,
     eps_grid: ArrayLike | None = None,
     alpha: float = DEFAULT_ALPHA,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     recalibrator_options: Mapping[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
     progress: ProgressCallback | None = None,
@@ -481,13 +481,13 @@ def validity_curves(
         Calibration rows of each run: a fraction in (0, 1) or a count.
     n_test : int, optional
         Test rows of each run (default: all rows not used for calibration).
-    n_runs : int, default 50
+    n_resamples : int, default 50
         Number of random splits ``R``.
     eps_grid : array_like, optional
         Strictly increasing ε values in [0, 1]; default 0, 0.001, …, 1.
     alpha : float, default 0.1
         Failure probability of the per-bin guarantee half-width in the bin table.
-    level : float, default 0.95
+    confidence_level : float, default 0.95
         Level of the per-bin Wilson intervals.
     recalibrator_options : mapping, optional
         Further options of the recalibrator (override the defaults; histogram UMD and
@@ -517,7 +517,7 @@ def validity_curves(
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
-    >>> r = validity_curves(p, y, n_bins=5, n_runs=3, seed=1)
+    >>> r = validity_curves(p, y, n_bins=5, n_resamples=3, seed=1)
     >>> r.marginal.shape, bool(r.auc_identity_holds)
     ((3, 1001), True)
     """
@@ -541,15 +541,15 @@ def validity_curves(
             f"The binary lens needs two classes; these predictions have {probs.shape[1]}. "
             "Use the top-label lens."
         )
-    if isinstance(n_runs, bool) or int(n_runs) != n_runs or int(n_runs) < 1:
-        raise ConfigError(f"n_runs must be a positive integer; got {n_runs!r}.")
-    n_runs = int(n_runs)
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or int(n_resamples) < 1:
+        raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    n_resamples = int(n_resamples)
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
         raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
     n_bins = int(n_bins)
-    level = float(level)
-    if not 0 < level < 1:
-        raise ConfigError(f"level must lie in (0, 1); got {level!r}.")
+    confidence_level = float(confidence_level)
+    if not 0 < confidence_level < 1:
+        raise ConfigError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
     if not 0 < float(alpha) < 1:
         raise ConfigError(f"alpha must lie in (0, 1); got {alpha!r}.")
     eps = _check_eps_grid(eps_grid)
@@ -570,7 +570,7 @@ def validity_curves(
     # each run is reduced to its groups at once: R × n_test outputs are never held
     parts: list[GroupStats] = []
     first_fit = None
-    for r in range(n_runs):
+    for r in range(n_resamples):
         perm = rng.permutation(n_rows)
         cal, test = perm[:k_cal], perm[k_cal : k_cal + k_test]
         run_opts = dict(opts)
@@ -582,14 +582,14 @@ def validity_curves(
         if r == 0:
             first_fit = rec.fitted_params
         if progress is not None:
-            progress((r + 1) / n_runs, f"run {r + 1} of {n_runs}")
+            progress((r + 1) / n_resamples, f"run {r + 1} of {n_resamples}")
 
     groups = GroupStats(
-        run=np.repeat(np.arange(n_runs), [g.run.size for g in parts]),
+        run=np.repeat(np.arange(n_resamples), [g.run.size for g in parts]),
         value=np.concatenate([g.value for g in parts]),
         count=np.concatenate([g.count for g in parts]),
         positives=np.concatenate([g.positives for g in parts]),
-        n_test=np.full(n_runs, k_test, dtype=np.int64),
+        n_test=np.full(n_resamples, k_test, dtype=np.int64),
     )
     marginal, conditional = validity_from_groups(groups, eps)
     # the AUC on [0, 1]: the grid with its ends added, integrated as a left step sum
@@ -598,18 +598,18 @@ def validity_curves(
     auc = (v_nodes[:, :-1] * np.diff(nodes)).sum(axis=1)
     # plug-in ℓ1-ECE of each run on its discrete bins (core's batch kernel, one bin per
     # group, runs padded with empty bins)
-    width = int(np.bincount(groups.run, minlength=n_runs).max())
+    width = int(np.bincount(groups.run, minlength=n_resamples).max())
     slot = np.arange(groups.run.size) - np.searchsorted(groups.run, groups.run, side="left")
-    counts = np.zeros((n_runs, width))
-    score_sums = np.zeros((n_runs, width))
-    label_sums = np.zeros((n_runs, width))
+    counts = np.zeros((n_resamples, width))
+    score_sums = np.zeros((n_resamples, width))
+    label_sums = np.zeros((n_resamples, width))
     counts[groups.run, slot] = groups.count
     score_sums[groups.run, slot] = groups.value * groups.count
     label_sums[groups.run, slot] = groups.positives
     ece = np.asarray(plugin_from_stats(counts, score_sums, label_sums, 1.0), dtype=np.float64)
     gap = float(np.max(np.abs(1.0 - auc - ece)))
     tolerance = float(np.diff(nodes).max())
-    max_gap = np.full(n_runs, -np.inf)
+    max_gap = np.full(n_resamples, -np.inf)
     np.maximum.at(max_gap, groups.run, groups.gap)
 
     delta = 0.0
@@ -619,12 +619,12 @@ def validity_curves(
         delta = JITTER_DELTA
     tm, tc, note = _theory(method, eps, k_cal, n_bins, delta, lens)
 
-    bins = _bin_table(groups, first_fit, n_bins, float(alpha), level)
+    bins = _bin_table(groups, first_fit, n_bins, float(alpha), confidence_level)
     eps_cond = float("nan")
     if method in THEORY_VARIANTS:
         kind = "zadrozny-elkan" if THEORY_VARIANTS[method] != "umd" else "conditional"
         eps_cond = guarantee_epsilon(k_cal, n_bins, float(alpha), kind=kind, delta=delta)
-    pooled = _pooled_table(groups, n_runs, eps_cond)
+    pooled = _pooled_table(groups, n_resamples, eps_cond)
     notes = []
     small = bins["count"] < 30
     if small.any():
@@ -633,7 +633,7 @@ def validity_curves(
             "their gaps carry test noise of about 1/(2√n_b) or more, so V̂ is biased low "
             "(Gupta & Ramdas 2021, §2.1)."
         )
-    n_groups = np.bincount(groups.run, minlength=n_runs)
+    n_groups = np.bincount(groups.run, minlength=n_resamples)
     if method in THEORY_VARIANTS and (n_groups < n_bins).any():
         notes.append(
             "Some runs have fewer distinct outputs than bins: bins with equal values are "
@@ -648,10 +648,10 @@ def validity_curves(
         n_rows=n_rows,
         n_cal=k_cal,
         n_test=k_test,
-        n_runs=n_runs,
+        n_resamples=n_resamples,
         seed=seed if not isinstance(seed, np.random.Generator) else None,
         alpha=float(alpha),
-        level=level,
+        confidence_level=confidence_level,
         recalibrator_options=dict(opts),
         eps=eps,
         marginal=marginal,
@@ -677,14 +677,14 @@ def validity_curves(
 
 
 def _bin_table(
-    groups: GroupStats, fitted: Any, n_bins: int, alpha: float, level: float
+    groups: GroupStats, fitted: Any, n_bins: int, alpha: float, confidence_level: float
 ) -> pd.DataFrame:
     """Per-bin view of run 0, with the calibration labels behind each value when known."""
     import pandas as pd
 
     sel = groups.run == 0
     value, count, pos = groups.value[sel], groups.count[sel], groups.positives[sel]
-    low, high = bin_intervals(count, pos, method="wilson", level=level)
+    low, high = bin_intervals(count, pos, method="wilson", confidence_level=confidence_level)
     mean = pos / count
     cal_count = np.full(value.size, np.nan)
     comp = None
@@ -718,15 +718,15 @@ def _bin_table(
     )
 
 
-def _pooled_table(groups: GroupStats, n_runs: int, eps_cond: float) -> pd.DataFrame | None:
+def _pooled_table(groups: GroupStats, n_resamples: int, eps_cond: float) -> pd.DataFrame | None:
     """Bins pooled over runs by the rank of their value (UMD bins move between runs)."""
     import pandas as pd
 
-    per_run = np.bincount(groups.run, minlength=n_runs)
+    per_run = np.bincount(groups.run, minlength=n_resamples)
     if per_run.min() != per_run.max():
         return None
     b = int(per_run[0])
-    shape = (n_runs, b)
+    shape = (n_resamples, b)
     value = groups.value.reshape(shape)
     mean = groups.mean_label.reshape(shape)
     count = groups.count.reshape(shape)
@@ -739,7 +739,7 @@ def _pooled_table(groups: GroupStats, n_runs: int, eps_cond: float) -> pd.DataFr
             "mean_label": mean.mean(axis=0),
             "count": count.mean(axis=0),
             "abs_gap": d.mean(axis=0),
-            "abs_gap_sd": d.std(axis=0, ddof=1) if n_runs > 1 else np.full(b, np.nan),
+            "abs_gap_sd": d.std(axis=0, ddof=1) if n_resamples > 1 else np.full(b, np.nan),
             "share_within": within,
         }
     )

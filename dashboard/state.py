@@ -47,7 +47,7 @@ CONFIG_KEYS = (
     "tie_policy",
     "seed",
     "n_resamples",
-    "level",
+    "confidence_level",
     "interval_method",
     "consistency_band",
 )

@@ -221,9 +221,9 @@ def analysis_controls() -> None:
             "Interval level",
             min_value=0.50,
             max_value=0.99,
-            value=float(d["level"]),
+            value=float(d["confidence_level"]),
             step=0.01,
-            key="level",
+            key="confidence_level",
             bind="query-params",
         )
         methods = interval_methods()
@@ -497,7 +497,7 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
         return
     ci = boot.confidence_interval
     slot.caption(
-        f"{config.level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
+        f"{config.confidence_level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
     )
 
@@ -521,7 +521,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     asked = key in st.session_state.get("_bootstrap_requested", set())
     if state.bootstrap_is_cheap(pred, config) or state.bootstrap_done(pred, config) or asked:
         st.caption(
-            f"Every estimator on the same bins, with {config.level:.0%} percentile-bootstrap "
+            f"Every estimator on the same bins, with {config.confidence_level:.0%} percentile-bootstrap "
             f"intervals from {config.n_resamples:,} resamples shared by all metrics "
             f"(seed {config.seed})."
         )

@@ -91,9 +91,11 @@ def test_kernel_rows_are_point_estimates_or_say_why_not():
 
 def test_intervals_use_common_resamples_from_the_config_seed():
     p, y = _data()
-    config = AnalysisConfig(n_bins=10, n_resamples=40, level=0.9, seed=7)
+    config = AnalysisConfig(n_bins=10, n_resamples=40, confidence_level=0.9, seed=7)
     a = analyze((p, y), config)
-    ref = bootstrap_interval(p, y, statistic="plugin", n_resamples=40, level=0.9, seed=7, n_bins=10)
+    ref = bootstrap_interval(
+        p, y, statistic="plugin", n_resamples=40, confidence_level=0.9, seed=7, n_bins=10
+    )
     np.testing.assert_array_equal(a.intervals["plugin"].distribution, ref.distribution)
     np.testing.assert_array_equal(
         a.intervals["brier"].distribution,
@@ -103,7 +105,7 @@ def test_intervals_use_common_resamples_from_the_config_seed():
     m = a.metrics.set_index("metric")
     for name, boot in a.intervals.items():
         assert (m.loc[name, "low"], m.loc[name, "high"]) == tuple(boot.confidence_interval)
-        assert boot.estimate == pytest.approx(m.loc[name, "value"], rel=1e-14)
+        assert boot.value == pytest.approx(m.loc[name, "value"], rel=1e-14)
     with_interval = m.low.notna()  # kernel rows are point estimates
     assert set(m.index[with_interval]) == set(a.intervals)
     assert (m.low <= m.high)[with_interval].all()
@@ -136,14 +138,18 @@ def test_sweep_note_reports_b_star():
 
 def test_component_tables_top_label():
     p, y = _data()
-    config = AnalysisConfig(n_bins=7, interval_method="clopper-pearson", level=0.9, n_resamples=0)
+    config = AnalysisConfig(
+        n_bins=7, interval_method="clopper-pearson", confidence_level=0.9, n_resamples=0
+    )
     a = analyze((p, y), config)
     (comp,) = a.components
     conf, pred = p.max(1), p.argmax(1)
     ref = bin_stats(conf, (pred == y).astype(float), n_bins=7)
     assert comp.name == "top-label" and comp.weight == 1.0
     assert comp.bins.isclose(ref)
-    low, high = bin_intervals(ref.counts, ref.label_sums, method="clopper-pearson", level=0.9)
+    low, high = bin_intervals(
+        ref.counts, ref.label_sums, method="clopper-pearson", confidence_level=0.9
+    )
     np.testing.assert_array_equal(comp.low, low)
     np.testing.assert_array_equal(comp.high, high)
     frame = comp.to_frame()
@@ -187,7 +193,7 @@ def test_config_defaults_round_trip_and_hash():
         1.0,
         "plugin",
     )
-    assert (c.tie_policy, c.seed, c.n_resamples, c.level, c.interval_method) == (
+    assert (c.tie_policy, c.seed, c.n_resamples, c.confidence_level, c.interval_method) == (
         "split",
         0,
         1000,
@@ -206,7 +212,7 @@ def test_config_round_trips_through_json_and_url_strings():
     import json
 
     c = AnalysisConfig(
-        lens="classwise", norm=np.inf, n_bins=9, class_weights=(1, 3), seed=5, level=0.9
+        lens="classwise", norm=np.inf, n_bins=9, class_weights=(1, 3), seed=5, confidence_level=0.9
     )
     assert c.class_weights == (0.25, 0.75) and c.norm == np.inf
     d = json.loads(json.dumps(c.to_dict()))
@@ -234,8 +240,8 @@ def test_config_round_trips_through_json_and_url_strings():
         ({"tie_policy": "random"}, "tie_policy"),
         ({"seed": -2}, "seed"),
         ({"n_resamples": -1}, "n_resamples"),
-        ({"level": 95}, "fraction"),
-        ({"level": "high"}, "level"),
+        ({"confidence_level": 95}, "fraction"),
+        ({"confidence_level": "high"}, "level"),
         ({"class_weights": (1, -1)}, "class_weights"),
         ({"class_weights": "a,b"}, "class_weights"),
     ],

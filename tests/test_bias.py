@@ -57,7 +57,7 @@ def test_vectorised_estimates_equal_the_registry_call_per_dataset(world, norm):
     specs.append(EstimatorSpec("plugin", "equal-mass", 7, "keep"))
     src = PRESET_WORLDS[world]
     ns = (2, 3, 50, 300)
-    res = simulate_estimates(specs, src, ns=ns, replicates=12, seed=4, norm=norm)
+    res = simulate_estimates(specs, src, ns=ns, n_resamples=12, seed=4, norm=norm)
     for r in range(12):
         f, y = draw_replicate(src, 300, 4, r)
         for j, n in enumerate(ns):
@@ -125,31 +125,31 @@ def test_datasets_nest_across_n_and_do_not_depend_on_the_grid():
     f_big, y_big = draw_replicate(world, 12_800, 9, 3)
     np.testing.assert_array_equal(f_small, f_big[:200])
     np.testing.assert_array_equal(y_small, y_big[:200])
-    a = simulate_estimates(SIX, world, ns=[200], replicates=20, seed=9)
-    b = simulate_estimates(SIX, world, ns=[200, 3200], replicates=20, seed=9)
+    a = simulate_estimates(SIX, world, ns=[200], n_resamples=20, seed=9)
+    b = simulate_estimates(SIX, world, ns=[200, 3200], n_resamples=20, seed=9)
     np.testing.assert_array_equal(a.values[:, 0], b.values[:, 0])
 
 
 def test_results_do_not_depend_on_chunking_or_the_parallel_engine():
     world = PRESET_WORLDS["densenet40_c100"]
-    base = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2)
-    small = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2, chunk_size=7)
+    base = simulate_estimates(SIX, world, ns=[100, 400], n_resamples=30, seed=2)
+    small = simulate_estimates(SIX, world, ns=[100, 400], n_resamples=30, seed=2, chunk_size=7)
 
     def threaded(func, ranges):
         with ThreadPoolExecutor(2) as pool:
             return list(pool.map(func, list(ranges)[::-1]))  # out of order on purpose
 
-    par = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=2, map_chunks=threaded)
+    par = simulate_estimates(SIX, world, ns=[100, 400], n_resamples=30, seed=2, map_chunks=threaded)
     np.testing.assert_array_equal(base.values, small.values)
     np.testing.assert_array_equal(base.values, par.values)
-    other = simulate_estimates(SIX, world, ns=[100, 400], replicates=30, seed=3)
+    other = simulate_estimates(SIX, world, ns=[100, 400], n_resamples=30, seed=3)
     assert not np.array_equal(base.values, other.values)
 
 
 def test_summary_statistics_are_consistent():
-    res = simulate_estimates(SIX, PRESET_WORLDS["resnet110_c10"], ns=[300], replicates=50, seed=0)
+    res = simulate_estimates(SIX, PRESET_WORLDS["resnet110_c10"], ns=[300], n_resamples=50, seed=0)
     t = res.summary()
-    assert list(t.columns[:6]) == ["estimator", "name", "binning", "n_bins", "n", "replicates"]
+    assert list(t.columns[:6]) == ["estimator", "name", "binning", "n_bins", "n", "n_resamples"]
     v = res.values[:, 0, :]
     truth = core.true_calibration_error(PRESET_WORLDS["resnet110_c10"], norm=2)
     np.testing.assert_allclose(t["reference"], truth)
@@ -168,7 +168,7 @@ def test_debiased_estimator_has_a_point_mass_at_zero_under_calibration():
         ["debiased:equal-mass:15", "plugin:equal-mass:15"],
         PRESET_WORLDS["resnet152_imgnet-calibrated"],
         ns=[200],
-        replicates=300,
+        n_resamples=300,
         seed=1,
     )
     t = res.summary().set_index("estimator")
@@ -184,7 +184,7 @@ def test_figure1_world_mean_ece_bin_matches_reference():
     # digest §5.5: n = 200, Beta(2.8, 0.05), mu(c) = c, 15 EW bins, ℓ2: mean 6.70 %, SD 1.88,
     # quantiles 5 % 3.69, 95 % 9.91 (100,000 replicates)
     res = simulate_estimates(
-        ["plugin:equal-width:15"], PRESET_WORLDS["roelofs-fig1"], ns=[200], replicates=4000, seed=0
+        ["plugin:equal-width:15"], PRESET_WORLDS["roelofs-fig1"], ns=[200], n_resamples=4000, seed=0
     )
     v = 100 * res.values[0, 0]
     assert v.mean() == pytest.approx(6.70, abs=0.1)
@@ -214,7 +214,7 @@ TABLE4 = {
 def test_table4_simulated_ece_bin_of_the_ten_fits():
     for name, (paper, recomputed) in TABLE4.items():
         res = simulate_estimates(
-            ["plugin:equal-width:15"], PRESET_WORLDS[name], ns=[1000], replicates=500, seed=0
+            ["plugin:equal-width:15"], PRESET_WORLDS[name], ns=[1000], n_resamples=500, seed=0
         )
         mean = 100 * res.values[0, 0].mean()
         assert mean == pytest.approx(recomputed, abs=0.25), name
@@ -233,7 +233,7 @@ RESNET110_C10 = {
 @pytest.mark.slow
 def test_bias_on_the_resnet110_c10_fit_matches_reference_bands():
     t = core.bias_vs_n(
-        None, PRESET_WORLDS["resnet110_c10"], ns=[1600, 12800], replicates=400, seed=0
+        None, PRESET_WORLDS["resnet110_c10"], ns=[1600, 12800], n_resamples=400, seed=0
     )
     for n, expected in RESNET110_C10.items():
         got = t[t["n"] == n].set_index("estimator")["bias"] * 100
@@ -246,7 +246,7 @@ def test_headline_ordering_on_the_ten_realistic_fits():
     # digest §5.3 / paper §7.1: mean |bias| of ECE^em_sweep is the smallest, and equal mass
     # beats equal width for every binned estimator
     tables = [
-        core.bias_vs_n(None, PRESET_WORLDS[k], ns=[200, 800, 3200], replicates=200, seed=0)
+        core.bias_vs_n(None, PRESET_WORLDS[k], ns=[200, 800, 3200], n_resamples=200, seed=0)
         for k in PAPER_BETA_FITS
     ]
     t = pd.concat(tables)
@@ -264,7 +264,7 @@ def test_under_perfect_calibration_the_debiased_em_estimator_is_least_biased():
     # |bias| for perfectly calibrated models, clearly below ECE^em_sweep
     tables = [
         core.bias_vs_n(
-            None, PRESET_WORLDS[f"{k}-calibrated"], ns=[200, 800, 3200], replicates=200, seed=0
+            None, PRESET_WORLDS[f"{k}-calibrated"], ns=[200, 800, 3200], n_resamples=200, seed=0
         )
         for k in PAPER_BETA_FITS
     ]
@@ -280,7 +280,7 @@ def test_under_perfect_calibration_the_debiased_em_estimator_is_least_biased():
 @pytest.mark.slow
 def test_heat_map_optimal_bins_grow_with_n():
     # digest §5.6 (Fig. 2b world): the |bias|-minimising EW bin count grows with n (4 → 16)
-    t = bias_heatmap(PRESET_WORLDS["roelofs-fig2b"], ns=[200, 6400], replicates=300, seed=0)
+    t = bias_heatmap(PRESET_WORLDS["roelofs-fig2b"], ns=[200, 6400], n_resamples=300, seed=0)
     best = t[t["row"] != "sweep"].assign(a=lambda d: d["bias"].abs())
     best = best.loc[best.groupby("n")["a"].idxmin()].set_index("n")["n_bins"]
     assert best[200] < best[6400]
@@ -296,7 +296,7 @@ def test_ece_versus_tce_and_the_inverse_lookup():
     exps = np.linspace(1.0, 2.5, 16)
     tables = {}
     for scores, tce_at_12 in ((UniformScores(), 0.055), (BetaScores(1.1, 0.1), 0.075)):
-        t = ece_vs_tce(scores, n=200, exponents=exps, replicates=300, seed=0)
+        t = ece_vs_tce(scores, n=200, exponents=exps, n_resamples=300, seed=0)
         assert t["tce"].is_monotonic_increasing and (t["q05"] <= t["q95"]).all()
         assert np.interp(0.12, t["mean"], t["tce"]) == pytest.approx(tce_at_12, abs=0.01)
         tables[scores.label] = t
@@ -317,7 +317,7 @@ def test_detection_power_matches_reference_miss_rates():
     ):
         t = detection_power(
             UniformScores(), targets=(0.02, 0.10), ns=(200, 10_000), estimator=spec,
-            replicates=300, seed=0,
+            n_resamples=300, seed=0,
         )  # fmt: skip
         at = t.set_index(["target", "n"])["miss_rate"]
         assert at[(0.10, 200)] == pytest.approx(miss200, abs=0.1)
@@ -332,7 +332,7 @@ def test_subsampling_data_uses_the_full_data_estimate_as_reference():
     f, y = world.sample(3000, 8)
     probs = np.column_stack([1 - f, f])
     src = data_source(probs, y, lens="binary")
-    res = simulate_estimates(SIX, src, ns=[100, 1000], replicates=20, seed=1)
+    res = simulate_estimates(SIX, src, ns=[100, 1000], n_resamples=20, seed=1)
     assert res.reference_kind == "full-data estimate"
     for e, spec in enumerate(SIX):
         assert res.reference[e] == pytest.approx(_registry_value(spec, f, y.astype(float))[0])
@@ -340,19 +340,19 @@ def test_subsampling_data_uses_the_full_data_estimate_as_reference():
     s, _ = draw_replicate(src, 50, 0, 0)
     assert np.unique(s).size == 50  # without replacement
     with pytest.raises(DataError, match="without replacement"):
-        simulate_estimates(SIX, src, ns=[100], replicates=2)
+        simulate_estimates(SIX, src, ns=[100], n_resamples=2)
 
 
 def test_fitted_world_source_is_labelled():
     f, y = PRESET_WORLDS["resnet152_imgnet"].sample(5000, 0)
     fit = fit_world(f, y)
-    res = simulate_estimates(["sweep:equal-mass"], fit, ns=[200], replicates=10, seed=0)
+    res = simulate_estimates(["sweep:equal-mass"], fit, ns=[200], n_resamples=10, seed=0)
     assert res.reference_kind == "true CE of the fitted world"
     assert res.reference[0] == pytest.approx(fit.world.true_calibration_error(2))
 
 
 def test_kernel_estimators_run_but_have_no_true_ce_reference():
-    res = simulate_estimates(["skce-ul"], PRESET_WORLDS["kumar-platt"], ns=[60], replicates=4)
+    res = simulate_estimates(["skce-ul"], PRESET_WORLDS["kumar-platt"], ns=[60], n_resamples=4)
     assert np.isfinite(res.values).all() and np.isnan(res.reference[0])
 
 
@@ -363,12 +363,12 @@ def test_progress_and_cancellation():
         seen.append(frac)
 
     simulate_estimates(
-        SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], replicates=20, chunk_size=6, progress=record
+        SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], n_resamples=20, chunk_size=6, progress=record
     )
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 4
     with pytest.raises(SimulationCancelled):
         simulate_estimates(
-            SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], replicates=20, chunk_size=6,
+            SIX, PRESET_WORLDS["roelofs-fig1"], ns=[50], n_resamples=20, chunk_size=6,
             progress=lambda frac, msg: frac < 0.5,
         )  # fmt: skip
 
@@ -376,17 +376,17 @@ def test_progress_and_cancellation():
 def test_bad_input_raises_typed_errors():
     world = PRESET_WORLDS["roelofs-fig1"]
     with pytest.raises(ConfigError):
-        simulate_estimates(["nope"], world, ns=[10], replicates=2)
+        simulate_estimates(["nope"], world, ns=[10], n_resamples=2)
     with pytest.raises(ConfigError):
-        simulate_estimates(["debiased"], world, ns=[10], replicates=2, norm="inf")
+        simulate_estimates(["debiased"], world, ns=[10], n_resamples=2, norm="inf")
     with pytest.raises(ConfigError):
-        simulate_estimates(["sweep:discrete"], world, ns=[10], replicates=2)
+        simulate_estimates(["sweep:discrete"], world, ns=[10], n_resamples=2)
     with pytest.raises(ConfigError):
-        simulate_estimates(None, world, ns=[10], replicates=1)
+        simulate_estimates(None, world, ns=[10], n_resamples=1)
     with pytest.raises(ConfigError):
-        simulate_estimates(None, world, ns=[1], replicates=5)
+        simulate_estimates(None, world, ns=[1], n_resamples=5)
     with pytest.raises(ConfigError):
-        simulate_estimates(None, "not a source", ns=[10], replicates=5)
+        simulate_estimates(None, "not a source", ns=[10], n_resamples=5)
 
 
 def test_estimator_spec_parsing_and_labels():
@@ -431,7 +431,7 @@ def test_least_biased_bins_and_n_for_power_by_hand():
     )
     assert n_for_power(power, target=0.02) == 1000
     assert n_for_power(power, target=0.05) == 200
-    assert n_for_power(power, target=0.02, level=0.99) is None
+    assert n_for_power(power, target=0.02, rate=0.99) is None
 
 
 def test_estimator_choices_follow_the_registry():

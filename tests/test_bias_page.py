@@ -84,7 +84,7 @@ def test_simulation_matches_core_and_is_cached():
     assert len(fig.data) == 6  # one line per default estimator
     want = core.bias_vs_n(
         None, PRESET_WORLDS[at.selectbox(key="bias_world").value], ns=[200, 400],
-        replicates=40, seed=0,
+        n_resamples=40, seed=0,
     )  # fmt: skip
     first = fig.data[0]
     assert first.name == want["estimator"].iloc[0]

@@ -254,7 +254,7 @@ def test_kernel_tests_on_top_label_lens():
 
 def test_simulation_table_shape():
     sim = ct.simulate_test_errors(
-        ["skce-ul-asymptotic", "spiegelhalter"], M1.sample, n=60, n_datasets=5, seed=0
+        ["skce-ul-asymptotic", "spiegelhalter"], M1.sample, n=60, n_resamples=5, seed=0
     )
     df = sim.to_frame()
     assert set(df["test"]) == {"skce-ul-asymptotic", "spiegelhalter"}
@@ -282,7 +282,7 @@ OPTS = {
 def test_pvalues_are_uniform_under_a_calibrated_model():
     bounds = ["skce-bound-b", "skce-bound-uq", "skce-bound-ul"]
     sim = ct.simulate_test_errors(
-        UNIFORM_UNDER_NULL + bounds, M1.sample, n=250, n_datasets=200, seed=11, test_options=OPTS
+        UNIFORM_UNDER_NULL + bounds, M1.sample, n=250, n_resamples=200, seed=11, test_options=OPTS
     )
     for name in UNIFORM_UNDER_NULL:
         pv = sim.pvalues[name]
@@ -297,7 +297,7 @@ def test_pvalues_are_uniform_under_a_calibrated_model():
 def test_pvalues_concentrate_near_zero_when_miscalibrated():
     tests = UNIFORM_UNDER_NULL + ["skce-bound-b"]
     sim = ct.simulate_test_errors(
-        tests, M2.sample, n=250, n_datasets=40, calibrated=False, seed=12, test_options=OPTS
+        tests, M2.sample, n=250, n_resamples=40, calibrated=False, seed=12, test_options=OPTS
     )
     for name in UNIFORM_UNDER_NULL:
         assert np.median(sim.pvalues[name]) < 0.01, name
@@ -309,7 +309,7 @@ def test_pvalues_concentrate_near_zero_when_miscalibrated():
 def test_paper_figure2_type_ii_errors():
     # Widmann et al. (2019) Fig. 2: A_l on M3 type II 0.8146 at α = 0.05 (±4 MC SE)
     sim = ct.simulate_test_errors(
-        ["skce-ul-asymptotic"], M3.sample, n=250, n_datasets=800, calibrated=False, seed=13
+        ["skce-ul-asymptotic"], M3.sample, n=250, n_resamples=800, calibrated=False, seed=13
     )
     err = float((sim.pvalues["skce-ul-asymptotic"] > 0.05).mean())
     assert abs(err - 0.8146) < 4 * np.sqrt(0.8146 * 0.1854 / 800)

@@ -110,7 +110,7 @@ def test_sample_renders_and_matches_core():
     expected = compare_models(
         pred.by_model(),
         config=AnalysisConfig(lens="binary"),
-        n_boot=200,
+        n_resamples=200,
         test="skce-ul-asymptotic",
     )
     shown = next(d.value for d in at.dataframe if "significant" in d.value.columns)

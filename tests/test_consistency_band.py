@@ -22,7 +22,7 @@ from core.errors import ConfigError, DataError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _brute_force_band(s, idx, b, r, level, seed):
+def _brute_force_band(s, idx, b, r, confidence_level, seed):
     """One resample at a time, one bin at a time: the definition, written out."""
     rng = np.random.default_rng(seed)
     freq = np.full((r, b), np.nan)
@@ -32,7 +32,7 @@ def _brute_force_band(s, idx, b, r, level, seed):
             rows = [j for j in range(s.size) if idx[j] == k]
             if rows:
                 freq[i, k] = sum(y_star[j] for j in rows) / len(rows)
-    tail = (1 - level) / 2
+    tail = (1 - confidence_level) / 2
     low = np.array([np.nan if np.isnan(c).all() else np.quantile(c, tail) for c in freq.T])
     high = np.array([np.nan if np.isnan(c).all() else np.quantile(c, 1 - tail) for c in freq.T])
     return low, high
@@ -45,7 +45,7 @@ def test_bernoulli_path_equals_a_brute_force_loop_with_the_same_seed():
     rng = np.random.default_rng(11)
     s = np.concatenate([rng.uniform(0, 0.5, 25), [0.0, 1.0, 0.95]])  # an empty upper bin
     idx, _ = bin_indices(s, binning="equal-width", n_bins=5)
-    band = consistency_band(s, n_bins=5, n_resamples=300, level=0.9, seed=4)
+    band = consistency_band(s, n_bins=5, n_resamples=300, confidence_level=0.9, seed=4)
     assert band.method == "bernoulli"
     low, high = _brute_force_band(s, idx, 5, 300, 0.9, 4)
     assert_array_equal(np.isnan(band.low), np.isnan(low))
@@ -56,7 +56,7 @@ def test_bernoulli_path_equals_a_brute_force_loop_with_the_same_seed():
     small_chunks = pytest.MonkeyPatch()
     small_chunks.setattr(cb, "_CHUNK_DRAWS", 7 * s.size)
     try:
-        again = consistency_band(s, n_bins=5, n_resamples=300, level=0.9, seed=4)
+        again = consistency_band(s, n_bins=5, n_resamples=300, confidence_level=0.9, seed=4)
     finally:
         small_chunks.undo()
     assert_array_equal(again.low, band.low)
@@ -89,7 +89,7 @@ def test_exact_law_path_draws_from_the_poisson_binomial_law():
     rng = np.random.default_rng(3)
     s = np.concatenate([rng.uniform(0.05, 0.95, 400), [0.0, 1.0, 1.0]])
     r = 20_000
-    band = consistency_band(s, n_bins=1, n_resamples=r, level=0.5, seed=9)
+    band = consistency_band(s, n_bins=1, n_resamples=r, confidence_level=0.5, seed=9)
     assert band.method == "poisson-binomial"
     # the same draws, read back: u → inverse CDF of the bin's exact law
     cdf = np.cumsum(poisson_binomial_pmf(s[(s > 0) & (s < 1)]))
@@ -102,7 +102,7 @@ def test_equal_scores_bin_is_binomial_on_both_paths():
     s = np.full(m, 0.5)
     exact = stats.binom.ppf([0.025, 0.975], m, 0.5) / m
     for r, method in ((4000, "bernoulli"), (20_000, "poisson-binomial")):
-        band = consistency_band(s, n_bins=1, n_resamples=r, level=0.95, seed=1)
+        band = consistency_band(s, n_bins=1, n_resamples=r, confidence_level=0.95, seed=1)
         assert band.method == method
         # sample quantiles of R draws of a lattice law: within one lattice step
         assert_allclose([band.low[0], band.high[0]], exact, atol=1.0 / m + 1e-12)
@@ -160,7 +160,7 @@ def test_outside_flags_and_bad_input():
     with pytest.raises(ConfigError, match="n_resamples"):
         consistency_band(s, n_resamples=1)
     with pytest.raises(ConfigError):
-        consistency_band(s, level=1.5)
+        consistency_band(s, confidence_level=1.5)
     with pytest.raises(DataError, match="bin_index"):
         consistency_band(s, bin_index=np.full(100, 3), n_bins=2)
 
@@ -168,7 +168,7 @@ def test_outside_flags_and_bad_input():
 @pytest.mark.slow
 def test_calibrated_world_is_outside_at_most_the_nominal_rate_and_miscalibration_is_caught():
     rng = np.random.default_rng(2024)
-    level, n, bins, worlds = 0.9, 2000, 10, 150
+    confidence_level, n, bins, worlds = 0.9, 2000, 10, 150
     outside = miscal = 0
     expected = 0.0  # Σ over bins of the exact P(outside the band) under calibration
     for _ in range(worlds):
@@ -177,7 +177,9 @@ def test_calibrated_world_is_outside_at_most_the_nominal_rate_and_miscalibration
         counts = np.bincount(idx, minlength=bins)
         y = rng.random(n) < s
         y_bad = rng.random(n) < s**1.6  # over-confident
-        band = consistency_band(s, n_bins=bins, level=level, n_resamples=1000, seed=rng)
+        band = consistency_band(
+            s, n_bins=bins, confidence_level=confidence_level, n_resamples=1000, seed=rng
+        )
         with np.errstate(invalid="ignore"):
             obs = np.bincount(idx, weights=y, minlength=bins) / counts
             bad = np.bincount(idx, weights=y_bad, minlength=bins) / counts
@@ -212,16 +214,20 @@ def _data(n=600, k=3, seed=0):
 
 def test_analysis_band_per_component_with_its_own_seeded_generator():
     p, y = _data()
-    cfg = AnalysisConfig(lens="classwise", n_bins=6, n_resamples=0, level=0.9, seed=3)
+    cfg = AnalysisConfig(lens="classwise", n_bins=6, n_resamples=0, confidence_level=0.9, seed=3)
     a = analyze((p, y), cfg)
     rng = np.random.default_rng(3)
     for k, comp in enumerate(a.components):
         ref = consistency_band(
-            p[:, k], n_bins=6, n_resamples=CONSISTENCY_BAND_RESAMPLES, level=0.9, seed=rng
+            p[:, k],
+            n_bins=6,
+            n_resamples=CONSISTENCY_BAND_RESAMPLES,
+            confidence_level=0.9,
+            seed=rng,
         )
         assert_array_equal(comp.band.low, ref.low)
         assert_array_equal(comp.band.high, ref.high)
-        assert comp.band.seed == 3 and comp.band.level == 0.9
+        assert comp.band.seed == 3 and comp.band.confidence_level == 0.9
         frame = comp.to_frame()
         assert_array_equal(frame["band_low"], ref.low)
         assert_array_equal(frame["outside_band"], ref.outside(comp.bins.mean_label))
@@ -284,7 +290,9 @@ def test_reliability_figure_draws_the_band_as_a_last_trace():
     p, y = _data(500, 2, seed=1)
     (comp,) = analyze((p, y), AnalysisConfig(lens="binary", n_bins=8, n_resamples=0)).components
     band = comp.band
-    fig = reliability_figure(comp, band_low=band.low, band_high=band.high, band_level=band.level)
+    fig = reliability_figure(
+        comp, band_low=band.low, band_high=band.high, band_level=band.confidence_level
+    )
     assert [t.name for t in fig.data[:2]] == ["perfect calibration", "observed frequency"]
     last = fig.data[3]
     assert last.name == "consistency band (95%)" and last.fill == "toself"

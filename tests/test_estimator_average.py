@@ -93,8 +93,8 @@ def test_every_consumer_reads_it_from_the_registry():
     cmp = compare_models(
         {"a": (p, y), "b": (p**2, y)},
         config=AnalysisConfig(lens="binary", n_bins=10),
-        estimators=("average@1",),
-        n_boot=20,
+        metrics=("average@1",),
+        n_resamples=20,
     )
     assert cmp.metrics[0].kind == "shared-bins"
     assert cmp.value("a", "average@1") == pytest.approx(direct, rel=1e-14)

@@ -93,7 +93,7 @@ def test_table_values_equal_direct_calls(data, config):
 
 def test_intervals_equal_bootstrap_many_on_the_same_resamples():
     p, y = _binary(300)
-    config = AnalysisConfig(lens="binary", n_bins=10, n_resamples=60, seed=5, level=0.9)
+    config = AnalysisConfig(lens="binary", n_bins=10, n_resamples=60, seed=5, confidence_level=0.9)
     comp = compare_estimators((p, y), config)
     table = comp.table.set_index("key")
     opts = {
@@ -110,7 +110,7 @@ def test_intervals_equal_bootstrap_many_on_the_same_resamples():
         y,
         {name: (name, opts) for name in ("plugin", "label-binned", "debiased", "sweep")},
         n_resamples=60,
-        level=0.9,
+        confidence_level=0.9,
         seed=5,
     )
     for name, boot in direct.items():

@@ -212,7 +212,7 @@ def test_error_rates_against_alpha():
         "hosmer-lemeshow": np.array([0.03, 0.04, 0.6, 0.7]),
     }
     alphas = np.array([0.05, 0.5, 1.0])
-    sim = TestErrorSimulation(pvalues, alphas, calibrated=True, n=50, n_datasets=4)
+    sim = TestErrorSimulation(pvalues, alphas, calibrated=True, n=50, n_resamples=4)
     fig = error_rate_figure(sim)
     assert [t.name for t in fig.data] == [
         "type-I error = α",
@@ -224,7 +224,7 @@ def test_error_rates_against_alpha():
     assert_allclose(fig.data[1].y, [1 / 4, 3 / 4, 4 / 4])
     assert_allclose(fig.data[2].y, [2 / 4, 2 / 4, 4 / 4])
     assert fig.layout.yaxis.title.text == "type-I error P[p ≤ α]"
-    miscalibrated = TestErrorSimulation(pvalues, alphas, calibrated=False, n=50, n_datasets=4)
+    miscalibrated = TestErrorSimulation(pvalues, alphas, calibrated=False, n=50, n_resamples=4)
     fig = error_rate_figure(miscalibrated)
     assert [t.name for t in fig.data] == ["Spiegelhalter's Z", "Hosmer–Lemeshow"]  # no diagonal
     assert_allclose(fig.data[0].y, [3 / 4, 1 / 4, 0])  # type-II error: p > α

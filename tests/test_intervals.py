@@ -24,19 +24,21 @@ CASES = [(0, 1), (1, 1), (0, 5), (5, 5), (1, 5), (3, 7), (0, 40), (40, 40), (17,
 CASES += [(499, 1000), (999, 1000), (2, 3)]
 
 
-@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize("confidence_level", [0.8, 0.9, 0.95, 0.99])
 @pytest.mark.parametrize(
     ("method", "scipy_method", "atol"),
     # scipy's exact interval solves binom.sf/cdf = alpha by root finding; ours uses beta
     # quantiles, which agree to the root finder's tolerance
     [("wilson", "wilson", 1e-13), ("clopper-pearson", "exact", 1e-9)],
 )
-def test_bin_intervals_match_scipy_binomtest(level, method, scipy_method, atol):
+def test_bin_intervals_match_scipy_binomtest(confidence_level, method, scipy_method, atol):
     k = np.array([c[0] for c in CASES])
     n = np.array([c[1] for c in CASES])
-    low, high = bin_intervals(n, k, method=method, level=level)
+    low, high = bin_intervals(n, k, method=method, confidence_level=confidence_level)
     for i, (ki, ni) in enumerate(CASES):
-        ref = stats.binomtest(ki, ni).proportion_ci(confidence_level=level, method=scipy_method)
+        ref = stats.binomtest(ki, ni).proportion_ci(
+            confidence_level=confidence_level, method=scipy_method
+        )
         assert low[i] == pytest.approx(ref.low, abs=atol), (ki, ni)
         assert high[i] == pytest.approx(ref.high, abs=atol), (ki, ni)
 
@@ -52,7 +54,7 @@ def test_bin_intervals_exact_at_the_ends_and_nan_for_empty_bins(method):
 def test_clopper_pearson_closed_form_at_zero_successes():
     # k = 0: upper bound solves (1 - p)^n = alpha/2, i.e. p = 1 - (alpha/2)^(1/n)
     n = np.array([1, 10, 50])
-    _, high = bin_intervals(n, np.zeros(3), method="clopper-pearson", level=0.95)
+    _, high = bin_intervals(n, np.zeros(3), method="clopper-pearson", confidence_level=0.95)
     np.testing.assert_allclose(high, 1 - 0.025 ** (1 / n), rtol=1e-12)
 
 
@@ -75,7 +77,7 @@ def test_bin_intervals_validation():
     with pytest.raises(ConfigError, match="Unknown per-bin interval method 'agresti'"):
         bin_intervals([3], [1], method="agresti")
     with pytest.raises(ConfigError, match="fraction"):
-        bin_intervals([3], [1], level=95)
+        bin_intervals([3], [1], confidence_level=95)
 
 
 def test_confidence_interval_unpacks_and_is_hashable():
@@ -138,7 +140,7 @@ def test_fast_paths_equal_generic_multiclass(lens, estimator, opts, path):
     slow = _via_generic(p, y, estimator, opts, n_resamples=40, seed=5)
     assert fast.path == path and slow.path == "generic"
     np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=0, atol=1e-12)
-    assert fast.estimate == calibration_error(p, y, estimator=estimator, **opts).value
+    assert fast.value == calibration_error(p, y, estimator=estimator, **opts).value
 
 
 @pytest.mark.parametrize(("estimator", "opts", "path"), FAST_CASES)
@@ -194,7 +196,7 @@ def test_sweep_and_debiased_l1_fast_paths_equal_generic_multiclass(lens, estimat
     p, y = _multiclass()
     opts = {**opts, "lens": lens}
     fast = _check_against_generic(p, y, estimator, opts, n_resamples=30, seed=5)
-    assert fast.estimate == calibration_error(p, y, estimator=estimator, seed=5, **opts).value
+    assert fast.value == calibration_error(p, y, estimator=estimator, seed=5, **opts).value
     assert np.ptp(fast.distribution) > 0  # the resamples differ: the comparison has teeth
 
 
@@ -332,7 +334,7 @@ def test_score_row_mean_path_equals_generic(name, func, binary):
         p = p[:, 1]
     fast = bootstrap_interval(p, y, statistic=name, n_resamples=25, seed=4)
     slow = bootstrap_interval(p, y, statistic=func, n_resamples=25, seed=4)
-    assert fast.path == "row-mean" and fast.estimate == pytest.approx(func(p, y), rel=1e-15)
+    assert fast.path == "row-mean" and fast.value == pytest.approx(func(p, y), rel=1e-15)
     np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=1e-13, atol=0)
 
 
@@ -389,7 +391,7 @@ def test_sweep_and_debiased_l1_fast_paths_on_cifar10(estimator, opts):
     y = pd.read_csv(CIFAR / "labels.csv", header=None).to_numpy().ravel() - 1
     fast = _check_against_generic(p, y, estimator, opts, n_resamples=12, seed=0)
     lo, hi = fast.confidence_interval
-    assert lo < fast.estimate < hi < 0.1
+    assert lo < fast.value < hi < 0.1
 
 
 # --- reproducibility, common random numbers, chunking ----------------------------
@@ -459,18 +461,18 @@ def test_bootstrap_many_shares_bin_statistics_without_mixing_them():
 
 def test_percentile_interval_and_result_fields():
     p, y = _multiclass()
-    res = bootstrap_interval(p, y, n_resamples=101, level=0.9, seed=0)
+    res = bootstrap_interval(p, y, n_resamples=101, confidence_level=0.9, seed=0)
     assert isinstance(res, BootstrapResult)
     lo, hi = np.quantile(res.distribution, [0.05, 0.95])
     assert res.confidence_interval == ConfidenceInterval(lo, hi)
-    assert (res.level, res.n_resamples, res.method, res.statistic) == (
+    assert (res.confidence_level, res.n_resamples, res.method, res.statistic) == (
         0.9,
         101,
         "percentile",
         "plugin",
     )
     assert res.distribution.shape == (101,)
-    assert lo <= res.estimate <= hi
+    assert lo <= res.value <= hi
 
 
 def test_debiased_l1_resamples_reuse_the_seed_of_the_estimate():
@@ -481,7 +483,7 @@ def test_debiased_l1_resamples_reuse_the_seed_of_the_estimate():
     ref = [calibration_error(p[np.sort(i)], y[np.sort(i)], **kw).value for i in idx]
     a = bootstrap_interval(p, y, statistic="debiased", norm=1, n_resamples=5, seed=3)
     assert a.path == "fixed-bins"
-    assert a.estimate == calibration_error(p, y, **kw).value
+    assert a.value == calibration_error(p, y, **kw).value
     np.testing.assert_allclose(a.distribution, ref, rtol=0, atol=1e-12)
     # a Generator seed: the estimator gets seed 0 (documented in bootstrap_many)
     g = bootstrap_interval(
@@ -497,10 +499,10 @@ def test_debiased_l1_resamples_reuse_the_seed_of_the_estimate():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"level": 95}, "fraction"),
-        ({"level": 0.0}, "between 0 and 1"),
-        ({"level": 1.0}, "between 0 and 1"),
-        ({"level": "0.9"}, "number between 0 and 1"),
+        ({"confidence_level": 95}, "fraction"),
+        ({"confidence_level": 0.0}, "between 0 and 1"),
+        ({"confidence_level": 1.0}, "between 0 and 1"),
+        ({"confidence_level": "0.9"}, "number between 0 and 1"),
         ({"seed": -1}, "non-negative"),
         ({"seed": 1.5}, "non-negative"),
         ({"n_resamples": 0}, "at least 1"),
@@ -548,7 +550,7 @@ def test_percentile_interval_coverage_binned_ece_and_accuracy():
             y,
             {"ece": ("plugin", {"lens": "binary", "n_bins": 5}), "acc": ("accuracy", {})},
             n_resamples=300,
-            level=0.9,
+            confidence_level=0.9,
             seed=seed,
         )
         lo, hi = res["ece"].confidence_interval
@@ -600,5 +602,5 @@ def test_log_loss_eps_reaches_the_row_mean_path():
     slow = bootstrap_interval(
         p, y, statistic=lambda a, b: log_loss(a, b, eps=1e-6), n_resamples=20, seed=2
     )
-    assert fast.estimate == pytest.approx(log_loss(p, y, eps=1e-6), rel=1e-15)
+    assert fast.value == pytest.approx(log_loss(p, y, eps=1e-6), rel=1e-15)
     np.testing.assert_allclose(fast.distribution, slow.distribution, rtol=1e-13)

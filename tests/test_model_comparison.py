@@ -55,7 +55,7 @@ def _multiclass(n: int = 300, k: int = 3, seed: int = 2) -> tuple[np.ndarray, np
 
 def test_identical_models_have_identical_metrics_and_zero_paired_differences():
     s, y = _world(500, 3)
-    cmp = compare_models({"a": (s, y), "b": (s.copy(), y.copy())}, config=BINARY, n_boot=300)
+    cmp = compare_models({"a": (s, y), "b": (s.copy(), y.copy())}, config=BINARY, n_resamples=300)
     assert cmp.paired
     for spec in cmp.metrics:
         assert cmp.value("a", spec.key) == cmp.value("b", spec.key)
@@ -81,8 +81,8 @@ def test_model_and_its_recalibrated_twin_on_a_known_world():
     cmp = compare_models(
         {"raw": (s, y), "recalibrated": (s**2, y)},
         config=BINARY,
-        estimators=("plugin@1", "brier"),
-        n_boot=400,
+        metrics=("plugin@1", "brier"),
+        n_resamples=400,
         seed=5,
     )
     raw = cmp.table.set_index(["model", "metric"])
@@ -113,8 +113,8 @@ def test_pooled_equal_mass_edges_are_shared_by_all_models():
     cmp = compare_models(
         {"a": (a, y), "b": (b, y)},
         config=AnalysisConfig(lens="binary", binning="equal-mass", n_bins=2),
-        estimators=("plugin@1",),
-        n_boot=0,
+        metrics=("plugin@1",),
+        n_resamples=0,
     )
     # pooled ranks 0, 1 | 2, 3: the edge is the midpoint of 0.2 and 0.3
     assert_allclose(cmp.edges[0], [0.0, 0.25, 1.0])
@@ -134,8 +134,8 @@ def test_pooled_equal_mass_bins_hold_equal_pooled_mass():
     cmp = compare_models(
         parts,
         config=AnalysisConfig(lens="binary", binning="equal-mass", n_bins=b),
-        estimators=("plugin@1",),
-        n_boot=0,
+        metrics=("plugin@1",),
+        n_resamples=0,
     )
     for m in parts:
         assert_array_equal(cmp.bins[m][0].edges, cmp.edges[0])
@@ -175,7 +175,7 @@ def test_equal_width_values_and_resamples_match_the_registry(lens):
     config = AnalysisConfig(lens=lens, n_bins=6, seed=7)
     keys = ("plugin@1", "plugin@2", "plugin@inf", "label-binned@1", "label-binned@2",
             "label-binned@inf", "debiased@2", "debiased@1")  # fmt: skip
-    cmp = compare_models({"a": (p1, y), "b": (p2, y)}, config=config, estimators=keys, n_boot=60)
+    cmp = compare_models({"a": (p1, y), "b": (p2, y)}, config=config, metrics=keys, n_resamples=60)
     for m, p in (("a", p1), ("b", p2)):
         specs = {}
         for key in keys:
@@ -199,8 +199,8 @@ def test_discrete_union_bins_equal_each_models_own_discrete_bins():
     cmp = compare_models(
         {"a": (a, y), "b": (b, y)},
         config=AnalysisConfig(lens="binary", binning="discrete"),
-        estimators=("plugin@1", "debiased@2"),
-        n_boot=0,
+        metrics=("plugin@1", "debiased@2"),
+        n_resamples=0,
     )
     assert cmp.edges[0].shape[0] == 6  # five distinct values in the union
     for m, p in (("a", a), ("b", b)):
@@ -223,8 +223,8 @@ def test_paired_bootstrap_uses_the_same_resamples_for_every_model():
     cmp = compare_models(
         {"a": (p_a, y), "b": (p_b, y)},
         config=AnalysisConfig(lens="binary", n_bins=3),
-        estimators=("plugin@1", "brier"),
-        n_boot=r,
+        metrics=("plugin@1", "brier"),
+        n_resamples=r,
         seed=seed,
         reference="a",
     )
@@ -261,8 +261,8 @@ def test_unpaired_models_are_resampled_independently():
     cmp = compare_models(
         {"a": (s, y), "b": (s[perm], y[perm])},
         config=BINARY,
-        estimators=("plugin@1", "brier"),
-        n_boot=200,
+        metrics=("plugin@1", "brier"),
+        n_resamples=200,
     )
     assert not cmp.paired
     assert any(note.startswith("Not paired") for note in cmp.notes)
@@ -273,7 +273,7 @@ def test_unpaired_models_are_resampled_independently():
     assert not np.array_equal(cmp.distributions["a", "brier"], cmp.distributions["b", "brier"])
 
     small = compare_models(
-        {"a": (s, y), "b": (s[:250], y[:250])}, config=BINARY, estimators=("brier",), n_boot=50
+        {"a": (s, y), "b": (s[:250], y[:250])}, config=BINARY, metrics=("brier",), n_resamples=50
     )
     assert not small.paired and small.n == {"a": 400, "b": 250}
 
@@ -290,8 +290,8 @@ def test_ece_and_brier_ranking_flip_is_reported():
     cmp = compare_models(
         {"base rate": (base, y), "sharp": (sharp, y)},
         config=BINARY,
-        estimators=("plugin@1", "brier"),
-        n_boot=300,
+        metrics=("plugin@1", "brier"),
+        n_resamples=300,
     )
     assert_allclose(cmp.value("base rate", "plugin@1"), 0.0, atol=1e-15)
     assert_allclose(cmp.value("sharp", "plugin@1"), 0.1, rtol=1e-12)
@@ -311,8 +311,8 @@ def test_a_flip_within_noise_is_not_significant():
     cmp = compare_models(
         {"a": (s, y), "b": (np.clip(s + rng.normal(0, 0.01, 300), 0, 1), y)},
         config=BINARY,
-        estimators=("plugin@1", "label-binned@1", "brier", "log-loss"),
-        n_boot=300,
+        metrics=("plugin@1", "label-binned@1", "brier", "log-loss"),
+        n_resamples=300,
     )
     assert len(cmp.flips)  # this seed gives at least one flip
     assert not cmp.flips.significant.any()
@@ -323,8 +323,8 @@ def test_accuracy_ranks_higher_as_better_and_reference_can_be_chosen():
     cmp = compare_models(
         {"raw": (s, y), "twin": (s**2, y)},
         config=BINARY,
-        estimators=("accuracy", "plugin@1"),
-        n_boot=0,
+        metrics=("accuracy", "plugin@1"),
+        n_resamples=0,
         reference="raw",
     )
     acc = {m: cmp.value(m, "accuracy") for m in cmp.models}
@@ -341,8 +341,8 @@ def test_calibration_test_pvalues_match_direct_calls():
     cmp = compare_models(
         {"raw": (s, y), "twin": (s**2, y)},
         config=BINARY,
-        estimators=("plugin@1",),
-        n_boot=0,
+        metrics=("plugin@1",),
+        n_resamples=0,
         test="spiegelhalter",
     )
     for m, p in (("raw", s), ("twin", s**2)):
@@ -356,7 +356,7 @@ def test_calibration_test_pvalues_match_direct_calls():
 
 def test_sweep_and_scores_come_with_their_own_notes():
     s, y = _world(800, 9)
-    cmp = compare_models({"raw": (s, y), "twin": (s**2, y)}, config=BINARY, n_boot=50)
+    cmp = compare_models({"raw": (s, y), "twin": (s**2, y)}, config=BINARY, n_resamples=50)
     assert [spec.key for spec in cmp.metrics] == list(DEFAULT_METRICS)
     assert cmp.table[cmp.table.metric == "sweep@1"].note.str.startswith("b* = ").all()
     assert any("ECE_sweep" in note for note in cmp.notes)
@@ -372,23 +372,23 @@ def test_errors_are_typed_and_actionable():
     with pytest.raises(DataError, match="at least two"):
         compare_models({"a": (s, y)})
     with pytest.raises(ConfigError, match="Unknown metric"):
-        compare_models({"a": (s, y), "b": (s, y)}, estimators=("ece",))
+        compare_models({"a": (s, y), "b": (s, y)}, metrics=("ece",))
     with pytest.raises(ConfigError, match="no norm inf"):
         parse_metric("debiased@inf")
     with pytest.raises(ConfigError, match="binned views"):
         compare_models({"a": (s, y), "b": (s, y)}, config=AnalysisConfig(lens="canonical",
                        estimator="skce-ul"))  # fmt: skip
     with pytest.raises(ConfigError, match="reference"):
-        compare_models({"a": (s, y), "b": (s, y)}, reference="c", n_boot=0)
+        compare_models({"a": (s, y), "b": (s, y)}, reference="c", n_resamples=0)
     p3, y3 = _multiclass(100, 3)
     with pytest.raises(DataError, match="numbers of classes"):
-        compare_models({"a": (s, y), "b": (p3, y3)}, n_boot=0)
+        compare_models({"a": (s, y), "b": (p3, y3)}, n_resamples=0)
 
     def named(names):
         return as_predictions((p3, y3), class_names=names)
 
     with pytest.raises(DataError, match="name their classes differently"):
-        compare_models({"a": named(("x", "y", "z")), "b": named(("x", "z", "y"))}, n_boot=0)
+        compare_models({"a": named(("x", "y", "z")), "b": named(("x", "z", "y"))}, n_resamples=0)
 
 
 def test_metric_keys():
@@ -409,7 +409,7 @@ def test_metric_keys():
 def test_figures_are_pure_functions_of_the_comparison():
     s, y = _world(600, 12)
     parts = {"raw": (s, y), "twin": (s**2, y), "flat": (np.full(600, y.mean()), y)}
-    cmp = compare_models(parts, config=BINARY, n_boot=50, test="spiegelhalter")
+    cmp = compare_models(parts, config=BINARY, n_resamples=50, test="spiegelhalter")
     fig = reliability_overlay_figure(cmp)
     assert len(fig.data) == 1 + 2 * 3
     assert fig.data[0].name == "perfect calibration"
@@ -444,7 +444,7 @@ def test_cifar10_networks_compare_on_the_same_rows():
         net: load_predictions(CIFAR / f"{net}.csv", labels=labels)
         for net in ("densenet121", "resnet18", "vgg11_bn")
     }
-    cmp = compare_models(parts, estimators=("plugin@1", "brier"), n_boot=100)
+    cmp = compare_models(parts, metrics=("plugin@1", "brier"), n_resamples=100)
     assert cmp.paired and cmp.n["resnet18"] == 10_000
     for net, pred in parts.items():
         direct = calibration_error(pred.probs, pred.labels, n_bins=15)
@@ -481,8 +481,8 @@ def test_cli_compare_json_matches_the_library(tmp_path, capsys):
     expected = compare_models(
         {"raw": (s, y), "twin": (s**2, y)},
         config=BINARY,
-        estimators=("plugin@1", "brier"),
-        n_boot=100,
+        metrics=("plugin@1", "brier"),
+        n_resamples=100,
         test="spiegelhalter",
     )
     got = pd.DataFrame(record["differences"])

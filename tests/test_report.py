@@ -203,7 +203,7 @@ def test_json_test_result_equals_calibration_test(toy_report):
 def test_resampling_test_follows_the_config_and_seed():
     pred = _binary(n=200)
     config = AnalysisConfig(lens="binary", n_bins=8, n_resamples=0, seed=11)
-    report = build_report(pred, config=config, test="consistency", test_resamples=99)
+    report = build_report(pred, config=config, test="consistency", test_options={"n_resamples": 99})
     direct = calibration_test(
         pred.probs[:, 1], pred.labels, test="consistency", seed=11, n_resamples=99,
         binning="equal-width", n_bins=8, norm=1.0, tie_policy="split",

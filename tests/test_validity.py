@@ -96,7 +96,7 @@ def test_group_outputs_rejects_mismatched_shapes():
 @pytest.fixture(scope="module")
 def umd_result():
     p, y = _calibrated(3000, np.random.default_rng(0))
-    return validity_curves(p, y, n_bins=10, n_cal=0.5, n_runs=20, seed=3)
+    return validity_curves(p, y, n_bins=10, n_cal=0.5, n_resamples=20, seed=3)
 
 
 def test_curves_are_monotone_steps_reaching_one(umd_result):
@@ -110,7 +110,7 @@ def test_curves_are_monotone_steps_reaching_one(umd_result):
     # conditional validity is dominated by the marginal one, run by run
     assert (r.conditional <= r.marginal + 1e-12).all()
     # each run's conditional curve jumps at its largest gap
-    for run in range(r.n_runs):
+    for run in range(r.n_resamples):
         jump = r.eps[np.flatnonzero(r.conditional[run])[0]]
         assert jump >= r.max_gap[run] and jump - r.max_gap[run] <= 0.001 + 1e-12
     assert_allclose(r.marginal_mean, r.marginal.mean(axis=0))
@@ -157,9 +157,9 @@ def test_theory_curve_of_the_result(umd_result):
 
 def test_determinism_under_a_seed():
     p, y = _calibrated(800, np.random.default_rng(1))
-    a = validity_curves(p, y, n_bins=5, n_runs=5, seed=11)
-    b = validity_curves(p, y, n_bins=5, n_runs=5, seed=11)
-    c = validity_curves(p, y, n_bins=5, n_runs=5, seed=12)
+    a = validity_curves(p, y, n_bins=5, n_resamples=5, seed=11)
+    b = validity_curves(p, y, n_bins=5, n_resamples=5, seed=11)
+    c = validity_curves(p, y, n_bins=5, n_resamples=5, seed=12)
     assert_array_equal(a.marginal, b.marginal)
     assert_array_equal(a.conditional, b.conditional)
     assert a.bins.equals(b.bins)
@@ -173,7 +173,7 @@ def test_a_calibrated_world_becomes_valid_as_n_grows():
     at_005 = []
     for n in (1000, 4000, 20000):
         p, y = _calibrated(n, rng)
-        r = validity_curves(p, y, n_bins=5, n_runs=20, seed=5)
+        r = validity_curves(p, y, n_bins=5, n_resamples=20, seed=5)
         at_005.append(r.marginal_mean[np.searchsorted(r.eps, 0.05)])
     assert at_005[0] < at_005[1] < at_005[2]
     assert at_005[0] < 0.85
@@ -186,7 +186,7 @@ def test_binning_repairs_a_miscalibrated_world():
     rng = np.random.default_rng(3)
     p = rng.uniform(size=20000)
     y = (rng.uniform(size=20000) < p**2).astype(int)
-    r = validity_curves(p, y, method="histogram-fixed-width", n_bins=10, n_runs=5, seed=0)
+    r = validity_curves(p, y, method="histogram-fixed-width", n_bins=10, n_resamples=5, seed=0)
     raw = calibration_error(p, y, lens="binary", n_bins=10, norm=1).value
     assert raw > 0.1
     assert r.ece_mean < 0.06
@@ -198,33 +198,33 @@ def test_top_label_lens_on_multiclass():
     logits = rng.normal(size=(3000, 4)) * 2
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     labels = (rng.uniform(size=(3000, 1)) > np.cumsum(probs, axis=1)).sum(axis=1)
-    r = validity_curves(probs, labels, lens="top-label", n_bins=8, n_runs=4, seed=0)
+    r = validity_curves(probs, labels, lens="top-label", n_bins=8, n_resamples=4, seed=0)
     assert r.lens == "top-label" and r.auc_identity_holds
     assert r.bins["value"].between(0, 1).all()
     assert "top-label confidence" in r.theory_note
     with pytest.raises(ConfigError, match="binary lens needs two classes"):
-        validity_curves(probs, labels, lens="binary", n_runs=1)
+        validity_curves(probs, labels, lens="binary", n_resamples=1)
 
 
 def test_refusals_and_sizes():
     p, y = _calibrated(500, np.random.default_rng(5))
     with pytest.raises(ConfigError, match="piecewise-constant"):
-        validity_curves(p, y, method="platt", n_runs=1)
+        validity_curves(p, y, method="platt", n_resamples=1)
     with pytest.raises(ConfigError, match="linear interpolation"):
         validity_curves(
-            p, y, method="isotonic", recalibrator_options={"interpolation": "linear"}, n_runs=1
+            p, y, method="isotonic", recalibrator_options={"interpolation": "linear"}, n_resamples=1
         )
     with pytest.raises(ConfigError, match="binary or top-label"):
-        validity_curves(p, y, lens="classwise", n_runs=1)
+        validity_curves(p, y, lens="classwise", n_resamples=1)
     with pytest.raises(ConfigError, match="strictly increasing"):
-        validity_curves(p, y, eps_grid=[0.2, 0.1], n_runs=1)
+        validity_curves(p, y, eps_grid=[0.2, 0.1], n_resamples=1)
     with pytest.raises(ConfigError, match="n_cal"):
-        validity_curves(p, y, n_cal=1.5, n_runs=1)
+        validity_curves(p, y, n_cal=1.5, n_resamples=1)
     with pytest.raises(FitError, match="n >= 2B"):
-        validity_curves(p, y, n_cal=30, n_bins=20, n_runs=1)
+        validity_curves(p, y, n_cal=30, n_bins=20, n_resamples=1)
     with pytest.raises(DataError, match="Labels are required"):
         validity_curves(p)
-    r = validity_curves(p, y, n_cal=100, n_test=200, n_bins=5, n_runs=2, method="isotonic")
+    r = validity_curves(p, y, n_cal=100, n_test=200, n_bins=5, n_resamples=2, method="isotonic")
     assert (r.n_cal, r.n_test) == (100, 200)
     assert r.bins["count"].sum() == 200
     assert r.bins["cal_count"].isna().all()
@@ -236,9 +236,9 @@ def test_predictions_object_and_progress():
     p, y = _calibrated(600, np.random.default_rng(6))
     pred = load_predictions(np.column_stack([1 - p, p]), labels=y)
     seen = []
-    r = validity_curves(pred, n_bins=5, n_runs=3, seed=0, progress=lambda f, m: seen.append(f))
+    r = validity_curves(pred, n_bins=5, n_resamples=3, seed=0, progress=lambda f, m: seen.append(f))
     assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
-    direct = validity_curves(pred.probs, pred.labels, n_bins=5, n_runs=3, seed=0)
+    direct = validity_curves(pred.probs, pred.labels, n_bins=5, n_resamples=3, seed=0)
     assert_array_equal(r.marginal, direct.marginal)
 
 
@@ -451,7 +451,7 @@ def test_cifar_network_top_label_validity():
     from core.data import load_predictions
 
     pred = load_predictions(CIFAR / "resnet18.csv", labels=CIFAR / "labels.csv")
-    r = validity_curves(pred, lens="top-label", n_bins=15, n_runs=20, seed=0)
+    r = validity_curves(pred, lens="top-label", n_bins=15, n_resamples=20, seed=0)
     raw = calibration_error(pred.probs, pred.labels, lens="top-label", n_bins=15).value
     # an over-confident network: UMD on 5,000 rows removes most of its top-label ECE
     assert raw > 0.04

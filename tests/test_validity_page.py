@@ -111,7 +111,7 @@ def test_plots_with_the_sample_match_core():
     assert at.status[0].state == "complete"
     pred = dict(load_predictions(ROOT / "sample_data" / "binary_breast_cancer.csv").by_model())
     first = next(iter(pred))  # the model picker starts on the first model
-    expected = validity_curves(pred[first], n_bins=10, n_cal=0.5, n_runs=50, seed=0)
+    expected = validity_curves(pred[first], n_bins=10, n_cal=0.5, n_resamples=50, seed=0)
     assert _metrics(at)["ℓ1-ECE = 1 − AUC"] == f"{expected.ece_mean:.4f}"
     spec = _chart(at, "validity_chart")
     names = [t.get("name", "") for t in spec["data"]]

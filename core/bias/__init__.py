@@ -1,6 +1,6 @@
 """Bias of calibration-error estimators against sample size (bias by construction).
 
-Draw ``replicates`` datasets of each size ``n`` from a source, compute every
+Draw ``n_resamples`` datasets of each size ``n`` from a source, compute every
 requested estimator on each, and summarise mean, bias, spread and RMSE against
 a reference (Roelofs et al. 2022, §4 and Eq. 7). Three sources:
 

@@ -27,7 +27,7 @@ class TeachingPreset:
         Estimator specs.
     ns : tuple of int
         Sample sizes.
-    replicates : int
+    n_resamples : int
         Replicates per n.
     """
 
@@ -38,7 +38,7 @@ class TeachingPreset:
     world: str
     estimators: tuple[str, ...]
     ns: tuple[int, ...]
-    replicates: int = 1000
+    n_resamples: int = 1000
 
 
 TEACHING_PRESETS: dict[str, TeachingPreset] = {

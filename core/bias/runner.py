@@ -124,7 +124,7 @@ class SimulationResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def replicates(self) -> int:
+    def n_resamples(self) -> int:
         """Number of replicates per ``n``."""
         return int(self.values.shape[2])
 
@@ -141,7 +141,7 @@ class SimulationResult:
     def summary(self) -> pd.DataFrame:
         """Tidy table: one row per (estimator, n).
 
-        Columns ``estimator, name, binning, n_bins, n, replicates, mean, reference,
+        Columns ``estimator, name, binning, n_bins, n, n_resamples, mean, reference,
         reference_kind, bias, sd, se, rmse, bias_low, bias_high, b_star, b_star_median,
         frac_zero``; ``bias_low``/``bias_high`` are ``bias ∓ 1.96·se``.
         """
@@ -168,7 +168,7 @@ class SimulationResult:
                         "binning": spec.binning if spec.binned else "",
                         "n_bins": spec.n_bins if spec.fixed_bins else 0,
                         "n": n,
-                        "replicates": r,
+                        "n_resamples": r,
                         "mean": mean[e, j],
                         "reference": self.reference[e],
                         "reference_kind": self.reference_kind,
@@ -198,14 +198,14 @@ def simulate_estimates(
     source: Any,
     *,
     ns: Sequence[int] = DEFAULT_NS,
-    replicates: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     norm: float | str = 2,
     progress: ProgressCallback | None = None,
     map_chunks: MapFunction | None = None,
     chunk_size: int | None = None,
 ) -> SimulationResult:
-    """Simulate every estimator on ``replicates`` datasets of each size in ``ns``.
+    """Simulate every estimator on ``n_resamples`` datasets of each size in ``ns``.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ def simulate_estimates(
     ns : sequence of int
         Sample sizes (sorted, duplicates dropped). When subsampling data, each
         must be at most the number of rows.
-    replicates : int
+    n_resamples : int
         Datasets per sample size (the paper uses 1000).
     seed : int
         Seed of the run; results for a seed do not depend on chunking.
@@ -245,9 +245,9 @@ def simulate_estimates(
     for spec in specs:
         spec.info.check(norm=p)
     ns_t = _check_ns(ns)
-    if isinstance(replicates, bool) or int(replicates) != replicates or replicates < 2:
-        raise ConfigError(f"replicates must be a whole number ≥ 2; got {replicates!r}.")
-    replicates = int(replicates)
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 2:
+        raise ConfigError(f"n_resamples must be a whole number ≥ 2; got {n_resamples!r}.")
+    n_resamples = int(n_resamples)
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise ConfigError(f"The seed must be a non-negative integer; got {seed!r}.")
     src, kind = as_source(source)
@@ -259,7 +259,7 @@ def simulate_estimates(
         )
     plan = SimulationPlan(src, specs, ns_t, p, int(seed))
     size = chunk_size or max(1, CHUNK_ELEMENTS // ns_t[-1])
-    ranges = [(a, min(a + size, replicates)) for a in range(0, replicates, size)]
+    ranges = [(a, min(a + size, n_resamples)) for a in range(0, n_resamples, size)]
     mapper = map_chunks or (lambda f, xs: map(f, xs))
     parts: list[ChunkResult] = []
     for part in mapper(lambda ab: run_chunk(plan, ab[0], ab[1]), ranges):
@@ -267,9 +267,9 @@ def simulate_estimates(
         done = sum(c.stop - c.start for c in parts)
         if (
             progress is not None
-            and progress(done / replicates, f"{done}/{replicates} replicates") is False
+            and progress(done / n_resamples, f"{done}/{n_resamples} replicates") is False
         ):
-            raise SimulationCancelled(f"Stopped after {done} of {replicates} replicates.")
+            raise SimulationCancelled(f"Stopped after {done} of {n_resamples} replicates.")
     parts.sort(key=lambda c: c.start)
     values = np.concatenate([c.values for c in parts], axis=2)
     b_star = np.concatenate([c.b_star for c in parts], axis=2)
@@ -295,7 +295,7 @@ def bias_vs_n(
     source: Any,
     *,
     ns: Sequence[int] = DEFAULT_NS,
-    replicates: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     norm: float | str = 2,
     progress: ProgressCallback | None = None,
@@ -305,21 +305,21 @@ def bias_vs_n(
 
     Parameters
     ----------
-    estimators, source, ns, replicates, seed, norm, progress, map_chunks
+    estimators, source, ns, n_resamples, seed, norm, progress, map_chunks
         See :func:`simulate_estimates`.
 
     Returns
     -------
     pandas.DataFrame
         One row per (estimator, n): ``estimator, name, binning, n_bins, n,
-        replicates, mean, reference, reference_kind, bias, sd, se, rmse, bias_low,
+        n_resamples, mean, reference, reference_kind, bias, sd, se, rmse, bias_low,
         bias_high, b_star, b_star_median, frac_zero`` (fractions, not percent).
 
     Examples
     --------
     >>> from core.worlds import PRESET_WORLDS
     >>> t = bias_vs_n(["plugin:equal-width:15"], PRESET_WORLDS["roelofs-fig1"],
-    ...               ns=[200], replicates=50, seed=1)
+    ...               ns=[200], n_resamples=50, seed=1)
     >>> float(t["reference"].iloc[0]), bool(t["bias"].iloc[0] > 0.03)
     (0.0, True)
     """
@@ -327,7 +327,7 @@ def bias_vs_n(
         estimators,
         source,
         ns=ns,
-        replicates=replicates,
+        n_resamples=n_resamples,
         seed=seed,
         norm=norm,
         progress=progress,

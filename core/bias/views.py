@@ -28,7 +28,7 @@ def bias_heatmap(
     binning: str = "equal-width",
     bins: Sequence[int] = (2, 4, 8, 16, 32, 64),
     ns: Sequence[int] = (200, 400, 800, 1600, 3200, 6400),
-    replicates: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     norm: float | str = 2,
     include_sweep: bool = True,
@@ -46,7 +46,7 @@ def bias_heatmap(
     if include_sweep:
         specs.append(EstimatorSpec("sweep", binning))
     table = bias_vs_n(
-        specs, source, ns=ns, replicates=replicates, seed=seed, norm=norm, progress=progress
+        specs, source, ns=ns, n_resamples=n_resamples, seed=seed, norm=norm, progress=progress
     )
     table["row"] = [
         str(b) if b else name for name, b in zip(table["name"], table["n_bins"], strict=True)
@@ -60,7 +60,7 @@ def ece_vs_tce(
     estimator: EstimatorSpec | str = "plugin:equal-width:15",
     n: int = 200,
     exponents: Sequence[float] | None = None,
-    replicates: int = 500,
+    n_resamples: int = 500,
     seed: int = 0,
     progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
@@ -81,7 +81,7 @@ def ece_vs_tce(
     rows = []
     for i, d in enumerate(ds):
         world = polynomial_world(scores, float(d))
-        res = simulate_estimates([spec], world, ns=[n], replicates=replicates, seed=seed, norm=2)
+        res = simulate_estimates([spec], world, ns=[n], n_resamples=n_resamples, seed=seed, norm=2)
         v = res.values[0, 0]
         rows.append(
             {
@@ -137,14 +137,14 @@ def detection_power(
     targets: Sequence[float] = (0.02, 0.05, 0.10),
     ns: Sequence[int] = (200, 500, 1000, 2000, 5000, 10000, 20000),
     estimator: EstimatorSpec | str = "sweep:equal-mass",
-    replicates: int = 500,
-    level: float = 0.05,
+    n_resamples: int = 500,
+    alpha: float = 0.05,
     seed: int = 0,
     progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """How often an estimator detects a given true CE at each n (Roelofs et al. §7.2, Fig. 5).
 
-    The critical value at each ``n`` is the ``1 − level`` quantile of the
+    The critical value at each ``n`` is the ``1 − alpha`` quantile of the
     estimator under the perfectly calibrated world with the same scores; a
     world ``c**d`` with ℓ2 TCE equal to each target is detected when its
     estimate exceeds it.
@@ -154,19 +154,19 @@ def detection_power(
     pandas.DataFrame
         ``target, d, n, critical, power, miss_rate``.
     """
-    if not 0 < level < 1:
-        raise ConfigError(f"level must lie in (0, 1); got {level}.")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie in (0, 1); got {alpha}.")
     spec = EstimatorSpec.parse(estimator)
     null = World(scores, polynomial_world(scores, 1.0).curve, name="calibrated")
     worlds = [null] + [polynomial_world(scores, polynomial_for_tce(t, scores)) for t in targets]
     results = []
     for i, w in enumerate(worlds):
         results.append(
-            simulate_estimates([spec], w, ns=ns, replicates=replicates, seed=seed + i, norm=2)
+            simulate_estimates([spec], w, ns=ns, n_resamples=n_resamples, seed=seed + i, norm=2)
         )
         if progress is not None and progress((i + 1) / len(worlds), f"world {i + 1}") is False:
             raise SimulationCancelled("Stopped.")
-    crit = np.quantile(results[0].values[0], 1.0 - level, axis=1)
+    crit = np.quantile(results[0].values[0], 1.0 - alpha, axis=1)
     rows = []
     for t, w, res in zip(targets, worlds[1:], results[1:], strict=True):
         power = (res.values[0] > crit[:, None]).mean(axis=1)
@@ -202,7 +202,7 @@ def least_biased_bins(heatmap: pd.DataFrame) -> pd.DataFrame:
     return best[["n", "n_bins", "bias"]].sort_values("n").reset_index(drop=True)
 
 
-def n_for_power(power: pd.DataFrame, *, target: float, level: float = 0.8) -> int | None:
+def n_for_power(power: pd.DataFrame, *, target: float, rate: float = 0.8) -> int | None:
     """Return the smallest ``n`` at which a true CE of ``target`` is detected often enough.
 
     Parameters
@@ -211,15 +211,15 @@ def n_for_power(power: pd.DataFrame, *, target: float, level: float = 0.8) -> in
         Output of :func:`detection_power`.
     target : float
         A true calibration error of the run (e.g. 0.02).
-    level : float, default=0.8
+    rate : float, default=0.8
         The detection rate asked for.
 
     Returns
     -------
     int or None
-        The smallest simulated ``n`` with power ≥ ``level``, or None when none reaches it.
+        The smallest simulated ``n`` with power ≥ ``rate``, or None when none reaches it.
     """
-    hits = power[np.isclose(power["target"], target) & (power["power"] >= level)]
+    hits = power[np.isclose(power["target"], target) & (power["power"] >= rate)]
     return int(hits["n"].min()) if len(hits) else None
 
 

@@ -32,13 +32,20 @@ from core.calibration_tests.base import (
 from core.calibration_tests.kernel import bound_biased, bound_unbiased, skce_uq_bootstrap_null
 from core.calibration_tests.run import calibration_test
 from core.calibration_tests.simulation import TestErrorSimulation, simulate_test_errors
-from core.calibration_tests.suite import DEFAULT_SUITE, TestSuiteResult, run_tests
+from core.calibration_tests.suite import (
+    DEFAULT_SUITE,
+    TEST_RESAMPLES,
+    TestSuiteResult,
+    run_tests,
+    test_settings,
+)
 
 __all__ = [
     "BINARY_TEST_LENSES",
     "DEFAULT_SUITE",
     "KERNEL_TEST_LENSES",
     "TESTS",
+    "TEST_RESAMPLES",
     "CalibrationTestResult",
     "TestErrorSimulation",
     "TestInfo",
@@ -51,4 +58,5 @@ __all__ = [
     "run_tests",
     "simulate_test_errors",
     "skce_uq_bootstrap_null",
+    "test_settings",
 ]

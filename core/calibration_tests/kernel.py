@@ -303,10 +303,12 @@ def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> Calibratio
     quadratic=False,
     lenses=KERNEL_TEST_LENSES,
     default_lens="canonical",
-    options=(*_KERNEL_OPTS, "block_size", "level"),
+    options=(*_KERNEL_OPTS, "block_size", "confidence_level"),
     assumptions="i.i.d. rows in random order; enough blocks for the CLT",
 )
-def _block(p, y, *, lens, rng, block_size=None, level=0.95, **options) -> CalibrationTestResult:
+def _block(
+    p, y, *, lens, rng, block_size=None, confidence_level=0.95, **options
+) -> CalibrationTestResult:
     prob, spec, how = _kernel_setup(p, y, lens, rng, options)
     n = prob.probs.shape[0]
     bsz = int(block_size or max(2, int(np.sqrt(n))))
@@ -324,7 +326,7 @@ def _block(p, y, *, lens, rng, block_size=None, level=0.95, **options) -> Calibr
     else:
         z = est / se
         pv = float(stats.norm.sf(z))
-    low = max(0.0, est - float(stats.norm.ppf(level)) * se)
+    low = max(0.0, est - float(stats.norm.ppf(confidence_level)) * se)
     return CalibrationTestResult(
         test="skce-block",
         statistic=est,
@@ -335,5 +337,7 @@ def _block(p, y, *, lens, rng, block_size=None, level=0.95, **options) -> Calibr
         lens=lens,
         n=n,
         confidence_interval=(low, float("inf")),
-        details=_kernel_details(spec, how, z=z, block_size=bsz, n_blocks=int(x.size), level=level),
+        details=_kernel_details(
+            spec, how, z=z, block_size=bsz, n_blocks=int(x.size), confidence_level=confidence_level
+        ),
     )

@@ -30,7 +30,7 @@ class TestErrorSimulation:
         ``P[p ≤ α]``; otherwise type-II errors ``P[p > α]``.
     n : int
         Rows per data set.
-    n_datasets : int
+    n_resamples : int
         Number of data sets.
     """
 
@@ -40,7 +40,7 @@ class TestErrorSimulation:
     alphas: np.ndarray
     calibrated: bool
     n: int
-    n_datasets: int
+    n_resamples: int
 
     def to_frame(self) -> pd.DataFrame:
         """Return a long DataFrame ``test, alpha, error`` (one row per test and level)."""
@@ -57,7 +57,7 @@ def simulate_test_errors(
     sampler: Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]],
     *,
     n: int = 250,
-    n_datasets: int = 200,
+    n_resamples: int = 200,
     calibrated: bool = True,
     seed: int | np.random.Generator | None = None,
     alphas: ArrayLike | None = None,
@@ -73,7 +73,7 @@ def simulate_test_errors(
         ``sampler(n, rng) -> (probs, labels)``, e.g. ``DirichletWorld(...).sample``.
     n : int
         Rows per data set.
-    n_datasets : int
+    n_resamples : int
         Number of data sets.
     calibrated : bool
         Whether the sampler is calibrated (type-I vs type-II curves).
@@ -93,12 +93,12 @@ def simulate_test_errors(
         TESTS.get(name)
     gen = check_rng(seed)
     opts = test_options or {}
-    out = {name: np.empty(int(n_datasets)) for name in tests}
-    for i in range(int(n_datasets)):
+    out = {name: np.empty(int(n_resamples)) for name in tests}
+    for i in range(int(n_resamples)):
         probs, labels = sampler(int(n), gen)
         for name in tests:
             out[name][i] = calibration_test(
                 probs, labels, test=name, seed=gen, **opts.get(name, {})
             ).pvalue
     grid = np.round(np.linspace(0, 1, 101), 2) if alphas is None else np.asarray(alphas, float)
-    return TestErrorSimulation(out, grid, bool(calibrated), int(n), int(n_datasets))
+    return TestErrorSimulation(out, grid, bool(calibrated), int(n), int(n_resamples))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,3 +156,55 @@ def run_tests(
         except (ConfigError, EstimationError) as exc:
             skipped[name] = str(exc)
     return TestSuiteResult(tuple(results), skipped)
+
+
+#: Resamples of a resampling test run for a page or a report, unless options say otherwise.
+TEST_RESAMPLES = 1000
+
+
+def test_settings(
+    test: str, config: Any, options: Mapping[str, Any] | None = None
+) -> tuple[str | None, dict[str, Any]]:
+    """Return the lens and options of a test run on an analysis's data (pages, reports).
+
+    The one rule by which the Compare page, ``calibscope compare`` and the report run a
+    test on every model: kernel tests on their own (canonical) lens, other tests on the
+    analysis lens when they accept it; a resampling test with :data:`TEST_RESAMPLES`
+    resamples; a test of a binned estimator (consistency resampling) with the plug-in
+    estimator on the analysis's binning and norm.
+
+    Parameters
+    ----------
+    test : str
+        A name in :data:`TESTS`.
+    config : core.analysis.AnalysisConfig
+        The analysis options.
+    options : mapping, optional
+        Options that override these (e.g. ``{"n_resamples": 200}``; ``n_resamples`` is
+        dropped for a test that does not resample, so one setting serves every test).
+
+    Returns
+    -------
+    lens : str or None
+        The lens to pass (None: the test's default).
+    options : dict
+        The test's options.
+    """
+    info = TESTS.get(test)
+    opts: dict[str, Any] = {}
+    if "n_resamples" in info.options:
+        opts["n_resamples"] = TEST_RESAMPLES
+    if info.binned:
+        opts.update(
+            estimator="plugin",
+            binning=config.binning,
+            n_bins=config.n_bins,
+            norm=config.norm,
+            tie_policy=config.tie_policy,
+        )
+    given = dict(options or {})
+    if "n_resamples" not in info.options:
+        given.pop("n_resamples", None)
+    opts.update(given)
+    own = info.default_lens == "canonical" or config.lens not in info.lenses
+    return (None if own else config.lens), opts

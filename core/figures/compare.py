@@ -166,7 +166,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
     """
     fig = _panels(comparison, len(comparison.models), height_per_model)
     colors = [model_color(i) for i in range(len(comparison.models))]
-    level = f"{comparison.level:.0%}"
+    percent = f"{comparison.confidence_level:.0%}"
     for r, spec in enumerate(comparison.metrics, start=1):
         part = comparison.table[comparison.table.metric == spec.key].set_index("model")
         part = part.reindex(comparison.models)
@@ -186,7 +186,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
                 },
                 customdata=np.column_stack([low, high, part["rank"].to_numpy()]),
                 hovertemplate=(
-                    f"%{{y}}<br>{spec.label} = %{{x:.5f}}<br>{level} interval "
+                    f"%{{y}}<br>{spec.label} = %{{x:.5f}}<br>{percent} interval "
                     "[%{customdata[0]:.5f}, %{customdata[1]:.5f}]"
                     "<br>rank %{customdata[2]:.0f}<extra></extra>"
                 ),
@@ -244,7 +244,7 @@ def paired_difference_figure(
                 customdata=np.column_stack([low, high]),
                 hovertemplate=(
                     f"%{{y}} − {comparison.reference}<br>{spec.label}: %{{x:+.5f}}"
-                    f"<br>{comparison.level:.0%} {kind} interval "
+                    f"<br>{comparison.confidence_level:.0%} {kind} interval "
                     "[%{customdata[0]:+.5f}, %{customdata[1]:+.5f}]<extra></extra>"
                 ),
             ),

@@ -87,7 +87,7 @@ def _band_trace(
     band_low: ArrayLike,
     band_high: ArrayLike,
     *,
-    level: float | None,
+    confidence_level: float | None,
     showlegend: bool = True,
 ) -> go.Scatter:
     """Shaded consistency band around the diagonal, over the non-empty bins' mean scores."""
@@ -96,7 +96,11 @@ def _band_trace(
     hi = np.asarray(band_high, dtype=np.float64)
     ok = (np.asarray(bins.counts) > 0) & np.isfinite(lo) & np.isfinite(hi)
     order = np.argsort(x[ok], kind="stable")
-    name = "consistency band" if level is None else f"consistency band ({level:.0%})"
+    name = (
+        "consistency band"
+        if confidence_level is None
+        else f"consistency band ({confidence_level:.0%})"
+    )
     return filled_band(
         x[ok][order],
         lo[ok][order],
@@ -111,7 +115,7 @@ def _band_of(component: Any) -> tuple[Any, Any, float | None]:
     band = getattr(component, "band", None)
     if band is None:
         return None, None, None
-    return band.low, band.high, band.level
+    return band.low, band.high, band.confidence_level
 
 
 def band_arguments(component: Any) -> dict[str, Any]:
@@ -119,8 +123,8 @@ def band_arguments(component: Any) -> dict[str, Any]:
 
     For :func:`reliability_figure`; all three are None when the component has no band.
     """
-    low, high, level = _band_of(component)
-    return {"band_low": low, "band_high": high, "band_level": level}
+    low, high, confidence_level = _band_of(component)
+    return {"band_low": low, "band_high": high, "band_level": confidence_level}
 
 
 def diagram_with_counts(row_heights: tuple[float, float]) -> go.Figure:
@@ -247,7 +251,9 @@ def reliability_figure(
         col=1,
     )
     if band_low is not None and band_high is not None:
-        fig.add_trace(_band_trace(bins, band_low, band_high, level=band_level), row=1, col=1)
+        fig.add_trace(
+            _band_trace(bins, band_low, band_high, confidence_level=band_level), row=1, col=1
+        )
     lay_out_diagram(
         fig,
         x_title="predicted probability (mean score per bin)",
@@ -322,11 +328,13 @@ def classwise_grid(
         cols_of += [col + 1, col + 1]
     if show_band:
         for i, c in enumerate(components):
-            low, high, level = _band_of(c)
+            low, high, confidence_level = _band_of(c)
             if low is None:
                 continue
             r, col = divmod(i, cols)
-            traces.append(_band_trace(c.bins, low, high, level=level, showlegend=i == 0))
+            traces.append(
+                _band_trace(c.bins, low, high, confidence_level=confidence_level, showlegend=i == 0)
+            )
             rows_of.append(r + 1)
             cols_of.append(col + 1)
     # one batched call: adding traces one by one re-validates the figure each time

@@ -110,7 +110,7 @@ def validity_figure(
                 y=mean,
                 mode="lines",
                 line={"color": color, "width": 2, "shape": "hv"},
-                name=f"{name}, mean of {result.n_runs} runs",
+                name=f"{name}, mean of {result.n_resamples} runs",
                 customdata=np.nan_to_num(sem)[:, None],
                 hovertemplate="ε = %{x:.3f}<br>V = %{y:.3f} ± %{customdata[0]:.3f}"
                 "<extra>" + name + "</extra>",
@@ -189,7 +189,7 @@ def bin_validity_figure(result: ValidityResult, *, height: int = 440) -> go.Figu
             hovertemplate="h = %{x:.4f}<br>test mean = %{y:.4f} "
             "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>n = %{customdata[0]}"
             "<br>ȳ − h = %{customdata[3]:+.4f}<extra></extra>",
-            name=f"bins of run 1 ({result.level:.0%} Wilson)",
+            name=f"bins of run 1 ({result.confidence_level:.0%} Wilson)",
         )
     )
     fig.update_xaxes(title_text="recalibrated output h_b", range=UNIT_RANGE, constrain="domain")

@@ -269,7 +269,7 @@ def compare_recalibrators(
     norm: float | str = 1,
     evaluation_binning: str = "auto",
     n_resamples: int = 200,
-    level: float = 0.95,
+    confidence_level: float = 0.95,
     seed: int = 0,
 ) -> RecalibrationComparison:
     """Fit recalibrators on calibration rows and judge them on test rows.
@@ -301,7 +301,7 @@ def compare_recalibrators(
         ``binning`` for every method.
     n_resamples : int, default 200
         Bootstrap resamples of the intervals (common to all metrics of a method).
-    level : float, default 0.95
+    confidence_level : float, default 0.95
         Interval level.
     seed : int, default 0
         Seed of the splits, the recalibrators and the bootstrap.
@@ -398,7 +398,9 @@ def compare_recalibrators(
         used_binning[key] = b
         usable, skipped = _estimator_plan(estimators, b, norm_f)
         stats = _statistics(usable, binning=b, n_bins=n_bins, norm=norm_f, lens=lens)
-        boot = bootstrap_many(q, y_eval, stats, n_resamples=n_resamples, level=level, seed=seed)
+        boot = bootstrap_many(
+            q, y_eval, stats, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+        )
         repeats = []
         if protocol == "repeated":
             split_preds = per_split.get(key) or [inputs.probs[sp.test] for sp in splits]
@@ -426,7 +428,7 @@ def compare_recalibrators(
                     "method_label": labels_of[key],
                     "metric": stat_key,
                     "metric_label": _metric_label(stat_key, norm_f),
-                    "value": float(res.estimate),
+                    "value": float(res.value),
                     "low": float(res.confidence_interval.low),
                     "high": float(res.confidence_interval.high),
                     "mean_over_splits": float(np.mean(vals)) if vals else np.nan,
@@ -472,7 +474,7 @@ def compare_recalibrators(
         "norm": "inf" if np.isinf(norm_f) else norm_f,
         "evaluation_binning": evaluation_binning,
         "n_resamples": n_resamples,
-        "level": level,
+        "confidence_level": confidence_level,
         "seed": seed,
         "methods": [{"key": k, "name": n, "options": o} for k, n, o, _ in specs],
     }

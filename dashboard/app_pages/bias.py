@@ -165,7 +165,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
                     targets=(0.02, 0.05, 0.10),
                     ns=preset.ns,
                     estimator=e,
-                    replicates=preset.replicates,
+                    n_resamples=preset.n_resamples,
                     seed=seed,
                     progress=lambda f, m, i=i, e=e: progress(
                         (i + f) / len(preset.estimators), f"{e}: {m}"
@@ -188,7 +188,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             key,
             preset.title,
             lambda progress: bias_heatmap(
-                world, ns=preset.ns, replicates=preset.replicates, seed=seed, progress=progress
+                world, ns=preset.ns, n_resamples=preset.n_resamples, seed=seed, progress=progress
             ),
         )
         if table is not None:
@@ -211,7 +211,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             preset.estimators,
             world,
             ns=preset.ns,
-            replicates=preset.replicates,
+            n_resamples=preset.n_resamples,
             seed=seed,
             progress=progress,
         ),
@@ -227,7 +227,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         _chart(fig, "lesson_chart")
         first = result.specs[0].label
         st.markdown(
-            f"Mean **{first}** over {result.replicates:,} perfectly calibrated datasets of "
+            f"Mean **{first}** over {result.n_resamples:,} perfectly calibrated datasets of "
             f"n = {n}: **{100 * est[first].mean():.2f} %** (true CE 0 %)."
         )
     else:
@@ -310,7 +310,7 @@ with st.form("bias_form", border=True):
     ns = c3.multiselect(
         "Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns", bind="query-params"
     )
-    replicates = c4.number_input(
+    n_resamples = c4.number_input(
         "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates", bind="query-params"
     )
     n_bins = c5.number_input(
@@ -348,7 +348,7 @@ def _fit(progress: Any = None) -> Any:
 fit_key = ("fit", pred.digest if pred is not None else None, lens)
 digest = pred.digest if pred is not None else None
 src_key = world_name if source == "world" else (source, digest, lens)
-sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(replicates), seed, norm_key)
+sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(n_resamples), seed, norm_key)
 result = _cached(sim_key)
 if run and result is None:
     if not specs or not ns_run:
@@ -365,12 +365,12 @@ if run and result is None:
         if src is not None:
             result = _run(
                 sim_key,
-                f"Simulating {int(replicates):,} datasets per n",
+                f"Simulating {int(n_resamples):,} datasets per n",
                 lambda progress: simulate_estimates(
                     specs,
                     src,
                     ns=ns_run,
-                    replicates=int(replicates),
+                    n_resamples=int(n_resamples),
                     seed=seed,
                     norm=norm,
                     progress=progress,
@@ -395,7 +395,7 @@ with tabs[0]:
                 and np.isfinite(result.reference).any()
                 else ""
             )
-            + f"; {result.replicates:,} replicates per n; ℓ{norm_key}."
+            + f"; {result.n_resamples:,} replicates per n; ℓ{norm_key}."
         )
         sub = st.tabs(["Bias ± 1.96·SE", "SD", "RMSE", "Table"])
         for tab, metric in zip(sub[:3], ("bias", "sd", "rmse"), strict=True):
@@ -498,7 +498,7 @@ with tabs[2]:
                 hm_key,
                 "Simulating the heat map",
                 lambda progress: bias_heatmap(
-                    hm_src, binning=hm_binning, replicates=int(hm_reps), seed=seed, norm=norm,
+                    hm_src, binning=hm_binning, n_resamples=int(hm_reps), seed=seed, norm=norm,
                     progress=progress,
                 ),
             )  # fmt: skip
@@ -557,7 +557,7 @@ with tabs[3]:
             tce_key,
             "Simulating a family of worlds",
             lambda progress: ece_vs_tce(
-                families[fam], estimator=spec, n=int(tce_n), replicates=int(tce_reps),
+                families[fam], estimator=spec, n=int(tce_n), n_resamples=int(tce_reps),
                 seed=seed, progress=progress,
             ),
         )  # fmt: skip
@@ -610,7 +610,7 @@ with tabs[4]:
             "Simulating calibrated and miscalibrated worlds",
             lambda progress: {
                 s.label: detection_power(
-                    SCORE_FAMILIES[pw_fam], ns=pw_ns, estimator=s, replicates=int(pw_reps),
+                    SCORE_FAMILIES[pw_fam], ns=pw_ns, estimator=s, n_resamples=int(pw_reps),
                     seed=seed, progress=lambda f, m, i=i: progress((i + f) / len(pw_specs), m),
                 )
                 for i, s in enumerate(pw_specs)

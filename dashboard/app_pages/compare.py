@@ -33,7 +33,7 @@ def _compare(
     config: Any,
     metrics: tuple[str, ...],
     reference: str,
-    n_boot: int,
+    n_resamples: int,
     test: str,
     _parts: dict[str, Any],
 ) -> ModelComparison:
@@ -42,9 +42,9 @@ def _compare(
     return compare_models(
         _parts,
         config=config,
-        estimators=metrics,
+        metrics=metrics,
         reference=reference or None,
-        n_boot=n_boot,
+        n_resamples=n_resamples,
         test=test or None,
     )
 
@@ -155,7 +155,7 @@ reference = c3.selectbox(
     bind="query-params",
     help="Differences are each model minus this one.",
 )
-n_boot = c4.number_input(
+n_resamples = c4.number_input(
     "Bootstrap resamples",
     min_value=0,
     max_value=20_000,
@@ -185,11 +185,11 @@ parts = state._split_by_model(pred.digest, pred)
 picked = {m: parts[m] for m in chosen_models}
 # the same rule as the Reliability page: a large bootstrap waits for a click
 rows = sum(p.n for p in picked.values())
-boot_config = dataclasses.replace(config, n_resamples=int(n_boot))
+boot_config = dataclasses.replace(config, n_resamples=int(n_resamples))
 work = sum(state.bootstrap_work(p, boot_config) for p in picked.values())
-boot_key = (pred.digest, tuple(chosen_models), config, tuple(metrics), int(n_boot))
+boot_key = (pred.digest, tuple(chosen_models), config, tuple(metrics), int(n_resamples))
 asked = boot_key in st.session_state.setdefault(_COMPARE_BOOTSTRAPS, set())
-resamples = int(n_boot)
+resamples = int(n_resamples)
 if work > state.AUTO_BOOTSTRAP_BUDGET and not asked:
     resamples = 0
 with st.spinner(
@@ -210,9 +210,9 @@ with st.spinner(
     except CalibscopeError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()
-if resamples != int(n_boot):
+if resamples != int(n_resamples):
     st.info(
-        f"Bootstrap intervals on {rows:,} rows × {int(n_boot):,} resamples take a while; the "
+        f"Bootstrap intervals on {rows:,} rows × {int(n_resamples):,} resamples take a while; the "
         "point estimates are below. Lower the resamples, or compute the intervals now (the "
         "result is kept for this data and these options).",
         icon=":material/hourglass:",
@@ -229,7 +229,7 @@ for note in cmp.notes:
     st.caption(note)
 st.subheader("Metrics", anchor=False)
 interval_text = (
-    f"{cmp.level:.0%} percentile-bootstrap intervals from {cmp.n_resamples:,} resamples "
+    f"{cmp.confidence_level:.0%} percentile-bootstrap intervals from {cmp.n_resamples:,} resamples "
     f"(seed {cmp.seed})"
     if cmp.n_resamples
     else "no intervals (0 resamples)"

@@ -81,7 +81,7 @@ elif scope == "none":
     )
 else:
     st.caption(
-        f"{config.level:.0%} percentile-bootstrap intervals from {config.n_resamples:,} "
+        f"{config.confidence_level:.0%} percentile-bootstrap intervals from {config.n_resamples:,} "
         f"resamples (seed {config.seed}); every estimator sees the same resamples. Kernel "
         "estimators keep their full-data bandwidth on the resamples."
     )

@@ -29,7 +29,15 @@ PROTOCOL_LABELS = {
 }
 DEFAULT_METHODS = ["temperature", "platt", "histogram-umd"]
 RESULT_KEY = "recal_request"
-CONFIG_FIELDS = ("lens", "binning", "n_bins", "norm", "seed", "n_resamples", "level")
+CONFIG_FIELDS = (
+    "lens",
+    "binning",
+    "n_bins",
+    "norm",
+    "seed",
+    "n_resamples",
+    "confidence_level",
+)
 
 
 def _label(name: str) -> str:
@@ -195,7 +203,7 @@ if submitted:
                 "norm": float(config.norm) if config.norm != float("inf") else "inf",
                 "evaluation_binning": eval_binning,
                 "n_resamples": int(config.n_resamples) or 1,
-                "level": float(config.level),
+                "confidence_level": float(config.confidence_level),
                 "seed": int(config.seed),
             },
         }
@@ -226,7 +234,7 @@ where = {
 }[result.evaluation]
 st.markdown(
     f"**{PROTOCOL_LABELS[result.protocol]}** · judged on {where} · seed {request['seed']} · "
-    f"{request['level']:.0%} bootstrap intervals from {request['n_resamples']:,} resamples"
+    f"{request['confidence_level']:.0%} bootstrap intervals from {request['n_resamples']:,} resamples"
 )
 if result.evaluation == "in-sample":
     st.warning("In-sample: these numbers use the rows the recalibrators were fitted on.")

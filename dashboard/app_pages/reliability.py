@@ -25,7 +25,7 @@ with state.show_errors(stop=True):
 
 interval_slot = widgets.headline(result, config)
 
-interval = f"{config.level:.0%} {widgets.interval_label(config.interval_method)}"
+interval = f"{config.confidence_level:.0%} {widgets.interval_label(config.interval_method)}"
 if config.lens == "classwise":
     st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
 fig = state.reliability_chart(pred, result, interval=interval)
@@ -44,10 +44,10 @@ if bands:
     outside = int(result.bin_table["outside_band"].fillna(False).astype(bool).sum())
     st.caption(
         ("Band columns of the bin table" if config.lens == "classwise" else "Shaded")
-        + f": the {config.level:.0%} consistency band (Bröcker & Smith 2007). If the "
+        + f": the {config.confidence_level:.0%} consistency band (Bröcker & Smith 2007). If the "
         "model were calibrated, each label would be y* ~ Bernoulli(s) for its own score s; "
         f"redrawing the labels {bands[0].n_resamples:,} times with the scores and bins fixed "
-        f"(seed {config.seed}), the band holds the central {config.level:.0%} of each bin's "
+        f"(seed {config.seed}), the band holds the central {config.confidence_level:.0%} of each bin's "
         f"redrawn observed frequency. A point outside it ({outside} bin(s) here, flagged in "
         "the table) is evidence of miscalibration in that bin — pointwise, one bin at a time, "
         "not for all bins at once."

@@ -71,7 +71,7 @@ def _run_tests(
 
 @st.cache_data(max_entries=8, show_spinner="Simulating data sets and testing each one…")
 def _simulate(
-    world: str, tests: tuple[str, ...], n: int, n_datasets: int, seed: int
+    world: str, tests: tuple[str, ...], n: int, n_resamples: int, seed: int
 ) -> TestErrorSimulation:
     model = WORLDS[world]
     opts = {
@@ -83,7 +83,7 @@ def _simulate(
         tests,
         model.sample,
         n=n,
-        n_datasets=n_datasets,
+        n_resamples=n_resamples,
         calibrated=model.pi == 0,
         seed=seed,
         test_options=opts,
@@ -244,7 +244,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
             "Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n", bind="query-params"
         )
     )
-    n_datasets = int(
+    n_resamples = int(
         t3.number_input(
             "Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets", bind="query-params"
         )
@@ -259,7 +259,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
         with state.show_errors():
-            sim = _simulate(world, tuple(chosen_tests), n, n_datasets, 0)
+            sim = _simulate(world, tuple(chosen_tests), n, n_resamples, 0)
             st.plotly_chart(
                 error_rate_figure(sim),
                 theme=None,
@@ -267,7 +267,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
                 config={"displaylogo": False},
             )
             st.caption(
-                f"{n_datasets} data sets of {n} rows, seed 0; resampling tests use "
+                f"{n_resamples} data sets of {n} rows, seed 0; resampling tests use "
                 f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "
                 "curves for 10,000 data sets."
             )

@@ -54,7 +54,7 @@ def _curves(pred: Any, request: dict[str, Any]) -> Any:
     if key in store:
         store.move_to_end(key)
         return store[key]
-    label = f"Fitting and judging {request['n_runs']} random splits…"
+    label = f"Fitting and judging {request['n_resamples']} random splits…"
     with st.status(label, expanded=True) as status:
         bar = st.progress(0.0, text="starting…")
         with state.show_errors():
@@ -65,7 +65,7 @@ def _curves(pred: Any, request: dict[str, Any]) -> Any:
             while len(store) > MAX_KEPT:
                 store.popitem(last=False)
             status.update(
-                label=f"{request['n_runs']} splits done", state="complete", expanded=False
+                label=f"{request['n_resamples']} splits done", state="complete", expanded=False
             )
             return result
         status.update(label="The validity curves could not be computed", state="error")
@@ -217,7 +217,7 @@ cal_fraction = p2.slider(
     bind="query-params",
     help="Share of the rows each run fits on; the rest judge it.",
 )
-n_runs = p3.number_input(
+n_resamples = p3.number_input(
     "Runs R",
     1,
     1000,
@@ -250,7 +250,7 @@ request = {
     "n_bins": int(config.n_bins),
     "lens": config.lens,
     "n_cal": float(cal_fraction),
-    "n_runs": int(n_runs),
+    "n_resamples": int(n_resamples),
     "seed": int(config.seed),
 }
 result = _curves(pred, request)
@@ -288,7 +288,7 @@ st.plotly_chart(
     config=CHART_CONFIG,
 )
 st.caption(
-    f"Solid: mean of {result.n_runs} runs with a ± sd-of-the-mean band; dashed: theory. "
+    f"Solid: mean of {result.n_resamples} runs with a ± sd-of-the-mean band; dashed: theory. "
     + result.theory_note
 )
 st.caption(
@@ -302,7 +302,7 @@ for note in result.notes:
 st.subheader("Per-bin view", anchor=False)
 st.markdown(
     "Each group of run 1: the output value $h_b$ against the test mean $\\bar y_b$ with its "
-    f"{result.level:.0%} Wilson interval (marker area ∝ test rows). The shaded band is "
+    f"{result.confidence_level:.0%} Wilson interval (marker area ∝ test rows). The shaded band is "
     "$h \\pm \\varepsilon$ of Theorem 3: with probability $1-\\alpha$ every bin's true mean "
     "lies in it. The half-width per bin is $\\sqrt{\\log(2B/\\alpha)/(2 m_b)}$ with $m_b$ the "
     "calibration labels the bin averaged."
@@ -318,7 +318,7 @@ with right:
         shown = shown.drop(columns=["cal_count", "halfwidth"])
     st.dataframe(shown, hide_index=True, key="validity_bins_table", column_config=BIN_COLUMNS)
 if result.pooled_bins is not None:
-    with st.expander(f"Bins pooled over the {result.n_runs} runs (by rank of the output)"):
+    with st.expander(f"Bins pooled over the {result.n_resamples} runs (by rank of the output)"):
         st.caption(
             "UMD's edges move between runs, so bins are matched by the rank of their value. "
             "share_within: the share of runs whose bin gap is at most the conditional ε."
