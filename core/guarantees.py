@@ -479,6 +479,11 @@ class GuaranteeReport:
     largest_bins_conditional: int | None
     largest_bins_marginal: int | None
 
+    @property
+    def min_n(self) -> int:
+        """Fewest calibration rows with a guarantee: ``2B``."""
+        return 2 * self.n_bins
+
     def epsilon_versus_n(self, ns: np.ndarray | None = None) -> pd.DataFrame:
         """ε of the three guarantees against ``n`` at this ``B`` and ``α`` (tidy table).
 

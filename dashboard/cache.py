@@ -206,6 +206,16 @@ def stopped_notice() -> None:
 # ---------------------------------------------------------------- the bootstrap gate
 
 
+def asked(job: Hashable) -> bool:
+    """Whether this session asked for (or already ran) a gated computation."""
+    return job in st.session_state.get(_ASKED, set())
+
+
+def ask(job: Hashable) -> None:
+    """Record that this session asks for a gated computation (a button's callback)."""
+    st.session_state.setdefault(_ASKED, set()).add(job)
+
+
 def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> bool:
     """Decide whether a bootstrap may run now: the one rule every page follows.
 
@@ -221,7 +231,7 @@ def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> b
     work : int
         Rows × resamples × components.
     what : str
-        What the intervals are of, for the explanation.
+        The size of the job in words (e.g. ``"2,276 rows × 1,000 resamples"``).
     button_key : str
         Widget key of the button.
 
@@ -230,20 +240,20 @@ def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> b
     bool
         Whether to compute the intervals in this run.
     """
-    asked = st.session_state.setdefault(_ASKED, set())
-    if work <= AUTO_BOOTSTRAP_BUDGET or job in asked:
-        asked.add(job)
+    if work <= AUTO_BOOTSTRAP_BUDGET or asked(job):
+        ask(job)
         return True
     st.info(
-        f"Bootstrap intervals of {what} take a while ({work:,} row-resamples); the point "
-        "estimates are shown. Lower the resamples in the sidebar, or compute the intervals "
-        "now (the result is kept for this data and these options).",
+        f"Bootstrap intervals on {what} take a while; the point estimates are shown. Lower "
+        "the resamples, or compute the intervals now (the result is kept for this data and "
+        "these options).",
         icon=":material/hourglass:",
     )
     st.button(
         "Compute bootstrap intervals",
         key=button_key,
-        on_click=lambda: st.session_state.setdefault(_ASKED, set()).add(job),
+        on_click=ask,
+        args=(job,),
         icon=":material/play_arrow:",
     )
     return False

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from core.errors import CalibscopeError
+from dashboard import cache
 
 if TYPE_CHECKING:
     from core.analysis import AnalysisConfig, ReliabilityAnalysis
@@ -92,14 +93,16 @@ def model_names() -> list[str]:
     pred = all_predictions()
     if pred is None or pred.model is None:
         return []
-    return list(_split_by_model(pred.digest, pred))
+    return list(models_of(pred))
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _split_by_model(digest: str, _pred: Predictions) -> dict[str, Predictions]:
-    # cache_resource: the per-model objects are shared, never copied, so a large
-    # file is split once per session and not re-pickled on every rerun.
-    return dict(_pred.by_model())
+def models_of(pred: Predictions) -> dict[str, Predictions]:
+    """Return one :class:`core.data.Predictions` per model of a file (split once, shared)."""
+    return cache.compute(_by_model, pred)
+
+
+def _by_model(pred: Predictions) -> dict[str, Predictions]:
+    return dict(pred.by_model())
 
 
 def current_predictions() -> Predictions | None:
@@ -116,7 +119,7 @@ def current_predictions() -> Predictions | None:
     names = model_names()
     choice = st.session_state.get(MODEL, ALL_MODELS)
     if names and choice in names:
-        return _split_by_model(pred.digest, pred)[choice]
+        return models_of(pred)[choice]
     return pred
 
 
@@ -186,12 +189,11 @@ def load_sample(name: str) -> bool:
     return False
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the sample…")
 def _load_path(path: str) -> Predictions:
     # a bundled file never changes while the app runs: parse it once for all sessions
     from core.data import load_predictions
 
-    return load_predictions(path)
+    return cache.compute(load_predictions, path, spinner="Loading the sample…")
 
 
 def load_sample_from_url(default: str | None = None) -> None:
@@ -333,15 +335,8 @@ def analysis_config() -> AnalysisConfig | None:
 # ---------------------------------------------------------------- cached core calls
 
 
-@st.cache_data(max_entries=32, show_spinner="Computing the analysis…")
-def _analyze(digest: str, config: AnalysisConfig, _predictions: Any) -> ReliabilityAnalysis:
-    from core.analysis import analyze as core_analyze
-
-    return core_analyze(_predictions, config)
-
-
 def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
-    """Return :func:`core.analysis.analyze` for these predictions, cached by digest and config.
+    """Return :func:`core.analysis.analyze` of the predictions (one cache, by digest and config).
 
     Parameters
     ----------
@@ -355,64 +350,30 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
     core.analysis.ReliabilityAnalysis
         The result.
     """
-    return _analyze(predictions.digest, config, predictions)
+    from core.analysis import analyze as core_analyze
 
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _summary(digest: str, _predictions: Any) -> DataSummary:
-    from core.summary import summarize
-
-    return summarize(_predictions)
+    return cache.compute(core_analyze, predictions, config, spinner="Computing the analysis…")
 
 
 def summary(predictions: Predictions) -> DataSummary:
-    """Return :func:`core.summary.summarize` of the predictions, cached by digest."""
-    return _summary(predictions.digest, predictions)
+    """Return :func:`core.summary.summarize` of the predictions (cached by digest)."""
+    from core.summary import summarize
+
+    return cache.compute(summarize, predictions)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _reliability_chart(digest: str, config: AnalysisConfig, interval: str, _result: Any) -> Any:
-    from core.figures import band_arguments, classwise_grid, reliability_figure
+def reliability_chart(predictions: Predictions, config: AnalysisConfig, *, interval: str) -> Any:
+    """Return the reliability figure of an analysis (:func:`core.figures.analysis_figure`).
 
-    if config.lens == "classwise":
-        return classwise_grid(
-            _result.components,
-            values=_result.headline.component_values,
-            show_band=config.consistency_band,
-        )
-    comp = _result.components[0]
-    return reliability_figure(comp, interval_label=interval, **band_arguments(comp))
-
-
-def reliability_chart(
-    predictions: Predictions, result: ReliabilityAnalysis, *, interval: str
-) -> Any:
-    """Return the reliability figure of an analysis (small multiples for the classwise lens).
-
-    Cached by data digest and config: the figure is a pure function of the analysis,
-    and the classwise grid takes a few tenths of a second to build.
-
-    Parameters
-    ----------
-    predictions : core.data.Predictions
-        The analysed data.
-    result : core.analysis.ReliabilityAnalysis
-        Its analysis (``result.config`` is part of the cache key).
-    interval : str
-        Legend label of the per-bin intervals, e.g. ``"95% Wilson score"``.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-        The figure.
+    Cached by digest, config and legend: the classwise grid takes a few tenths of a second.
     """
-    return _reliability_chart(predictions.digest, result.config, interval, result)
+    return cache.compute(_chart, predictions, config, interval)
 
 
-#: Bootstrap work (rows × resamples × components) run without asking; larger jobs wait for
-#: a click. 10^7 is about two seconds for the top-label lens on two cores.
-AUTO_BOOTSTRAP_BUDGET = 10_000_000
-_BOOTSTRAPPED = "_bootstrapped"
+def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> Any:
+    from core.figures import analysis_figure
+
+    return analysis_figure(analyze(predictions, config), interval_label=interval)
 
 
 def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
@@ -424,23 +385,6 @@ def bootstrap_work(predictions: Predictions, config: AnalysisConfig) -> int:
     """Rows × resamples × components (one per class for the classwise lens)."""
     components = predictions.n_classes if config.lens == "classwise" else 1
     return predictions.n * config.n_resamples * components
-
-
-def bootstrap_is_cheap(predictions: Predictions, config: AnalysisConfig) -> bool:
-    """Whether the bootstrap of this analysis is small enough to run without asking."""
-    return bootstrap_work(predictions, config) <= AUTO_BOOTSTRAP_BUDGET
-
-
-def bootstrap_done(predictions: Predictions, config: AnalysisConfig) -> bool:
-    """Whether this session already computed (and cached) the bootstrap of this analysis."""
-    return (predictions.digest, config) in st.session_state.get(_BOOTSTRAPPED, set())
-
-
-def analyze_with_intervals(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
-    """Return :func:`analyze` with bootstrap intervals, remembering that it is cached."""
-    result = analyze(predictions, config)
-    st.session_state.setdefault(_BOOTSTRAPPED, set()).add((predictions.digest, config))
-    return result
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from core.guarantees import (
     histogram_binning_epsilon,
     largest_n_bins,
 )
-from dashboard import state
+from dashboard import cache, state
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
 SEVERITY_ICONS = {"error": "🛑 error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -502,47 +502,91 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     )
 
 
-def _request_bootstrap(key: tuple) -> None:
-    st.session_state.setdefault("_bootstrap_requested", set()).add(key)
-
-
 def bootstrap_gate(pred: Any, config: Any) -> Any:
-    """Run the bootstrap when it is cheap, cached or asked for; else offer a button.
+    """Return the analysis with bootstrap intervals when :func:`cache.bootstrap_gate` allows.
 
     Returns
     -------
     ReliabilityAnalysis or None
-        The analysis with intervals, or None when it was not computed.
+        The analysis with intervals, or None when they were not computed.
     """
     if config.n_resamples == 0:
         st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
         return None
-    key = (pred.digest, config)
-    asked = key in st.session_state.get("_bootstrap_requested", set())
-    if state.bootstrap_is_cheap(pred, config) or state.bootstrap_done(pred, config) or asked:
-        st.caption(
-            f"Every estimator on the same bins, with {config.confidence_level:.0%} percentile-bootstrap "
-            f"intervals from {config.n_resamples:,} resamples shared by all metrics "
-            f"(seed {config.seed})."
-        )
-        with state.show_errors():
-            return state.analyze_with_intervals(pred, config)
-        return None
     per_class = " per class" if config.lens == "classwise" else ""
-    st.info(
-        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples{per_class} "
-        "take a while; the point estimates are below. Lower the resamples in the sidebar, or "
-        "compute the intervals now (the result is kept for this data and these options).",
-        icon=":material/hourglass:",
+    allowed = cache.bootstrap_gate(
+        ("analysis", cache.data_key(pred), config),
+        state.bootstrap_work(pred, config),
+        what=f"{pred.n:,} rows × {config.n_resamples:,} resamples{per_class}",
+        button_key="run_bootstrap",
     )
-    st.button(
-        "Compute bootstrap intervals",
-        key="run_bootstrap",
-        on_click=_request_bootstrap,
-        args=(key,),
-        icon=":material/play_arrow:",
+    if not allowed:
+        return None
+    st.caption(
+        f"Every estimator on the same bins, with {config.confidence_level:.0%} "
+        f"percentile-bootstrap intervals from {config.n_resamples:,} resamples shared by all "
+        f"metrics (seed {config.seed})."
     )
+    with state.show_errors():
+        return state.analyze(pred, config)
     return None
+
+
+def recalibrator_settings(summary: Any) -> dict[str, dict[str, Any]]:
+    """Controls of every recalibrator's settings (its registry entry's ``settings``).
+
+    Each control is keyed ``recal_<method>_<option>`` and bound to the URL; a setting that
+    applies only with another setting's value (e.g. a target of one mode) is passed only
+    then.
+
+    Parameters
+    ----------
+    summary : core.summary.DataSummary
+        The data's summary, for settings that start from the data.
+
+    Returns
+    -------
+    dict
+        Method name → options to pass.
+    """
+    from core.recalibration import RECALIBRATORS
+
+    out: dict[str, dict[str, Any]] = {}
+    for info in RECALIBRATORS:
+        if not info.settings:
+            continue
+        st.markdown(f"**{info.label}**")
+        cols = st.columns(len(info.settings))
+        values: dict[str, Any] = {}
+        for col, setting in zip(cols, info.settings, strict=True):
+            key = f"recal_{info.name}_{setting.name}"
+            start = setting.suggest(summary) if setting.suggest else setting.default
+            if start is None:
+                start = info.options[setting.name].default
+            if setting.choices is not None:
+                options = list(setting.choices)
+                values[setting.name] = col.selectbox(
+                    setting.label,
+                    options,
+                    index=_index(options, start),
+                    format_func=setting.choices.get,
+                    key=key,
+                    bind="query-params",
+                    help=setting.help or None,
+                )
+            else:
+                values[setting.name] = col.number_input(
+                    setting.label,
+                    min_value=setting.low,
+                    max_value=setting.high,
+                    value=float(start),
+                    step=setting.step,
+                    key=key,
+                    bind="query-params",
+                    help=setting.help or None,
+                )
+        out[info.name] = {s.name: values[s.name] for s in info.settings if s.applies(values)}
+    return out
 
 
 def bin_convention(config: Any) -> str:

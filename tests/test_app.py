@@ -240,9 +240,9 @@ def test_bins_suggestion_follows_gupta_ramdas():
 
 
 def test_large_bootstrap_waits_for_a_click(monkeypatch):
-    import dashboard.state
+    import dashboard.cache
 
-    monkeypatch.setattr(dashboard.state, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
     at = _app(n_resamples="20").run()
     _upload(at, _binary_csv(400))
     at.switch_page(RELIABILITY).run()

@@ -100,7 +100,7 @@ def test_simulation_matches_core_and_is_cached():
 def test_stopped_simulation_is_reported():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page(PAGE)
-    at.session_state["_bias_running"] = ("sim", "never finished")
+    at.session_state["_cache_running"] = ("sim", "never finished")
     at.run()
     assert not at.exception
     assert any("stopped before it finished" in w.value for w in at.warning)

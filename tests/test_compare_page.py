@@ -183,9 +183,9 @@ def test_classwise_lens_offers_a_class_picker():
 
 def test_large_bootstrap_waits_for_a_click(monkeypatch):
     _sample_or_skip()
-    import dashboard.state
+    import dashboard.cache
 
-    monkeypatch.setattr(dashboard.state, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
     at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception

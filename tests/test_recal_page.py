@@ -112,11 +112,11 @@ def test_settings_are_restored_from_the_url():
         "recal_fraction": "0.3",
         "recal_repeats": "7",
         "recal_bins": "15",
-        "recal_sb_mode": "three disjoint splits (theory)",
+        "recal_scaling-binning_mode": "three disjoint splits (theory)",
         "recal_eval_binning": "the sidebar binning for all",
-        "recal_mc_mode": "coverage-accuracy",
-        "recal_mc_alpha": "0.1",
-        "recal_mc_rule": "Neyman–Pearson: ≤ α w.p. 1 − δ",
+        "recal_meta-cal_mode": "coverage-accuracy",
+        "recal_meta-cal_alpha": "0.1",
+        "recal_meta-cal_threshold_rule": "Neyman–Pearson: ≤ α w.p. 1 − δ",
     }
     for key, value in url.items():
         at.query_params[key] = value
@@ -127,11 +127,11 @@ def test_settings_are_restored_from_the_url():
     assert at.slider(key="recal_fraction").value == 0.3
     assert at.number_input(key="recal_repeats").value == 7
     assert at.number_input(key="recal_bins").value == 15
-    assert at.selectbox(key="recal_sb_mode").value == "three-splits"
+    assert at.selectbox(key="recal_scaling-binning_mode").value == "three-splits"
     assert at.selectbox(key="recal_eval_binning").value == "config"
-    assert at.selectbox(key="recal_mc_mode").value == "coverage-accuracy"
-    assert at.number_input(key="recal_mc_alpha").value == 0.1
-    assert at.selectbox(key="recal_mc_rule").value == "high-probability"
+    assert at.selectbox(key="recal_meta-cal_mode").value == "coverage-accuracy"
+    assert at.number_input(key="recal_meta-cal_alpha").value == 0.1
+    assert at.selectbox(key="recal_meta-cal_threshold_rule").value == "high-probability"
     # an invalid value in the URL is ignored (the widget keeps its default); writing the
     # URL from the widgets happens in the browser, which AppTest does not run
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)

@@ -146,6 +146,11 @@ class FittedData:
         The data's equal-mass bins (the observed curve the GLMs are drawn against).
     curves : dict
         The three AIC-best GLM curves by label.
+    beta_histogram : Any
+        The scores against the fitted Beta density
+        (:func:`core.worlds.beta_fit_histogram`).
+    true_calibration_error : float
+        The fitted world's true ℓ2 calibration error.
     """
 
     fit: WorldFit
@@ -153,6 +158,8 @@ class FittedData:
     scores: np.ndarray
     bins: BinStats
     curves: dict[str, Any]
+    beta_histogram: Any
+    true_calibration_error: float
 
 
 def fit_data(predictions: Any, lens: str, *, name: str = "fitted", n_bins: int = 15) -> FittedData:
@@ -174,7 +181,7 @@ def fit_data(predictions: Any, lens: str, *, name: str = "fitted", n_bins: int =
     FittedData
         The fit and its diagnostics.
     """
-    from core.worlds import fit_world
+    from core.worlds import beta_fit_histogram, fit_world
 
     used = simulation_lens(predictions, lens)
     view = apply_lens(predictions.probs, predictions.labels, used)
@@ -183,4 +190,12 @@ def fit_data(predictions: Any, lens: str, *, name: str = "fitted", n_bins: int =
     top = fit.glms.table["glm"].head(3)
     curves = {f"{g} (rank {i + 1})": fit.glms.curves[g] for i, g in enumerate(top)}
     bins = bin_stats(scores, outcomes, binning="equal-mass", n_bins=n_bins)
-    return FittedData(fit, used, scores, bins, curves)
+    return FittedData(
+        fit,
+        used,
+        scores,
+        bins,
+        curves,
+        beta_fit_histogram(scores, fit.beta),
+        float(fit.world.true_calibration_error(2)),
+    )

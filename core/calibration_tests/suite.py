@@ -6,14 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels
 from core.calibration_tests.base import TESTS, CalibrationTestResult
 from core.calibration_tests.run import calibration_test
 from core.errors import ConfigError, EstimationError
+from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 
 #: Every test, in the order a report lists them.
@@ -90,52 +88,53 @@ class TestSuiteResult:
 
 
 def run_tests(
-    probs: ArrayLike,
-    labels: ArrayLike,
+    data: Any,
+    config: Any = None,
     *,
     tests: Sequence[str] = DEFAULT_SUITE,
     kernel_lens: str = "canonical",
-    lens: str | None = None,
-    seed: int | np.random.Generator | None = None,
-    n_resamples: int = 1000,
+    n_resamples: int | None = None,
     max_exact_n: int = kern.MAX_EXACT_N,
-    consistency_options: dict[str, Any] | None = None,
 ) -> TestSuiteResult:
     """Run several calibration tests; quadratic ones are skipped (not replaced) when too large.
 
+    Each test runs as :func:`test_settings` says for the analysis options (lens, the
+    consistency test's estimator and bins), with the kernel tests on ``kernel_lens``.
+
     Parameters
     ----------
-    probs, labels : array_like
-        Predictions and labels.
+    data : Predictions or (probs, labels)
+        The predictions (see :func:`core.data.as_predictions`).
+    config : core.analysis.AnalysisConfig, optional
+        The analysis options (lens, binning, norm, estimator, seed); default
+        ``AnalysisConfig()``.
     tests : sequence of str
         Names in :data:`TESTS`.
     kernel_lens : str
         Lens of the kernel tests (``"canonical"``, ``"binary"`` or ``"top-label"``).
-    lens : str, optional
-        Lens of the other tests (default ``"binary"`` for two classes, else ``"top-label"``).
-    seed : int, Generator or None
-        Seed of the resampling tests (each test gets the same seed).
-    n_resamples : int
-        Resamples of the bootstrap and consistency tests.
+    n_resamples : int, optional
+        Resamples of the resampling tests (default :data:`TEST_RESAMPLES`).
     max_exact_n : int
         Above this many rows the quadratic tests are skipped with a note naming the
         linear and block tests; raise it to run them anyway.
-    consistency_options : dict, optional
-        ``estimator``, ``binning``, ``n_bins``, ``norm``, ``tie_policy`` of the
-        consistency test.
 
     Returns
     -------
     TestSuiteResult
         The results and the skipped tests with reasons.
     """
-    p, y = check_probs_labels(probs, labels)
-    n = p.shape[0]
-    base_seed = seed if isinstance(seed, np.random.Generator) else (0 if seed is None else seed)
+    from core.analysis import check_config
+    from core.data import as_predictions
+
+    config = check_config(config)
+    pred = as_predictions(data)
+    n = pred.n
     results, skipped = [], {}
     for name in tests:
         entry = TESTS.get(name)
-        opts: dict[str, Any] = {}
+        lens, opts = test_settings(
+            name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
+        )
         if "max_exact_n" in entry.options:
             opts["max_exact_n"] = max_exact_n
             if entry.quadratic and n > max_exact_n:
@@ -144,14 +143,13 @@ def run_tests(
                     "linear (SKCE_ul) or block test, or raise the limit to run it."
                 )
                 continue
-        if "n_resamples" in entry.options:
-            opts["n_resamples"] = n_resamples
-        if entry.binned:
-            opts.update(consistency_options or {})
-        test_lens = kernel_lens if entry.default_lens == "canonical" else lens
+        if entry.default_lens == "canonical":
+            lens = kernel_lens
         try:
             results.append(
-                calibration_test(p, y, test=name, lens=test_lens, seed=base_seed, **opts)
+                calibration_test(
+                    pred.probs, pred.labels, test=name, lens=lens, seed=config.seed, **opts
+                )
             )
         except (ConfigError, EstimationError) as exc:
             skipped[name] = str(exc)
@@ -170,8 +168,8 @@ def test_settings(
     The one rule by which the Compare page, ``calibscope compare`` and the report run a
     test on every model: kernel tests on their own (canonical) lens, other tests on the
     analysis lens when they accept it; a resampling test with :data:`TEST_RESAMPLES`
-    resamples; a test of a binned estimator (consistency resampling) with the plug-in
-    estimator on the analysis's binning and norm.
+    resamples; a test of a binned estimator (consistency resampling) with the analysis's
+    estimator when it is binned (else the plug-in estimator) on its binning and norm.
 
     Parameters
     ----------
@@ -196,7 +194,7 @@ def test_settings(
         opts["n_resamples"] = TEST_RESAMPLES
     if info.binned:
         opts.update(
-            estimator="plugin",
+            estimator=config.estimator if ESTIMATORS.get(config.estimator).binned else "plugin",
             binning=config.binning,
             n_bins=config.n_bins,
             norm=config.norm,

@@ -44,11 +44,17 @@ from core.figures.recalibration import (
     selective_threshold_figure,
     tradeoff_figure,
 )
-from core.figures.reliability import band_arguments, classwise_grid, reliability_figure
+from core.figures.reliability import (
+    analysis_figure,
+    band_arguments,
+    classwise_grid,
+    reliability_figure,
+)
 from core.figures.tests import error_rate_figure, null_distribution_figure
 from core.figures.validity import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 
 __all__ = [
+    "analysis_figure",
     "band_arguments",
     "before_after_reliability",
     "beta_fit_figure",

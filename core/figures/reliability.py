@@ -349,3 +349,28 @@ def classwise_grid(
     )
     fig.update_annotations(font_size=12)
     return fig
+
+
+def analysis_figure(analysis: Any, *, interval_label: str = "") -> go.Figure:
+    """Return the reliability figure of an analysis: one diagram, or a grid per class.
+
+    Parameters
+    ----------
+    analysis : core.analysis.ReliabilityAnalysis
+        The analysis (its components, headline and config).
+    interval_label : str
+        Legend label of the per-bin intervals, e.g. ``"95% Wilson score"``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        :func:`classwise_grid` for several components, else :func:`reliability_figure`.
+    """
+    if len(analysis.components) > 1:
+        return classwise_grid(
+            analysis.components,
+            values=analysis.headline.component_values,
+            show_band=analysis.config.consistency_band,
+        )
+    comp = analysis.components[0]
+    return reliability_figure(comp, interval_label=interval_label, **band_arguments(comp))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -62,6 +62,8 @@ class RecalibratorInfo(Entry):
         It rejects some rows (report its coverage).
     min_rows_per_bin : int
         Calibration rows it needs per bin (uniform-mass binning needs 2); 0 for none.
+    settings : tuple of Setting
+        The options a page offers beyond the shared ones (``n_bins``, ``lens``, ``seed``).
     """
 
     family: str
@@ -69,6 +71,7 @@ class RecalibratorInfo(Entry):
     accuracy_preserving: bool = False
     selective: bool = False
     min_rows_per_bin: int = 0
+    settings: tuple[Setting, ...] = ()
 
     @property
     def options(self) -> dict[str, OptionSpec]:
@@ -92,6 +95,48 @@ class OptionSpec:
     name: str
     default: Any
     annotation: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """An option a page offers for a recalibrator, with how to show it.
+
+    Attributes
+    ----------
+    name : str
+        The constructor option.
+    label : str
+        Label of its control.
+    choices : mapping or None
+        Value → label of a choice (a select box); None for a number.
+    low, high, step : float or None
+        Range and step of a number.
+    default : Any
+        The value a page starts from (the constructor's default when None).
+    applies_when : tuple or None
+        ``(option, value)``: the setting is passed only when that other option has that
+        value (e.g. a target used by one mode only).
+    suggest : callable or None
+        ``suggest(summary) -> value``: a starting value from the data's
+        :class:`core.summary.DataSummary`, used instead of ``default``.
+    help : str
+        Tooltip.
+    """
+
+    name: str
+    label: str
+    choices: Mapping[Any, str] | None = None
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    default: Any = None
+    applies_when: tuple[str, Any] | None = None
+    suggest: Callable[[Any], Any] | None = None
+    help: str = ""
+
+    def applies(self, values: Mapping[str, Any]) -> bool:
+        """Whether the setting is passed, given the values of the method's other settings."""
+        return self.applies_when is None or values.get(self.applies_when[0]) == self.applies_when[1]
 
 
 RECALIBRATORS: Registry[RecalibratorInfo] = Registry("recalibrator", RecalibratorInfo)
@@ -811,6 +856,7 @@ def register(
     accuracy_preserving: bool = False,
     selective: bool = False,
     min_rows_per_bin: int = 0,
+    settings: tuple[Setting, ...] = (),
 ) -> Any:
     """Register a recalibrator class under ``name`` (and set its ``name``/``discrete_output``)."""
 
@@ -827,6 +873,7 @@ def register(
             accuracy_preserving=accuracy_preserving,
             selective=selective,
             min_rows_per_bin=min_rows_per_bin,
+            settings=settings,
         )(cls)
         return cls
 

@@ -55,6 +55,7 @@ from core.recalibration.base import (
     FittedParameters,
     Inputs,
     Recalibrator,
+    Setting,
     as_inputs,
     register,
     seed_value,
@@ -285,6 +286,37 @@ def selective_metrics(probs: ArrayLike, labels: ArrayLike, accepted: ArrayLike) 
     formula="Ma & Blaschko 2021, Algorithms 1-2, Eq. 5",
     family="selective",
     selective=True,
+    settings=(
+        Setting(
+            "mode",
+            "Meta-Cal control",
+            choices={
+                "miscoverage": "miscoverage",
+                "coverage-accuracy": "coverage-accuracy",
+            },
+        ),
+        Setting("alpha", "α (miscoverage)", low=0.001, high=0.5, step=0.01),
+        Setting(
+            "beta",
+            "β (coverage accuracy)",
+            low=0.01,
+            high=0.999,
+            step=0.01,
+            applies_when=("mode", "coverage-accuracy"),
+            suggest=lambda summary: float(min(0.99, round((1 + summary.accuracy) / 2, 2))),
+            help="Must exceed the accuracy of all rows to reject anything; it starts halfway "
+            "between that accuracy and 1.",
+        ),
+        Setting(
+            "threshold_rule",
+            "Meta-Cal threshold rule",
+            choices={
+                "paper": "paper: controls the mean",
+                "high-probability": "Neyman–Pearson: ≤ α w.p. 1 − δ",
+                "reference": "reference code (numpy 'higher')",
+            },
+        ),
+    ),
 )
 class MetaCal(Recalibrator):
     """Meta-Cal under miscoverage or coverage-accuracy control (module docstring).

@@ -27,7 +27,7 @@ import numpy as np
 
 from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
-from core.recalibration.base import OneDimRecalibrator, register, sigmoid
+from core.recalibration.base import OneDimRecalibrator, Setting, register, sigmoid
 from core.recalibration.histogram import count_edges
 from core.recalibration.scaling import affine_sigmoid, fit_logistic_rows
 
@@ -108,6 +108,16 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
     formula="Kumar, Liang & Ma 2019 §4.1 (Thm 4.1)",
     family="binning",
     discrete_output=True,
+    settings=(
+        Setting(
+            "mode",
+            "Scaling-binning splits",
+            choices={
+                "same-data": "same data for all steps (practice)",
+                "three-splits": "three disjoint splits (theory)",
+            },
+        ),
+    ),
 )
 class ScalingBinning(OneDimRecalibrator):
     """Kumar et al.'s scaling-binning calibrator.

@@ -7,8 +7,6 @@ reruns the script, which interrupts the running simulation) and are kept per par
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,7 +15,6 @@ import streamlit as st
 from core.bias import (
     DEFAULT_NS,
     TEACHING_PRESETS,
-    EstimatorSpec,
     TeachingPreset,
     bias_heatmap,
     consistent_tce_range,
@@ -25,11 +22,16 @@ from core.bias import (
     detection_power,
     ece_vs_tce,
     estimate_histogram,
+    estimator_choices,
+    fit_data,
+    least_biased_bins,
+    n_for_power,
+    observed_estimate,
+    option_label,
     simulate_estimates,
+    simulation_lens,
+    specs_with_bins,
 )
-from core.binning import bin_stats
-from core.calibration import calibration_error
-from core.estimators import ESTIMATORS
 from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
@@ -39,9 +41,8 @@ from core.figures import (
     fitted_curve_figure,
     power_figure,
 )
-from core.lenses import apply_lens
-from core.worlds import PRESET_WORLDS, BetaScores, UniformScores, beta_fit_histogram, fit_world
-from dashboard import state
+from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
+from dashboard import cache, state
 
 NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
 SOURCES = {
@@ -56,92 +57,13 @@ SCORE_FAMILIES = {
     "Beta(2.8, 0.05) (CIFAR-10-like)": BetaScores(2.8, 0.05),
 }
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-RUNNING = "_bias_running"
 
 
-# ---------------------------------------------------------------- runs, progress, cache
-
-
-@st.cache_resource(show_spinner=False)
-def _store() -> OrderedDict[tuple[Any, ...], Any]:
-    # finished results per parameter set, shared by sessions (results are immutable)
-    return OrderedDict()
-
-
-def _cached(key: tuple[Any, ...]) -> Any:
-    return _store().get(key)
-
-
-def _run(key: tuple[Any, ...], label: str, compute: Callable[[Any], Any]) -> Any:
-    """Run ``compute(progress)`` with a progress bar and a Stop button; keep the result."""
-    st.session_state[RUNNING] = key
-    with st.status(label, expanded=True) as status:
-        st.button("Stop", key="bias_stop", icon=":material/stop_circle:")
-        bar = st.progress(0.0, text="starting…")
-
-        def progress(frac: float, message: str) -> None:
-            bar.progress(min(max(frac, 0.0), 1.0), text=message)
-
-        with state.show_errors():
-            result = compute(progress)
-            store = _store()
-            store[key] = result
-            while len(store) > 48:
-                store.popitem(last=False)
-            status.update(label=f"{label} — done", state="complete", expanded=False)
-            st.session_state.pop(RUNNING, None)
-            return result
-    status.update(label=f"{label} — failed", state="error")
-    st.session_state.pop(RUNNING, None)
-    return None
-
-
-def _get_or_run(key: tuple[Any, ...], label: str, compute: Callable[[Any], Any]) -> Any:
-    result = _cached(key)
-    return _run(key, label, compute) if result is None else result
-
-
-def _stopped_notice() -> None:
-    key = st.session_state.pop(RUNNING, None)
-    if key is not None and _cached(key) is None:
-        st.warning(
-            "The last simulation was stopped before it finished; nothing was kept. "
-            "Press its Run button to start again.",
-            icon=":material/stop_circle:",
-        )
+# ---------------------------------------------------------------- helpers
 
 
 def _chart(fig: Any, key: str) -> None:
     st.plotly_chart(fig, theme=None, key=key, config=CHART_CONFIG)
-
-
-# ---------------------------------------------------------------- options
-
-
-def estimator_options() -> list[str]:
-    """Every registered estimator, binned ones once per binning (``name:binning``)."""
-    out = []
-    for entry in ESTIMATORS:
-        if entry.binned:
-            allowed = entry.binnings or ("equal-width", "equal-mass")
-            out += [f"{entry.name}:{b}" for b in ("equal-width", "equal-mass") if b in allowed]
-        else:
-            out.append(entry.name)
-    return out
-
-
-def _spec_label(option: str) -> str:
-    return EstimatorSpec.parse(option).label.replace("-15", "")
-
-
-def _specs(options: list[str], n_bins: int) -> tuple[EstimatorSpec, ...]:
-    out = []
-    for o in options:
-        spec = EstimatorSpec.parse(o)
-        if spec.binned:
-            spec = EstimatorSpec(spec.estimator, spec.binning, n_bins)
-        out.append(spec)
-    return tuple(out)
 
 
 def _norm(value: str) -> float:
@@ -156,11 +78,11 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
     st.info(preset.lesson, icon=":material/school:")
     if preset.view == "power":
         key = ("lesson", preset.key, seed)
-        tables = _get_or_run(
+        tables = cache.run_with_progress(
             key,
             preset.title,
             lambda progress: {
-                _spec_label(e): detection_power(
+                option_label(e): detection_power(
                     UniformScores(),
                     targets=(0.02, 0.05, 0.10),
                     ns=preset.ns,
@@ -177,14 +99,14 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         if tables:
             _chart(power_figure(tables, user_n=user_n), "lesson_chart")
             for label, t in tables.items():
-                two = t[(t["target"] == 0.02) & (t["power"] >= 0.8)]
-                need = f"n ≈ {int(two['n'].min()):,}" if len(two) else "more than the largest n"
+                found = n_for_power(t, target=0.02, rate=0.8)
+                need = f"n ≈ {found:,}" if found is not None else "more than the largest n"
                 st.markdown(f"- **{label}** detects a 2 % true CE 80 % of the time from {need}.")
         return
     world = PRESET_WORLDS[preset.world]
     if preset.view == "heatmap":
         key = ("lesson", preset.key, seed)
-        table = _get_or_run(
+        table = cache.run_with_progress(
             key,
             preset.title,
             lambda progress: bias_heatmap(
@@ -193,8 +115,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         )
         if table is not None:
             _chart(bias_heatmap_figure(table, title=world.label), "lesson_chart")
-            fixed = table[table["row"] != "sweep"].assign(a=table["bias"].abs())
-            best = fixed.loc[fixed.groupby("n")["a"].idxmin()]
+            best = least_biased_bins(table)
             st.markdown(
                 "Least-biased number of bins per n: "
                 + ", ".join(
@@ -204,7 +125,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             )
         return
     key = ("lesson", preset.key, seed)
-    result = _get_or_run(
+    result = cache.run_with_progress(
         key,
         preset.title,
         lambda progress: simulate_estimates(
@@ -220,15 +141,12 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         return
     if preset.view == "distribution":
         n = preset.ns[0]
-        est = {s.label: result.estimates(s, n) for s in result.specs}
-        fig = estimate_distribution_figure(
-            estimate_histogram(est), reference=float(result.reference[0])
-        )
+        hist = estimate_histogram({s.label: result.estimates(s, n) for s in result.specs})
+        fig = estimate_distribution_figure(hist, reference=float(result.reference[0]))
         _chart(fig, "lesson_chart")
-        first = result.specs[0].label
         st.markdown(
-            f"Mean **{first}** over {result.n_resamples:,} perfectly calibrated datasets of "
-            f"n = {n}: **{100 * est[first].mean():.2f} %** (true CE 0 %)."
+            f"Mean **{hist.labels[0]}** over {result.n_resamples:,} perfectly calibrated "
+            f"datasets of n = {n}: **{100 * hist.means[0]:.2f} %** (true CE 0 %)."
         )
     else:
         _chart(bias_curve_figure(result.summary(), user_n=user_n), "lesson_chart")
@@ -243,7 +161,7 @@ st.caption(
     "error is known (or subsampled from your data), so you can see each estimator's bias, "
     "spread and RMSE at your n. Errors are in percent; the reference line is the true CE."
 )
-_stopped_notice()
+cache.stopped_notice()
 
 pred = state.current_predictions()
 config = state.analysis_config()
@@ -292,7 +210,7 @@ with st.form("bias_form", border=True):
         key="bias_world",
         bind="query-params",
     )
-    options = estimator_options()
+    options = estimator_choices()
     default_six = [
         f"{e}:{b}" for e in ("plugin", "debiased", "sweep") for b in ("equal-width", "equal-mass")
     ]
@@ -300,7 +218,7 @@ with st.form("bias_form", border=True):
         "Estimators",
         options,
         default=[o for o in default_six if o in options],
-        format_func=_spec_label,
+        format_func=option_label,
         key="bias_estimators",
         bind="query-params",
         help="Equal width is drawn dashed, equal mass solid. Kernel estimators run one dataset "
@@ -322,17 +240,13 @@ with st.form("bias_form", border=True):
     run = st.form_submit_button("Run simulation", type="primary", icon=":material/play_arrow:")
 st.caption(f"Seed {seed} (from the sidebar); datasets are shared by all estimators and sizes.")
 
-lens = (
-    "binary"
-    if pred is not None and pred.n_classes == 2 and config and config.lens == "binary"
-    else "top-label"
-)
+lens = simulation_lens(pred, config.lens if config else "top-label") if pred else "top-label"
 if pred is not None:
     st.caption(
         f"Your data is used through the **{lens}** lens (one score and one outcome per row); "
         "the classwise and canonical lenses have no single score to simulate."
     )
-specs = _specs(chosen, int(n_bins))
+specs = specs_with_bins(chosen, int(n_bins))
 norm = _norm(norm_key)
 ns_run = tuple(sorted(ns))
 if source == "subsample" and pred is not None and ns_run and ns_run[-1] > pred.n:
@@ -341,15 +255,14 @@ if source == "subsample" and pred is not None and ns_run and ns_run[-1] > pred.n
 
 
 def _fit(progress: Any = None) -> Any:
-    view = apply_lens(pred.probs, pred.labels, lens)
-    return fit_world(view.scores[0], view.outcomes[0], name=f"fitted to {state.data_source()}")
+    return fit_data(pred, lens, name=f"fitted to {state.data_source()}")
 
 
 fit_key = ("fit", pred.digest if pred is not None else None, lens)
 digest = pred.digest if pred is not None else None
 src_key = world_name if source == "world" else (source, digest, lens)
 sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(n_resamples), seed, norm_key)
-result = _cached(sim_key)
+result = cache.recall(sim_key)
 if run and result is None:
     if not specs or not ns_run:
         st.error("Choose at least one estimator and one sample size.", icon=":material/error:")
@@ -357,13 +270,14 @@ if run and result is None:
         if source == "world":
             src: Any = PRESET_WORLDS[world_name]
         elif source == "fitted":
-            src = _get_or_run(fit_key, "Fitting a world to your data", _fit)
+            fitted_data = cache.run_with_progress(fit_key, "Fitting a world to your data", _fit)
+            src = None if fitted_data is None else fitted_data.fit
         else:
             src = data_source(
                 pred.probs, pred.labels, lens=lens, name=state.data_source() or "data"
             )
         if src is not None:
-            result = _run(
+            result = cache.run_with_progress(
                 sim_key,
                 f"Simulating {int(n_resamples):,} datasets per n",
                 lambda progress: simulate_estimates(
@@ -484,17 +398,17 @@ with tabs[2]:
     )
     hm_world = world_name if source == "world" else None
     if hm_world is None and source == "fitted":
-        fitted = _cached(fit_key)
-        hm_src = fitted.world if fitted is not None else None
+        fitted = cache.recall(fit_key)
+        hm_src = fitted.fit.world if fitted is not None else None
     else:
         hm_src = PRESET_WORLDS[world_name] if source == "world" else None
     hm_key = ("heat", src_key, hm_binning, int(hm_reps), seed, norm_key)
-    heat = _cached(hm_key)
+    heat = cache.recall(hm_key)
     if heat is None and st.button("Run the heat map", key="bias_hm_run"):
         if hm_src is None:
             st.info("The heat map needs a world: pick a preset, or run a fitted world first.")
         else:
-            heat = _run(
+            heat = cache.run_with_progress(
                 hm_key,
                 "Simulating the heat map",
                 lambda progress: bias_heatmap(
@@ -512,18 +426,18 @@ with tabs[3]:
         "true CEs it is consistent with."
     )
     families = dict(SCORE_FAMILIES)
-    fitted = _cached(fit_key)
+    fitted = cache.recall(fit_key)
     if fitted is not None:
-        families["Beta fitted to my data"] = fitted.world.scores
+        families["Beta fitted to my data"] = fitted.fit.world.scores
     c1, c2, c3, c4 = st.columns(4)
     fam = c1.selectbox(
         "Score distribution", list(families), key="bias_tce_family", bind="query-params"
     )
     tce_est = c2.selectbox(
         "Estimator",
-        [o for o in options if ESTIMATORS.get(o.split(":")[0]).binned],
+        estimator_choices(binned_only=True),
         index=0,
-        format_func=_spec_label,
+        format_func=option_label,
         key="bias_tce_est",
         bind="query-params",
     )
@@ -535,12 +449,11 @@ with tabs[3]:
     )
     observed_default = 12.0
     if pred is not None:
-        spec = _specs([tce_est], int(n_bins))[0]
+        spec = specs_with_bins([tce_est], int(n_bins))[0]
         with state.show_errors():
-            observed_default = 100 * calibration_error(
-                pred.probs, pred.labels, estimator=spec.estimator, binning=spec.binning,
-                n_bins=spec.n_bins, norm=2, lens=lens,
-            ).value  # fmt: skip
+            observed_default = 100 * cache.compute(
+                observed_estimate, pred, spec, config.lens if config else "top-label"
+            )
     observed = st.number_input(
         "Observed estimate (%)",
         0.0,
@@ -550,10 +463,10 @@ with tabs[3]:
         bind="query-params",
     )
     tce_key = ("tce", fam, tce_est, int(n_bins), int(tce_n), int(tce_reps), seed)
-    tce_table = _cached(tce_key)
+    tce_table = cache.recall(tce_key)
     if tce_table is None and st.button("Run ECE vs true CE", key="bias_tce_run"):
-        spec = _specs([tce_est], int(n_bins))[0]
-        tce_table = _run(
+        spec = specs_with_bins([tce_est], int(n_bins))[0]
+        tce_table = cache.run_with_progress(
             tce_key,
             "Simulating a family of worlds",
             lambda progress: ece_vs_tce(
@@ -574,7 +487,7 @@ with tabs[3]:
         else:
             more = " or more (widen the family)" if open_above else ""
             st.success(
-                f"An observed {_spec_label(tce_est)} of **{observed:.2f} %** at n = {int(tce_n):,} is "
+                f"An observed {option_label(tce_est)} of **{observed:.2f} %** at n = {int(tce_n):,} is "
                 f"consistent with a true CE in **[{100 * low:.2f} %, {100 * high:.2f} %{more}]** "
                 f"(5–95 % bands, {fam}).",
                 icon=":material/straighten:",
@@ -591,9 +504,9 @@ with tabs[4]:
     )
     pw_est = c2.multiselect(
         "Estimators",
-        [o for o in options if ESTIMATORS.get(o.split(":")[0]).binned],
+        estimator_choices(binned_only=True),
         default=["sweep:equal-mass", "plugin:equal-width"],
-        format_func=_spec_label,
+        format_func=option_label,
         key="bias_pw_est",
         bind="query-params",
     )
@@ -602,10 +515,10 @@ with tabs[4]:
     )
     pw_ns = (200, 500, 1000, 2000, 5000, 10000, 20000)
     pw_key = ("power", pw_fam, tuple(pw_est), int(n_bins), int(pw_reps), seed)
-    power = _cached(pw_key)
+    power = cache.recall(pw_key)
     if power is None and st.button("Run the detection study", key="bias_pw_run"):
-        pw_specs = _specs(pw_est, int(n_bins))
-        power = _run(
+        pw_specs = specs_with_bins(pw_est, int(n_bins))
+        power = cache.run_with_progress(
             pw_key,
             "Simulating calibrated and miscalibrated worlds",
             lambda progress: {
@@ -627,23 +540,19 @@ with tabs[5]:
             "Fit diagnostics need data: load predictions on the Data page.", icon=":material/info:"
         )
     else:
-        fitted = _get_or_run(fit_key, "Fitting a world to your data", _fit)
+        fitted = cache.run_with_progress(fit_key, "Fitting a world to your data", _fit)
         if fitted is not None:
-            view = apply_lens(pred.probs, pred.labels, lens)
-            b = fitted.beta
+            b, glms = fitted.fit.beta, fitted.fit.glms
             st.markdown(
-                f"**Scores** ({lens} lens): Beta MLE α̂ = {b.alpha:.4f}, β̂ = {b.beta:.4f} "
-                f"({b.n:,} scores; {b.n_exact_one:,} exactly 1.0, clipped to 1 − {b.clip:g}). "
-                f"**Curve**: AIC-best GLM `{fitted.glms.best.name}`; true CE of the fitted world "
-                f"{100 * fitted.world.true_calibration_error(2):.2f} % (ℓ2)."
+                f"**Scores** ({fitted.lens} lens): Beta MLE α̂ = {b.alpha:.4f}, β̂ = "
+                f"{b.beta:.4f} ({b.n:,} scores; {b.n_exact_one:,} exactly 1.0, clipped to "
+                f"1 − {b.clip:g}). **Curve**: AIC-best GLM `{glms.best.name}`; true CE of the "
+                f"fitted world {100 * fitted.true_calibration_error:.2f} % (ℓ2)."
             )
-            _chart(beta_fit_figure(beta_fit_histogram(view.scores[0], b)), "bias_beta_fit")
-            st.dataframe(fitted.glms.table, hide_index=True, key="bias_glm_table")
+            _chart(beta_fit_figure(fitted.beta_histogram), "bias_beta_fit")
+            st.dataframe(glms.table, hide_index=True, key="bias_glm_table")
             st.caption(
-                f"{fitted.glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
+                f"{glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
                 "(their transforms are infinite), as in the reference implementation."
             )
-            bins = bin_stats(view.scores[0], view.outcomes[0], binning="equal-mass", n_bins=15)
-            top = fitted.glms.table["glm"].head(3)
-            curves = {f"{g} (rank {i + 1})": fitted.glms.curves[g] for i, g in enumerate(top)}
-            _chart(fitted_curve_figure(bins, curves), "bias_fitted_curve")
+            _chart(fitted_curve_figure(fitted.bins, fitted.curves), "bias_fitted_curve")

@@ -9,44 +9,25 @@ import pandas as pd
 import streamlit as st
 
 from core.calibration_tests import TESTS
-from core.errors import CalibscopeError
 from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
-from core.model_comparison import DEFAULT_METRICS, ModelComparison, metric_choices, parse_metric
-from dashboard import state, widgets
+from core.model_comparison import (
+    DEFAULT_METRICS,
+    ModelComparison,
+    compare_models,
+    metric_choices,
+    parse_metric,
+)
+from dashboard import cache, state, widgets
 
 PLOT_CONFIG = {"displaylogo": False}
 DEFAULT_TEST = "skce-ul-asymptotic"  # linear in n: fast for many models and rows
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
-_COMPARE_BOOTSTRAPS = "_compare_bootstraps"  # comparisons whose large bootstrap was asked for
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _compare(
-    digest: str,
-    models: tuple[str, ...],
-    config: Any,
-    metrics: tuple[str, ...],
-    reference: str,
-    n_resamples: int,
-    test: str,
-    _parts: dict[str, Any],
-) -> ModelComparison:
-    from core.model_comparison import compare_models
-
-    return compare_models(
-        _parts,
-        config=config,
-        metrics=metrics,
-        reference=reference or None,
-        n_resamples=n_resamples,
-        test=test or None,
-    )
 
 
 def _metric_label(key: str) -> str:
@@ -181,47 +162,30 @@ if reference and reference not in chosen_models:
     )
     reference = AUTO
 
-parts = state._split_by_model(pred.digest, pred)
-picked = {m: parts[m] for m in chosen_models}
-# the same rule as the Reliability page: a large bootstrap waits for a click
+picked = {m: state.models_of(pred)[m] for m in chosen_models}
+# the same rule as every page: a large bootstrap waits for a click
 rows = sum(p.n for p in picked.values())
 boot_config = dataclasses.replace(config, n_resamples=int(n_resamples))
 work = sum(state.bootstrap_work(p, boot_config) for p in picked.values())
-boot_key = (pred.digest, tuple(chosen_models), config, tuple(metrics), int(n_resamples))
-asked = boot_key in st.session_state.setdefault(_COMPARE_BOOTSTRAPS, set())
-resamples = int(n_resamples)
-if work > state.AUTO_BOOTSTRAP_BUDGET and not asked:
-    resamples = 0
-with st.spinner(
-    f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} resamples…",
-    show_time=True,
-):
-    try:
-        cmp = _compare(
-            pred.digest,
-            tuple(chosen_models),
-            config,
-            tuple(metrics),
-            reference,
-            resamples,
-            test,
-            picked,
-        )
-    except CalibscopeError as exc:
-        st.error(str(exc), icon=":material/error:")
-        st.stop()
-if resamples != int(n_resamples):
-    st.info(
-        f"Bootstrap intervals on {rows:,} rows × {int(n_resamples):,} resamples take a while; the "
-        "point estimates are below. Lower the resamples, or compute the intervals now (the "
-        "result is kept for this data and these options).",
-        icon=":material/hourglass:",
-    )
-    st.button(
-        "Compute bootstrap intervals",
-        key="compare_run_bootstrap",
-        on_click=lambda: st.session_state[_COMPARE_BOOTSTRAPS].add(boot_key),
-        icon=":material/play_arrow:",
+boot_key = ("compare", cache.data_key(picked), config, tuple(metrics), int(n_resamples))
+allowed = cache.bootstrap_gate(
+    boot_key,
+    work,
+    what=f"{rows:,} rows × {int(n_resamples):,} resamples",
+    button_key="compare_run_bootstrap",
+)
+resamples = int(n_resamples) if allowed else 0
+with state.show_errors(stop=True):
+    cmp = cache.compute(
+        compare_models,
+        picked,
+        config=config,
+        metrics=tuple(metrics),
+        reference=reference or None,
+        n_resamples=resamples,
+        test=test or None,
+        spinner=f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} "
+        "resamples…",
     )
 
 # ---------------------------------------------------------------- metrics table

@@ -6,13 +6,13 @@ import dataclasses
 
 import streamlit as st
 
-from core.estimator_comparison import explain_disagreement
+from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
 from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,
 )
-from dashboard import estimators_state, state, widgets
+from dashboard import cache, state, widgets
 
 PLOT_CONFIG = {"displaylogo": False}
 TABLE_COLUMNS = {
@@ -43,18 +43,22 @@ if config is None:
 config = dataclasses.replace(config, estimator="plugin")
 
 # ---------------------------------------------------------------- the table
-kernel_key = (pred.digest, config)
+kernel_job = ("estimators-kernel", cache.data_key(pred), config)
+binned_job = ("estimators", cache.data_key(pred), config)
+work = state.bootstrap_work(pred, config)
 if config.n_resamples == 0:
     scope = "none"
-elif estimators_state.kernel_intervals_requested(pred, config):
+elif cache.asked(kernel_job):
     scope = "all"
-elif state.bootstrap_is_cheap(pred, config):
+elif work <= cache.AUTO_BOOTSTRAP_BUDGET or cache.asked(binned_job):
     scope = "binned"
 else:
     scope = "none"
 
 with state.show_errors(stop=True):
-    comparison = estimators_state.compare(pred, config, scope)
+    comparison = cache.compute(
+        compare_estimators, pred, config, intervals=scope, spinner="Running every estimator…"
+    )
 
 st.subheader("Every estimator", anchor=False)
 norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
@@ -93,8 +97,8 @@ if scope != "all" and config.n_resamples > 0:
         key="estimators_kernel_intervals",
         help="Each resample re-runs every kernel estimator (the quadratic ones cost n² "
         "per resample); this can take minutes. The result is kept for this data and options.",
-        on_click=estimators_state.request_kernel_intervals,
-        args=(kernel_key,),
+        on_click=cache.ask,
+        args=(kernel_job,),
         icon=":material/play_arrow:",
     )
 
@@ -145,7 +149,13 @@ n_bins_range = st.slider(
 )
 curve = None
 with state.show_errors():
-    curve = estimators_state.curve(pred, config, n_bins_range)
+    curve = cache.compute(
+        error_versus_bins,
+        pred,
+        config,
+        n_bins_range=(int(n_bins_range[0]), int(n_bins_range[1])),
+        spinner="Computing the error for every number of bins…",
+    )
     st.plotly_chart(
         error_versus_bins_figure(curve, comparison.sweep_choices, norm_label=norm_symbol),
         theme=None,

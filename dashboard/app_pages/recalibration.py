@@ -17,8 +17,7 @@ from core.figures import (
 )
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
-from core.scores import accuracy
-from dashboard import state
+from dashboard import cache, state, widgets
 
 PROTOCOL_LABELS = {
     "fraction": "Random split (calibration fraction)",
@@ -44,11 +43,10 @@ def _label(name: str) -> str:
     return RECALIBRATORS.get(name).label
 
 
-@st.cache_resource(max_entries=8, show_spinner="Fitting and judging the recalibrators…")
-def _compare(digest: str, request: str, _probs: Any, _labels: Any, _split: Any) -> Any:
-    # cache_resource: the result holds read-only fitted parameters that are shared, not copied
+def _compare(pred: Any, request: str) -> Any:
     req = json.loads(request)
-    return compare_recalibrators(_probs, _labels, split_labels=_split, **req)
+    split = pred.split if req["protocol"] == "column" else None
+    return compare_recalibrators(pred.probs, pred.labels, split_labels=split, **req)
 
 
 st.title("Recalibration", anchor=False)
@@ -69,7 +67,7 @@ default_est = ["plugin", "debiased"]
 if config.estimator in binned and config.estimator not in default_est:
     default_est.insert(0, config.estimator)
 protocols = [p for p in PROTOCOL_LABELS if p != "column" or pred.split is not None]
-base_acc = accuracy(pred.probs, pred.labels)
+summary = state.summary(pred)
 
 with st.form("recal_form"):
     methods = st.multiselect(
@@ -103,26 +101,18 @@ with st.form("recal_form"):
         bind="query-params",
     )
     with st.expander("Recalibrator options"):
-        o1, o2, o3 = st.columns(3)
+        o1, o2 = st.columns(2)
         rec_bins = o1.number_input(
-            "Bins of histogram binning and scaling-binning",
+            "Bins of the binning recalibrators",
             1,
             500,
             10,
             key="recal_bins",
             bind="query-params",
+            help="n_bins of every recalibrator that takes it: "
+            + ", ".join(e.label for e in RECALIBRATORS if "n_bins" in e.options),
         )
-        sb_mode = o2.selectbox(
-            "Scaling-binning splits",
-            ["same-data", "three-splits"],
-            format_func={
-                "same-data": "same data for all steps (practice)",
-                "three-splits": "three disjoint splits (theory)",
-            }.get,
-            key="recal_sb_mode",
-            bind="query-params",
-        )
-        eval_binning = o3.selectbox(
+        eval_binning = o2.selectbox(
             "Evaluation binning",
             ["auto", "config"],
             format_func={
@@ -132,37 +122,7 @@ with st.form("recal_form"):
             key="recal_eval_binning",
             bind="query-params",
         )
-        m1, m2, m3, m4 = st.columns(4)
-        mc_mode = m1.selectbox(
-            "Meta-Cal control",
-            ["miscoverage", "coverage-accuracy"],
-            key="recal_mc_mode",
-            bind="query-params",
-        )
-        mc_alpha = m2.number_input(
-            "α (miscoverage)", 0.001, 0.5, 0.05, 0.01, key="recal_mc_alpha", bind="query-params"
-        )
-        mc_beta = m3.number_input(
-            "β (coverage accuracy)",
-            0.01,
-            0.999,
-            float(min(0.99, round(base_acc + (1 - base_acc) / 2, 2))),
-            0.01,
-            key="recal_mc_beta",
-            bind="query-params",
-            help=f"Must exceed the accuracy of all rows ({base_acc:.3f}) to reject anything.",
-        )
-        mc_rule = m4.selectbox(
-            "Meta-Cal threshold rule",
-            ["paper", "high-probability", "reference"],
-            format_func={
-                "paper": "paper: controls the mean",
-                "high-probability": "Neyman–Pearson: ≤ α w.p. 1 − δ",
-                "reference": "reference code (numpy 'higher')",
-            }.get,
-            key="recal_mc_rule",
-            bind="query-params",
-        )
+        settings = widgets.recalibrator_settings(summary)
     in_sample_ok = st.checkbox(
         "I understand in-sample numbers are optimistic (only for the in-sample protocol)",
         key="recal_in_sample_ok",
@@ -177,16 +137,9 @@ if submitted:
     else:
         options: dict[str, dict[str, Any]] = {}
         for name in methods:
-            params = list(RECALIBRATORS.get(name).options)
-            opt: dict[str, Any] = {}
-            if "n_bins" in params:
+            opt = dict(settings.get(name, {}))
+            if "n_bins" in RECALIBRATORS.get(name).options:
                 opt["n_bins"] = int(rec_bins)
-            if name == "scaling-binning":
-                opt["mode"] = sb_mode
-            if name == "meta-cal":
-                opt |= {"mode": mc_mode, "alpha": float(mc_alpha), "threshold_rule": mc_rule}
-                if mc_mode == "coverage-accuracy":
-                    opt["beta"] = float(mc_beta)
             options[name] = opt
         st.session_state[RESULT_KEY] = {
             "digest": pred.digest,
@@ -218,12 +171,11 @@ if not saved or saved["digest"] != pred.digest:
 
 request = saved["request"]
 with state.show_errors(stop=True):
-    result = _compare(
-        pred.digest,
+    result = cache.compute(
+        _compare,
+        pred,
         json.dumps(request, sort_keys=True),
-        pred.probs,
-        pred.labels,
-        pred.split if request["protocol"] == "column" else None,
+        spinner="Fitting and judging the recalibrators…",
     )
 
 n_eval = len(result.rows)

@@ -28,7 +28,7 @@ interval_slot = widgets.headline(result, config)
 interval = f"{config.confidence_level:.0%} {widgets.interval_label(config.interval_method)}"
 if config.lens == "classwise":
     st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
-fig = state.reliability_chart(pred, result, interval=interval)
+fig = state.reliability_chart(pred, result.config, interval=interval)
 st.plotly_chart(
     fig,
     theme=None,

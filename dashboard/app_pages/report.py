@@ -7,15 +7,12 @@ from typing import Any
 import streamlit as st
 
 from core.report import DEFAULT_TEST, build_report
-from dashboard import state, widgets
+from dashboard import cache, state, widgets
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _report_files(
-    digest: str, config: Any, title: str, test: str, _pred: Any
-) -> tuple[str, str, dict[str, Any]]:
-    # the strings, not the Report, are cached: they are what the page shows and serves
-    report = build_report(_pred, config=config, title=title or None, test=test or None)
+def _report_files(pred: Any, config: Any, title: str, test: str) -> tuple[str, str, dict[str, Any]]:
+    # the strings, not the Report, are kept: they are what the page shows and serves
+    report = build_report(pred, config=config, title=title or None, test=test or None)
     summary = {
         "models": [
             (m.model, m.n, m.analysis.headline.value, m.test.pvalue if m.test else None)
@@ -54,7 +51,7 @@ test = widgets.test_picker(c2, key="report_test", default=DEFAULT_TEST)
 
 with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
     with state.show_errors(stop=True):
-        html_text, json_text, summary = _report_files(pred.digest, config, title, test, pred)
+        html_text, json_text, summary = cache.compute(_report_files, pred, config, title, test)
 
 st.subheader(summary["title"], anchor=False)
 rows = [

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import streamlit as st
 
@@ -12,15 +10,14 @@ from core.calibration_tests import (
     TESTS,
     CalibrationTestResult,
     TestErrorSimulation,
-    TestSuiteResult,
     run_tests,
     simulate_test_errors,
+    test_settings,
 )
-from core.estimators import ESTIMATORS
 from core.estimators.kernel import MAX_EXACT_N
 from core.figures import error_rate_figure, null_distribution_figure
 from core.worlds import DirichletWorld
-from dashboard import state
+from dashboard import cache, state
 
 MESSAGE = (
     "A raw calibration error has no unit: whether 0.0003 or 0.03 is a lot depends on the "
@@ -43,33 +40,6 @@ WORLDS = {
 TEACHING_RESAMPLES = 200
 
 
-@st.cache_data(max_entries=16, show_spinner="Running the calibration tests…")
-def _run_tests(
-    digest: str,
-    tests: tuple[str, ...],
-    kernel_lens: str,
-    lens: str,
-    seed: int,
-    n_resamples: int,
-    max_exact_n: int,
-    consistency: tuple[tuple[str, Any], ...],
-    _probs: np.ndarray,
-    _labels: np.ndarray,
-) -> TestSuiteResult:
-    return run_tests(
-        _probs,
-        _labels,
-        tests=tests,
-        kernel_lens=kernel_lens,
-        lens=lens,
-        seed=seed,
-        n_resamples=n_resamples,
-        max_exact_n=max_exact_n,
-        consistency_options=dict(consistency),
-    )
-
-
-@st.cache_data(max_entries=8, show_spinner="Simulating data sets and testing each one…")
 def _simulate(
     world: str, tests: tuple[str, ...], n: int, n_resamples: int, seed: int
 ) -> TestErrorSimulation:
@@ -135,20 +105,12 @@ else:
             bind="query-params",
         )
     )
-    seed = int(config.seed) if config is not None else 0
-    lens = config.lens if config is not None and config.lens in ("binary", "top-label") else None
-    if lens is None:
-        lens = "binary" if pred.n_classes == 2 else "top-label"
-    binned = ESTIMATORS.names(binned=True)
-    consistency = {"estimator": "plugin", "binning": "equal-width", "n_bins": 15, "norm": 1.0}
-    if config is not None:
-        consistency = {
-            "estimator": config.estimator if config.estimator in binned else "plugin",
-            "binning": config.binning,
-            "n_bins": config.n_bins,
-            "norm": config.norm,
-            "tie_policy": config.tie_policy,
-        }
+    if config is None:
+        st.stop()
+    default_lens = "binary" if pred.n_classes == 2 else "top-label"
+    lens, consistency = test_settings("consistency", config)
+    lens = lens or default_lens
+    classical_lens = test_settings("spiegelhalter", config)[0] or default_lens
 
     max_exact_n = MAX_EXACT_N
     if pred.n > MAX_EXACT_N:
@@ -162,17 +124,15 @@ else:
             max_exact_n = pred.n
 
     with state.show_errors(stop=True):
-        suite = _run_tests(
-            pred.digest,
-            DEFAULT_SUITE,
-            kernel_lens,
-            lens,
-            seed,
-            n_resamples,
-            max_exact_n,
-            tuple(sorted(consistency.items())),
-            pred.probs,
-            pred.labels,
+        suite = cache.compute(
+            run_tests,
+            pred,
+            config,
+            tests=DEFAULT_SUITE,
+            kernel_lens=kernel_lens,
+            n_resamples=n_resamples,
+            max_exact_n=max_exact_n,
+            spinner="Running the calibration tests…",
         )
 
     frame = suite.to_frame(alpha)
@@ -196,11 +156,12 @@ else:
     )
     st.caption(
         f"Kernel tests on the {kernel_lens} lens with exp(−TV/ν)·I and ν by the median "
-        f"heuristic; Hosmer–Lemeshow, Spiegelhalter and consistency resampling on the {lens} "
-        f"lens (consistency: {consistency['estimator']} estimator, {consistency['n_bins']} "
-        f"{consistency['binning']} bins). “≤” marks a distribution-free upper bound of the "
+        f"heuristic; Hosmer–Lemeshow and Spiegelhalter on the {classical_lens} lens; "
+        f"consistency resampling on the {lens} lens ({consistency['estimator']} estimator, "
+        f"{consistency['n_bins']} {consistency['binning']} bins). “≤” marks a "
+        "distribution-free upper bound of the "
         "p-value; “±” the Monte-Carlo standard error of a resampled p-value, counted as "
-        f"(1 + #{{T* ≥ T}})/(1 + R). Seed {seed}."
+        f"(1 + #{{T* ≥ T}})/(1 + R). Seed {config.seed}."
     )
     for name, reason in suite.skipped.items():
         st.caption(f"**{TESTS.get(name).label}** did not run: {reason}")
@@ -259,7 +220,15 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
         with state.show_errors():
-            sim = _simulate(world, tuple(chosen_tests), n, n_resamples, 0)
+            sim = cache.compute(
+                _simulate,
+                world,
+                tuple(chosen_tests),
+                n,
+                n_resamples,
+                0,
+                spinner="Simulating data sets and testing each one…",
+            )
             st.plotly_chart(
                 error_rate_figure(sim),
                 theme=None,

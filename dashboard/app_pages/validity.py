@@ -8,7 +8,6 @@ results kept per data digest and options) → :mod:`core.figures.validity`.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any
 
 import streamlit as st
@@ -17,11 +16,9 @@ from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_
 from core.guarantees import guarantee_calculator
 from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves
-from dashboard import state, widgets
+from dashboard import cache, state, widgets
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-#: Results kept for all sessions (immutable), oldest dropped first.
-MAX_KEPT = 32
 BIN_COLUMNS = {
     "value": st.column_config.NumberColumn("output h_b", format="%.4f"),
     "count": st.column_config.NumberColumn("test rows n_b", format="%d"),
@@ -41,35 +38,13 @@ def _fmt(value: float | None, spec: str = ".4f") -> str:
     return format(value, spec)
 
 
-@st.cache_resource(show_spinner=False)
-def _store() -> OrderedDict[tuple[Any, ...], Any]:
-    # finished results per (data digest, options), shared by sessions: results are immutable
-    return OrderedDict()
-
-
 def _curves(pred: Any, request: dict[str, Any]) -> Any:
     """Return the validity curves of ``request`` on ``pred``, computing them with progress."""
-    key = (pred.digest, tuple(sorted(request.items())))
-    store = _store()
-    if key in store:
-        store.move_to_end(key)
-        return store[key]
-    label = f"Fitting and judging {request['n_resamples']} random splits…"
-    with st.status(label, expanded=True) as status:
-        bar = st.progress(0.0, text="starting…")
-        with state.show_errors():
-            result = validity_curves(
-                pred, progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m), **request
-            )
-            store[key] = result
-            while len(store) > MAX_KEPT:
-                store.popitem(last=False)
-            status.update(
-                label=f"{request['n_resamples']} splits done", state="complete", expanded=False
-            )
-            return result
-        status.update(label="The validity curves could not be computed", state="error")
-    return None
+    return cache.run_with_progress(
+        ("validity", cache.data_key(pred), tuple(sorted(request.items()))),
+        f"Fitting and judging {request['n_resamples']} random splits",
+        lambda progress: validity_curves(pred, progress=progress, **request),
+    )
 
 
 st.title("Validity", anchor=False)
@@ -125,7 +100,7 @@ with state.show_errors():
 if report is not None:
     if not report.valid:
         st.warning(
-            f"No guarantee: the bound needs n ≥ 2B = {2 * report.n_bins:,} calibration rows.",
+            f"No guarantee: the bound needs n ≥ 2B = {report.min_n:,} calibration rows.",
             icon=":material/warning:",
         )
     m1, m2, m3, m4 = st.columns(4)
@@ -236,11 +211,13 @@ st.caption(
     f"B = {config.n_bins} bins, lens **{config.lens}** and seed {config.seed} come from the "
     "sidebar."
 )
-if method in ("histogram-umd", "histogram-ze", "histogram-ums") and n_cal < 2 * config.n_bins:
+needed = RECALIBRATORS.get(method).min_calibration_rows(config.n_bins)
+if n_cal < needed:
     st.info(
-        f"Uniform-mass binning needs at least 2 calibration rows per bin: {n_cal} rows for "
-        f"B = {config.n_bins}. Lower the number of bins in the sidebar or raise the "
-        "calibration fraction.",
+        f"{RECALIBRATORS.get(method).label} needs at least "
+        f"{RECALIBRATORS.get(method).min_rows_per_bin} calibration rows per bin: {needed} for "
+        f"B = {config.n_bins}, and a split gives {n_cal}. Lower the number of bins in the "
+        "sidebar or raise the calibration fraction.",
         icon=":material/info:",
     )
     st.stop()
