@@ -212,15 +212,12 @@ class SortedComponent:
         Sorted scores.
     outcomes : numpy.ndarray
         Outcomes in the same order, as integers.
-    positions : dict
-        Cache of bin boundaries (as sorted positions) per number of bins.
     """
 
     order: np.ndarray
     rank: np.ndarray
     scores: np.ndarray
     outcomes: np.ndarray
-    positions: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
 #: ``class_weights`` not given: the data set's own (None means uniform weights).

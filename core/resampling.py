@@ -38,7 +38,7 @@ from core.binned_view import BinnedViews
 from core.binning import BINNINGS, coded_bin_sums, equal_mass_starts
 from core.calibration import EstimatorCall
 from core.estimators.base import KernelContext, NormalStream
-from core.estimators.binned import tie_runs
+from core.estimators.binned import sweep_candidate_starts, tie_runs
 
 #: Target number of drawn row indices held in memory per chunk of resamples.
 CHUNK_ELEMENTS = 2**20
@@ -416,16 +416,11 @@ def estimator_plan(
     def sample(idx: np.ndarray, c: int, shared: dict) -> ChunkSample:
         chunk = sorted_chunk(idx, c, shared)
         s = views.sorted_component(lens, c)
-        scores = view.components[c].scores
-        cache = s.positions
 
         def positions_of(b: int) -> np.ndarray:
-            # the b* equal-width bins are runs of the score order, as the candidates are
-            if (binning, b) not in cache:
-                func = BINNINGS.get(binning).func
-                sorted_bins = func(scores, b, call.tie_policy)[0][s.order]
-                cache[binning, b] = np.searchsorted(sorted_bins, np.arange(b + 1), side="left")
-            return cache[binning, b]
+            # the b* equal-width bins start at the first score ≥ k/b, as the candidates do
+            k = np.arange(b + 1, dtype=np.int64)
+            return sweep_candidate_starts(s.scores, k, np.full_like(k, b), binning)
 
         return ChunkSample(chunk, binning, tie_runs(s.scores), positions_of)
 

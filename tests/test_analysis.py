@@ -283,3 +283,44 @@ def test_cifar10_resnet18_top_label():
     assert m.loc["accuracy", "value"] > 0.9
     assert 0 < m.loc["plugin", "low"] < m.loc["plugin", "value"] < m.loc["plugin", "high"] < 0.1
     assert sum(c.bins.n for c in a.components) == 10_000
+
+
+# --- one binned view per call ----------------------------------------------------------
+
+
+def _count_binning_calls(monkeypatch):
+    import dataclasses
+
+    from core.binning import BINNINGS
+
+    calls = []
+    for name in BINNINGS.names():
+        entry = BINNINGS.get(name)
+
+        def counting(scores, n_bins, tie_policy, order=None, _f=entry.func, _name=name):
+            calls.append((_name, n_bins, scores.shape[0]))
+            return _f(scores, n_bins, tie_policy, order)
+
+        monkeypatch.setitem(BINNINGS._entries, name, dataclasses.replace(entry, func=counting))
+    return calls
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+def test_analyze_bins_each_component_once(monkeypatch, binning):
+    calls = _count_binning_calls(monkeypatch)
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=800)
+    y = (rng.uniform(size=800) < p).astype(int)
+    config = AnalysisConfig(lens="binary", binning=binning, n_resamples=30)
+    a = analyze((p, y), config)
+    # the estimators, bin table, band, bootstrap and Brier decomposition share one binning;
+    # the sweep bins once more, with its own b*
+    b_star = a.metrics.set_index("metric").loc["sweep", "note"]
+    assert [c for c in calls if c[1] == config.n_bins] == [(binning, 15, 800)], calls
+    assert len(calls) == 2 and f"b* = {calls[1][1]}" in b_star
+    # classwise: one binning per class, shared with the decomposition
+    calls.clear()
+    p3, y3 = _data(n=500, k=4)
+    analyze((p3, y3), AnalysisConfig(lens="classwise", binning=binning, n_resamples=20))
+    fixed = [c for c in calls if c[1] == 15]
+    assert len(fixed) == 4, calls
