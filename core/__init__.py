@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "ColumnError": "core.data",
     "read_table": "core.data",
     "combine_models": "core.data",
+    "as_predictions": "core.data",
     "DataSummary": "core.summary",
     "summarize": "core.summary",
     # lenses and binning
@@ -47,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "bin_stats": "core.binning",
     # estimators
     "ESTIMATORS": "core.estimators",
+    "EstimatorInfo": "core.estimators",
     "CalibrationErrorResult": "core.calibration",
     "calibration_error": "core.calibration",
     # scores and intervals
@@ -94,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "TESTS": "core.calibration_tests",
     "CalibrationTestResult": "core.calibration_tests",
     "calibration_test": "core.calibration_tests",
+    "run_tests": "core.calibration_tests",
     # recalibration
     "RECALIBRATORS": "core.recalibration",
     "make_recalibrator": "core.recalibration",
