@@ -43,6 +43,13 @@ METRIC_COLUMNS = ["metric", "label", "value", "low", "high", "note"]
 #: Above this many rows, quadratic-cost estimators get no bootstrap interval.
 QUADRATIC_BOOTSTRAP_MAX_N = 5000
 
+#: Ways to bootstrap the intervals (see :class:`AnalysisConfig`).
+BOOTSTRAP_MODES = ("auto", "exact", "cells")
+
+#: Above this many row-resamples (n × resamples × components) the ``"auto"`` bootstrap
+#: resamples cells instead of rows; about two seconds of exact bootstrap on two cores.
+EXACT_BOOTSTRAP_WORK = 10_000_000
+
 #: Outcome redraws of the consistency band. Fixed rather than ``n_resamples``: turning the
 #: bootstrap off (``n_resamples=0``, the page's fast first pass) must not change the band.
 CONSISTENCY_BAND_RESAMPLES = 1000
@@ -102,6 +109,14 @@ class AnalysisConfig:
         Per-bin interval, a name in :data:`core.intervals.INTERVAL_METHODS`.
     class_weights : tuple of float, optional
         Classwise aggregation weights (stored normalised to sum 1); None means uniform.
+    bootstrap : {"auto", "exact", "cells"}, default="auto"
+        How intervals are bootstrapped: ``"exact"`` resamples rows; ``"cells"`` resamples
+        the cells of equal bins and outcomes (:mod:`core.cells`, the fast scheme for large
+        ``n``); ``"auto"`` is exact while ``n × n_resamples × components`` is at most
+        :data:`EXACT_BOOTSTRAP_WORK`, else cells.
+    kernel_sample : int, default=5000
+        Kernel estimators' point estimates run on at most this many rows: above it, on a
+        seeded random subsample of this size (said in the row's note); 0 means all rows.
     consistency_band : bool, default=True
         Add each component's consistency band (:func:`core.consistency_bands.
         consistency_band`, ``CONSISTENCY_BAND_RESAMPLES`` outcome redraws at ``level``,
@@ -126,6 +141,8 @@ class AnalysisConfig:
     interval_method: str = "wilson"
     class_weights: tuple[float, ...] | None = None
     consistency_band: bool = True
+    bootstrap: str = "auto"
+    kernel_sample: int = 5000
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -154,6 +171,11 @@ class AnalysisConfig:
                 ) from None
         put("confidence_level", check_confidence_level(confidence_level))
         put("consistency_band", _flag("consistency_band", self.consistency_band))
+        if self.bootstrap not in BOOTSTRAP_MODES:
+            raise ConfigError(
+                f"bootstrap must be one of {', '.join(BOOTSTRAP_MODES)}; got {self.bootstrap!r}."
+            )
+        put("kernel_sample", _whole("kernel_sample", self.kernel_sample, 0))
         if self.class_weights is not None:
             w = self.class_weights
             if isinstance(w, str):
@@ -396,7 +418,98 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
     return "; ".join(parts)
 
 
-def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnalysis:
+def bootstrap_mode(config: AnalysisConfig, n: int, n_components: int) -> str:
+    """Return ``"exact"`` or ``"cells"``: how :func:`analyze` bootstraps (``config.bootstrap``).
+
+    Parameters
+    ----------
+    config : AnalysisConfig
+        The options.
+    n : int
+        Rows.
+    n_components : int
+        Components of the lens.
+
+    Returns
+    -------
+    str
+        The mode; ``"auto"`` is exact up to :data:`EXACT_BOOTSTRAP_WORK` row-resamples.
+    """
+    if config.bootstrap != "auto":
+        return config.bootstrap
+    work = n * config.n_resamples * n_components
+    return "exact" if work <= EXACT_BOOTSTRAP_WORK else "cells"
+
+
+def cell_intervals(
+    views: BinnedViews,
+    binary: bool,
+    config: AnalysisConfig,
+    calls: Mapping[str, EstimatorCall],
+    known: Mapping[str, float],
+    notes: dict[str, str],
+    *,
+    scores: bool = True,
+) -> dict[str, BootstrapResult]:
+    """Intervals from the cell bootstrap (:mod:`core.cells`) on the config's binned view.
+
+    Estimators it cannot resample (they need the rows of each bin) get a note saying to ask
+    for the exact bootstrap.
+
+    Parameters
+    ----------
+    views : BinnedViews
+        The data's views.
+    binary : bool
+        Whether the predictions are binary (the Brier score's convention).
+    config : AnalysisConfig
+        The options (lens, binning, resamples, level, seed).
+    calls : mapping
+        Key → estimator to bootstrap.
+    known : mapping
+        Key → the value on the full sample.
+    notes : dict
+        Key → note, extended in place.
+    scores : bool, default=True
+        Also bootstrap accuracy, Brier score and log loss.
+
+    Returns
+    -------
+    dict
+        Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
+    """
+    from core.cells import cell_bootstrap, cells_of, supports
+    from core.intervals import percentile_result
+
+    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    names = SCORES.names() if scores else []
+    rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in names}
+    cells = cells_of(view, rows)
+    stats: dict[str, Any] = {s: s for s in names}
+    for key, call in calls.items():
+        if (
+            supports(call.info, call.norm)
+            and call.binning == view.binning
+            and call.lens == view.lens
+        ):
+            stats[key] = call
+        else:
+            extra = "no interval at this n with the fast bootstrap: choose the exact bootstrap"
+            notes[key] = "; ".join(filter(None, [notes.get(key, ""), extra]))
+    dists = cell_bootstrap(
+        cells, stats, n_resamples=config.n_resamples, seed=config.seed, est_seed=config.seed
+    )
+    return {
+        key: percentile_result(
+            known[key], dist, config.confidence_level, config.seed, statistic=key, path="cells"
+        )
+        for key, dist in dists.items()
+    }
+
+
+def analyze(
+    data: Any, config: AnalysisConfig | None = None, *, progress: Any = None
+) -> ReliabilityAnalysis:
     """Run the reliability analysis of predictions under one config.
 
     Every lens component is binned once (:class:`core.binned_view.BinnedViews`), and
@@ -411,6 +524,8 @@ def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnaly
         (see :func:`core.data.as_predictions`).
     config : AnalysisConfig, optional
         The options; default ``AnalysisConfig()``.
+    progress : callable, optional
+        ``progress(fraction, message)`` during an exact bootstrap.
 
     Returns
     -------
@@ -469,8 +584,10 @@ def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnaly
     scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
     notes["brier"] = BRIER_CONVENTIONS[binary]
     intervals: dict[str, BootstrapResult] = {}
-    if config.n_resamples > 0:
-        known = {**{k: r.value for k, r in results.items()}, **scores}
+    known = {**{k: r.value for k, r in results.items()}, **scores}
+    kernel_only = LENSES.get(config.lens).kernel_only
+    mode = "exact" if kernel_only else bootstrap_mode(config, n, len(views.lens(config.lens).names))
+    if config.n_resamples > 0 and mode == "exact":
         intervals = bootstrap_many(
             None,
             None,
@@ -481,7 +598,10 @@ def analyze(data: Any, config: AnalysisConfig | None = None) -> ReliabilityAnaly
             views=views,
             binary=binary,
             values=known,
+            progress=progress,
         )
+    elif config.n_resamples > 0:
+        intervals = cell_intervals(views, binary, config, calls, known, notes)
 
     rows = []
     for name, res in results.items():
@@ -516,6 +636,19 @@ def check_config(config: AnalysisConfig | None) -> AnalysisConfig:
     return config
 
 
+def kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:
+    """Return the rows kernel estimates run on: None for all, else a seeded subsample.
+
+    Above ``config.kernel_sample`` rows (0: never) the kernel estimators run on that many
+    rows drawn without replacement by ``default_rng(seed)`` and kept in row order, so the
+    linear estimator's pairs follow the data's order.
+    """
+    m = config.kernel_sample
+    if m == 0 or n <= m:
+        return None
+    return np.sort(np.random.default_rng(config.seed).choice(n, size=m, replace=False))
+
+
 def _kernel_estimates(
     views: BinnedViews,
     config: AnalysisConfig,
@@ -524,32 +657,33 @@ def _kernel_estimates(
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Point estimates of the kernel estimators that support the config's lens.
 
-    A kernel estimator that cannot run on this data (too many rows for an exact
-    quadratic estimate, a zero median distance, ...) gets NaN and the reason as its note.
+    Above ``config.kernel_sample`` rows they run on a seeded subsample (:func:`kernel_rows`),
+    which the note says. A kernel estimator that cannot run on this data (a zero median
+    distance, ...) gets NaN and the reason as its note.
     """
     values: dict[str, float] = {}
     notes: dict[str, str] = {}
     n = views.labels.shape[0]
+    rows = kernel_rows(n, config)
+    p, y = (views.probs, views.labels) if rows is None else (views.probs[rows], views.labels[rows])
+    where = (
+        ""
+        if rows is None
+        else f"on a seeded subsample of {rows.shape[0]:,} of the {n:,} rows (seed {config.seed}); "
+    )
     for info in ESTIMATORS:
         if info.binned or config.lens not in info.lenses or info.name in exclude:
             continue
         name = info.name
-        if info.quadratic and n > QUADRATIC_BOOTSTRAP_MAX_N:
-            values[name] = math.nan
-            notes[name] = (
-                f"not computed here at n > {QUADRATIC_BOOTSTRAP_MAX_N:,} (quadratic cost): run "
-                "it on its own (Estimators page, core.calibration_error) or use the linear or "
-                "block estimator"
-            )
-            continue
         try:
             call = EstimatorCall.make(name, **opts)
-            values[name] = call.run_on(views, config.seed).value
+            values[name] = call.run(p, y, config.seed).value
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, str(exc)
             continue
         notes[name] = (
-            "kernel estimator, not on the ℓp scale of the binned rows; intervals on the Estimators page"
+            f"kernel estimator {where}not on the ℓp scale of the binned rows; intervals on the "
+            "Estimators page"
         )
     return values, notes
 

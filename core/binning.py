@@ -271,6 +271,43 @@ def equal_mass_starts(n: int, n_bins: int) -> np.ndarray:
     return (k * n + n_bins - 1) // n_bins
 
 
+def rank_starts(
+    sorted_scores: np.ndarray, binning: str, n_bins: int, tie_policy: str
+) -> np.ndarray:
+    """Return the first sorted position of each bin, followed by ``n``, from the sorted scores.
+
+    Equal-width and equal-mass bins are runs of the score order, so one sort gives the bins
+    of every number of bins: equal-mass starts at the ranks ``ceil(k·n/B)`` (moved to the end
+    of a run of equal scores with ``tie_policy="keep"``, where bins may merge), equal-width at
+    the first score ``≥ k/B`` (the float edges of ``np.arange(B + 1) / B``).
+
+    Parameters
+    ----------
+    sorted_scores : numpy.ndarray
+        Scores in ascending (stable) order.
+    binning : {"equal-width", "equal-mass"}
+        The binning.
+    n_bins : int
+        Number of bins ``B``.
+    tie_policy : {"split", "keep"}
+        Equal-mass tie policy.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 positions, ``(B + 1,)`` (fewer with ``"keep"``), from 0 to ``n``.
+    """
+    n = sorted_scores.shape[0]
+    if binning == "equal-mass":
+        starts = equal_mass_starts(n, n_bins)
+        return _keep_ties(sorted_scores, starts) if tie_policy == "keep" else starts
+    if binning != "equal-width":
+        raise ConfigError(f"Bins of {binning!r} are not fixed runs of the score order.")
+    starts = np.searchsorted(sorted_scores, equal_width_edges(n_bins), side="left")
+    starts[0], starts[-1] = 0, n
+    return starts.astype(np.int64)
+
+
 def _keep_ties(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = sorted_scores.shape[0]
     inner = starts[1:-1]

@@ -25,18 +25,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from core._validation import check_norm, check_rng, norm_text
-from core.analysis import QUADRATIC_BOOTSTRAP_MAX_N, AnalysisConfig, check_config
+from core.analysis import (
+    QUADRATIC_BOOTSTRAP_MAX_N,
+    AnalysisConfig,
+    bootstrap_mode,
+    cell_intervals,
+    check_config,
+    kernel_rows,
+)
 from core.binned_view import BinnedViews
+from core.binning import rank_starts
 from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
-from core.estimators.base import estimate_binned
+from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size
 from core.intervals import BootstrapResult, bootstrap_many
+from core.resampling import SortedBins, SortedChunk
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -305,6 +315,16 @@ def compare_estimators(
     views = BinnedViews(p, y, names, config.class_weights)
     # a lens that does not fit the data is one error for the whole page, not one per row
     views.lens(config.lens)
+    # kernel estimators run on a seeded subsample at large n (config.kernel_sample)
+    sample = kernel_rows(n, config)
+    kernel_views = (
+        views if sample is None else BinnedViews(p[sample], y[sample], names, config.class_weights)
+    )
+    subsample_note = (
+        ""
+        if sample is None
+        else f"on a seeded subsample of {sample.shape[0]:,} of the {n:,} rows (seed {config.seed})"
+    )
 
     base = {
         "norm": config.norm,
@@ -340,10 +360,11 @@ def compare_estimators(
         if binned:
             opts["binning"] = binning
         try:
+            on = views if binned else kernel_views
             if entry.quadratic:
-                check_exact_size(n, max_exact_n, entry.label)
+                check_exact_size(on.labels.shape[0], max_exact_n, entry.label)
             call = EstimatorCall.make(name, **opts)
-            res = call.result(call.run_on(views, config.seed))
+            res = call.result(call.run_on(on, config.seed))
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"not computed: {exc}"]))
             continue
@@ -351,12 +372,21 @@ def compare_estimators(
         options[key] = opts
         row["value"] = float(res.value)
         extra = _binned_note(res) if binned else _kernel_note(name, res)
-        row["note"] = "; ".join(filter(None, [row["note"], extra]))
+        where = "" if binned else subsample_note
+        row["note"] = "; ".join(filter(None, [where, row["note"], extra]))
 
     boot: dict[str, BootstrapResult] = {}
     if config.n_resamples > 0 and intervals != "none":
         boot = _bootstrap(
-            views, pred.binary, config, rows, results, options, intervals, quadratic_interval_max_n
+            views,
+            kernel_views,
+            pred.binary,
+            config,
+            rows,
+            results,
+            options,
+            intervals,
+            quadratic_interval_max_n,
         )
     for row in rows:
         b = boot.get(row["key"])
@@ -405,6 +435,7 @@ def _sweep_estimator() -> str | None:
 
 def _bootstrap(
     views: BinnedViews,
+    kernel_views: BinnedViews,
     binary: bool,
     config: AnalysisConfig,
     rows: list[dict[str, Any]],
@@ -413,8 +444,11 @@ def _bootstrap(
     scope: str,
     quadratic_max_n: int,
 ) -> dict[str, BootstrapResult]:
-    """Bootstrap the computed rows; every call draws the same resamples from ``config.seed``."""
-    n = views.labels.shape[0]
+    """Bootstrap the computed rows; every call draws the same resamples from ``config.seed``.
+
+    Binned rows take the analysis's rule (:func:`core.analysis.bootstrap_mode`): exact, or the
+    cell bootstrap at large ``n``; kernel rows bootstrap the rows they ran on.
+    """
     by_key = {row["key"]: row for row in rows}
     binned = {
         key: (results[key].estimator, options[key])
@@ -425,17 +459,24 @@ def _bootstrap(
         "n_resamples": config.n_resamples,
         "confidence_level": config.confidence_level,
         "seed": config.seed,
-        "views": views,
         "binary": binary,
     }
     out: dict[str, BootstrapResult] = {}
-    if binned:
+    known = {key: results[key].value for key in binned}
+    mode = bootstrap_mode(config, views.labels.shape[0], len(views.lens(config.lens).names))
+    if binned and mode == "cells":
+        calls = {key: EstimatorCall.make(name, **opts) for key, (name, opts) in binned.items()}
+        notes = {key: by_key[key]["note"] for key in binned}
+        out.update(cell_intervals(views, binary, config, calls, known, notes, scores=False))
+        for key in binned:
+            by_key[key]["note"] = notes[key]
+    elif binned:
         try:
-            known = {key: results[key].value for key in binned}
-            out.update(bootstrap_many(None, None, binned, values=known, **common))
+            out.update(bootstrap_many(None, None, binned, values=known, views=views, **common))
         except CalibscopeError as exc:
             for key in binned:
                 by_key[key]["note"] = "; ".join(filter(None, [by_key[key]["note"], f"{exc}"]))
+    n = kernel_views.labels.shape[0]
     for key, res in results.items():
         row = by_key[key]
         if row["group"] != "kernel":
@@ -455,7 +496,11 @@ def _bootstrap(
             # (the point estimate is unchanged; the median heuristic is quadratic per resample)
             opts["bandwidth"] = float(bandwidth)
         try:
-            out.update(bootstrap_many(None, None, {key: (res.estimator, opts)}, **common))
+            out.update(
+                bootstrap_many(
+                    None, None, {key: (res.estimator, opts)}, views=kernel_views, **common
+                )
+            )
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
     return out
@@ -501,8 +546,10 @@ def error_versus_bins(
     """Calibration error of binned estimators against the number of bins.
 
     Each value is the estimator with that binning and number of bins on the config's lens
-    (:func:`core.calibration.calibration_error`'s numbers); every number of bins is binned
-    once and shared by the estimators, and equal-mass binnings share one sort.
+    (:func:`core.calibration.calibration_error`'s numbers, to float rounding of the sums).
+    Equal-width and equal-mass bins are runs of the score order, so one sort and prefix sums
+    per component give every number of bins (:func:`core.binning.rank_starts`); other
+    binnings bin once per ``B``.
 
     Parameters
     ----------
@@ -554,14 +601,32 @@ def error_versus_bins(
     n = pred.n
     opts = {**config.calibration_options(), "class_names": pred.class_names}
     calls = {name: EstimatorCall.make(name, **opts) for name in names}
+    lens_view = views.lens(config.lens)
+    weights = np.asarray(lens_view.weights, dtype=np.float64)
+    chunks = [_sorted_component(views, config.lens, c) for c in range(len(lens_view.names))]
     rows = []
     for binning in binnings:
         for b in range(lo, hi + 1):
-            view = views.binned(config.lens, binning, b, config.tie_policy)
+            if binning in ("equal-width", "equal-mass"):
+                # one sort per component: the bins of every B are runs of the score order
+                batches = [
+                    SortedBins(ch, rank_starts(ch.s_sorted, binning, b, config.tie_policy)[None])
+                    for ch in chunks
+                ]
+            else:
+                view = views.binned(config.lens, binning, b, config.tie_policy)
+                batches = [comp.batch for comp in view.components]
             for name, call in calls.items():
-                value = estimate_binned(
-                    call.info, view, config.norm, check_rng(config.seed), call.options
-                ).value
+                ctx = KernelContext(
+                    call.options,
+                    NormalStream(check_rng(config.seed)),
+                    np.zeros(1, dtype=np.int64),
+                )
+                per = np.empty((1, len(batches)))
+                for c, batch in enumerate(batches):
+                    out = call.info.kernel(batch, config.norm, ctx)  # type: ignore[misc]
+                    per[0, c] = (out[0] if isinstance(out, tuple) else out)[0]
+                value = call.info.combine(per, weights, config.norm)[0]
                 rows.append(
                     {
                         "estimator": name,
@@ -572,8 +637,14 @@ def error_versus_bins(
                         "rows_per_bin": n / b,
                     }
                 )
-            views.forget(config.lens, binning, b, config.tie_policy)
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def _sorted_component(views: BinnedViews, lens: str, c: int) -> SortedChunk:
+    """One component's prefix sums in score order (a batch of one sample, every row once)."""
+    s = views.sorted_component(lens, c)
+    n = s.rank.shape[0]
+    return SortedChunk(np.arange(n)[None, :], s.rank, s.scores, s.outcomes, squares=True)
 
 
 def _at(curve: pd.DataFrame, name: str, binning: str, b: int) -> float:

@@ -144,7 +144,8 @@ class BootstrapResult:
         Name of the statistic (a callable's ``__name__``).
     path : str
         How resamples were evaluated: ``"fixed-bins"``, ``"equal-mass"``, ``"sweep"``,
-        ``"row-mean"`` or ``"generic"`` (see the module docstring).
+        ``"row-mean"`` or ``"generic"`` (see the module docstring), or ``"cells"`` (the cell
+        bootstrap of :mod:`core.cells`).
     """
 
     value: float
@@ -355,6 +356,7 @@ def bootstrap_many(
     views: Any = None,
     binary: bool = False,
     values: Mapping[str, float] | None = None,
+    progress: Callable[[float, str], Any] | None = None,
 ) -> dict[str, BootstrapResult]:
     """Bootstrap several statistics on the same resamples (common random numbers).
 
@@ -389,6 +391,8 @@ def bootstrap_many(
         With ``views``: whether the predictions are binary (one P(y=1) column).
     values : mapping, optional
         ``key -> value`` of statistics already computed on the full sample.
+    progress : callable, optional
+        ``progress(fraction, message)`` after each chunk of resamples.
 
     Returns
     -------
@@ -433,22 +437,63 @@ def bootstrap_many(
         for key, plan in plans.items():
             dist[key][done : done + r] = plan.combine(per[key])
         done += r
-    tail = (1.0 - confidence_level) / 2.0
-    out = {}
-    for key, plan in plans.items():
-        low, high = np.quantile(dist[key], [tail, 1.0 - tail])
-        out[key] = BootstrapResult(
-            value=plan.value,
-            confidence_interval=ConfidenceInterval(float(low), float(high)),
-            confidence_level=confidence_level,
-            n_resamples=n_resamples,
-            seed=seed if isinstance(seed, int) else None,
-            method="percentile",
-            distribution=dist[key],
+        if progress is not None:
+            progress(done / n_resamples, f"{done:,} of {n_resamples:,} resamples")
+    return {
+        key: percentile_result(
+            plan.value,
+            dist[key],
+            confidence_level,
+            seed if isinstance(seed, int) else None,
             statistic=plan.name,
             path=plan.path,
         )
-    return out
+        for key, plan in plans.items()
+    }
+
+
+def percentile_result(
+    value: float,
+    distribution: np.ndarray,
+    confidence_level: float,
+    seed: int | None,
+    *,
+    statistic: str,
+    path: str,
+) -> BootstrapResult:
+    """Return the percentile interval of a bootstrap distribution as a :class:`BootstrapResult`.
+
+    Parameters
+    ----------
+    value : float
+        The statistic on the full sample.
+    distribution : numpy.ndarray
+        Its value on each resample.
+    confidence_level : float
+        Two-sided level.
+    seed : int or None
+        The seed of the resampling.
+    statistic, path : str
+        What was bootstrapped, and how.
+
+    Returns
+    -------
+    BootstrapResult
+        The result (``numpy.quantile``, linear interpolation).
+    """
+    tail = (1.0 - confidence_level) / 2.0
+    low, high = np.quantile(distribution, [tail, 1.0 - tail])
+    return BootstrapResult(
+        value=value,
+        confidence_interval=ConfidenceInterval(float(low), float(high)),
+        confidence_level=confidence_level,
+        n_resamples=int(distribution.shape[0]),
+        seed=seed,
+        method="percentile",
+        distribution=distribution,
+        statistic=statistic,
+        path=path,
+    )
 
 
 def bootstrap_interval(

@@ -7,6 +7,7 @@ registries (``core.lenses.LENSES``, ``core.binning.BINNINGS``, ``core.estimators
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -503,29 +504,57 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
 
 
 def bootstrap_gate(pred: Any, config: Any) -> Any:
-    """Return the analysis with bootstrap intervals when :func:`cache.bootstrap_gate` allows.
+    """Return the analysis with bootstrap intervals, and offer the exact bootstrap at large n.
+
+    The analysis's own rule (:func:`core.analysis.bootstrap_mode`) bootstraps rows while
+    that is quick and cells beyond (the fast scheme of :mod:`core.cells`); then a button runs
+    the exact bootstrap of every metric, with a progress bar, and keeps it.
 
     Returns
     -------
     ReliabilityAnalysis or None
         The analysis with intervals, or None when they were not computed.
     """
+    from core.analysis import analyze, bootstrap_mode
+
     if config.n_resamples == 0:
         st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
         return None
-    per_class = " per class" if config.lens == "classwise" else ""
-    allowed = cache.bootstrap_gate(
-        ("analysis", cache.data_key(pred), config),
-        state.bootstrap_work(pred, config),
-        what=f"{pred.n:,} rows × {config.n_resamples:,} resamples{per_class}",
-        button_key="run_bootstrap",
+    components = pred.n_classes if config.lens == "classwise" else 1
+    shared = (
+        f"{config.confidence_level:.0%} percentile-bootstrap intervals from "
+        f"{config.n_resamples:,} resamples shared by all metrics (seed {config.seed})"
     )
-    if not allowed:
+    if bootstrap_mode(config, pred.n, components) == "exact":
+        st.caption(f"Every estimator on the same bins, with {shared}.")
+        with state.show_errors():
+            return state.analyze(pred, config)
+        return None
+    exact = dataclasses.replace(config, bootstrap="exact")
+    job = ("exact-bootstrap", cache.data_key(pred), exact)
+    if cache.asked(job):
+        st.caption(f"Every estimator on the same bins, with {shared}: the exact bootstrap.")
+        with state.show_errors():
+            return cache.run_with_progress(
+                job,
+                f"Exact bootstrap: {pred.n:,} rows × {config.n_resamples:,} resamples",
+                lambda progress: analyze(pred, exact, progress=progress),
+            )
         return None
     st.caption(
-        f"Every estimator on the same bins, with {config.confidence_level:.0%} "
-        f"percentile-bootstrap intervals from {config.n_resamples:,} resamples shared by all "
-        f"metrics (seed {config.seed})."
+        f"Every estimator on the same bins, with {shared} of the **cells** of rows with equal "
+        "bins and outcomes (the fast bootstrap for large data: exact counts, a normal term for "
+        "the scores within a cell). Estimators that need the rows of each bin show no interval "
+        "here."
+    )
+    st.button(
+        "Exact bootstrap of every metric",
+        key="run_bootstrap",
+        help="Resamples the rows themselves, with a progress bar; the result is kept for this "
+        "data and these options.",
+        on_click=cache.ask,
+        args=(job,),
+        icon=":material/play_arrow:",
     )
     with state.show_errors():
         return state.analyze(pred, config)

@@ -239,30 +239,33 @@ def test_bins_suggestion_follows_gupta_ramdas():
     assert at.sidebar.number_input(key="n_bins").value == 17
 
 
-def test_large_bootstrap_waits_for_a_click(monkeypatch):
-    import dashboard.cache
+def test_large_data_gets_fast_intervals_and_the_exact_bootstrap_on_a_click(monkeypatch):
+    import core.analysis
 
-    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    monkeypatch.setattr(core.analysis, "EXACT_BOOTSTRAP_WORK", 1_000)
     at = _app(n_resamples="20").run()
     _upload(at, _binary_csv(400))
     at.switch_page(RELIABILITY).run()
     assert not at.exception
-    # 400 rows x 20 resamples is over the (patched) budget: point estimates, a button, no intervals
-    assert any("Bootstrap intervals on 400 rows" in i.value for i in at.info)
-    metrics = at.dataframe[1].value
-    assert "low" not in metrics.columns and "high" not in metrics.columns
+    # 400 rows x 20 resamples is over the (patched) budget: the cell bootstrap at once
+    assert any("cells" in c.value for c in at.caption)
+    metrics = at.dataframe[1].value.set_index("metric")
     points = metrics["value"].to_numpy()
+    assert metrics.loc[["plugin", "accuracy"], "low"].notna().all()
+    assert (
+        np.isnan(metrics.loc["sweep", "low"]) and "exact bootstrap" in metrics.loc["sweep", "note"]
+    )
     at.button(key="run_bootstrap").click().run()
     assert not at.exception
-    metrics = at.dataframe[1].value
+    metrics = at.dataframe[1].value.set_index("metric")
     assert_allclose(metrics["value"], points, rtol=1e-12)  # the same point estimates
-    ests = metrics[metrics["metric"].isin(["plugin", "accuracy"])]
+    ests = metrics.loc[["plugin", "sweep", "accuracy"]]
     assert ests["low"].notna().all() and (ests["low"] <= ests["value"]).all()
     assert any("bootstrap interval [" in c.value for c in at.caption)
-    # the same options later are served from the cache without asking again
+    # the same options later are served from the cache without running again
     at.switch_page(DATA).run()
     at.switch_page(RELIABILITY).run()
-    assert not any("Bootstrap intervals on" in i.value for i in at.info)
+    assert not at.status and any("exact bootstrap" in c.value for c in at.caption)
 
 
 def test_headline_matches_calibration_error_and_metrics_have_intervals():

@@ -6,6 +6,7 @@ import dataclasses
 
 import streamlit as st
 
+from core.analysis import bootstrap_mode
 from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
 from core.figures import (
     error_versus_bins_figure,
@@ -44,16 +45,14 @@ config = dataclasses.replace(config, estimator="plugin")
 
 # ---------------------------------------------------------------- the table
 kernel_job = ("estimators-kernel", cache.data_key(pred), config)
-binned_job = ("estimators", cache.data_key(pred), config)
-work = state.bootstrap_work(pred, config)
+# binned intervals are quick at any n (exact, or the cell bootstrap of large data); kernel
+# intervals re-run every kernel estimator per resample and wait for a click
 if config.n_resamples == 0:
     scope = "none"
 elif cache.asked(kernel_job):
     scope = "all"
-elif work <= cache.AUTO_BOOTSTRAP_BUDGET or cache.asked(binned_job):
-    scope = "binned"
 else:
-    scope = "none"
+    scope = "binned"
 
 with state.show_errors(stop=True):
     comparison = cache.compute(
@@ -74,26 +73,24 @@ st.markdown(
         else "."
     )
 )
-if scope == "none" and config.n_resamples == 0:
+if scope == "none":
     st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
-elif scope == "none":
-    st.info(
-        f"Bootstrap intervals on {pred.n:,} rows × {config.n_resamples:,} resamples take a "
-        "while; the point estimates are below. Lower the resamples in the sidebar, or compute "
-        "the intervals now.",
-        icon=":material/hourglass:",
-    )
 else:
-    st.caption(
-        f"{config.confidence_level:.0%} percentile-bootstrap intervals from {config.n_resamples:,} "
-        f"resamples (seed {config.seed}); every estimator sees the same resamples. Kernel "
-        "estimators keep their full-data bandwidth on the resamples."
+    components = pred.n_classes if config.lens == "classwise" else 1
+    how = (
+        "rows"
+        if bootstrap_mode(config, pred.n, components) == "exact"
+        else "cells of rows with equal bins and outcomes (the fast bootstrap of large data)"
     )
-if scope != "all" and config.n_resamples > 0:
+    st.caption(
+        f"{config.confidence_level:.0%} percentile-bootstrap intervals from "
+        f"{config.n_resamples:,} resamples of the {how} (seed {config.seed}); every estimator "
+        "sees the same resamples. Kernel estimators keep their full-data bandwidth on the "
+        "resamples."
+    )
+if scope == "binned":
     st.button(
-        "Compute intervals of the kernel estimators too"
-        if scope == "binned"
-        else "Compute bootstrap intervals",
+        "Compute intervals of the kernel estimators too",
         key="estimators_kernel_intervals",
         help="Each resample re-runs every kernel estimator (the quadratic ones cost n² "
         "per resample); this can take minutes. The result is kept for this data and options.",

@@ -1,0 +1,140 @@
+"""Cell statistics: exact bins, merging, and the cell bootstrap against the exact bootstrap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from core.analysis import AnalysisConfig, analyze
+from core.binned_view import BinnedViews
+from core.calibration import EstimatorCall
+from core.cells import cell_bootstrap, cells_of
+from core.data import as_predictions
+from core.intervals import bootstrap_many
+from core.scores import SCORES
+
+
+def _binary(n, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2.0, 1.0, size=n)
+    return p, (rng.uniform(size=n) < p**1.3).astype(int)
+
+
+def _multiclass(n, k=4, seed=1):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, 0.6), size=n)
+    sharp = p**2 / (p**2).sum(1, keepdims=True)
+    y = (sharp.cumsum(1) < rng.uniform(size=(n, 1))).sum(1)
+    return p, y
+
+
+def _cells(p, y, lens, binning="equal-width", n_bins=15, binary=True):
+    pred = as_predictions((p, y))
+    views = BinnedViews(pred.probs, pred.labels)
+    view = views.binned(lens, binning, n_bins)
+    rows = {
+        s: SCORES.get(s).rows(pred.probs, pred.labels, binary=pred.binary) for s in SCORES.names()
+    }
+    return views, view, cells_of(view, rows)
+
+
+@pytest.mark.parametrize(
+    ("lens", "binning"),
+    [("binary", "equal-width"), ("binary", "equal-mass"), ("classwise", "equal-width")],
+)
+def test_cells_hold_the_exact_bin_statistics_and_scores(lens, binning):
+    p, y = _binary(3000) if lens == "binary" else _multiclass(3000)
+    pred = as_predictions((p, y))
+    views, view, cells = _cells(p, y, lens, binning)
+    assert cells.n == 3000 and cells.counts.min() >= 1
+    for c, comp in enumerate(view.components):
+        got, want = cells.component_bins(c), comp.stats
+        np.testing.assert_array_equal(got.counts, want.counts)
+        np.testing.assert_allclose(got.score_sums, want.score_sums, rtol=1e-12)
+        np.testing.assert_allclose(got.label_sums, want.label_sums, rtol=0, atol=0)
+    for name in SCORES.names():
+        want = SCORES.get(name).value(pred.probs, pred.labels, binary=pred.binary)
+        assert cells.score_value(name) == pytest.approx(want, rel=1e-12)
+
+
+def test_cells_of_two_chunks_add_up_to_the_cells_of_all_rows():
+    p, y = _multiclass(4000, k=3)
+    pred = as_predictions((p, y))
+    views = BinnedViews(pred.probs, pred.labels)
+    whole = views.binned("classwise", "equal-width", 10)
+    rows = {s: SCORES.get(s).rows(pred.probs, pred.labels, binary=False) for s in SCORES.names()}
+    all_cells = cells_of(whole, rows)
+    halves = []
+    for part in (slice(0, 1700), slice(1700, 4000)):
+        v = BinnedViews(pred.probs[part], pred.labels[part]).binned("classwise", "equal-width", 10)
+        halves.append(cells_of(v, {k: r[part] for k, r in rows.items()}))
+    merged = sum(halves)
+    np.testing.assert_array_equal(merged.bins, all_cells.bins)
+    np.testing.assert_array_equal(merged.outcomes, all_cells.outcomes)
+    np.testing.assert_array_equal(merged.counts, all_cells.counts)
+    np.testing.assert_allclose(merged.score_sums, all_cells.score_sums, rtol=1e-12)
+    np.testing.assert_allclose(merged.row_sums["brier"], all_cells.row_sums["brier"], rtol=1e-12)
+    # a resample drawn from either gives the same bootstrap (same cells, same seed)
+    call = EstimatorCall.make("plugin", lens="classwise", n_bins=10)
+    a = cell_bootstrap(all_cells, {"x": call}, n_resamples=50, seed=4)["x"]
+    b = cell_bootstrap(merged, {"x": call}, n_resamples=50, seed=4)["x"]
+    np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("lens", "statistic", "norm"),
+    [
+        ("binary", "plugin", 1),
+        ("binary", "debiased", 2),
+        ("binary", "label-binned", 2),
+        ("top-label", "average", 1),
+        ("classwise", "plugin", 1),
+    ],
+)
+def test_cell_bootstrap_agrees_with_the_exact_bootstrap_at_n_1e5(lens, statistic, norm):
+    # quantiles of the two bootstrap laws agree within Monte Carlo error
+    n, r = 100_000, 1500
+    p, y = _binary(n, seed=7) if lens == "binary" else _multiclass(n, seed=7)
+    views, _, cells = _cells(p, y, lens)
+    call = EstimatorCall.make(statistic, lens=lens, norm=norm)
+    fast = cell_bootstrap(cells, {"x": call, "brier": "brier"}, n_resamples=r, seed=11)
+    exact = bootstrap_many(
+        None,
+        None,
+        {"x": (statistic, {"lens": lens, "norm": norm}), "brier": ("brier", {})},
+        n_resamples=r,
+        seed=12,
+        views=views,
+        binary=p.ndim == 1,
+    )
+    for key in ("x", "brier"):
+        a, b = fast[key], exact[key].distribution
+        assert stats.ks_2samp(a, b).pvalue > 1e-3, key
+        sd = b.std()
+        assert abs(a.mean() - b.mean()) < 4 * sd * np.sqrt(2 / r), key
+        assert a.std() == pytest.approx(sd, rel=0.12), key
+        for q in (0.025, 0.5, 0.975):
+            # standard error of a sample quantile of a near-normal law: √(q(1−q)/R)/φ(z_q)·sd
+            se = np.sqrt(q * (1 - q) / r) / stats.norm.pdf(stats.norm.ppf(q)) * sd
+            assert abs(np.quantile(a, q) - np.quantile(b, q)) < 4 * np.sqrt(2) * se, (key, q)
+
+
+def test_analyze_switches_to_cells_above_the_work_budget_and_says_so():
+    p, y = _binary(20_000, seed=2)
+    small = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=100))
+    large = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=1000))
+    assert small.intervals["plugin"].path == "fixed-bins"
+    assert large.intervals["plugin"].path == "cells"
+    m = large.metrics.set_index("metric")
+    # estimators that need the rows of each bin keep their point estimate and say why
+    assert np.isnan(m.loc["sweep", "low"]) and "exact bootstrap" in m.loc["sweep", "note"]
+    assert np.isfinite(m.loc["brier", "low"]) and np.isfinite(m.loc["debiased", "low"])
+    # the point estimates do not depend on how the intervals were drawn
+    np.testing.assert_array_equal(small.metrics.value, large.metrics.value)
+    exact = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=1000, bootstrap="exact"))
+    assert exact.intervals["sweep"].path == "sweep"
+    lo, hi = exact.intervals["plugin"].confidence_interval
+    assert large.intervals["plugin"].confidence_interval.low == pytest.approx(lo, rel=0.1)
+    assert large.intervals["plugin"].confidence_interval.high == pytest.approx(hi, rel=0.1)
