@@ -24,12 +24,13 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.random import Generator
 from numpy.typing import ArrayLike
 
 from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
@@ -40,6 +41,7 @@ from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
     sigmoid,
     softmax,
 )
+from core._parallel import map_ordered
 from core._validation import as_labels, as_prob_matrix
 from core.errors import ConfigError, DataError, FitError
 from core.registry import Entry, Registry
@@ -281,6 +283,53 @@ def check_fit_labels(labels: ArrayLike, inputs: Inputs) -> np.ndarray:
             "rows of at least two classes. Use a larger or stratified calibration split."
         )
     return y
+
+
+def check_both_outcomes(n_pos: np.ndarray, n: int, method: str) -> None:
+    """Check that every lens component has positive and negative outcomes.
+
+    Parameters
+    ----------
+    n_pos : numpy.ndarray
+        ``(C,)`` positive outcomes of each component.
+    n : int
+        Rows of each component.
+    method : str
+        Name of the recalibrator (or step), for the message.
+
+    Raises
+    ------
+    FitError
+        Naming the first component whose outcomes are all positive or all negative.
+    """
+    one = (n_pos == 0) | (n_pos == n)
+    if one.any():
+        j = int(np.flatnonzero(one)[0])
+        raise FitError(
+            f"{method} needs both outcomes in every component; component {j} has only "
+            f"{'positives' if n_pos[j] else 'negatives'}. Use a larger or stratified "
+            "calibration split."
+        )
+
+
+def check_n_bins(n_bins: int) -> int:
+    """Validate a number of bins (a positive integer) and return it as an int."""
+    if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
+        raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
+    return int(n_bins)
+
+
+def chunk_sizes(n: int, parts: int) -> np.ndarray:
+    """Return the sizes of ``numpy.array_split``'s ``parts`` chunks of ``n`` items.
+
+    Examples
+    --------
+    >>> chunk_sizes(10, 3).tolist()
+    [4, 3, 3]
+    """
+    sizes = np.full(parts, n // parts)
+    sizes[: n % parts] += 1
+    return sizes
 
 
 # --------------------------------------------------------------------------- parameters
@@ -544,7 +593,12 @@ def seed_value(seed: int | None) -> int:
     return int(seed)
 
 
-def predict_rng(seed: int | None) -> np.random.Generator:
+def fit_rng(seed: int | None) -> Generator:
+    """Return the generator of fit-time randomness."""
+    return np.random.default_rng(seed_value(seed))
+
+
+def predict_rng(seed: int | None) -> Generator:
     """Return the generator of prediction-time randomness (distinct from the fit-time stream)."""
     return np.random.default_rng([seed_value(seed), 1])
 
@@ -552,8 +606,26 @@ def predict_rng(seed: int | None) -> np.random.Generator:
 # --------------------------------------------------------------------------- lenses
 
 
+#: The fitted parameters of one lens component.
+Component = Mapping[str, Any]
+
+#: The fit of one lens component: its parameters and notes on the fit.
+ComponentFit = tuple[dict[str, Any], list[str]]
+
+
+def component_arrays(comps: Sequence[Component], *keys: str) -> tuple[np.ndarray, ...]:
+    """Return one ``(C,)`` float array per key: that scalar parameter of every component."""
+    return tuple(np.array([float(c[k]) for c in comps]) for k in keys)
+
+
 class OneDimRecalibrator(Recalibrator):
-    """A recalibrator of one score at a time, applied through a lens (module docstring)."""
+    """A recalibrator of one score at a time, applied through a lens (module docstring).
+
+    Subclasses fit and apply one component at a time (:meth:`_fit_component`,
+    :meth:`_apply_component`, which must not modify shared state: components run on a
+    thread pool) or override :meth:`_fit_components` and :meth:`_apply_components`
+    to handle all components at once.
+    """
 
     lens: str = "auto"
     seed: int | None = 0
@@ -634,7 +706,7 @@ class OneDimRecalibrator(Recalibrator):
         lens = self._resolve_lens(self.lens, inputs.n_classes)
         scores, log_odds, pred = self._components(lens, inputs)
         outcomes = self._outcomes(lens, labels, inputs.n_classes, pred)
-        rng = np.random.default_rng(seed_value(self.seed))
+        rng = fit_rng(self.seed)
         comps, notes = [], []
         for j, (vals, note) in enumerate(self._fit_components(scores, log_odds, outcomes, rng)):
             comps.append(vals)
@@ -644,33 +716,44 @@ class OneDimRecalibrator(Recalibrator):
         return {"lens": lens, "components": comps}, {"notes": notes}
 
     def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
-        """Fit every component from ``(C, n)`` matrices (one at a time; subclasses may batch)."""
-        return [
-            self._fit_component(s, lo, t, rng)
-            for s, lo, t in zip(scores, log_odds, outcomes, strict=True)
-        ]
+        self, scores: np.ndarray, log_odds: np.ndarray, outcomes: np.ndarray, rng: Generator
+    ) -> list[ComponentFit]:
+        """Fit every component from ``(C, n)`` matrices, one at a time on a thread pool.
+
+        The random numbers of every component (:meth:`_fit_draws`) are drawn here, in
+        component order (the stream of fitting one component after another), so the
+        fits do not depend on the number of threads. Subclasses that fit all components
+        at once override this.
+        """
+        n = scores.shape[1]
+        items = ((j, self._fit_draws(n, rng)) for j in range(scores.shape[0]))
+        return map_ordered(
+            lambda item: self._fit_component(
+                scores[item[0]], log_odds[item[0]], outcomes[item[0]], item[1]
+            ),
+            items,
+            entries=scores.size,
+        )
 
     def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
+        self, comps: list[Component], scores: np.ndarray, log_odds: np.ndarray, rng: Generator
     ) -> np.ndarray:
-        """Return the ``(C, n)`` recalibrated scores (one component at a time; may be batched).
+        """Return the ``(C, n)`` recalibrated scores, one component at a time on a thread pool.
 
         Each result overwrites its own component's row of ``scores`` (a fresh matrix
         made by :meth:`_components`, whose row is no longer needed), so predicting
-        allocates no second ``(C, n)`` matrix.
+        allocates no second ``(C, n)`` matrix. Random numbers (:meth:`_apply_draws`)
+        are reserved in component order in the calling thread. Subclasses that apply
+        all components at once override this.
         """
-        for j, (c, s, lo) in enumerate(zip(comps, scores, log_odds, strict=True)):
-            scores[j] = self._apply_component(c, s, lo, rng)
+        n = scores.shape[1]
+        items = ((j, self._apply_draws(c, n, rng)) for j, c in enumerate(comps))
+
+        def apply(item: tuple[int, Any]) -> None:  # each row is written by one thread only
+            j, draws = item
+            scores[j] = self._apply_component(comps[j], scores[j], log_odds[j], draws)
+
+        map_ordered(apply, items, entries=scores.size)
         return scores
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
@@ -687,13 +770,21 @@ class OneDimRecalibrator(Recalibrator):
         np.clip(new, 0.0, 1.0, out=new)
         return combine_components(lens, new, inputs.probs, pred)
 
+    def _fit_draws(self, n: int, rng: Generator) -> Any:
+        """Draw the random numbers one component's fit of ``n`` rows uses (None: it uses none)."""
+        return None
+
+    def _apply_draws(self, c: Component, n: int, rng: Generator) -> Any:
+        """Draw the random numbers applying component ``c`` to ``n`` rows uses (None: none)."""
+        return None
+
     def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, draws: Any
+    ) -> ComponentFit:
         raise NotImplementedError
 
     def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
+        self, c: Component, s: np.ndarray, lo: np.ndarray, draws: Any
     ) -> np.ndarray:
         raise NotImplementedError
 
@@ -761,6 +852,39 @@ def softmax_t(z: np.ndarray) -> np.ndarray:
         e /= e.sum(axis=1, keepdims=True)
         out[:, i : i + per] = e.T
     return out
+
+
+def logistic_terms(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return the terms of a logistic loss at scores ``eta``, without overflow.
+
+    With ``e = exp(-|η|)``: ``softplus(η) = max(η, 0) + log(1 + e)`` and
+    ``σ(-|η|) = e / (1 + e)``; only ``exp`` and ``log`` are transcendental.
+
+    Parameters
+    ----------
+    eta : numpy.ndarray
+        Scores ``η`` (not modified).
+
+    Returns
+    -------
+    abs_sum : numpy.ndarray
+        ``Σ |η|`` along the last axis.
+    log_sum : numpy.ndarray
+        ``Σ log(1 + e)`` along the last axis.
+    tail : numpy.ndarray
+        ``σ(-|η|)``, a fresh array.
+    curvature : numpy.ndarray
+        ``e / (1 + e)² = q (1 - q)`` with ``q = σ(η)``, a fresh array.
+    """
+    e = np.abs(eta)
+    abs_sum = e.sum(axis=-1)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    d = e + 1.0
+    tail = e / d
+    curvature = np.divide(tail, d, out=e)
+    np.log(d, out=d)
+    return abs_sum, d.sum(axis=-1), tail, curvature
 
 
 def combine_classwise(

@@ -53,17 +53,31 @@ the full fit without that feature.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.random import Generator
 
 from core.errors import ConfigError, FitError
-from core.recalibration.base import OneDimRecalibrator, blocks, register
+from core.recalibration.base import (
+    Component,
+    ComponentFit,
+    OneDimRecalibrator,
+    blocks,
+    check_both_outcomes,
+    component_arrays,
+    logistic_terms,
+    register,
+)
 from core.recalibration.logistic_start import (
     START_MIN_COLUMNS,
     binned_rows,
     compressed_logistic,
+)
+from core.recalibration.scaling import (
+    TARGETS,  # noqa: F401  (re-exported: the targets option's values)
+    check_targets,
+    smoothed_targets,
 )
 
 #: Scores are clipped to ``[EPS, 1 - EPS]`` before logarithms (``betacal``'s clipping).
@@ -73,7 +87,6 @@ EPS = float(np.finfo(np.float64).eps)
 BLOCK_ENTRIES = 1 << 13
 
 PARAMETERS = ("abm", "am", "ab")
-TARGETS = ("hard", "platt")
 
 _LN2 = float(np.log(2.0))
 
@@ -186,6 +199,19 @@ def _standardise(
     return col_sums
 
 
+def _logistic_q(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``Σ |η|``, ``Σ log(1 + e)``, ``q = σ(η)`` and ``q(1 − q)`` (last axis summed).
+
+    The terms of :func:`~core.recalibration.base.logistic_terms`, with
+    ``q = 1/2 + sign(η)·(1/2 − σ(-|η|))``.
+    """
+    abs_sum, log_sum, g, h = logistic_terms(eta)
+    np.subtract(0.5, g, out=g)
+    np.copysign(g, eta, out=g)
+    g += 0.5
+    return abs_sum, log_sum, g, h
+
+
 def _row_sums(
     x1: np.ndarray,
     x2: np.ndarray | None,
@@ -207,18 +233,9 @@ def _row_sums(
             xb = x2[i : i + width]
             eta += xb * b
         eta += c
-        e = np.abs(eta)
-        sabs += float(e.sum())
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        d = e + 1.0
-        g = e / d  # σ(-|η|)
-        h = np.divide(g, d, out=e)  # q (1 - q)
-        np.log(d, out=d)
-        slog += float(d.sum())
-        np.subtract(0.5, g, out=g)
-        np.copysign(g, eta, out=g)
-        g += 0.5  # now q = σ(η)
+        s_abs, s_log, g, h = _logistic_q(eta)
+        sabs += float(s_abs)
+        slog += float(s_log)
         grad[0] += np.dot(g, xa)
         grad[2] += g.sum()
         hess[2, 2] += h.sum()
@@ -276,18 +293,9 @@ def _newton_sums(
                 f = np.stack((block1[:, i : i + width], g2[1][:, i : i + width]), axis=1)
             eta = np.matmul(slopes, f)[:, 0, :]
             eta += c
-            e = np.abs(eta)
-            sabs[idx] += e.sum(axis=1)
-            np.negative(e, out=e)
-            np.exp(e, out=e)
-            d = e + 1.0
-            g = e / d  # σ(-|η|)
-            h = np.divide(g, d, out=e)  # q (1 - q)
-            np.log(d, out=d)
-            sp[idx] += d.sum(axis=1)
-            np.subtract(0.5, g, out=g)
-            np.copysign(g, eta, out=g)
-            g += 0.5  # now q = σ(η)
+            s_abs, s_log, g, h = _logistic_q(eta)
+            sabs[idx] += s_abs
+            sp[idx] += s_log
             grad[idx, :nf] += np.matmul(f, g[:, :, None])[:, :, 0]
             grad[idx, 2] += g.sum(axis=1)
             hess[idx, 2, 2] += h.sum(axis=1)
@@ -443,14 +451,7 @@ def fit_beta_rows(
     t = np.asarray(t, dtype=bool)
     c_rows, n = s.shape
     n_pos = t.sum(axis=1)
-    one = (n_pos == 0) | (n_pos == n)
-    if one.any():
-        j = int(np.flatnonzero(one)[0])
-        raise FitError(
-            f"Beta calibration needs both outcomes in every component; component {j} has only "
-            f"{'positives' if n_pos[j] else 'negatives'}. Use a larger or stratified "
-            "calibration split."
-        )
+    check_both_outcomes(n_pos, n, "Beta calibration")
     x1, x2, shift, sums, pos_sums, low_pos, high_neg = _feature_moments(s, t, parameters, overwrite)
     sep = high_neg <= low_pos
     if targets == "hard" and sep.any():
@@ -480,8 +481,7 @@ def fit_beta_rows(
         scale[j] = np.where(usable[j], sd, 1.0)
 
     if targets == "platt":
-        tp = (n_pos + 1.0) / (n_pos + 2.0)
-        tn = 1.0 / (n - n_pos + 2.0)
+        tp, tn = smoothed_targets(n_pos, n)
     else:
         tp, tn = np.ones(c_rows), np.zeros(c_rows)
     sum_t = tp * n_pos + tn * (n - n_pos)
@@ -664,18 +664,12 @@ class BetaCalibration(OneDimRecalibrator):
             raise ConfigError(
                 f"parameters must be one of {', '.join(map(repr, PARAMETERS))}; got {parameters!r}."
             )
-        if targets not in TARGETS:
-            raise ConfigError(f"targets must be 'hard' or 'platt'; got {targets!r}.")
         self.parameters = parameters
-        self.targets = targets
+        self.targets = check_targets(targets)
 
     def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
+        self, scores: np.ndarray, log_odds: np.ndarray, outcomes: np.ndarray, rng: Generator
+    ) -> list[ComponentFit]:
         vals, notes = fit_beta_rows(
             scores, outcomes, parameters=self.parameters, targets=self.targets, overwrite=True
         )
@@ -689,17 +683,7 @@ class BetaCalibration(OneDimRecalibrator):
         ]
 
     def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
+        self, comps: list[Component], scores: np.ndarray, log_odds: np.ndarray, rng: Generator
     ) -> np.ndarray:
-        a, b, c = (np.array([float(comp[k]) for comp in comps]) for k in ("a", "b", "c"))
+        a, b, c = component_arrays(comps, "a", "b", "c")
         return apply_beta_rows(scores, a, b, c, out=scores)  # the scores are a fresh matrix
-
-    def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        one = np.array([[float(c["a"])], [float(c["b"])], [float(c["c"])]])
-        return apply_beta_rows(s[None, :], one[0], one[1], one[2])[0]

@@ -55,9 +55,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
-from core.errors import ConfigError, FitError
+from core.errors import ConfigError
 from core.recalibration.base import (
     FittedParameters,
     Inputs,
@@ -66,7 +65,7 @@ from core.recalibration.base import (
     softmax,
 )
 from core.recalibration.beta import EPS
-from core.recalibration.scaling import MATRIX_MAX_CLASSES, _affine_nll
+from core.recalibration.scaling import _affine_nll, capped_iterations, minimize_lbfgs
 
 #: The log-probability features are floored at ``ln EPS``.
 LOG_EPS = float(np.log(EPS))
@@ -158,14 +157,8 @@ def best_representative(
 
     Parameters
     ----------
-    w : numpy.ndarray
-        ``(K, K)`` matrix.
-    b : numpy.ndarray
-        ``(K,)`` intercepts.
-    penalty : {"odir", "l2"}
-        The penalty.
-    reg_lambda, reg_mu : float
-        λ and μ (L2 uses λ for both parts).
+    w, b, penalty, reg_lambda, reg_mu
+        As for :func:`penalty_terms` (L2 uses λ for both parts).
 
     Returns
     -------
@@ -183,6 +176,11 @@ def best_representative(
     if (reg_lambda if penalty == "l2" else reg_mu) > 0:
         b -= b.mean()
     return w, b
+
+
+def _non_negative(value: float) -> bool:
+    """Whether ``value`` is a finite non-negative number (not a bool)."""
+    return not isinstance(value, bool) and bool(np.isfinite(value) and value >= 0)
 
 
 @register(
@@ -224,10 +222,10 @@ class DirichletCalibration(Recalibrator):
     ) -> None:
         if penalty not in PENALTIES:
             raise ConfigError(f"penalty must be 'odir' or 'l2'; got {penalty!r}.")
-        if isinstance(reg_lambda, bool) or not (np.isfinite(reg_lambda) and reg_lambda >= 0):
+        if not _non_negative(reg_lambda):
             raise ConfigError(f"reg_lambda must be a non-negative number; got {reg_lambda!r}.")
         if reg_mu is not None:
-            if isinstance(reg_mu, bool) or not (np.isfinite(reg_mu) and reg_mu >= 0):
+            if not _non_negative(reg_mu):
                 raise ConfigError(
                     f"reg_mu must be a non-negative number or None (μ = λ); got {reg_mu!r}."
                 )
@@ -245,23 +243,15 @@ class DirichletCalibration(Recalibrator):
         self.reg_mu = None if reg_mu is None else float(reg_mu)
         self.max_iter = None if max_iter is None else int(max_iter)
 
-    def _iterations(self, k: int) -> int:
-        if self.max_iter is not None:
-            return self.max_iter
-        if k > MATRIX_MAX_CLASSES:
-            raise FitError(
-                f"Dirichlet calibration with K = {k:,} classes fits K² + K = {k * k + k:,} "
-                f"parameters; each L-BFGS iteration costs two (n × K)·(K × K) products and "
-                f"convergence takes hundreds of them. Use beta calibration per class "
-                f"('beta'), vector scaling ('vector') or temperature scaling ('temperature'), "
-                f"or pass max_iter explicitly (e.g. max_iter=5) to accept a capped fit. The "
-                f"limit without max_iter is {MATRIX_MAX_CLASSES} classes."
-            )
-        return 500
-
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
         k = inputs.n_classes
-        max_iter = self._iterations(k)
+        max_iter = capped_iterations(
+            self.max_iter,
+            k,
+            method="Dirichlet calibration",
+            alternatives="beta calibration per class ('beta'), vector scaling ('vector') or "
+            "temperature scaling ('temperature')",
+        )
         x = log_prob_features(inputs)
         n = x.shape[0]
         mu = self.reg_lambda if self.reg_mu is None else self.reg_mu
@@ -298,13 +288,7 @@ class DirichletCalibration(Recalibrator):
         w0, b0 = np.eye(k), np.zeros(k)
         theta0 = np.concatenate([(w0 * sd).ravel(), b0 + w0 @ m])
         nll0 = _affine_nll(x, labels, w0 * sd, b0 + w0 @ m, "matrix", buf)[0]
-        res = minimize(
-            fun,
-            theta0,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13},
-        )
+        res = minimize_lbfgs(fun, theta0, max_iter)
         w, b = best_representative(*unpack(res.x), **opts)
         pen = penalty_terms(w, b, **opts)[0]
         notes = []

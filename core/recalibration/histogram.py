@@ -37,14 +37,19 @@ scores ties with a boundary (:class:`DeferredUniforms`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.random import Generator
 
-from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
-from core.recalibration.base import OneDimRecalibrator, register
+from core.recalibration.base import (
+    Component,
+    ComponentFit,
+    OneDimRecalibrator,
+    check_n_bins,
+    register,
+)
 
 #: Algorithm 2's δ for the optional bin-value jitter.
 JITTER_DELTA = 1e-10
@@ -130,6 +135,26 @@ def lexicographic_bins(
     return out
 
 
+def bin_means(sums: np.ndarray, counts: np.ndarray, empty: Any) -> tuple[np.ndarray, int]:
+    """Return the mean of every bin (``empty`` where a bin has no rows) and how many are empty.
+
+    Parameters
+    ----------
+    sums, counts : numpy.ndarray
+        Sum of the values and number of rows of every bin.
+    empty : float or numpy.ndarray
+        Value of an empty bin (or of every bin, where it is empty).
+
+    Returns
+    -------
+    means : numpy.ndarray
+        Bin values.
+    n_empty : int
+        Number of bins without rows.
+    """
+    return np.where(counts > 0, sums / np.maximum(counts, 1), empty), int((counts == 0).sum())
+
+
 class DeferredUniforms:
     """The next ``n`` uniforms of a generator, drawn only if some of them are read.
 
@@ -156,7 +181,7 @@ class DeferredUniforms:
         return self._values[index]
 
 
-def deferred_uniforms(rng: np.random.Generator, n: int) -> DeferredUniforms | np.ndarray:
+def deferred_uniforms(rng: Generator, n: int) -> DeferredUniforms | np.ndarray:
     """``rng.random(n)``, deferred when the generator can skip ahead exactly.
 
     A float64 uniform consumes exactly one 64-bit output, so advancing a PCG64-family
@@ -183,17 +208,15 @@ class _HistogramBinning(OneDimRecalibrator):
         unique_values: bool = False,
         seed: int | None = 0,
     ) -> None:
-        if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
-            raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
         if tie_break not in ("random", "none"):
             raise ConfigError(f"tie_break must be 'random' or 'none'; got {tie_break!r}.")
-        self.n_bins = int(n_bins)
+        self.n_bins = check_n_bins(n_bins)
         self.lens = self._check_lens(lens)
         self.tie_break = tie_break
         self.unique_values = bool(unique_values)
         self.seed = seed
 
-    def _keys(self, n: int, rng: np.random.Generator) -> np.ndarray | None:
+    def _keys(self, n: int, rng: Generator) -> np.ndarray | None:
         """Tie-break keys ``U`` of ``n`` scores (None without random tie-breaking)."""
         return rng.random(n) if self.tie_break == "random" else None
 
@@ -301,7 +324,7 @@ class _HistogramBinning(OneDimRecalibrator):
             "counts": counts,
         }
 
-    def _jitter(self, rng: np.random.Generator) -> np.ndarray | None:
+    def _jitter(self, rng: Generator) -> np.ndarray | None:
         """Algorithm 2's jitter ``V`` of the bin values (None without ``unique_values``)."""
         return rng.random(self.n_bins) if self.unique_values else None
 
@@ -312,72 +335,22 @@ class _HistogramBinning(OneDimRecalibrator):
             vals.pop("edge_keys", None)
         return vals
 
-    def _draws(self, n: int, rng: np.random.Generator) -> tuple[Any, ...]:
-        """Random numbers one component's fit uses, drawn in the order of the fit."""
+    def _fit_draws(self, n: int, rng: Generator) -> tuple[Any, ...]:
         return (self._keys(n, rng), self._jitter(rng))
 
-    def _fit_drawn(
-        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
-    ) -> tuple[dict[str, Any], list[str]]:
-        """Fit one component from its scores, outcomes and :meth:`_draws`."""
-        raise NotImplementedError
+    def _apply_draws(self, c: Component, n: int, rng: Generator) -> Any:
+        # a new score needs its key only when it ties with a boundary (DeferredUniforms)
+        return deferred_uniforms(rng, n) if c.get("edge_keys") is not None else None
 
-    def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
-        return self._fit_drawn(s, t, self._draws(s.size, rng))
-
-    def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
-        # every component's random numbers are drawn here, in component order (the same
-        # stream as fitting one component after another); the fits run in a thread pool
-        items = ((j, self._draws(scores.shape[1], rng)) for j in range(scores.shape[0]))
-        return map_ordered(
-            lambda item: self._fit_drawn(scores[item[0]], outcomes[item[0]], item[1]),
-            items,
-            entries=scores.size,
-        )
-
-    @staticmethod
-    def _apply_keyed(c: Mapping[str, Any], s: np.ndarray, u: Any) -> np.ndarray:
+    def _apply_component(
+        self, c: Component, s: np.ndarray, lo: np.ndarray, draws: Any
+    ) -> np.ndarray:
         edges = np.atleast_1d(np.asarray(c["edges"], dtype=np.float64))
         keys = c.get("edge_keys")
         if keys is not None:
             keys = np.atleast_1d(np.asarray(keys, dtype=np.float64))
-        idx = lexicographic_bins(edges, keys, s, u)
+        idx = lexicographic_bins(edges, keys, s, draws)
         return np.atleast_1d(c["values"])[idx]
-
-    def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        u = deferred_uniforms(rng, s.size) if c.get("edge_keys") is not None else None
-        return self._apply_keyed(c, s, u)
-
-    def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        n = scores.shape[1]
-        # new keys are reserved here in component order, the binning runs in a thread pool
-        items = (
-            (j, deferred_uniforms(rng, n) if c.get("edge_keys") is not None else None)
-            for j, c in enumerate(comps)
-        )
-
-        def apply(item: tuple[int, Any]) -> None:
-            j, u = item
-            scores[j] = self._apply_keyed(comps[j], scores[j], u)
-
-        map_ordered(apply, items, entries=scores.size)
-        return scores
 
 
 class _UniformMassNoSplit(_HistogramBinning):
@@ -386,9 +359,9 @@ class _UniformMassNoSplit(_HistogramBinning):
     #: Whether each bin's upper boundary point is averaged too (Zadrozny–Elkan).
     boundary_labels: ClassVar[bool] = False
 
-    def _fit_drawn(
-        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
-    ) -> tuple[dict[str, Any], list[str]]:
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
+    ) -> ComponentFit:
         u, v = draws
         fit = self._uniform_mass(s, t, u, boundary_labels=self.boundary_labels)
         return self._finish(fit, v), []
@@ -418,7 +391,7 @@ class HistogramUMD(_UniformMassNoSplit):
     unique_values : bool, default False
         Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
     seed : int or None
-        Seed of the tie-break keys (and split, for UMS); None means 0.
+        Seed of the tie-break keys and the jitter; None means 0.
     """
 
 
@@ -437,16 +410,8 @@ class HistogramZE(_UniformMassNoSplit):
 
     Parameters
     ----------
-    n_bins : int, default 10
-        Number of bins ``B``.
-    lens : {"auto", "binary", "top-label", "classwise"}
-        ``auto`` is ``binary`` for two classes, else ``classwise``.
-    tie_break : {"random", "none"}
-        Order tied scores by a seeded uniform key (default) or keep ties together.
-    unique_values : bool, default False
-        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
-    seed : int or None
-        Seed of the tie-break keys (and split, for UMS); None means 0.
+    n_bins, lens, tie_break, unique_values, seed
+        As for :class:`HistogramUMD`.
     """
 
     boundary_labels = True
@@ -466,16 +431,10 @@ class HistogramUMS(_HistogramBinning):
 
     Parameters
     ----------
-    n_bins : int, default 10
-        Number of bins ``B``.
-    lens : {"auto", "binary", "top-label", "classwise"}
-        ``auto`` is ``binary`` for two classes, else ``classwise``.
-    tie_break : {"random", "none"}
-        Order tied scores by a seeded uniform key (default) or keep ties together.
-    unique_values : bool, default False
-        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
+    n_bins, lens, tie_break, unique_values
+        As for :class:`HistogramUMD`.
     seed : int or None
-        Seed of the tie-break keys (and split, for UMS); None means 0.
+        Seed of the split, the tie-break keys and the jitter; None means 0.
     split_fraction : float, default 0.5
         Share of the calibration rows that fixes the bin boundaries.
     """
@@ -506,16 +465,16 @@ class HistogramUMS(_HistogramBinning):
             )
         return n1, n - n1
 
-    def _draws(self, n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    def _fit_draws(self, n: int, rng: Generator) -> tuple[Any, ...]:
         n1, n2 = self._split_sizes(n)
         perm = rng.permutation(n)
         u1 = self._keys(n1, rng)
         u2 = rng.random(n2) if u1 is not None else None
         return perm, u1, u2, self._jitter(rng)
 
-    def _fit_drawn(
-        self, s: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
-    ) -> tuple[dict[str, Any], list[str]]:
+    def _fit_component(
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, draws: tuple[Any, ...]
+    ) -> ComponentFit:
         nb = self.n_bins
         perm, u1, u2, v = draws
         n1, _ = self._split_sizes(s.size)
@@ -530,11 +489,11 @@ class HistogramUMS(_HistogramBinning):
         counts = np.bincount(idx, minlength=nb)
         sums = np.bincount(idx, weights=t2, minlength=nb)
         pooled = float(t2.mean())
-        values = np.where(counts > 0, sums / np.maximum(counts, 1), pooled)
+        values, n_empty = bin_means(sums, counts, pooled)
         notes = []
-        if (counts == 0).any():
+        if n_empty:
             notes.append(
-                f"{int((counts == 0).sum())} bin(s) received no rows of the second part; "
+                f"{n_empty} bin(s) received no rows of the second part; "
                 f"their value is the pooled mean {pooled:.4g}."
             )
         vals = {"edges": edges, "edge_keys": keys, "values": values, "counts": counts}
@@ -554,25 +513,13 @@ class HistogramFixedWidth(_HistogramBinning):
 
     Parameters
     ----------
-    n_bins : int, default 10
-        Number of bins ``B``.
-    lens : {"auto", "binary", "top-label", "classwise"}
-        ``auto`` is ``binary`` for two classes, else ``classwise``.
-    tie_break : {"random", "none"}
-        Order tied scores by a seeded uniform key (default) or keep ties together.
-    unique_values : bool, default False
-        Jitter bin values by 1e-10 so they are distinct (Algorithm 2, lines 14-15).
-    seed : int or None
-        Seed of the tie-break keys (and split, for UMS); None means 0.
+    n_bins, lens, tie_break, unique_values, seed
+        As for :class:`HistogramUMD`.
     """
 
     def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
+        self, scores: np.ndarray, log_odds: np.ndarray, outcomes: np.ndarray, rng: Generator
+    ) -> list[ComponentFit]:
         # the edges are the same for every component: one searchsorted and two bincounts
         nb = self.n_bins
         n_comp = scores.shape[0]
@@ -592,12 +539,10 @@ class HistogramFixedWidth(_HistogramBinning):
         mid = (np.arange(nb) + 0.5) / nb
         out = []
         for counts, sums in zip(counts_all, sums_all, strict=True):
-            values = np.where(counts > 0, sums / np.maximum(counts, 1), mid)
+            values, n_empty = bin_means(sums, counts, mid)
             notes = []
-            if (counts == 0).any():
-                notes.append(
-                    f"{int((counts == 0).sum())} of {nb} bins are empty; they output their midpoint."
-                )
+            if n_empty:
+                notes.append(f"{n_empty} of {nb} bins are empty; they output their midpoint.")
             vals = {"edges": edges, "edge_keys": None, "values": values, "counts": counts}
             out.append((self._finish(vals, self._jitter(rng)), notes))
         return out

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from core._parallel import map_ordered
 from core.errors import ConfigError
-from core.recalibration.base import OneDimRecalibrator, register
+from core.recalibration.base import Component, ComponentFit, OneDimRecalibrator, register
 
 #: Largest bit pattern (as uint64) of a score the sorted-key path handles: below 2.0, so
 #: shifting it left by one loses nothing; negative scores and NaN lie above it.
@@ -69,6 +67,21 @@ def _low_bits(key: np.ndarray) -> np.ndarray:
         # the low byte of each key: a strided view, so the temporary is n bytes, not 8n
         return np.flatnonzero(key.view(np.uint8)[::8] & 1)
     return np.flatnonzero(key & np.uint64(1))
+
+
+def _boolean_outcomes(s: np.ndarray, t: np.ndarray) -> np.ndarray | None:
+    """Return ``t`` as booleans when the sorted-key path may apply, else None.
+
+    The path needs a 1-D float64 ``s`` and outcomes of the same shape that are all 0
+    or 1 (:func:`_sorted_keys` still checks the range of the scores).
+    """
+    if s.dtype != np.float64 or s.ndim != 1 or t.shape != s.shape:
+        return None
+    if t.dtype == bool:
+        return t
+    if ((t == 0) | (t == 1)).all():
+        return t.astype(bool)
+    return None
 
 
 def tie_groups(s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -145,12 +158,8 @@ def pav_blocks(
     """
     s = np.asarray(s)
     t = np.asarray(t)
-    key = None
-    if s.dtype == np.float64 and s.ndim == 1 and t.shape == s.shape:
-        if t.dtype == bool:
-            key = _sorted_keys(s, t)
-        elif ((t == 0) | (t == 1)).all():
-            key = _sorted_keys(s, t.astype(bool))
+    tb = _boolean_outcomes(s, t)
+    key = None if tb is None else _sorted_keys(s, tb)
     if key is None:
         x, fitted = pav_fit(s, t)
         change = np.flatnonzero(np.diff(fitted) != 0)
@@ -221,12 +230,8 @@ def pav_fit(s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     s = np.asarray(s)
     t = np.asarray(t)
-    groups = None
-    if s.dtype == np.float64 and s.ndim == 1 and t.shape == s.shape:
-        if t.dtype == bool:
-            groups = tie_groups(s, t)
-        elif ((t == 0) | (t == 1)).all():
-            groups = tie_groups(s, t.astype(bool))
+    tb = _boolean_outcomes(s, t)
+    groups = None if tb is None else tie_groups(s, tb)
     if groups is not None:
         x, counts, positives = groups
         means = positives / counts
@@ -265,42 +270,15 @@ class IsotonicCalibration(OneDimRecalibrator):
             raise ConfigError(f"interpolation must be 'step' or 'linear'; got {interpolation!r}.")
         self.interpolation = interpolation
 
-    def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
-        # components are independent and deterministic: fitted by a thread pool
-        return map_ordered(
-            lambda j: self._fit_component(scores[j], log_odds[j], outcomes[j], rng),
-            range(scores.shape[0]),
-            entries=scores.size,
-        )
-
-    def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        def apply(j: int) -> None:
-            scores[j] = self._apply_component(comps[j], scores[j], log_odds[j], rng)
-
-        map_ordered(apply, range(scores.shape[0]), entries=scores.size)
-        return scores
-
     def _fit_component(
-        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, rng: np.random.Generator
-    ) -> tuple[dict[str, Any], list[str]]:
+        self, s: np.ndarray, lo: np.ndarray, t: np.ndarray, draws: Any
+    ) -> ComponentFit:
         # block ends are kept for linear interpolation (where scikit-learn keeps them too)
         start, value, knot_x, knot_y = pav_blocks(s, t)
         return {"block_start": start, "block_value": value, "knot_x": knot_x, "knot_y": knot_y}, []
 
     def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
+        self, c: Component, s: np.ndarray, lo: np.ndarray, draws: Any
     ) -> np.ndarray:
         if self.interpolation == "linear":
             return np.interp(s, c["knot_x"], c["knot_y"])

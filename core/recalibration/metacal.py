@@ -37,6 +37,7 @@ calibrator towards higher temperatures.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -57,8 +58,9 @@ from core.recalibration.base import (
     Recalibrator,
     Setting,
     as_inputs,
+    chunk_sizes,
+    fit_rng,
     register,
-    seed_value,
     softmax,
 )
 from core.recalibration.scaling import temperature_fit
@@ -97,8 +99,19 @@ def ranking_score(probs: np.ndarray, kind: str = "entropy") -> np.ndarray:
     raise ConfigError(f"Unknown ranking {kind!r}; choose one of {', '.join(RANKINGS)}.")
 
 
-def _row_blocks(n: int, k: int) -> range:
-    return range(0, n, max(1, FUSED_BLOCK_ENTRIES // max(k, 1)))
+def _softmax_blocks(z: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+    """Yield ``(rows, z[rows], softmax(z[rows]))`` for consecutive blocks of rows.
+
+    Each block's probabilities are made in one scratch buffer (the same softmax
+    arithmetic, so the same bits), overwritten by the next block: no ``(n, K)``
+    probability matrix is made.
+    """
+    n, k = z.shape
+    step = max(1, FUSED_BLOCK_ENTRIES // k)
+    scratch = np.empty((min(step, n), k))
+    for i in range(0, n, step):
+        zb = z[i : i + step]
+        yield slice(i, i + step), zb, softmax(zb, out=scratch[: zb.shape[0]])
 
 
 def _scores_and_top(
@@ -106,26 +119,26 @@ def _scores_and_top(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Ranking scores (and the predicted classes when ``top``) of every row.
 
-    From logits the probabilities are made block by block in a scratch buffer (the
-    same softmax arithmetic, so the same bits) and never as a whole ``(n, K)``
-    matrix: at 50,000 × 1,000 a second matrix of fresh memory costs more than the
-    softmax itself.
+    From logits the probabilities are made block by block (:func:`_softmax_blocks`)
+    and never as a whole ``(n, K)`` matrix: at 50,000 × 1,000 a second matrix of fresh
+    memory costs more than the softmax itself.
     """
     if inputs.has_probs:
         p = inputs.probs
         return ranking_score(p, kind), (p.argmax(axis=1) if top else None)
     z = inputs.log_scores
-    n, k = z.shape
-    h = np.empty(n)
-    pred = np.empty(n, dtype=np.intp) if top else None
-    step = max(1, FUSED_BLOCK_ENTRIES // k)
-    scratch = np.empty((min(step, n), k))
-    for i in _row_blocks(n, k):
-        pb = softmax(z[i : i + step], out=scratch[: min(step, n - i)])
-        h[i : i + step] = ranking_score(pb, kind)
+    h = np.empty(z.shape[0])
+    pred = np.empty(z.shape[0], dtype=np.intp) if top else None
+    for rows, _, pb in _softmax_blocks(z):
+        h[rows] = ranking_score(pb, kind)
         if pred is not None:
-            pred[i : i + step] = pb.argmax(axis=1)
+            pred[rows] = pb.argmax(axis=1)
     return h, pred
+
+
+def _exact(alpha: float) -> Fraction:
+    """Return ``alpha`` as the exact fraction of its decimal text (0.05 is exactly 1/20)."""
+    return Fraction(str(alpha)) if isinstance(alpha, float) else Fraction(alpha)
 
 
 def paper_order_statistic(n1: int, alpha: float) -> int | None:
@@ -136,8 +149,7 @@ def paper_order_statistic(n1: int, alpha: float) -> int | None:
     >>> [paper_order_statistic(n, 0.05) for n in (18, 19, 21, 50, 100, 462, 500)]
     [None, 19, 21, 49, 96, 440, 476]
     """
-    a = Fraction(str(alpha)) if isinstance(alpha, float) else Fraction(alpha)
-    v = math.ceil((n1 + 1) * (1 - a))
+    v = math.ceil((n1 + 1) * (1 - _exact(alpha)))
     return v if v <= n1 else None
 
 
@@ -145,8 +157,7 @@ def reference_order_statistic(n1: int, alpha: float) -> int | None:
     """1-based index picked by ``numpy.quantile(scores, 1 - α, method="higher")``."""
     if n1 < 1:
         return None
-    a = Fraction(str(alpha)) if isinstance(alpha, float) else Fraction(alpha)
-    return math.ceil((1 - a) * (n1 - 1)) + 1
+    return math.ceil((1 - _exact(alpha)) * (n1 - 1)) + 1
 
 
 def umbrella_order_statistic(n1: int, alpha: float, delta: float) -> int | None:
@@ -468,8 +479,7 @@ class MetaCal(Recalibrator):
         s1, rest = perm[:n1], perm[n1:]
         order = np.argsort(h[s1], kind="stable")
         hs, cs = h[s1][order], correct[s1][order].astype(np.float64)
-        sizes = np.full(b, n1 // b)
-        sizes[: n1 % b] += 1
+        sizes = chunk_sizes(n1, b)
         ends = np.cumsum(sizes)
         starts = ends - sizes
         csum_h = np.concatenate([[0.0], np.cumsum(hs)])
@@ -505,7 +515,7 @@ class MetaCal(Recalibrator):
 
     # -- fit / predict
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
-        rng = np.random.default_rng(seed_value(self.seed))
+        rng = fit_rng(self.seed)
         h, pred = _scores_and_top(inputs, self.ranking, top=True)
         correct = pred == labels
         if self.mode == "miscoverage":
@@ -569,13 +579,9 @@ class MetaCal(Recalibrator):
         # from logits: one pass of row blocks (scores of the block's softmax, then its
         # tempered softmax into the output), so no (n, K) probability matrix is made
         z = inputs.log_scores
-        n, k = z.shape
-        out = np.empty((n, k))
-        step = max(1, FUSED_BLOCK_ENTRIES // k)
-        scratch = np.empty((min(step, n), k))
-        for i in _row_blocks(n, k):
-            zb = z[i : i + step]
-            h = ranking_score(softmax(zb, out=scratch[: zb.shape[0]]), self.ranking)
-            ob = softmax(zb, divide_by=temperature, out=out[i : i + step])
-            ob[~(h <= threshold)] = 1.0 / k
+        out = np.empty(z.shape)
+        for rows, zb, pb in _softmax_blocks(z):
+            h = ranking_score(pb, self.ranking)
+            ob = softmax(zb, divide_by=temperature, out=out[rows])
+            ob[~(h <= threshold)] = 1.0 / z.shape[1]
         return out

@@ -33,20 +33,26 @@ they sum to 1 without renormalisation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
+from numpy.random import Generator
+from scipy.optimize import OptimizeResult, minimize
 
 from core._parallel import even_pieces, map_ordered
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
+    Component,
+    ComponentFit,
     FittedParameters,
     Inputs,
     OneDimRecalibrator,
     Recalibrator,
     blocks,
+    check_both_outcomes,
+    component_arrays,
+    logistic_terms,
     register,
     sigmoid,
     softmax,
@@ -77,17 +83,50 @@ BLOCK_ENTRIES = 1 << 15
 #: Above this many classes matrix scaling needs an explicit ``max_iter`` (see MatrixScaling).
 MATRIX_MAX_CLASSES = 100
 
+#: L-BFGS iterations of vector and matrix scaling (and Dirichlet calibration) by default.
+DEFAULT_MAX_ITER = 500
+
 
 # --------------------------------------------------------------------------- Platt
+
+
+def smoothed_targets(
+    n_pos: float | np.ndarray, n: int
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Return Platt's smoothed targets: ``(N+ + 1)/(N+ + 2)`` for positives, ``1/(N- + 2)`` else.
+
+    Parameters
+    ----------
+    n_pos : float or numpy.ndarray
+        Positives ``N+`` (of one problem, or one per problem).
+    n : int
+        Rows of each problem, so ``N- = n - N+``.
+
+    Returns
+    -------
+    tp, tn : float or numpy.ndarray
+        Targets of the positive and of the negative rows.
+    """
+    return (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n - n_pos + 2.0)
+
+
+#: Targets of the logistic fits: Platt's smoothed targets or hard 0/1 labels.
+TARGETS = ("platt", "hard")
+
+
+def check_targets(targets: str) -> str:
+    """Validate a ``targets`` option (one of ``TARGETS``) and return it."""
+    if targets not in TARGETS:
+        raise ConfigError(f"targets must be 'platt' or 'hard'; got {targets!r}.")
+    return targets
 
 
 def platt_targets(t: np.ndarray, targets: str) -> np.ndarray:
     """Return the regression targets: hard 0/1 labels or Platt's smoothed ones."""
     if targets == "hard":
         return t
-    n_pos = float(t.sum())
-    n_neg = float(t.size - n_pos)
-    return np.where(t > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    tp, tn = smoothed_targets(float(t.sum()), t.size)
+    return np.where(t > 0.5, tp, tn)
 
 
 #: Rows per piece of work handed to a thread by :func:`_logistic_sums`.
@@ -102,28 +141,6 @@ def _logistic_sums(
     c: np.ndarray,
     rows: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
-    """Return the sums of :func:`_logistic_sums_rows`, rows shared out over threads.
-
-    Each row's sums are computed by one thread from that row alone, so the result does
-    not depend on the number of threads.
-    """
-    pieces = [rows[i : i + ROWS_PER_TASK] for i in range(0, rows.size, ROWS_PER_TASK)]
-    parts = map_ordered(
-        lambda r: _logistic_sums_rows(x, mu, scale, a, c, r), pieces, entries=rows.size * x.shape[1]
-    )
-    if len(parts) == 1:
-        return parts[0]
-    return tuple(np.concatenate(col) for col in zip(*parts, strict=True))
-
-
-def _logistic_sums_rows(
-    x: np.ndarray,
-    mu: np.ndarray,
-    scale: np.ndarray,
-    a: np.ndarray,
-    c: np.ndarray,
-    rows: np.ndarray,
-) -> tuple[np.ndarray, ...]:
     """Return the softplus and derivative sums of the standardised problems ``rows`` of ``x``.
 
     With ``xs = (x - mu) / scale`` (standardised block by block, so ``x`` is never
@@ -131,46 +148,51 @@ def _logistic_sums_rows(
     ``Σ softplus(η)``, ``Σ |η|``, ``Σ q xs``, ``Σ q``, ``Σ h xs²``, ``Σ h xs`` and
     ``Σ h``; the targets enter the loss and gradient only through constant sums (see
     :func:`fit_logistic_rows`). The work is done in blocks of about ``BLOCK_ENTRIES``
-    entries, so the twenty or so elementwise passes of a block run in cache; only
-    ``exp`` and ``log`` are transcendental (``softplus(η) = max(η, 0) + log(1 + e)``,
-    ``σ(-|η|) = e / (1 + e)``, ``e = exp(-|η|)``).
+    entries, so the twenty or so elementwise passes of a block run in cache (see
+    :func:`~core.recalibration.base.logistic_terms`). The rows are shared out over
+    threads in pieces of ``ROWS_PER_TASK``; each row's sums are computed by one thread
+    from that row alone, so the result does not depend on the number of threads.
     """
-    k = rows.size
     n = x.shape[1]
-    sp, sabs, sqx, sq, shxx, shx, sh = (np.zeros(k) for _ in range(7))
-    if n >= BLOCK_ENTRIES:
-        groups = [(np.array([j]), x[r : r + 1]) for j, r in enumerate(rows)]
-        width = BLOCK_ENTRIES
-    else:
-        per = max(1, BLOCK_ENTRIES // n)
-        groups = [(np.arange(g, min(g + per, k)), x[rows[g : g + per]]) for g in range(0, k, per)]
-        width = n
-    for idx, block in groups:
-        r = rows[idx]
-        mu_b, sc_b = mu[r][:, None], scale[r][:, None]
-        a_b, c_b = a[r][:, None], c[r][:, None]
-        for i in range(0, n, width):
-            xb = block[:, i : i + width] - mu_b
-            xb /= sc_b
-            eta = xb * a_b
-            eta += c_b
-            e = np.abs(eta)
-            sabs[idx] += e.sum(axis=1)
-            np.negative(e, out=e)
-            np.exp(e, out=e)
-            d = e + 1.0
-            g = e / d  # σ(-|η|)
-            h = np.divide(g, d, out=e)  # e / (1 + e)² = q (1 - q)
-            np.log(d, out=d)
-            sp[idx] += d.sum(axis=1)
-            np.subtract(1.0, g, out=g, where=eta >= 0)  # now q = σ(η)
-            sq[idx] += g.sum(axis=1)
-            sqx[idx] += np.einsum("ij,ij->i", g, xb)
-            sh[idx] += h.sum(axis=1)
-            h *= xb
-            shx[idx] += h.sum(axis=1)
-            shxx[idx] += np.einsum("ij,ij->i", h, xb)
-    return sp, sabs, sqx, sq, shxx, shx, sh
+
+    def piece(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        k = rows.size
+        sp, sabs, sqx, sq, shxx, shx, sh = (np.zeros(k) for _ in range(7))
+        if n >= BLOCK_ENTRIES:
+            groups = [(np.array([j]), x[r : r + 1]) for j, r in enumerate(rows)]
+            width = BLOCK_ENTRIES
+        else:
+            per = max(1, BLOCK_ENTRIES // n)
+            groups = [
+                (np.arange(g, min(g + per, k)), x[rows[g : g + per]]) for g in range(0, k, per)
+            ]
+            width = n
+        for idx, block in groups:
+            r = rows[idx]
+            mu_b, sc_b = mu[r][:, None], scale[r][:, None]
+            a_b, c_b = a[r][:, None], c[r][:, None]
+            for i in range(0, n, width):
+                xb = block[:, i : i + width] - mu_b
+                xb /= sc_b
+                eta = xb * a_b
+                eta += c_b
+                s_abs, s_log, g, h = logistic_terms(eta)
+                sabs[idx] += s_abs
+                sp[idx] += s_log
+                np.subtract(1.0, g, out=g, where=eta >= 0)  # now q = σ(η)
+                sq[idx] += g.sum(axis=1)
+                sqx[idx] += np.einsum("ij,ij->i", g, xb)
+                sh[idx] += h.sum(axis=1)
+                h *= xb
+                shx[idx] += h.sum(axis=1)
+                shxx[idx] += np.einsum("ij,ij->i", h, xb)
+        return sp, sabs, sqx, sq, shxx, shx, sh
+
+    pieces = [rows[i : i + ROWS_PER_TASK] for i in range(0, rows.size, ROWS_PER_TASK)]
+    parts = map_ordered(piece, pieces, entries=rows.size * n)
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(col) for col in zip(*parts, strict=True))
 
 
 def affine_sigmoid(
@@ -241,8 +263,7 @@ def _target_sums(
         sum_t[rows] += tb.sum(axis=1)
     if smooth:  # targets tp on positives, tn on negatives: Σ t = tp N+ + tn N-
         n_pos = sum_t
-        tp = (n_pos + 1.0) / (n_pos + 2.0)
-        tn = 1.0 / (n - n_pos + 2.0)
+        tp, tn = smoothed_targets(n_pos, n)
         sum_t = tp * n_pos + tn * (n - n_pos)
         sum_tx = tn * sum_x + (tp - tn) * sum_tx
     return sum_x, sum_t, sum_tx
@@ -271,9 +292,7 @@ def _binned_start(
     n = x.shape[1]
     counts, means, pos = binned_rows([(x, mu, scale)], t)
     if smooth:
-        n_pos = pos.sum(axis=1, keepdims=True)
-        tp = (n_pos + 1.0) / (n_pos + 2.0)
-        tn = 1.0 / (n - n_pos + 2.0)
+        tp, tn = smoothed_targets(pos.sum(axis=1, keepdims=True), n)
         pos = tp * pos + tn * (counts - pos)
     theta = compressed_logistic(
         counts, means, pos, np.column_stack([a, c]), np.ones((a.size, 2), dtype=bool)
@@ -487,10 +506,8 @@ class PlattScaling(OneDimRecalibrator):
         self.lens = self._check_lens(lens)
         if input not in ("logit", "probability"):
             raise ConfigError(f"input must be 'logit' or 'probability'; got {input!r}.")
-        if targets not in ("platt", "hard"):
-            raise ConfigError(f"targets must be 'platt' or 'hard'; got {targets!r}.")
         self.input = input
-        self.targets = targets
+        self.targets = check_targets(targets)
 
     @property
     def _uses_scores(self) -> bool:
@@ -500,23 +517,12 @@ class PlattScaling(OneDimRecalibrator):
         return lo if self.input == "logit" else s
 
     def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
+        self, scores: np.ndarray, log_odds: np.ndarray, outcomes: np.ndarray, rng: Generator
+    ) -> list[ComponentFit]:
         x = self._feature(scores, log_odds)
         t = outcomes
         pos = t > 0.5
-        n_pos = pos.sum(axis=1)
-        n = t.shape[1]
-        if ((n_pos == 0) | (n_pos == n)).any():
-            j = int(np.flatnonzero((n_pos == 0) | (n_pos == n))[0])
-            raise FitError(
-                f"Platt scaling needs both outcomes in every component; component {j} has only "
-                f"{'positives' if n_pos[j] else 'negatives'}."
-            )
+        check_both_outcomes(pos.sum(axis=1), t.shape[1], "Platt scaling")
         if self.targets == "hard":
             top_neg = np.where(pos, -np.inf, x).max(axis=1)
             low_pos = np.where(pos, x, np.inf).min(axis=1)
@@ -536,21 +542,11 @@ class PlattScaling(OneDimRecalibrator):
         ]
 
     def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
+        self, comps: list[Component], scores: np.ndarray, log_odds: np.ndarray, rng: Generator
     ) -> np.ndarray:
-        a = np.array([float(c["a"]) for c in comps])
-        c = np.array([float(c["c"]) for c in comps])
+        a, c = component_arrays(comps, "a", "c")
         x = self._feature(scores, log_odds)
         return affine_sigmoid(x, a, c, out=x)  # the features are a fresh matrix
-
-    def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        return sigmoid(c["a"] * self._feature(s, lo) + c["c"])
 
 
 # --------------------------------------------------------------------------- temperature
@@ -847,6 +843,71 @@ def _class_curvature(zc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return s2 / n, s1 / n, s0 / n
 
 
+def minimize_lbfgs(
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray, max_iter: int
+) -> OptimizeResult:
+    """Minimise ``fun`` (value and gradient) by L-BFGS-B, with the tolerances of the softmax fits.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> (value, gradient)``.
+    x0 : numpy.ndarray
+        Starting point.
+    max_iter : int
+        L-BFGS iterations.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        The result of :func:`scipy.optimize.minimize`.
+    """
+    return minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13},
+    )
+
+
+def capped_iterations(max_iter: int | None, k: int, *, method: str, alternatives: str) -> int:
+    """Return the L-BFGS iterations of a fit with ``K² + K`` parameters.
+
+    Parameters
+    ----------
+    max_iter : int or None
+        The option; None means 500 up to ``MATRIX_MAX_CLASSES`` classes.
+    k : int
+        Number of classes ``K``.
+    method : str
+        Name of the recalibrator, for the message.
+    alternatives : str
+        Cheaper recalibrators to suggest, for the message.
+
+    Returns
+    -------
+    int
+        Iterations.
+
+    Raises
+    ------
+    FitError
+        Above ``MATRIX_MAX_CLASSES`` classes without an explicit ``max_iter``.
+    """
+    if max_iter is not None:
+        return max_iter
+    if k > MATRIX_MAX_CLASSES:
+        raise FitError(
+            f"{method} with K = {k:,} classes fits K² + K = {k * k + k:,} parameters; "
+            "each L-BFGS iteration costs two (n × K)·(K × K) products and convergence "
+            f"takes hundreds of them. Use {alternatives}, or pass max_iter explicitly "
+            "(e.g. max_iter=5) to accept a capped fit. The limit without max_iter is "
+            f"{MATRIX_MAX_CLASSES} classes."
+        )
+    return DEFAULT_MAX_ITER
+
+
 def _fit_affine_softmax(
     z: np.ndarray, y: np.ndarray, *, kind: str, reg: float, max_iter: int
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -907,13 +968,7 @@ def _fit_affine_softmax(
         grad += reg * dev
         return val, to_phi_grad(grad)
 
-    res = minimize(
-        fun,
-        np.zeros(w0.size),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-13},
-    )
+    res = minimize_lbfgs(fun, np.zeros(w0.size), max_iter)
     w, b = unpack(to_theta(res.x))
     info = {"converged": bool(res.success), "n_iter": int(res.nit), "nll_after": float(res.fun)}
     return np.asarray(w), np.asarray(b), info
@@ -934,7 +989,7 @@ class _AffineScaling(Recalibrator):
         return _centred(z, self.kind)
 
     def _iterations(self, k: int) -> int:
-        return 500 if self.max_iter is None else self.max_iter
+        return DEFAULT_MAX_ITER if self.max_iter is None else self.max_iter
 
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
         w, b, info = _fit_affine_softmax(
@@ -1022,14 +1077,9 @@ class MatrixScaling(_AffineScaling):
         super().__init__(reg=reg, max_iter=max_iter)
 
     def _iterations(self, k: int) -> int:
-        if self.max_iter is not None:
-            return self.max_iter
-        if k > MATRIX_MAX_CLASSES:
-            raise FitError(
-                f"Matrix scaling with K = {k:,} classes fits K² + K = {k * k + k:,} parameters; "
-                f"each L-BFGS iteration costs two (n × K)·(K × K) products and convergence "
-                f"takes hundreds of them. Use vector scaling ('vector') or temperature "
-                f"scaling ('temperature'), or pass max_iter explicitly (e.g. max_iter=5) to "
-                f"accept a capped fit. The limit without max_iter is {MATRIX_MAX_CLASSES} classes."
-            )
-        return 500
+        return capped_iterations(
+            self.max_iter,
+            k,
+            method="Matrix scaling",
+            alternatives="vector scaling ('vector') or temperature scaling ('temperature')",
+        )

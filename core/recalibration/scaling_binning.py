@@ -20,16 +20,24 @@ reported. Multiclass rows are renormalised as described in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
+from numpy.random import Generator
 
 from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
-from core.recalibration.base import OneDimRecalibrator, Setting, register, sigmoid
-from core.recalibration.histogram import count_edges
-from core.recalibration.scaling import affine_sigmoid, fit_logistic_rows
+from core.recalibration.base import (
+    Component,
+    ComponentFit,
+    OneDimRecalibrator,
+    Setting,
+    check_both_outcomes,
+    check_n_bins,
+    chunk_sizes,
+    component_arrays,
+    register,
+)
+from core.recalibration.histogram import bin_means, count_edges
+from core.recalibration.scaling import affine_sigmoid, check_targets, fit_logistic_rows
 
 MODES = ("same-data", "three-splits")
 
@@ -55,10 +63,19 @@ def equal_mass_edges(v: np.ndarray, n_bins: int) -> np.ndarray:
     [0.3, 0.5, 1.0]
     """
     s = np.sort(v)
-    b = min(n_bins, s.size)
-    sizes = np.full(b, s.size // b)
-    sizes[: s.size % b] += 1
-    ends = np.cumsum(sizes)[:-1]
+    return _upper_edges(s, _chunk_ends(s.size, n_bins))
+
+
+def _chunk_ends(m: int, n_bins: int) -> np.ndarray:
+    """End positions of all but the last of ``min(n_bins, m)`` ``array_split`` chunks of ``m``."""
+    return np.cumsum(chunk_sizes(m, min(n_bins, m)))[:-1]
+
+
+def _upper_edges(s: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Distinct midpoints between the order statistics ``s`` on either side of ``ends``, and 1.
+
+    ``s`` only needs the sorted values at the positions ``ends - 1`` and ``ends``.
+    """
     mids = (s[ends - 1] + s[ends]) / 2.0
     return np.unique(np.concatenate([mids, [1.0]]))
 
@@ -82,20 +99,14 @@ def equal_mass_edges_rows(v: np.ndarray, n_bins: int) -> list[np.ndarray]:
     list of numpy.ndarray
         The upper edges of each row.
     """
-    m = v.shape[1]
-    b = min(n_bins, m)
-    sizes = np.full(b, m // b)
-    sizes[: m % b] += 1
-    ends = np.cumsum(sizes)[:-1]
+    ends = _chunk_ends(v.shape[1], n_bins)
     if ends.size == 0:
         return [np.array([1.0]) for _ in range(v.shape[0])]
     kth = np.unique(np.concatenate([ends - 1, ends]))
 
     def row_edges(row: np.ndarray) -> np.ndarray:
         # one row at a time: a row-sized partition buffer instead of a matrix
-        part = np.partition(row, kth)
-        mids = (part[ends - 1] + part[ends]) / 2.0
-        return np.unique(np.concatenate([mids, [1.0]]))
+        return _upper_edges(np.partition(row, kth), ends)
 
     return map_ordered(row_edges, v, entries=v.size)
 
@@ -148,8 +159,6 @@ class ScalingBinning(OneDimRecalibrator):
         targets: str = "platt",
         seed: int | None = 0,
     ) -> None:
-        if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
-            raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}.")
         fr = np.asarray(split_fractions, dtype=np.float64)
@@ -157,16 +166,14 @@ class ScalingBinning(OneDimRecalibrator):
             raise ConfigError(
                 f"split_fractions must be three positive numbers; got {split_fractions!r}."
             )
-        if targets not in ("platt", "hard"):
-            raise ConfigError(f"targets must be 'platt' or 'hard'; got {targets!r}.")
-        self.n_bins = int(n_bins)
+        self.n_bins = check_n_bins(n_bins)
         self.mode = mode
         self.split_fractions = tuple(float(f) for f in fr / fr.sum())
         self.lens = self._check_lens(lens)
-        self.targets = targets
+        self.targets = check_targets(targets)
         self.seed = seed
 
-    def _parts(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _parts(self, n: int, rng: Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.mode == "same-data":
             every = np.arange(n)
             return every, every, every
@@ -175,12 +182,8 @@ class ScalingBinning(OneDimRecalibrator):
         return perm[:c1], perm[c1:c2], perm[c2:]
 
     def _fit_components(
-        self,
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        outcomes: np.ndarray,
-        rng: np.random.Generator,
-    ) -> list[tuple[dict[str, Any], list[str]]]:
+        self, scores: np.ndarray, log_odds: np.ndarray, outcomes: np.ndarray, rng: Generator
+    ) -> list[ComponentFit]:
         # one partition of the rows for every component, so the Platt step runs batched
         n = scores.shape[1]
         p1, p2, p3 = self._parts(n, rng)
@@ -192,8 +195,7 @@ class ScalingBinning(OneDimRecalibrator):
             )
         same = self.mode == "same-data"
         t1 = outcomes if same else outcomes[:, p1]
-        if (t1.min(axis=1) == t1.max(axis=1)).any():
-            raise FitError("The Platt part of scaling-binning has only one outcome; use more rows.")
+        check_both_outcomes(t1.sum(axis=1), t1.shape[1], "The Platt step of scaling-binning")
         x1 = log_odds if same else log_odds[:, p1]
         slopes, intercepts, _ = fit_logistic_rows(x1, t1, smooth=self.targets == "platt")
         del x1
@@ -213,14 +215,9 @@ class ScalingBinning(OneDimRecalibrator):
         return False
 
     def _apply_components(
-        self,
-        comps: list[Mapping[str, Any]],
-        scores: np.ndarray,
-        log_odds: np.ndarray,
-        rng: np.random.Generator,
+        self, comps: list[Component], scores: np.ndarray, log_odds: np.ndarray, rng: Generator
     ) -> np.ndarray:
-        a = np.array([float(c["a"]) for c in comps])
-        c = np.array([float(c["c"]) for c in comps])
+        a, c = component_arrays(comps, "a", "c")
         g = affine_sigmoid(log_odds, a, c, out=log_odds)  # the log-odds are a fresh matrix
 
         def bin_row(j: int) -> None:  # each row is written by one thread only
@@ -231,29 +228,17 @@ class ScalingBinning(OneDimRecalibrator):
         map_ordered(bin_row, range(len(comps)), entries=g.size)
         return g
 
-    def _bin_component(
-        self, a: float, c: float, edges: np.ndarray, g3: np.ndarray
-    ) -> tuple[dict[str, Any], list[str]]:
+    def _bin_component(self, a: float, c: float, edges: np.ndarray, g3: np.ndarray) -> ComponentFit:
         nb = self.n_bins
         idx = count_edges(edges, g3, "left")
         m = edges.size
         counts = np.bincount(idx, minlength=m)
         sums = np.bincount(idx, weights=g3, minlength=m)
         lower = np.concatenate([[0.0], edges[:-1]])
-        values = np.where(counts > 0, sums / np.maximum(counts, 1), (lower + edges) / 2.0)
+        values, n_empty = bin_means(sums, counts, (lower + edges) / 2.0)
         notes = []
         if m < nb:
             notes.append(f"Tied scaled values merged bins: {m} bins instead of {nb}.")
-        if (counts == 0).any():
-            notes.append(
-                f"{int((counts == 0).sum())} bin(s) got no averaging rows; they output their midpoint."
-            )
+        if n_empty:
+            notes.append(f"{n_empty} bin(s) got no averaging rows; they output their midpoint.")
         return {"a": a, "c": c, "edges": edges, "values": values, "counts": counts}, notes
-
-    def _apply_component(
-        self, c: Mapping[str, Any], s: np.ndarray, lo: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        g = sigmoid(c["a"] * lo + c["c"])
-        edges = np.atleast_1d(c["edges"])
-        idx = np.minimum(np.searchsorted(edges, g, side="left"), edges.size - 1)
-        return np.atleast_1d(c["values"])[idx]
