@@ -7,7 +7,7 @@ through memory, and stable for large scores.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -46,6 +46,19 @@ def blocks(shape: tuple[int, int], entries: int = BLOCK_ENTRIES) -> Iterator[tup
         per = max(1, entries // max(n_cols, 1))
         for r in range(0, n_rows, per):
             yield slice(r, r + per), slice(None)
+
+
+def _blockwise(
+    x: np.ndarray, out: np.ndarray | None, kernel: Callable[[np.ndarray, np.ndarray], object]
+) -> np.ndarray:
+    """Run ``kernel(block, out_block)`` over the cache-sized blocks of a 1-D or 2-D array."""
+    if out is None:
+        out = np.empty_like(x)
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    o2 = out.reshape(1, -1) if out.ndim == 1 else out
+    for rows, cols in blocks(x2.shape):
+        kernel(x2[rows, cols], o2[rows, cols])
+    return out
 
 
 def softmax(
@@ -110,16 +123,13 @@ def logit(p: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     if p.ndim == 0:
         q = min(max(float(p), CLIP), 1.0 - CLIP)
         return np.float64(np.log(q / (1.0 - q)))
-    if out is None:
-        out = np.empty_like(p)
-    p2 = p.reshape(1, -1) if p.ndim == 1 else p
-    o2 = out.reshape(1, -1) if out.ndim == 1 else out
-    for rows, cols in blocks(p2.shape):
-        q = np.clip(p2[rows, cols], CLIP, 1.0 - CLIP)
-        d = np.subtract(1.0, q)
-        q /= d
-        np.log(q, out=o2[rows, cols])
-    return out
+
+    def kernel(block: np.ndarray, dest: np.ndarray) -> None:
+        q = np.clip(block, CLIP, 1.0 - CLIP)
+        q /= np.subtract(1.0, q)
+        np.log(q, out=dest)
+
+    return _blockwise(p, out, kernel)
 
 
 def sigmoid(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -144,16 +154,13 @@ def sigmoid(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 0:
         return sigmoid(x.reshape(1))[0]
-    if out is None:
-        out = np.empty_like(x)
-    x2 = x.reshape(1, -1) if x.ndim == 1 else x
-    o2 = out.reshape(1, -1) if out.ndim == 1 else out
-    for rows, cols in blocks(x2.shape):
-        xb = x2[rows, cols]
-        e = np.abs(xb)
+
+    def kernel(block: np.ndarray, dest: np.ndarray) -> None:
+        e = np.abs(block)
         np.negative(e, out=e)
         np.exp(e, out=e)
-        num = np.where(xb >= 0, 1.0, e)
+        num = np.where(block >= 0, 1.0, e)
         e += 1.0
-        np.divide(num, e, out=o2[rows, cols])
-    return out
+        np.divide(num, e, out=dest)
+
+    return _blockwise(x, out, kernel)

@@ -273,6 +273,33 @@ def norm_text(norm: float) -> str:
     return "ℓ∞" if np.isinf(norm) else f"ℓ{int(norm)}"
 
 
+def check_count(name: str, value: object) -> int:
+    """Return a count option (a whole number ≥ 1) as an int.
+
+    Parameters
+    ----------
+    name : str
+        The option's name, for the message.
+    value : int
+        Its value.
+
+    Returns
+    -------
+    int
+        The count.
+
+    Raises
+    ------
+    ConfigError
+        If it is not a whole number ≥ 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ConfigError(f"{name} must be a whole number ≥ 1; got {value!r}.")
+    if value < 1:
+        raise ConfigError(f"{name} must be at least 1; got {value}.")
+    return int(value)
+
+
 def check_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from a seed or generator.
 

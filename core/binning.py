@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from core._validation import check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
 
@@ -399,11 +400,7 @@ def check_n_bins(n_bins: object) -> int:
     ConfigError
         If it is not a whole number ≥ 1.
     """
-    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer):
-        raise ConfigError(f"n_bins must be a whole number ≥ 1; got {n_bins!r}.")
-    if n_bins < 1:
-        raise ConfigError(f"n_bins must be at least 1; got {n_bins}.")
-    return int(n_bins)
+    return check_count("n_bins", n_bins)
 
 
 def check_tie_policy(tie_policy: object) -> str:

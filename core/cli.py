@@ -303,10 +303,7 @@ def _run_lint(args: argparse.Namespace) -> str:
     if args.json:
         return records.dumps(
             {
-                "command": "lint",
-                "calibscope": records.package_version("calibscope"),
-                "versions": records.versions(),
-                "input": records.input_record(pred, file=args.file, labels=args.labels),
+                **records.command_record("lint", pred, file=args.file, labels=args.labels),
                 "lint": pred.lint.to_records(),
                 "models": [
                     {"model": name, "n": part.n, "lint": part.lint.to_records()}
@@ -383,10 +380,7 @@ def _run_compare(args: argparse.Namespace) -> str:
     if args.json:
         return records.dumps(
             {
-                "command": "compare",
-                "calibscope": records.package_version("calibscope"),
-                "versions": records.versions(),
-                "input": records.input_record(pred, file=args.file, labels=args.labels),
+                **records.command_record("compare", pred, file=args.file, labels=args.labels),
                 "config": config.to_dict(),
                 **cmp.to_record(),
             }

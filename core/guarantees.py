@@ -8,7 +8,7 @@ back into the largest ``B`` that keeps ε under a target.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,12 +37,8 @@ def histogram_binning_epsilon(n: int, n_bins: int, alpha: float = DEFAULT_ALPHA)
 
     Parameters
     ----------
-    n : int
-        Calibration sample size.
-    n_bins : int
-        Number of bins ``B``.
-    alpha : float, default 0.1
-        Failure probability.
+    n, n_bins, alpha
+        As in :func:`guarantee_epsilon`.
 
     Returns
     -------
@@ -64,14 +60,8 @@ def largest_n_bins(
 
     Parameters
     ----------
-    n : int
-        Calibration sample size.
-    epsilon : float, default 0.1
-        Target ε.
-    alpha : float, default 0.1
-        Failure probability.
-    max_bins : int, default 1000
-        Largest ``B`` considered.
+    n, epsilon, alpha, max_bins
+        As in :func:`largest_bins` (here ``max_bins`` defaults to 1000).
 
     Returns
     -------
@@ -113,6 +103,20 @@ def _check_delta(delta: float) -> float:
     if not 0.0 <= float(delta) < 1.0:
         raise ConfigError(f"The randomisation δ must lie in [0, 1); got {delta!r}.")
     return float(delta)
+
+
+def _check_guarantee(alpha: float, kind: str, delta: float) -> tuple[float, str, float]:
+    return _check_alpha(alpha), _check_kind(kind), _check_delta(delta)
+
+
+def _check_epsilon(epsilon: float) -> None:
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ConfigError(f"The target ε must be a positive number; got {epsilon!r}.")
+
+
+def _union_factor(kind: str, n_bins: Any) -> Any:
+    """Return the union bound's factor in ε: 2 for the marginal guarantee, ``2B`` otherwise."""
+    return 2.0 if kind == "marginal" else 2.0 * n_bins
 
 
 def guarantee_epsilon(
@@ -160,15 +164,7 @@ def guarantee_epsilon(
     0.10026
     """
     n, n_bins = _check_bins_n(n, n_bins)
-    alpha = _check_alpha(alpha)
-    kind = _check_kind(kind)
-    delta = _check_delta(delta)
-    q = n // n_bins
-    if n < 2 * n_bins or q < 2:
-        return float("inf")
-    spread = 2.0 if kind == "marginal" else 2.0 * n_bins
-    eps = float(np.sqrt(np.log(spread / alpha) / (2 * (q - 1)))) + delta
-    return eps + 1.0 / q if kind == "zadrozny-elkan" else eps
+    return float(epsilon_table(n, n_bins, alpha, kind=kind, delta=delta))
 
 
 def expected_ece_bound(n: int, n_bins: int, *, delta: float = 0.0) -> float:
@@ -227,12 +223,8 @@ def n_needed(
         Target ε.
     n_bins : int
         Number of bins ``B``.
-    alpha : float, default 0.1
-        Failure probability.
-    kind : {"conditional", "marginal", "zadrozny-elkan"}
-        Which guarantee (see :func:`guarantee_epsilon`).
-    delta : float, default 0.0
-        Algorithm 2's randomisation δ.
+    alpha, kind, delta
+        As in :func:`guarantee_epsilon`.
 
     Returns
     -------
@@ -246,11 +238,8 @@ def n_needed(
     (2660, 1510)
     """
     _, n_bins = _check_bins_n(1, n_bins)
-    alpha = _check_alpha(alpha)
-    kind = _check_kind(kind)
-    delta = _check_delta(delta)
-    if not np.isfinite(epsilon) or epsilon <= 0:
-        raise ConfigError(f"The target ε must be a positive number; got {epsilon!r}.")
+    alpha, kind, delta = _check_guarantee(alpha, kind, delta)
+    _check_epsilon(epsilon)
     if epsilon <= delta:
         return None
     base = "conditional" if kind == "zadrozny-elkan" else kind
@@ -258,8 +247,7 @@ def n_needed(
     def eps_at(q: int, which: str) -> float:
         return guarantee_epsilon(q * n_bins, n_bins, alpha, kind=which, delta=delta)
 
-    spread = 2.0 if kind == "marginal" else 2.0 * n_bins
-    x = np.log(spread / alpha) / (2.0 * (epsilon - delta) ** 2)
+    x = np.log(_union_factor(kind, n_bins) / alpha) / (2.0 * (epsilon - delta) ** 2)
     q = max(int(np.ceil(x)) + 1, 2)
     # the closed form can be off by one when x is within rounding of an integer
     while q > 2 and eps_at(q - 1, base) <= epsilon:
@@ -299,12 +287,8 @@ def largest_bins(
         Calibration sample size.
     epsilon : float, default 0.1
         Target ε.
-    alpha : float, default 0.1
-        Failure probability.
-    kind : {"conditional", "marginal", "zadrozny-elkan"}
-        Which guarantee (see :func:`guarantee_epsilon`).
-    delta : float, default 0.0
-        Algorithm 2's randomisation δ.
+    alpha, kind, delta
+        As in :func:`guarantee_epsilon`.
     max_bins : int, default 100000
         Largest ``B`` considered.
 
@@ -319,9 +303,6 @@ def largest_bins(
     (4, 6)
     """
     n, _ = _check_bins_n(n, 1)
-    alpha = _check_alpha(alpha)
-    kind = _check_kind(kind)
-    delta = _check_delta(delta)
     eps = epsilon_table(n, np.arange(1, min(max_bins, n // 2) + 1), alpha, kind=kind, delta=delta)
     ok = np.flatnonzero(eps <= epsilon)
     return int(ok[-1] + 1) if ok.size else None
@@ -341,21 +322,15 @@ def epsilon_table(
     ----------
     n, n_bins : int or numpy.ndarray
         Sample sizes and numbers of bins (positive integers; broadcast together).
-    alpha : float, default 0.1
-        Failure probability.
-    kind : {"conditional", "marginal", "zadrozny-elkan"}
-        Which guarantee.
-    delta : float, default 0.0
-        Algorithm 2's randomisation δ.
+    alpha, kind, delta
+        As in :func:`guarantee_epsilon`.
 
     Returns
     -------
     numpy.ndarray
         ε per entry; ``inf`` where ``n < 2B``.
     """
-    alpha = _check_alpha(alpha)
-    kind = _check_kind(kind)
-    delta = _check_delta(delta)
+    alpha, kind, delta = _check_guarantee(alpha, kind, delta)
     n_arr, b_arr = np.broadcast_arrays(
         np.asarray(n, dtype=np.int64), np.asarray(n_bins, dtype=np.int64)
     )
@@ -363,9 +338,9 @@ def epsilon_table(
         raise ConfigError("Sample sizes and numbers of bins must be positive integers.")
     q = n_arr // b_arr
     valid = (n_arr >= 2 * b_arr) & (q >= 2)
-    spread = np.full(b_arr.shape, 2.0) if kind == "marginal" else 2.0 * b_arr
+    factor = _union_factor(kind, b_arr)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.sqrt(np.log(spread / alpha) / (2.0 * np.maximum(q - 1, 1))) + delta
+        eps = np.sqrt(np.log(factor / alpha) / (2.0 * np.maximum(q - 1, 1))) + delta
         if kind == "zadrozny-elkan":
             eps = eps + 1.0 / np.maximum(q, 1)
     return np.where(valid, eps, np.inf)
@@ -430,9 +405,8 @@ def theory_validity(
         return np.zeros_like(e)
     m = q - 1
     shift = delta + (1.0 / q if variant == "zadrozny-elkan" else 0.0)
-    spread = 2.0 if kind == "marginal" else 2.0 * n_bins
     x = e - shift
-    v = 1.0 - spread * np.exp(-2.0 * m * np.maximum(x, 0.0) ** 2)
+    v = 1.0 - _union_factor(kind, n_bins) * np.exp(-2.0 * m * np.maximum(x, 0.0) ** 2)
     return np.where(x > 0, np.clip(v, 0.0, 1.0), 0.0)
 
 
@@ -536,16 +510,10 @@ def guarantee_calculator(
 
     Parameters
     ----------
-    n : int
-        Calibration sample size.
-    n_bins : int
-        Number of bins ``B``.
-    alpha : float, default 0.1
-        Failure probability.
+    n, n_bins, alpha, delta
+        As in :func:`guarantee_epsilon`.
     epsilon : float, default 0.1
         Target ε of the inverse problems.
-    delta : float, default 0.0
-        Algorithm 2's randomisation δ.
 
     Returns
     -------
@@ -561,8 +529,7 @@ def guarantee_calculator(
     n, n_bins = _check_bins_n(n, n_bins)
     alpha = _check_alpha(alpha)
     delta = _check_delta(delta)
-    if not np.isfinite(epsilon) or epsilon <= 0:
-        raise ConfigError(f"The target ε must be a positive number; got {epsilon!r}.")
+    _check_epsilon(epsilon)
     valid = n >= 2 * n_bins
     return GuaranteeReport(
         n=n,

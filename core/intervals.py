@@ -91,7 +91,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _stats
 
-from core._validation import check_predictions, check_rng
+from core._validation import check_count, check_predictions, check_rng
 from core.errors import ConfigError
 from core.registry import Registry
 
@@ -213,11 +213,7 @@ def check_n_resamples(n_resamples: object) -> int:
     ConfigError
         If it is not a whole number ≥ 1.
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ConfigError(f"n_resamples must be a whole number ≥ 1; got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ConfigError(f"n_resamples must be at least 1; got {n_resamples}.")
-    return int(n_resamples)
+    return check_count("n_resamples", n_resamples)
 
 
 def check_seed(seed: object) -> int | np.random.Generator:

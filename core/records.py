@@ -102,6 +102,31 @@ def input_record(pred: Any, *, file: str, labels: str | None) -> dict[str, Any]:
     }
 
 
+def command_record(command: str, pred: Any, *, file: str, labels: str | None) -> dict[str, Any]:
+    """Return the head of every command's JSON record: command, versions and input.
+
+    Parameters
+    ----------
+    command : str
+        The command's name.
+    pred : core.data.Predictions
+        The loaded predictions (all models).
+    file, labels : str
+        As for :func:`input_record`.
+
+    Returns
+    -------
+    dict
+        ``command, calibscope, versions, input``.
+    """
+    return {
+        "command": command,
+        "calibscope": package_version("calibscope"),
+        "versions": versions(),
+        "input": input_record(pred, file=file, labels=labels),
+    }
+
+
 def metrics_record(
     pred: Any,
     config: Any,
@@ -130,10 +155,7 @@ def metrics_record(
         holds ``model, n, digest, lint`` and the analysis's :meth:`to_record`.
     """
     return {
-        "command": "metrics",
-        "calibscope": package_version("calibscope"),
-        "versions": versions(),
-        "input": input_record(pred, file=file, labels=labels),
+        **command_record("metrics", pred, file=file, labels=labels),
         "config": config.to_dict(),
         "seed": config.seed,
         "lint": pred.lint.to_records(),

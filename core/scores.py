@@ -52,10 +52,8 @@ def accuracy_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.n
 
     Parameters
     ----------
-    p : numpy.ndarray
-        Validated ``(n, K)`` probability matrix.
-    y : numpy.ndarray
-        Validated int64 labels.
+    p, y : numpy.ndarray
+        Validated ``(n, K)`` probability matrix and int64 labels.
     binary : bool, default=False
         Unused: ties go to the lowest index either way, so P(y=1) = 0.5 predicts class 0.
 
@@ -73,10 +71,8 @@ def brier_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndar
 
     Parameters
     ----------
-    p : numpy.ndarray
-        Validated ``(n, K)`` probability matrix.
-    y : numpy.ndarray
-        Validated int64 labels.
+    p, y : numpy.ndarray
+        Validated ``(n, K)`` probability matrix and int64 labels.
     binary : bool, default=False
         ``True`` for the binary convention ``(p_i1 - 1[y_i = 1])^2`` (a 1-D input),
         ``False`` for ``sum_k (p_ik - 1[y_i = k])^2``.
@@ -100,10 +96,8 @@ def log_loss_rows(
 
     Parameters
     ----------
-    p : numpy.ndarray
-        Validated ``(n, K)`` probability matrix.
-    y : numpy.ndarray
-        Validated int64 labels.
+    p, y : numpy.ndarray
+        Validated ``(n, K)`` probability matrix and int64 labels.
     binary : bool, default=False
         Unused: only the probability of the observed class enters.
     eps : float, default=1e-15

@@ -133,16 +133,18 @@ def require_predictions() -> Predictions:
     """
     pred = current_predictions()
     if pred is None:
-        st.info(
+        point_to_data_page(
             "No predictions are loaded yet. Upload a file or pick a bundled sample on the "
-            "Data page; the data then stays available on every page.",
-            icon=":material/info:",
-        )
-        st.page_link(
-            "app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:"
+            "Data page; the data then stays available on every page."
         )
         st.stop()
     return pred
+
+
+def point_to_data_page(message: str) -> None:
+    """Say why a section needs predictions, with a link to the Data page that loads them."""
+    st.info(message, icon=":material/info:")
+    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
 
 
 # ---------------------------------------------------------------- loading
@@ -330,6 +332,14 @@ def analysis_config() -> AnalysisConfig | None:
     with show_errors():
         return AnalysisConfig.from_dict(values)
     return None
+
+
+def require_config() -> AnalysisConfig:
+    """Return the sidebar's analysis config, or stop the page under the error it shows."""
+    config = analysis_config()
+    if config is None:
+        st.stop()
+    return config
 
 
 # ---------------------------------------------------------------- cached core calls

@@ -32,6 +32,31 @@ TIE_LABELS = {
 }
 
 
+#: Plotly's mode bar without its logo; a figure downloads as a PNG at twice its screen size.
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = None) -> None:
+    """Draw a figure of :mod:`core.figures` in its own template (not Streamlit's theme).
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    key : str
+        Widget key.
+    container : streamlit container, optional
+        Where to draw it (a column); default the page.
+    filename : str, optional
+        Name of the downloaded PNG.
+    """
+    config: dict[str, Any] = CHART_CONFIG
+    if filename is not None:
+        download = {**CHART_CONFIG["toImageButtonOptions"], "filename": filename}
+        config = {**CHART_CONFIG, "toImageButtonOptions": download}
+    (container or st).plotly_chart(fig, theme=None, key=key, config=config)
+
+
 def _norm_choice(norm: float) -> str:
     return "inf" if math.isinf(norm) else str(int(norm))
 
@@ -127,44 +152,32 @@ def analysis_controls() -> None:
     from core.lenses import LENSES
 
     d = state.config_defaults()
-    lenses = [e.name for e in LENSES if not e.kernel_only]
-    st.selectbox(
+    _config_select(
         "Lens",
-        lenses,
-        index=_index(lenses, d["lens"]),
-        key="lens",
-        bind="query-params",
-        help=_choices_help(
-            _labels(LENSES),
-            "How a prediction becomes a score to calibrate (the canonical lens is for the "
-            "kernel estimators of the Tests page).",
-        ),
+        "lens",
+        [e.name for e in LENSES if not e.kernel_only],
+        d["lens"],
+        _labels(LENSES),
+        "How a prediction becomes a score to calibrate (the canonical lens is for the "
+        "kernel estimators of the Tests page).",
     )
-    binnings = BINNINGS.names()
-    st.selectbox(
+    _config_select(
         "Binning",
-        binnings,
-        index=_index(binnings, d["binning"]),
-        key="binning",
-        bind="query-params",
-        help=_choices_help(
-            _labels(BINNINGS),
-            "Equal-width bins [k/B, (k+1)/B) (last bin closed); equal-mass bins by rank; "
-            "or one bin per distinct score.",
-        ),
+        "binning",
+        BINNINGS.names(),
+        d["binning"],
+        _labels(BINNINGS),
+        "Equal-width bins [k/B, (k+1)/B) (last bin closed); equal-mass bins by rank; "
+        "or one bin per distinct score.",
     )
-    ties = tie_policies()
-    st.selectbox(
+    _config_select(
         "Ties (equal-mass)",
-        ties,
-        index=_index(ties, d["tie_policy"]),
-        key="tie_policy",
-        bind="query-params",
-        help=_choices_help(
-            TIE_LABELS,
-            "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (`split`); `keep` moves "
-            "boundaries so equal scores share a bin (fewer bins may result).",
-        ),
+        "tie_policy",
+        tie_policies(),
+        d["tie_policy"],
+        TIE_LABELS,
+        "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (`split`); `keep` moves "
+        "boundaries so equal scores share a bin (fewer bins may result).",
     )
     st.number_input(
         "Number of bins",
@@ -176,26 +189,21 @@ def analysis_controls() -> None:
         bind="query-params",
     )
     bins_suggestion()
-    norms = list(NORM_CHOICES)
-    st.selectbox(
+    _config_select(
         "Norm",
-        norms,
-        index=_index(norms, _norm_choice(d["norm"])),
-        key="norm",
-        bind="query-params",
-        help=_choices_help(NORM_LABELS, "The p of the ℓp calibration error."),
+        "norm",
+        list(NORM_CHOICES),
+        _norm_choice(d["norm"]),
+        NORM_LABELS,
+        "The p of the ℓp calibration error.",
     )
-    estimators = ESTIMATORS.names()
-    st.selectbox(
+    _config_select(
         "Estimator",
-        estimators,
-        index=_index(estimators, d["estimator"]),
-        key="estimator",
-        bind="query-params",
-        help=_choices_help(
-            _labels(ESTIMATORS),
-            "The headline calibration-error estimator; the metrics table shows all of them.",
-        ),
+        "estimator",
+        ESTIMATORS.names(),
+        d["estimator"],
+        _labels(ESTIMATORS),
+        "The headline calibration-error estimator; the metrics table shows all of them.",
     )
     with st.expander("Uncertainty and seed", expanded=True):
         st.number_input(
@@ -228,16 +236,13 @@ def analysis_controls() -> None:
             bind="query-params",
         )
         methods = interval_methods()
-        st.selectbox(
+        _config_select(
             "Per-bin interval",
+            "interval_method",
             methods,
-            index=_index(methods, d["interval_method"]),
-            key="interval_method",
-            bind="query-params",
-            help=_choices_help(
-                {m: interval_label(m) for m in methods},
-                "Interval for each bin's observed frequency in the reliability diagram.",
-            ),
+            d["interval_method"],
+            {m: interval_label(m) for m in methods},
+            "Interval for each bin's observed frequency in the reliability diagram.",
         )
         st.toggle(
             "Consistency band",
@@ -248,6 +253,20 @@ def analysis_controls() -> None:
             "probability `level` if the model is calibrated: labels redrawn as "
             "y* ~ Bernoulli(score) given the scores (Bröcker & Smith 2007), 1,000 redraws.",
         )
+
+
+def _config_select(
+    label: str, key: str, options: list[str], default: str, labels: dict[str, str], intro: str
+) -> None:
+    """Select box of the config field ``key``, bound to the URL, its options spelled out."""
+    st.selectbox(
+        label,
+        options,
+        index=_index(options, default),
+        key=key,
+        bind="query-params",
+        help=_choices_help(labels, intro),
+    )
 
 
 def _set_n_bins(value: int) -> None:

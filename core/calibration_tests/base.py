@@ -143,6 +143,42 @@ class CalibrationTestResult:
         }
 
 
+def make_result(
+    test: str, *, lens: str, n: int, statistic: float, pvalue: float, method: str, **fields: Any
+) -> CalibrationTestResult:
+    """Return the result of the registered test ``test``.
+
+    Its assumptions come from the registry, and its p-value is a bound exactly for the
+    distribution-free tests (kind ``"bound"``).
+
+    Parameters
+    ----------
+    test : str
+        A name in :data:`TESTS`.
+    lens, n, statistic, pvalue, method
+        As in :class:`CalibrationTestResult`.
+    **fields
+        Its optional fields (``null_distribution``, ``details``, ...).
+
+    Returns
+    -------
+    CalibrationTestResult
+        The result.
+    """
+    info = TESTS.get(test)
+    return CalibrationTestResult(
+        test=test,
+        statistic=statistic,
+        pvalue=pvalue,
+        pvalue_is_bound=info.kind == "bound",
+        method=method,
+        assumptions=info.assumptions,
+        lens=lens,
+        n=n,
+        **fields,
+    )
+
+
 def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float, int]:
     """Return ``((1 + #{T* ≥ T}) / (1 + R), Monte-Carlo SE, #exceedances)``.
 
@@ -162,6 +198,56 @@ def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float
     hits = int(np.count_nonzero(null >= observed))
     pv = (1.0 + hits) / (1.0 + r)
     return pv, float(np.sqrt(pv * (1.0 - pv) / r)), hits
+
+
+def resampling_result(
+    test: str,
+    *,
+    lens: str,
+    n: int,
+    statistic: float,
+    resamples: np.ndarray,
+    observed: float,
+    method: str,
+    details: dict[str, Any],
+    null_distribution: np.ndarray | None = None,
+) -> CalibrationTestResult:
+    """Return the result of a resampling test, its p-value by :func:`conservative_pvalue`.
+
+    Parameters
+    ----------
+    test, lens, n, statistic
+        As in :func:`make_result`.
+    resamples : numpy.ndarray
+        The ``R`` resampled statistics ``T*``.
+    observed : float
+        The statistic ``T`` they are compared with (on their scale).
+    method : str
+        How the statistics were resampled; ``R`` and the p-value's formula are appended.
+    details : dict
+        Test-specific numbers; the count of ``T* ≥ T`` is added as ``exceedances``.
+    null_distribution : numpy.ndarray, optional
+        The null distribution on the scale of ``statistic`` (default ``resamples``).
+
+    Returns
+    -------
+    CalibrationTestResult
+        The result, with its Monte-Carlo error.
+    """
+    pv, se, hits = conservative_pvalue(resamples, observed)
+    r = resamples.size
+    return make_result(
+        test,
+        lens=lens,
+        n=n,
+        statistic=statistic,
+        pvalue=pv,
+        method=f"{method}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
+        null_distribution=resamples if null_distribution is None else null_distribution,
+        n_resamples=r,
+        mc_error=se,
+        details={**details, "exceedances": hits},
+    )
 
 
 def check_resamples(n_resamples: object) -> int:

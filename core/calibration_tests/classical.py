@@ -18,7 +18,8 @@ from core.calibration_tests.base import (
     TESTS,
     CalibrationTestResult,
     check_resamples,
-    conservative_pvalue,
+    make_result,
+    resampling_result,
 )
 from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
@@ -109,25 +110,19 @@ def _consistency(
             rows = rng.integers(0, n, size=n)
             y_star = _resampled_labels(cdf, rows, rng)
             null[i] = call.run(p[rows], y_star, rng).value
-    pv, se, hits = conservative_pvalue(null, t)
-    return CalibrationTestResult(
-        test="consistency",
-        statistic=t,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"consistency resampling of {info.label}, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
-        assumptions=TESTS.get("consistency").assumptions,
+    return resampling_result(
+        "consistency",
         lens=lens,
         n=p.shape[0],
-        null_distribution=null,
-        n_resamples=r,
-        mc_error=se,
+        statistic=t,
+        resamples=null,
+        observed=t,
+        method=f"consistency resampling of {info.label}",
         details={
             "estimator": estimator,
             "binning": binning,
             "n_bins": call.n_bins,
             "norm": call.norm,
-            "exceedances": hits,
             "vectorised": fast,
         },
     )
@@ -170,15 +165,13 @@ def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> Calibrati
             f"these scores give {int(used.sum())}. Use more rows or fewer ties."
         )
     pv = float(stats.chi2.sf(stat, dof))
-    return CalibrationTestResult(
-        test="hosmer-lemeshow",
-        statistic=stat,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"χ² with {dof} degrees of freedom ({'G − 2, fitted on these data' if fitted else 'G, held-out data'})",
-        assumptions=TESTS.get("hosmer-lemeshow").assumptions,
+    return make_result(
+        "hosmer-lemeshow",
         lens=lens,
         n=s.size,
+        statistic=stat,
+        pvalue=pv,
+        method=f"χ² with {dof} degrees of freedom ({'G − 2, fitted on these data' if fitted else 'G, held-out data'})",
         details={
             "dof": dof,
             "n_groups": int(used.sum()),
@@ -210,14 +203,12 @@ def _spiegelhalter(p, y, *, lens, rng) -> CalibrationTestResult:
             "Spiegelhalter's Z is undefined when every score is 0, ½ or 1 (zero variance)."
         )
     z = float(np.sum((o - s) * w) / np.sqrt(var))
-    return CalibrationTestResult(
-        test="spiegelhalter",
-        statistic=z,
-        pvalue=float(2.0 * stats.norm.sf(abs(z))),
-        pvalue_is_bound=False,
-        method="two-sided normal approximation",
-        assumptions=TESTS.get("spiegelhalter").assumptions,
+    return make_result(
+        "spiegelhalter",
         lens=lens,
         n=s.size,
+        statistic=z,
+        pvalue=float(2.0 * stats.norm.sf(abs(z))),
+        method="two-sided normal approximation",
         details={"variance": var},
     )

@@ -21,7 +21,8 @@ from core.calibration_tests.base import (
     TESTS,
     CalibrationTestResult,
     check_resamples,
-    conservative_pvalue,
+    make_result,
+    resampling_result,
 )
 from core.errors import EstimationError
 from core.estimators import kernel as kern
@@ -35,14 +36,7 @@ def _kernel_setup(
     prob = kern.lens_problems(p, y, lens, validated=True)[0]
     if prob.probs.shape[0] < 4:
         raise EstimationError("Kernel calibration tests need at least 4 rows.")
-    spec, how = kern.make_spec(
-        prob.probs,
-        kernel=options.get("kernel", "laplacian"),
-        metric=options.get("metric", "tv"),
-        bandwidth=options.get("bandwidth", "median"),
-        max_exact_n=int(options.get("max_exact_n", kern.MAX_EXACT_N)),
-        rng=rng,
-    )
+    spec, how = kern.spec_from_options(prob.probs, options, rng)
     return prob, spec, how
 
 
@@ -55,6 +49,25 @@ def _kernel_details(spec: kern.KernelSpec, how: str, **extra: Any) -> dict[str, 
         "bound_B": spec.bound,
         **extra,
     }
+
+
+def _register_kernel_test(name: str, *, options: tuple[str, ...], **fields: Any) -> Any:
+    """Register a kernel test: on the kernel lenses, canonical by default, with the kernel options."""
+    return TESTS.register(
+        name,
+        lenses=KERNEL_TEST_LENSES,
+        default_lens="canonical",
+        options=(*_KERNEL_OPTS, *options),
+        **fields,
+    )
+
+
+def _normal_upper_tail(value: float, sd: float, scale: float = 1.0) -> tuple[float, float]:
+    """Return ``z = scale·value/sd`` and ``P[Z ≥ z]``; with ``sd = 0``, ``z = ±∞``."""
+    if sd == 0.0:
+        return (np.inf, 0.0) if value > 0 else (-np.inf, 1.0)
+    z = float(scale * value / sd)
+    return z, float(stats.norm.sf(z))
 
 
 def bound_biased(t: float, n: int, bound: float) -> float:
@@ -118,15 +131,13 @@ def _bound_test(which: str) -> Callable[..., CalibrationTestResult]:
         else:
             pv = bound_unbiased(est, n, spec.bound, clip_negative=clip_negative)
             method = "exp(−⌊n/2⌋·t²/(2B²)) (Hoeffding)"
-        return CalibrationTestResult(
-            test=name,
-            statistic=est,
-            pvalue=pv,
-            pvalue_is_bound=True,
-            method=method,
-            assumptions=TESTS.get(name).assumptions,
+        return make_result(
+            name,
             lens=lens,
             n=n,
+            statistic=est,
+            pvalue=pv,
+            method=method,
             details=_kernel_details(spec, how, clip_negative=clip_negative),
         )
 
@@ -135,7 +146,7 @@ def _bound_test(which: str) -> Callable[..., CalibrationTestResult]:
 
 _BOUND_ASSUMPTIONS = "i.i.d. rows; bounded kernel (B = 2); valid for any n but very conservative"
 for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
-    TESTS.register(
+    _register_kernel_test(
         f"skce-bound-{_which}",
         label=f"Distribution-free bound ({_label})",
         description=f"Upper bound of the p-value of {_label} under calibration.",
@@ -143,14 +154,12 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
         kind="bound",
         random=False,
         quadratic=_which != "ul",
-        lenses=KERNEL_TEST_LENSES,
-        default_lens="canonical",
-        options=(*_KERNEL_OPTS, "clip_negative"),
+        options=("clip_negative",),
         assumptions=_BOUND_ASSUMPTIONS,
     )(_bound_test(_which))
 
 
-@TESTS.register(
+@_register_kernel_test(
     "skce-ul-asymptotic",
     label="Asymptotic test (SKCE_ul)",
     description="Normal approximation of the linear estimator: p = 1 − Φ(√⌊n/2⌋·t/σ̂).",
@@ -158,9 +167,7 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
     kind="asymptotic",
     random=False,
     quadratic=False,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "ddof"),
+    options=("ddof",),
     assumptions="i.i.d. rows in random order; ⌊n/2⌋ large enough for the CLT",
 )
 def _ul_asymptotic(p, y, *, lens, rng, ddof=0, **options) -> CalibrationTestResult:
@@ -169,21 +176,14 @@ def _ul_asymptotic(p, y, *, lens, rng, ddof=0, **options) -> CalibrationTestResu
     k = terms.size
     t = float(terms.mean())
     sd = float(terms.std(ddof=int(ddof)))
-    if sd == 0.0:
-        pv = 1.0 if t <= 0 else 0.0
-        z = np.inf if t > 0 else -np.inf
-    else:
-        z = float(np.sqrt(k) * t / sd)
-        pv = float(stats.norm.sf(z))
-    return CalibrationTestResult(
-        test="skce-ul-asymptotic",
-        statistic=t,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"normal approximation, σ̂ with ddof={int(ddof)} over {k} pair terms",
-        assumptions=TESTS.get("skce-ul-asymptotic").assumptions,
+    z, pv = _normal_upper_tail(t, sd, np.sqrt(k))
+    return make_result(
+        "skce-ul-asymptotic",
         lens=lens,
         n=prob.probs.shape[0],
+        statistic=t,
+        pvalue=pv,
+        method=f"normal approximation, σ̂ with ddof={int(ddof)} over {k} pair terms",
         details=_kernel_details(spec, how, z=z, sigma=sd, n_pairs=k, ddof=int(ddof)),
     )
 
@@ -253,7 +253,7 @@ def skce_uq_bootstrap_null(
     return t_prime, s, skce_uq, skce_b
 
 
-@TESTS.register(
+@_register_kernel_test(
     "skce-uq-bootstrap",
     label="Bootstrap test (SKCE_uq)",
     description="Degenerate U-statistic SKCE_uq against its bootstrap null distribution.",
@@ -261,9 +261,7 @@ def skce_uq_bootstrap_null(
     kind="resampling",
     random=True,
     quadratic=True,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "n_resamples"),
+    options=("n_resamples",),
     assumptions="i.i.d. rows; bootstrap approximation of the degenerate null law (large n)",
 )
 def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> CalibrationTestResult:
@@ -274,26 +272,21 @@ def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> Calibratio
     t_prime, s, skce_uq, skce_b = skce_uq_bootstrap_null(
         prob.probs, prob.labels, spec, n_resamples=r, rng=rng
     )
-    pv, se, hits = conservative_pvalue(t_prime, s)
-    # on the SKCE_uq scale: T* / n = (n − 1)/n · (T′ + SKCE_b) approximates SKCE_uq's null law
-    null = (n - 1) / n * (t_prime + skce_b)
-    return CalibrationTestResult(
-        test="skce-uq-bootstrap",
-        statistic=skce_uq,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"bootstrap of the degenerate U-statistic, R = {r}, p = (1 + #{{T* ≥ T}})/(1 + R)",
-        assumptions=TESTS.get("skce-uq-bootstrap").assumptions,
+    return resampling_result(
+        "skce-uq-bootstrap",
         lens=lens,
         n=n,
-        null_distribution=null,
-        n_resamples=r,
-        mc_error=se,
-        details=_kernel_details(spec, how, exceedances=hits, S=s, skce_b=skce_b),
+        statistic=skce_uq,
+        resamples=t_prime,
+        observed=s,
+        method="bootstrap of the degenerate U-statistic",
+        details=_kernel_details(spec, how, S=s, skce_b=skce_b),
+        # on the SKCE_uq scale: T* / n = (n − 1)/n · (T′ + SKCE_b) approximates SKCE_uq's null law
+        null_distribution=(n - 1) / n * (t_prime + skce_b),
     )
 
 
-@TESTS.register(
+@_register_kernel_test(
     "skce-block",
     label="Block test (SKCE block)",
     description="z-test of the mean of per-block unbiased SKCE estimates.",
@@ -301,9 +294,7 @@ def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> Calibratio
     kind="asymptotic",
     random=False,
     quadratic=False,
-    lenses=KERNEL_TEST_LENSES,
-    default_lens="canonical",
-    options=(*_KERNEL_OPTS, "block_size", "confidence_level"),
+    options=("block_size", "confidence_level"),
     assumptions="i.i.d. rows in random order; enough blocks for the CLT",
 )
 def _block(
@@ -320,22 +311,15 @@ def _block(
         )
     est = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(x.size))
-    if se == 0.0:
-        z = np.inf if est > 0 else -np.inf
-        pv = 0.0 if est > 0 else 1.0
-    else:
-        z = est / se
-        pv = float(stats.norm.sf(z))
+    z, pv = _normal_upper_tail(est, se)
     low = max(0.0, est - float(stats.norm.ppf(confidence_level)) * se)
-    return CalibrationTestResult(
-        test="skce-block",
-        statistic=est,
-        pvalue=pv,
-        pvalue_is_bound=False,
-        method=f"z-test over {x.size} blocks of {bsz} rows (standard error with ddof=1)",
-        assumptions=TESTS.get("skce-block").assumptions,
+    return make_result(
+        "skce-block",
         lens=lens,
         n=n,
+        statistic=est,
+        pvalue=pv,
+        method=f"z-test over {x.size} blocks of {bsz} rows (standard error with ddof=1)",
         confidence_interval=(low, float("inf")),
         details=_kernel_details(
             spec, how, z=z, block_size=bsz, n_blocks=int(x.size), confidence_level=confidence_level

@@ -221,16 +221,16 @@ def lint_values(
             )
         )
     observed = np.bincount(labels, minlength=k)
+    never_obs = [class_names[j] for j in range(k) if observed[j] == 0]
     scores = probs[:, 1] if binary else probs.max(axis=1)
     if binary:
-        missing = [class_names[j] for j in range(k) if observed[j] == 0]
-        if missing:
+        if never_obs:
             out.append(
                 LintFinding(
                     "class-never-observed",
                     "warning",
                     f"Every label is {class_names[int(observed[0] == 0)]!r}: class "
-                    f"{missing[0]!r} never occurs. Calibration of P(y=1) can still be measured, "
+                    f"{never_obs[0]!r} never occurs. Calibration of P(y=1) can still be measured, "
                     "but classwise views and tests are one-sided; check that the right label "
                     "column was used.",
                     columns=cols,
@@ -238,7 +238,6 @@ def lint_values(
             )
     else:
         predicted = np.bincount(probs.argmax(axis=1), minlength=k)
-        never_obs = [class_names[j] for j in range(k) if observed[j] == 0]
         never_pred = [class_names[j] for j in range(k) if predicted[j] == 0]
         if never_obs:
             out.append(

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core._validation import check_count
 from core.binned_view import BinnedView, bin_view
 from core.binning import BinStats
 from core.errors import ConfigError
@@ -101,13 +102,6 @@ def register_binned(name: str, **fields: Any) -> EstimatorInfo:
     )
 
 
-def _whole(name: str, value: object, *, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ConfigError(f"{name} must be a whole number ≥ 1; got {value!r}.")
-
-
 # --------------------------------------------------------------------------- kernels
 
 
@@ -167,12 +161,13 @@ def _describe_debiased(
 
 def _check_debiased(options: dict[str, Any]) -> dict[str, Any]:
     if "n_resamples" in options:
-        _whole("n_resamples", options["n_resamples"])
+        check_count("n_resamples", options["n_resamples"])
     return options
 
 
 def _check_sweep(options: dict[str, Any]) -> dict[str, Any]:
-    _whole("max_bins", options.get("max_bins"), optional=True)
+    if options.get("max_bins") is not None:
+        check_count("max_bins", options["max_bins"])
     return options
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -514,12 +514,8 @@ def pair_terms(p: np.ndarray, y: np.ndarray, spec: KernelSpec) -> np.ndarray:
 
     Parameters
     ----------
-    p : numpy.ndarray
-        ``(n, K)`` predictions.
-    y : numpy.ndarray
-        ``(n,)`` labels.
-    spec : KernelSpec
-        The kernel.
+    p, y, spec
+        As in :func:`h_sums`.
 
     Returns
     -------
@@ -541,12 +537,8 @@ def block_terms(
 
     Parameters
     ----------
-    p : numpy.ndarray
-        ``(n, K)`` predictions.
-    y : numpy.ndarray
-        ``(n,)`` labels.
-    spec : KernelSpec
-        The kernel.
+    p, y, spec
+        As in :func:`h_sums`.
     block_size : int
         Rows per block ``B`` (≥ 2 when unbiased, ≥ 1 when biased).
     unbiased : bool
@@ -700,6 +692,40 @@ def make_spec(
     return KernelSpec(kernel, metric, nu, scale), how
 
 
+def spec_from_options(
+    p: np.ndarray,
+    options: Mapping[str, Any],
+    rng: np.random.Generator | None = None,
+    **fixed: Any,
+) -> tuple[KernelSpec, str]:
+    """Return :func:`make_spec` of the kernel options an estimator or a test was given.
+
+    Parameters
+    ----------
+    p, rng
+        As in :func:`make_spec`.
+    options : mapping
+        ``kernel``, ``metric``, ``bandwidth`` and ``max_exact_n``; an absent one takes
+        the default of :func:`make_spec`.
+    **fixed
+        Arguments of :func:`make_spec` that are not options (MMCE's ``scale``).
+
+    Returns
+    -------
+    tuple
+        ``(spec, how the bandwidth was set)``.
+    """
+    return make_spec(
+        p,
+        kernel=options.get("kernel", "laplacian"),
+        metric=options.get("metric", "tv"),
+        bandwidth=options.get("bandwidth", "median"),
+        max_exact_n=int(options.get("max_exact_n", MAX_EXACT_N)),
+        rng=rng,
+        **fixed,
+    )
+
+
 def check_exact_size(n: int, max_exact_n: int, name: str) -> None:
     """Refuse an ``O(n²)`` estimator above ``max_exact_n`` rows, naming the alternatives."""
     if n > max_exact_n:
@@ -789,14 +815,7 @@ def _kernel_estimate(
         check_exact_size(problems[0].probs.shape[0], limit, f"SKCE_{which}")
     values, notes = [], {}
     for prob in problems:
-        spec, how = make_spec(
-            prob.probs,
-            kernel=options.get("kernel", "laplacian"),
-            metric=options.get("metric", "tv"),
-            bandwidth=options.get("bandwidth", "median"),
-            max_exact_n=int(options.get("max_exact_n", MAX_EXACT_N)),
-            rng=rng,
-        )
+        spec, how = spec_from_options(prob.probs, options, rng)
         value, extra = skce_value(prob, spec, which, options)
         values.append(value)
         notes[prob.name] = {"bandwidth": spec.bandwidth, "bandwidth_rule": how, **extra}
@@ -830,82 +849,59 @@ _KERNEL_META = {
 _KERNEL_FORMULA = "Widmann, Lindsten & Zachariah (2019), Table 1; kernel exp(−d/ν)·I"
 
 
-@ESTIMATORS.register(
-    "skce-b",
+def _register_skce(which: str, func_name: str, doc: str, **fields: Any) -> Callable[..., Estimate]:
+    """Register the SKCE estimator ``skce-<which>`` and return its function ``func_name``."""
+
+    def func(
+        probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
+        tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
+    ) -> Estimate:  # fmt: skip
+        return _kernel_estimate(
+            probs, labels, which, lens=lens, class_weights=class_weights,
+            class_names=class_names, rng=rng, options=options,
+        )  # fmt: skip
+
+    func.__name__ = func.__qualname__ = func_name
+    func.__doc__ = doc
+    meta = {"formula": _KERNEL_FORMULA, **_KERNEL_META}
+    return ESTIMATORS.register(f"skce-{which}", **{**meta, **fields})(func)
+
+
+skce_biased = _register_skce(
+    "b",
+    "skce_biased",
+    "Biased SKCE estimator ``n⁻² Σ_ij h_ij``; ``norm``/binning options are ignored.",
     label="SKCE (biased)",
     description="Squared kernel calibration error, mean of h over all n² pairs; ≥ 0, biased upwards.",
-    formula=_KERNEL_FORMULA,
     quadratic=True,
     options=_QUADRATIC_OPTIONS,
-    **_KERNEL_META,
 )
-def skce_biased(
-    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
-    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
-) -> Estimate:  # fmt: skip
-    """Biased SKCE estimator ``n⁻² Σ_ij h_ij``; ``norm``/binning options are ignored."""
-    return _kernel_estimate(
-        probs, labels, "b", lens=lens, class_weights=class_weights,
-        class_names=class_names, rng=rng, options=options,
-    )  # fmt: skip
-
-
-@ESTIMATORS.register(
-    "skce-uq",
+skce_unbiased_quadratic = _register_skce(
+    "uq",
+    "skce_unbiased_quadratic",
+    "Unbiased SKCE estimator ``Σ_{i≠j} h_ij / (n(n−1))``.",
     label="SKCE (unbiased, quadratic)",
     description="Unbiased U-statistic of the squared kernel calibration error; can be negative.",
-    formula=_KERNEL_FORMULA,
     quadratic=True,
     options=_QUADRATIC_OPTIONS,
-    **_KERNEL_META,
 )
-def skce_unbiased_quadratic(
-    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
-    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
-) -> Estimate:  # fmt: skip
-    """Unbiased SKCE estimator ``Σ_{i≠j} h_ij / (n(n−1))``."""
-    return _kernel_estimate(
-        probs, labels, "uq", lens=lens, class_weights=class_weights,
-        class_names=class_names, rng=rng, options=options,
-    )  # fmt: skip
-
-
-@ESTIMATORS.register(
-    "skce-ul",
+skce_unbiased_linear = _register_skce(
+    "ul",
+    "skce_unbiased_linear",
+    "Linear SKCE estimator ``⌊n/2⌋⁻¹ Σ_i h_{2i−1,2i}`` (input order matters).",
     label="SKCE (unbiased, linear)",
     description="Mean of h over consecutive pairs (1,2), (3,4), …: linear cost, larger variance.",
-    formula=_KERNEL_FORMULA,
     options=_COMMON_OPTIONS,
-    **_KERNEL_META,
 )
-def skce_unbiased_linear(
-    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
-    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
-) -> Estimate:  # fmt: skip
-    """Linear SKCE estimator ``⌊n/2⌋⁻¹ Σ_i h_{2i−1,2i}`` (input order matters)."""
-    return _kernel_estimate(
-        probs, labels, "ul", lens=lens, class_weights=class_weights,
-        class_names=class_names, rng=rng, options=options,
-    )  # fmt: skip
-
-
-@ESTIMATORS.register(
-    "skce-block",
+skce_block = _register_skce(
+    "block",
+    "skce_block",
+    "Block SKCE estimator with ``block_size`` rows per block (tail dropped).",
     label="SKCE (block)",
     description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋).",
     formula="Widmann, Lindsten & Zachariah (2021), block estimator",
     options={**_COMMON_OPTIONS, "block_size": None, "unbiased": True},
-    **_KERNEL_META,
 )
-def skce_block(
-    probs, labels, *, lens="canonical", norm=None, binning=None, n_bins=None,
-    tie_policy=None, class_weights=None, class_names=None, rng=None, **options,
-) -> Estimate:  # fmt: skip
-    """Block SKCE estimator with ``block_size`` rows per block (tail dropped)."""
-    return _kernel_estimate(
-        probs, labels, "block", lens=lens, class_weights=class_weights,
-        class_names=class_names, rng=rng, options=options,
-    )  # fmt: skip
 
 
 @ESTIMATORS.register(
@@ -938,19 +934,12 @@ def mmce(
         raise ConfigError(
             "MMCE is defined on the top-label lens (the confidence); use lens='top-label'."
         )
-    ESTIMATORS.get("mmce").check(options=options)
+    opts = ESTIMATORS.get("mmce").check(options=options)
     prob = lens_problems(probs, labels, "top-label", validated=True)[0]
-    check_exact_size(prob.probs.shape[0], int(options.get("max_exact_n", MAX_EXACT_N)), "MMCE")
-    spec, how = make_spec(
-        prob.probs,
-        kernel=options.get("kernel", "laplacian"),
-        metric="tv",
-        bandwidth=options.get("bandwidth", MMCE_BANDWIDTH),
-        scale=0.5,
-        max_exact_n=int(options.get("max_exact_n", MAX_EXACT_N)),
-        rng=rng,
-    )
-    which = "uq" if options.get("unbiased", False) else "b"
+    check_exact_size(prob.probs.shape[0], int(opts["max_exact_n"]), "MMCE")
+    # MMCE takes no metric option: its reduction is defined with the TV distance
+    spec, how = spec_from_options(prob.probs, opts, rng, scale=0.5)
+    which = "uq" if opts["unbiased"] else "b"
     sq, extra = skce_value(prob, spec, which, options)
     value = float(np.sqrt(max(sq, 0.0)))
     return Estimate(

@@ -69,6 +69,11 @@ def _style(name: str, binning: str, k: int) -> dict[str, Any]:
     return {"color": color, "dash": DASH.get(binning, "dot"), "width": 2}
 
 
+def _series_color(k: int, first: str = RED) -> str:
+    """Return the colour of the ``k``-th series: ``first``, then :data:`OTHER_COLORS` in turn."""
+    return OTHER_COLORS[k % len(OTHER_COLORS)] if k else first
+
+
 def bias_curve_figure(
     table: pd.DataFrame,
     *,
@@ -87,10 +92,8 @@ def bias_curve_figure(
         Column to draw; bias carries error bars of ``1.96·se``.
     user_n : int, optional
         Marked with a vertical line.
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -137,10 +140,8 @@ def bias_heatmap_figure(
         Output of :func:`core.bias.bias_heatmap` (has a ``row`` column).
     value : {"bias", "sd", "rmse"}
         What to colour by (absolute value, Reds).
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -204,10 +205,8 @@ def estimate_distribution_figure(
         Legend text of the reference.
     observed : float, optional
         An observed value to compare with.
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -281,10 +280,8 @@ def ece_vs_tce_figure(
         An observed estimate, drawn as a horizontal line.
     consistent : (float, float), optional
         True-CE range consistent with ``observed``, shaded.
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -302,7 +299,7 @@ def ece_vs_tce_figure(
         )
     )
     for k, (label, t) in enumerate(tables.items()):
-        color = OTHER_COLORS[k % len(OTHER_COLORS)] if k else FAMILY_COLORS["plugin"]
+        color = _series_color(k, FAMILY_COLORS["plugin"])
         x = 100 * t["tce"].to_numpy()
         fig.add_trace(
             filled_band(
@@ -354,10 +351,8 @@ def power_figure(
         Estimator label → output of :func:`core.bias.detection_power`.
     user_n : int, optional
         Marked with a vertical line.
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -374,7 +369,7 @@ def power_figure(
                     x=part["n"],
                     y=part["power"],
                     mode="lines+markers",
-                    line={"color": OTHER_COLORS[k % 6] if k else RED, "width": 2},
+                    line={"color": _series_color(k), "width": 2},
                     marker={"symbol": ["circle", "square", "diamond", "x"][len(fig.data) % 4]},
                     name=f"{label}, true CE {100 * float(target):g} %",
                 )
@@ -398,10 +393,8 @@ def beta_fit_figure(
     ----------
     histogram : core.worlds.fitting.BetaFitHistogram
         Observed and fitted densities per bin (:func:`core.worlds.beta_fit_histogram`).
-    title : str, optional
-        Figure title.
-    height : int
-        Pixels.
+    title, height
+        Figure title and height in pixels.
 
     Returns
     -------
@@ -469,7 +462,7 @@ def fitted_curve_figure(
                 x=grid,
                 y=np.asarray(curve(grid), dtype=np.float64),
                 mode="lines",
-                line={"color": OTHER_COLORS[k % 6] if k else RED, "width": 2},
+                line={"color": _series_color(k), "width": 2},
                 name=label,
             ),
             row=1,

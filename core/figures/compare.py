@@ -14,9 +14,11 @@ hold one trace per metric panel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -129,6 +131,11 @@ def reliability_overlay_figure(
     return fig
 
 
+def _metric_rows(frame: pd.DataFrame, metric: str, models: Sequence[str]) -> pd.DataFrame:
+    """Rows of one metric in a comparison table, indexed by model in the given order."""
+    return frame[frame.metric == metric].set_index("model").reindex(models)
+
+
 def _panels(comparison: ModelComparison, n_rows_per_panel: int, height_per_row: int) -> go.Figure:
     specs = comparison.metrics
     fig = make_subplots(
@@ -168,8 +175,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
     colors = [model_color(i) for i in range(len(comparison.models))]
     percent = f"{comparison.confidence_level:.0%}"
     for r, spec in enumerate(comparison.metrics, start=1):
-        part = comparison.table[comparison.table.metric == spec.key].set_index("model")
-        part = part.reindex(comparison.models)
+        part = _metric_rows(comparison.table, spec.key, comparison.models)
         value, low, high = (part[c].to_numpy(dtype=np.float64) for c in ("value", "low", "high"))
         fig.add_trace(
             interval_trace(
@@ -207,10 +213,8 @@ def paired_difference_figure(
 
     Parameters
     ----------
-    comparison : core.model_comparison.ModelComparison
-        The comparison.
-    height_per_model : int, default=26
-        Pixels per model in each panel.
+    comparison, height_per_model
+        As in :func:`metric_forest_figure`.
 
     Returns
     -------
@@ -224,8 +228,7 @@ def paired_difference_figure(
     fig = _panels(comparison, len(others), height_per_model)
     kind = "paired" if comparison.paired else "unpaired"
     for r, spec in enumerate(comparison.metrics, start=1):
-        part = comparison.differences[comparison.differences.metric == spec.key]
-        part = part.set_index("model").reindex(others)
+        part = _metric_rows(comparison.differences, spec.key, others)
         diff, low, high = (
             part[c].to_numpy(dtype=np.float64) for c in ("difference", "low", "high")
         )
@@ -281,10 +284,7 @@ def rank_heatmap_figure(comparison: ModelComparison, *, height_per_model: int = 
     z = ranks.to_numpy(dtype=np.float64)
     values = np.column_stack(
         [
-            comparison.table[comparison.table.metric == k]
-            .set_index("model")
-            .value.reindex(comparison.models)
-            .to_numpy(dtype=np.float64)
+            _metric_rows(comparison.table, k, comparison.models).value.to_numpy(dtype=np.float64)
             for k in keys
         ]
     )

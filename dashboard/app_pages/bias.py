@@ -42,7 +42,7 @@ from core.figures import (
     power_figure,
 )
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
-from dashboard import cache, state
+from dashboard import cache, state, widgets
 
 NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
 SOURCES = {
@@ -56,14 +56,9 @@ SCORE_FAMILIES = {
     "Beta(1.1, 0.1) (CIFAR-100-like)": BetaScores(1.1, 0.1),
     "Beta(2.8, 0.05) (CIFAR-10-like)": BetaScores(2.8, 0.05),
 }
-CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _chart(fig: Any, key: str) -> None:
-    st.plotly_chart(fig, theme=None, key=key, config=CHART_CONFIG)
 
 
 def _norm(value: str) -> float:
@@ -97,7 +92,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             },
         )
         if tables:
-            _chart(power_figure(tables, user_n=user_n), "lesson_chart")
+            widgets.chart(power_figure(tables, user_n=user_n), "lesson_chart")
             for label, t in tables.items():
                 found = n_for_power(t, target=0.02, rate=0.8)
                 need = f"n ≈ {found:,}" if found is not None else "more than the largest n"
@@ -114,7 +109,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             ),
         )
         if table is not None:
-            _chart(bias_heatmap_figure(table, title=world.label), "lesson_chart")
+            widgets.chart(bias_heatmap_figure(table, title=world.label), "lesson_chart")
             best = least_biased_bins(table)
             st.markdown(
                 "Least-biased number of bins per n: "
@@ -143,13 +138,13 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         n = preset.ns[0]
         hist = estimate_histogram({s.label: result.estimates(s, n) for s in result.specs})
         fig = estimate_distribution_figure(hist, reference=float(result.reference[0]))
-        _chart(fig, "lesson_chart")
+        widgets.chart(fig, "lesson_chart")
         st.markdown(
             f"Mean **{hist.labels[0]}** over {result.n_resamples:,} perfectly calibrated "
             f"datasets of n = {n}: **{100 * hist.means[0]:.2f} %** (true CE 0 %)."
         )
     else:
-        _chart(bias_curve_figure(result.summary(), user_n=user_n), "lesson_chart")
+        widgets.chart(bias_curve_figure(result.summary(), user_n=user_n), "lesson_chart")
 
 
 # ---------------------------------------------------------------- page
@@ -314,7 +309,9 @@ with tabs[0]:
         sub = st.tabs(["Bias ± 1.96·SE", "SD", "RMSE", "Table"])
         for tab, metric in zip(sub[:3], ("bias", "sd", "rmse"), strict=True):
             with tab:
-                _chart(bias_curve_figure(table, metric=metric, user_n=user_n), f"bias_{metric}")
+                widgets.chart(
+                    bias_curve_figure(table, metric=metric, user_n=user_n), f"bias_{metric}"
+                )
         with sub[3]:
             shown = table.copy()
             for col in ("mean", "reference", "bias", "sd", "se", "rmse", "bias_low", "bias_high"):
@@ -362,7 +359,7 @@ with tabs[1]:
             ref_label = (
                 "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
             )
-            _chart(
+            widgets.chart(
                 estimate_distribution_figure(
                     estimate_histogram(est), reference=ref, reference_label=ref_label
                 ),
@@ -417,7 +414,7 @@ with tabs[2]:
                 ),
             )  # fmt: skip
     if heat is not None:
-        _chart(bias_heatmap_figure(heat, value=hm_value), "bias_heatmap")
+        widgets.chart(bias_heatmap_figure(heat, value=hm_value), "bias_heatmap")
 
 with tabs[3]:
     st.caption(
@@ -476,7 +473,7 @@ with tabs[3]:
         )  # fmt: skip
     if tce_table is not None:
         low, high, open_above = consistent_tce_range(tce_table, observed / 100)
-        _chart(
+        widgets.chart(
             ece_vs_tce_figure({fam: tce_table}, observed=observed / 100, consistent=(low, high)),
             "bias_tce_chart",
         )
@@ -530,7 +527,7 @@ with tabs[4]:
             },
         )  # fmt: skip
     if power:
-        _chart(power_figure(power, user_n=user_n), "bias_power_chart")
+        widgets.chart(power_figure(power, user_n=user_n), "bias_power_chart")
         for label, t in power.items():
             st.dataframe(t, hide_index=True, key=f"bias_power_{label}")
 
@@ -549,10 +546,10 @@ with tabs[5]:
                 f"1 − {b.clip:g}). **Curve**: AIC-best GLM `{glms.best.name}`; true CE of the "
                 f"fitted world {100 * fitted.true_calibration_error:.2f} % (ℓ2)."
             )
-            _chart(beta_fit_figure(fitted.beta_histogram), "bias_beta_fit")
+            widgets.chart(beta_fit_figure(fitted.beta_histogram), "bias_beta_fit")
             st.dataframe(glms.table, hide_index=True, key="bias_glm_table")
             st.caption(
                 f"{glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
                 "(their transforms are infinite), as in the reference implementation."
             )
-            _chart(fitted_curve_figure(fitted.bins, fitted.curves), "bias_fitted_curve")
+            widgets.chart(fitted_curve_figure(fitted.bins, fitted.curves), "bias_fitted_curve")

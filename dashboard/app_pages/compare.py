@@ -24,7 +24,6 @@ from core.model_comparison import (
 )
 from dashboard import cache, state, widgets
 
-PLOT_CONFIG = {"displaylogo": False}
 DEFAULT_TEST = "skce-ul-asymptotic"  # linear in n: fast for many models and rows
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
@@ -91,9 +90,7 @@ if len(names) < 2:
     st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
     st.stop()
 
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 if config.lens == "canonical":
     st.info(
         "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
@@ -237,9 +234,7 @@ st.download_button(
     key="compare_download",
     icon=":material/download:",
 )
-st.plotly_chart(
-    metric_forest_figure(cmp), theme=None, key="compare_forest_chart", config=PLOT_CONFIG
-)
+widgets.chart(metric_forest_figure(cmp), "compare_forest_chart")
 
 # ---------------------------------------------------------------- paired differences
 st.subheader(f"Differences to {cmp.reference}", anchor=False)
@@ -269,9 +264,7 @@ st.dataframe(
         "high": st.column_config.NumberColumn("high", format="%+.5f"),
     },
 )
-st.plotly_chart(
-    paired_difference_figure(cmp), theme=None, key="compare_diff_chart", config=PLOT_CONFIG
-)
+widgets.chart(paired_difference_figure(cmp), "compare_diff_chart")
 
 # ---------------------------------------------------------------- overlaid diagrams
 st.subheader("Reliability on the shared bins", anchor=False)
@@ -284,12 +277,7 @@ if len(cmp.component_names) > 1:
         key="compare_component",
         bind="query-params",
     )
-st.plotly_chart(
-    reliability_overlay_figure(cmp, component=component),
-    theme=None,
-    key="compare_overlay_chart",
-    config=PLOT_CONFIG,
-)
+widgets.chart(reliability_overlay_figure(cmp, component=component), "compare_overlay_chart")
 st.caption(widgets.bin_convention(config))
 
 # ---------------------------------------------------------------- rankings
@@ -300,9 +288,7 @@ st.markdown(
 )
 left, right = st.columns([3, 2])
 with left:
-    st.plotly_chart(
-        rank_heatmap_figure(cmp), theme=None, key="compare_rank_chart", config=PLOT_CONFIG
-    )
+    widgets.chart(rank_heatmap_figure(cmp), "compare_rank_chart")
 with right:
     st.dataframe(
         cmp.kendall.rename(index=_metric_label, columns=_metric_label).style.format("{:.2f}"),

@@ -67,17 +67,7 @@ widgets.lint_report(current.lint)
 left, right = st.columns(2)
 with left:
     st.markdown("**Class balance** — observed share and mean predicted probability per class")
-    st.plotly_chart(
-        class_balance(facts),
-        theme=None,
-        key="class_balance",
-        config={"displaylogo": False},
-    )
+    widgets.chart(class_balance(facts), "class_balance")
 with right:
     st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
-    st.plotly_chart(
-        confidence_histogram(facts),
-        theme=None,
-        key="confidence_histogram",
-        config={"displaylogo": False},
-    )
+    widgets.chart(confidence_histogram(facts), "confidence_histogram")

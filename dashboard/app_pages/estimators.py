@@ -15,7 +15,6 @@ from core.figures import (
 )
 from dashboard import cache, state, widgets
 
-PLOT_CONFIG = {"displaylogo": False}
 TABLE_COLUMNS = {
     "label": st.column_config.TextColumn("estimator", width="medium"),
     "lens": st.column_config.TextColumn("lens"),
@@ -37,9 +36,7 @@ st.caption(
 )
 
 pred = state.require_predictions()
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 # every estimator runs here, so the headline choice must not split the cache
 config = dataclasses.replace(config, estimator="plugin")
 
@@ -116,21 +113,13 @@ if len(binned_rows):
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Binned estimates** ({norm_symbol}, {config.lens})")
-        st.plotly_chart(
-            estimator_intervals_figure(table, group="binned"),
-            theme=None,
-            key="estimators_binned_chart",
-            config=PLOT_CONFIG,
-        )
+        widgets.chart(estimator_intervals_figure(table, group="binned"), "estimators_binned_chart")
     kernel_rows = table[(table.group == "kernel") & table.value.notna()]
     if len(kernel_rows):
         with right:
             st.markdown("**Kernel estimates** (another scale: squared kernel distances)")
-            st.plotly_chart(
-                estimator_intervals_figure(table, group="kernel"),
-                theme=None,
-                key="estimators_kernel_chart",
-                config=PLOT_CONFIG,
+            widgets.chart(
+                estimator_intervals_figure(table, group="kernel"), "estimators_kernel_chart"
             )
 
 # ---------------------------------------------------------------- error against B
@@ -153,11 +142,9 @@ with state.show_errors():
         n_bins_range=(int(n_bins_range[0]), int(n_bins_range[1])),
         spinner="Computing the error for every number of bins…",
     )
-    st.plotly_chart(
+    widgets.chart(
         error_versus_bins_figure(curve, comparison.sweep_choices, norm_label=norm_symbol),
-        theme=None,
-        key="estimators_bins_chart",
-        config=PLOT_CONFIG,
+        "estimators_bins_chart",
     )
     dropped = "" if "debiased" in set(curve.estimator) else " (debiased has no ℓ∞ version)"
     st.caption(
@@ -180,9 +167,7 @@ if len(traces):
         )
         + "."
     )
-    st.plotly_chart(
-        sweep_trace_figure(traces), theme=None, key="estimators_sweep_chart", config=PLOT_CONFIG
-    )
+    widgets.chart(sweep_trace_figure(traces), "estimators_sweep_chart")
 else:
     st.caption("The sweep could not run on this data (too few rows).")
 

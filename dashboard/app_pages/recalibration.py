@@ -58,9 +58,7 @@ st.caption(
 )
 
 pred = state.require_predictions()
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 
 binned = ESTIMATORS.names(binned=True)
 default_est = ["plugin", "debiased"]
@@ -211,7 +209,7 @@ fig = before_after_reliability(
     result.labels_of,
     lens_label="P(y = 1)" if lens_view == "binary" else "top-label confidence",
 )
-st.plotly_chart(fig, theme=None, key="recal_reliability", config={"displaylogo": False})
+widgets.chart(fig, "recal_reliability")
 if request["lens"] == "classwise":
     st.caption("Classwise comparisons are drawn through the top-label lens.")
 
@@ -248,15 +246,13 @@ st.caption(
 
 st.subheader("MSE versus calibration error", anchor=False)
 x_metric = request["estimators"][0]
-st.plotly_chart(
+widgets.chart(
     tradeoff_figure(
         result.metrics,
         x_metric=x_metric,
         x_label=table.loc[table.metric == x_metric, "metric_label"].iloc[0],
     ),
-    theme=None,
-    key="recal_tradeoff",
-    config={"displaylogo": False},
+    "recal_tradeoff",
 )
 st.caption("Lower left is better on both counts; bars are the bootstrap intervals.")
 
@@ -273,8 +269,8 @@ if result.selective:
         st.caption(f"Guarantee: {view.guarantee}")
         opts = dict(next(o for n, o in request["methods"] if n == key.split(" #")[0]))
         a, b = st.columns(2)
-        a.plotly_chart(score_separation_figure(view), theme=None, key=f"recal_sep_{key}")
-        b.plotly_chart(
+        widgets.chart(score_separation_figure(view), f"recal_sep_{key}", container=a)
+        widgets.chart(
             selective_threshold_figure(
                 view,
                 alpha=opts.get("alpha")
@@ -282,14 +278,10 @@ if result.selective:
                 else None,
                 beta=opts.get("beta"),
             ),
-            theme=None,
-            key=f"recal_thr_{key}",
+            f"recal_thr_{key}",
+            container=b,
         )
-    st.plotly_chart(
-        coverage_accuracy_figure(result.selective, result.labels_of),
-        theme=None,
-        key="recal_cov_acc",
-    )
+    widgets.chart(coverage_accuracy_figure(result.selective, result.labels_of), "recal_cov_acc")
 
 st.subheader("Downloads", anchor=False)
 frame = result.predictions_frame(pred.class_names)

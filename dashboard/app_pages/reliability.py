@@ -16,9 +16,7 @@ st.caption(
 )
 
 pred = state.require_predictions()
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 with state.show_errors(stop=True):
     # the diagram, bins and point estimates first; the bootstrap (the slow part) below
     result = state.analyze(pred, state.without_resamples(config))
@@ -29,15 +27,7 @@ interval = f"{config.confidence_level:.0%} {widgets.interval_label(config.interv
 if config.lens == "classwise":
     st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
 fig = state.reliability_chart(pred, result.config, interval=interval)
-st.plotly_chart(
-    fig,
-    theme=None,
-    key="reliability_chart",
-    config={
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "reliability"},
-    },
-)
+widgets.chart(fig, "reliability_chart", filename="reliability")
 st.caption(widgets.bin_convention(config))
 bands = [c.band for c in result.components if c.band is not None]
 if bands:

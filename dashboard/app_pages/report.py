@@ -34,9 +34,7 @@ st.caption(
 )
 
 pred = state.require_predictions()
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 
 c1, c2 = st.columns([3, 2])
 title = c1.text_input(

@@ -17,7 +17,7 @@ from core.calibration_tests import (
 from core.estimators.kernel import MAX_EXACT_N
 from core.figures import error_rate_figure, null_distribution_figure
 from core.worlds import DirichletWorld
-from dashboard import cache, state
+from dashboard import cache, state, widgets
 
 MESSAGE = (
     "A raw calibration error has no unit: whether 0.0003 or 0.03 is a lot depends on the "
@@ -72,12 +72,10 @@ st.info(MESSAGE, icon=":material/lightbulb:")
 
 pred = state.current_predictions()
 if pred is None:
-    st.info(
+    state.point_to_data_page(
         "No predictions are loaded yet, so there is nothing to test. Upload a file or pick a "
-        "bundled sample on the Data page; the teaching mode below works without data.",
-        icon=":material/info:",
+        "bundled sample on the Data page; the teaching mode below works without data."
     )
-    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
 else:
     config = state.analysis_config()
     c1, c2, c3 = st.columns(3)
@@ -177,12 +175,7 @@ else:
             bind="query-params",
         )
         chosen = next(r for r in resampled if r.test == choice)
-        st.plotly_chart(
-            null_distribution_figure(chosen),
-            theme=None,
-            key="tests_null_chart",
-            config={"displaylogo": False},
-        )
+        widgets.chart(null_distribution_figure(chosen), "tests_null_chart")
         st.caption(
             f"Histogram of the {chosen.n_resamples:,} statistics resampled under “calibrated”; "
             "the red line is the observed statistic and the shaded region the resamples at "
@@ -229,12 +222,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
                 0,
                 spinner="Simulating data sets and testing each one…",
             )
-            st.plotly_chart(
-                error_rate_figure(sim),
-                theme=None,
-                key="tests_teach_chart",
-                config={"displaylogo": False},
-            )
+            widgets.chart(error_rate_figure(sim), "tests_teach_chart")
             st.caption(
                 f"{n_resamples} data sets of {n} rows, seed 0; resampling tests use "
                 f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "

@@ -18,7 +18,6 @@ from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves
 from dashboard import cache, state, widgets
 
-CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 BIN_COLUMNS = {
     "value": st.column_config.NumberColumn("output h_b", format="%.4f"),
     "count": st.column_config.NumberColumn("test rows n_b", format="%d"),
@@ -124,9 +123,7 @@ if report is not None:
         f"**{_fmt(report.largest_bins_marginal, 'd')}** (more bins are sharper, fewer are "
         f"safer; m = {report.min_bin_labels:,} labels per bin now)."
     )
-    st.plotly_chart(
-        epsilon_versus_n_figure(report), theme=None, key="validity_calc_chart", config=CHART_CONFIG
-    )
+    widgets.chart(epsilon_versus_n_figure(report), "validity_calc_chart")
 
 # ---------------------------------------------------------------- validity plots
 st.subheader("Validity plots", anchor=False)
@@ -143,16 +140,12 @@ st.markdown(
 
 pred = state.current_predictions()
 if pred is None:
-    st.info(
+    state.point_to_data_page(
         "Validity plots need predictions: upload a file or pick a bundled sample on the Data "
-        "page. The calculator above works without data.",
-        icon=":material/info:",
+        "page. The calculator above works without data."
     )
-    st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
     st.stop()
-config = state.analysis_config()
-if config is None:
-    st.stop()
+config = state.require_config()
 if config.lens not in VALIDITY_LENSES:
     st.info(
         f"Validity plots need one score and one 0/1 outcome per row: the **binary** lens "
@@ -258,12 +251,7 @@ k4.metric(
     help=f"Theorem 3 at α = {result.alpha:g} for n = {result.n_cal:,} and B = {result.n_bins} "
     "(n/a for recalibrators without the guarantee).",
 )
-st.plotly_chart(
-    validity_figure(result, show_conditional=show_conditional),
-    theme=None,
-    key="validity_chart",
-    config=CHART_CONFIG,
-)
+widgets.chart(validity_figure(result, show_conditional=show_conditional), "validity_chart")
 st.caption(
     f"Solid: mean of {result.n_resamples} runs with a ± sd-of-the-mean band; dashed: theory. "
     + result.theory_note
@@ -286,9 +274,7 @@ st.markdown(
 )
 left, right = st.columns([1, 1])
 with left:
-    st.plotly_chart(
-        bin_validity_figure(result), theme=None, key="validity_bins_chart", config=CHART_CONFIG
-    )
+    widgets.chart(bin_validity_figure(result), "validity_bins_chart")
 with right:
     shown = result.bins.drop(columns=["positives"])
     if shown["cal_count"].isna().all():
