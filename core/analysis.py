@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 
 from core._validation import check_norm, norm_key
-from core.binned_view import BinnedViews, ComponentBins
+from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
 from core.calibration import CalibrationErrorResult, EstimatorCall
-from core.consistency_bands import ConsistencyBand, consistency_band
+from core.consistency_bands import BandStats, ConsistencyBand
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.intervals import (
@@ -478,19 +478,46 @@ def cell_intervals(
     dict
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
-    from core.cells import cell_bootstrap, cells_of, supports
-    from core.intervals import percentile_result
+    from core.cells import cells_of
 
     view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
     names = SCORES.names() if scores else []
     rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in names}
-    cells = cells_of(view, rows)
-    stats: dict[str, Any] = {s: s for s in names}
+    return intervals_from_cells(cells_of(view, rows), config, calls, known, notes, scores=scores)
+
+
+def intervals_from_cells(
+    cells: Any,
+    config: AnalysisConfig,
+    calls: Mapping[str, EstimatorCall],
+    known: Mapping[str, float],
+    notes: dict[str, str],
+    *,
+    scores: bool = True,
+) -> dict[str, BootstrapResult]:
+    """Intervals from the cell bootstrap of given cells (see :func:`cell_intervals`).
+
+    Parameters
+    ----------
+    cells : core.cells.CellStats
+        The cells of the config's binned view, with the scores' row sums when ``scores``.
+    config, calls, known, notes, scores
+        As in :func:`cell_intervals`.
+
+    Returns
+    -------
+    dict
+        Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
+    """
+    from core.cells import cell_bootstrap, supports
+    from core.intervals import percentile_result
+
+    stats: dict[str, Any] = {s: s for s in (SCORES.names() if scores else [])}
     for key, call in calls.items():
         if (
             supports(call.info, call.norm)
-            and call.binning == view.binning
-            and call.lens == view.lens
+            and call.binning == cells.binning
+            and call.lens == cells.lens
         ):
             stats[key] = call
         else:
@@ -655,21 +682,48 @@ def _kernel_estimates(
     opts: Mapping[str, Any],
     exclude: Mapping[str, Any],
 ) -> tuple[dict[str, float], dict[str, str]]:
-    """Point estimates of the kernel estimators that support the config's lens.
-
-    Above ``config.kernel_sample`` rows they run on a seeded subsample (:func:`kernel_rows`),
-    which the note says. A kernel estimator that cannot run on this data (a zero median
-    distance, ...) gets NaN and the reason as its note.
-    """
-    values: dict[str, float] = {}
-    notes: dict[str, str] = {}
+    """Point estimates of the kernel estimators on the rows :func:`kernel_rows` picks."""
     n = views.labels.shape[0]
     rows = kernel_rows(n, config)
     p, y = (views.probs, views.labels) if rows is None else (views.probs[rows], views.labels[rows])
+    return kernel_estimates(p, y, n, config, opts, exclude)
+
+
+def kernel_estimates(
+    p: np.ndarray,
+    y: np.ndarray,
+    n: int,
+    config: AnalysisConfig,
+    opts: Mapping[str, Any],
+    exclude: Mapping[str, Any],
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Point estimates of the kernel estimators that support the config's lens.
+
+    Parameters
+    ----------
+    p, y : numpy.ndarray
+        The rows they run on: all ``n`` rows, or the seeded subsample of
+        :func:`kernel_rows` (which the note then says).
+    n : int
+        Rows of the data.
+    config : AnalysisConfig
+        The options.
+    opts : mapping
+        Estimator options (:meth:`AnalysisConfig.calibration_options` and class names).
+    exclude : mapping
+        Estimators already computed.
+
+    Returns
+    -------
+    values, notes : dict
+        Name → value (NaN, with the reason as its note, where an estimator cannot run on
+        this data: a zero median distance, ...), and name → note.
+    """
+    values: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    m = y.shape[0]
     where = (
-        ""
-        if rows is None
-        else f"on a seeded subsample of {rows.shape[0]:,} of the {n:,} rows (seed {config.seed}); "
+        "" if m == n else f"on a seeded subsample of {m:,} of the {n:,} rows (seed {config.seed}); "
     )
     for info in ESTIMATORS:
         if info.binned or config.lens not in info.lenses or info.name in exclude:
@@ -721,34 +775,60 @@ def _component_tables(
         b = headline.details["b_star"]
         stars = b if isinstance(b, tuple) else (b,)
         comps = [comp.rebinned(int(s)) for comp, s in zip(comps, stars, strict=True)]
+    banded = config.consistency_band and all(c.n_bins <= CONSISTENCY_BAND_MAX_BINS for c in comps)
+    bands = [
+        BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True) if banded else None for c in comps
+    ]
+    return component_tables(
+        [c.name for c in comps], [c.stats for c in comps], bands, view.weights, config
+    )
+
+
+def component_tables(
+    names: Sequence[str],
+    stats: Sequence[BinStats],
+    bands: Sequence[BandStats | None],
+    weights: Sequence[float],
+    config: AnalysisConfig,
+) -> tuple[ComponentTable, ...]:
+    """Return the bin tables of the components: per-bin intervals and consistency bands.
+
+    Parameters
+    ----------
+    names, stats, weights
+        Each component's name, bins and weight.
+    bands : sequence of BandStats or None
+        What each component's band is drawn from (:class:`core.consistency_bands.BandStats`).
+    config : AnalysisConfig
+        The options (interval method, level, band, seed).
+
+    Returns
+    -------
+    tuple of ComponentTable
+        One per component.
+    """
     # its own generator from the one seed, so the bootstrap's draws stay as they were
     band_rng = np.random.default_rng(config.seed)
     tables = []
-    for comp, weight in zip(comps, view.weights, strict=True):
-        st = comp.stats
+    for name, st, band_stats, weight in zip(names, stats, bands, weights, strict=True):
         low, high = bin_intervals(
             st.counts,
             st.label_sums,
             method=config.interval_method,
             confidence_level=config.confidence_level,
         )
-        band = _band(comp, config, band_rng) if config.consistency_band else None
-        tables.append(ComponentTable(comp.name, st, low, high, float(weight), band))
+        band = None
+        if config.consistency_band and band_stats is not None:
+            band = _band(band_stats, config, band_rng)
+        tables.append(ComponentTable(name, st, low, high, float(weight), band))
     return tuple(tables)
 
 
 def _band(
-    comp: ComponentBins, config: AnalysisConfig, rng: np.random.Generator
+    stats: BandStats, config: AnalysisConfig, rng: np.random.Generator
 ) -> ConsistencyBand | None:
     """Return the consistency band on exactly the component's bins (None above the bin limit)."""
-    if comp.n_bins > CONSISTENCY_BAND_MAX_BINS:
+    if stats.n_bins > CONSISTENCY_BAND_MAX_BINS:
         return None
-    band = consistency_band(
-        comp.scores,
-        bin_index=comp.index,
-        n_bins=comp.n_bins,
-        n_resamples=CONSISTENCY_BAND_RESAMPLES,
-        confidence_level=config.confidence_level,
-        seed=rng,
-    )
+    band = stats.band(CONSISTENCY_BAND_RESAMPLES, config.confidence_level, rng)
     return dataclasses.replace(band, seed=config.seed)

@@ -23,17 +23,26 @@ Two exact samplers (identical in law; which one runs depends only on ``n · R``)
   of ``rng.random(n) < s`` per resample gives with the same generator;
 - ``"poisson-binomial"``: the exact law of each bin's count (the coefficients of
   ``Π (1 − s_i + s_i z)``, multiplied in a balanced tree with FFTs; a bin of equal scores
-  is ``Binomial(m, s)``), then ``R`` inverse-CDF draws per bin. No normal approximation.
+  is ``Binomial(m, s)``), then ``R`` inverse-CDF draws per bin. A bin with more than
+  :data:`BAND_EXACT_ROWS` scores strictly between 0 and 1 draws instead from the
+  Cornish–Fisher quantiles of its first three cumulants (``Σ s``, ``Σ s(1 − s)``,
+  ``Σ s(1 − s)(1 − 2s)``), rounded to a count: the law is then within ``O(1/m)`` of the
+  exact one in its quantiles, far below the Monte Carlo error of ``R`` draws, and it needs
+  only sums (the method then reads ``"poisson-binomial, moments above 20,000 rows"``).
+
+Everything a band needs is in :class:`BandStats`, per bin sums that merge over chunks of
+rows (exact laws merge by convolution), so a stream of batches draws the same band.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sp_fft
-from scipy import stats
+from scipy import signal, special, stats
 
 from core._validation import check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
@@ -46,6 +55,10 @@ DIRECT_MAX_DRAWS = 1_000_000
 
 #: Uniforms per chunk of the Bernoulli sampler (bounds memory at ~64 MB of float64).
 _CHUNK_DRAWS = 4_000_000
+
+#: Bins with more scores strictly inside (0, 1) than this draw from moment-matched
+#: quantiles rather than their exact law (see the module docstring).
+BAND_EXACT_ROWS = 20_000
 
 #: Polynomials up to this length are multiplied directly; longer ones by FFT.
 _DIRECT_CONVOLUTION = 8
@@ -188,28 +201,226 @@ def consistency_band(
         ):
             raise DataError(f"bin_index must be {s.size} integers in 0..{b - 1}, one per score.")
         idx = idx.astype(np.intp, copy=False)
-    counts = np.bincount(idx, minlength=b)
-    score_sums = np.bincount(idx, weights=s, minlength=b)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        center = np.where(counts > 0, score_sums / counts, np.nan)
+    stats_ = BandStats.of(s, idx, b, keep_rows=True)
+    band = stats_.band(r, confidence_level, rng)
+    return dataclasses.replace(band, seed=checked_seed if isinstance(checked_seed, int) else None)
 
-    tail = 0.5 * (1.0 - confidence_level)
-    if s.size * r <= DIRECT_MAX_DRAWS:
-        low, high = _band_from_counts(_bernoulli_counts(s, idx, b, r, rng), counts, tail)
-        method = "bernoulli"
-    else:
-        low, high = _poisson_binomial_band(s, idx, counts, r, tail, rng)
-        method = "poisson-binomial"
-    return ConsistencyBand(
-        low=low,
-        high=high,
-        center=center,
-        counts=counts.astype(np.int64),
-        confidence_level=confidence_level,
-        n_resamples=r,
-        seed=checked_seed if isinstance(checked_seed, int) else None,
-        method=method,
-    )
+
+@dataclass(frozen=True, eq=False)
+class BandStats:
+    """What the band of one component's bins is drawn from, mergeable over chunks of rows.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray
+        ``(B,)`` rows per bin.
+    score_sums : numpy.ndarray
+        ``(B,)`` sums of the scores.
+    certain : numpy.ndarray
+        ``(B,)`` rows with a score of exactly 1.
+    inner : numpy.ndarray
+        ``(B,)`` rows with a score strictly between 0 and 1.
+    variance, third : numpy.ndarray
+        ``(B,)`` ``Σ s(1 − s)`` and ``Σ s(1 − s)(1 − 2s)``: the second and third cumulants of
+        the count of positives.
+    low_score, high_score : numpy.ndarray
+        ``(B,)`` smallest and largest score (``inf``/``-inf`` for an empty bin).
+    laws : tuple
+        Per bin, the exact law of the positives among its inner rows while it has at most
+        :data:`BAND_EXACT_ROWS` of them, else None.
+    rows : tuple of numpy.ndarray or None
+        ``(scores, bins)`` of every row, kept while ``rows × resamples`` is small enough for
+        the Bernoulli sampler (``keep_rows``), else None.
+    """
+
+    counts: np.ndarray
+    score_sums: np.ndarray
+    certain: np.ndarray
+    inner: np.ndarray
+    variance: np.ndarray
+    third: np.ndarray
+    low_score: np.ndarray
+    high_score: np.ndarray
+    laws: tuple[np.ndarray | None, ...]
+    rows: tuple[np.ndarray, np.ndarray] | None = None
+
+    @classmethod
+    def of(
+        cls, scores: np.ndarray, index: np.ndarray, n_bins: int, *, keep_rows: bool = False
+    ) -> BandStats:
+        """Return the band facts of one chunk of a component's rows.
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            ``(n,)`` scores in [0, 1].
+        index : numpy.ndarray
+            ``(n,)`` bin of every row, in ``0..n_bins-1``.
+        n_bins : int
+            Number of bins ``B``.
+        keep_rows : bool, default=False
+            Keep the rows themselves, for the Bernoulli sampler of a small sample (merging
+            drops them above ``DIRECT_MAX_DRAWS / 2`` rows: at least two resamples).
+        """
+        b = int(n_bins)
+        s = scores
+        q = s * (1.0 - s)
+        inner_mask = (s > 0.0) & (s < 1.0)
+        counts = np.bincount(index, minlength=b).astype(np.int64)
+        inner = np.bincount(index, weights=inner_mask, minlength=b).astype(np.int64)
+        low = np.full(b, np.inf)
+        high = np.full(b, -np.inf)
+        np.minimum.at(low, index, s)
+        np.maximum.at(high, index, s)
+        laws: list[np.ndarray | None] = [None] * b
+        small = np.flatnonzero((inner > 0) & (inner <= BAND_EXACT_ROWS))
+        if small.size:
+            # only the rows of small bins are sorted (a large chunk may have a few)
+            wanted = np.zeros(b, dtype=bool)
+            wanted[small] = True
+            rows = np.flatnonzero(wanted[index])
+            order = rows[np.argsort(index[rows], kind="stable")]
+            bounds = np.searchsorted(index[order], np.arange(b + 1))
+            for j in small:
+                part = s[order[bounds[j] : bounds[j + 1]]]
+                laws[j] = poisson_binomial_pmf(part[(part > 0.0) & (part < 1.0)])
+        return cls(
+            counts=counts,
+            score_sums=np.bincount(index, weights=s, minlength=b),
+            certain=np.bincount(index, weights=s == 1.0, minlength=b).astype(np.int64),
+            inner=inner,
+            variance=np.bincount(index, weights=q, minlength=b),
+            third=np.bincount(index, weights=q * (1.0 - 2.0 * s), minlength=b),
+            low_score=low,
+            high_score=high,
+            laws=tuple(laws),
+            rows=(s, index) if keep_rows else None,
+        )
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins ``B``."""
+        return int(self.counts.shape[0])
+
+    def __add__(self, other: BandStats) -> BandStats:
+        """Merge the facts of two disjoint chunks of rows (``other``'s after these)."""
+        inner = self.inner + other.inner
+        laws = []
+        for j, (a, c) in enumerate(zip(self.laws, other.laws, strict=True)):
+            laws.append(_merge_laws(a, c, int(inner[j])))
+        rows = None
+        kept = self.rows is not None and other.rows is not None
+        if kept and self.counts.sum() + other.counts.sum() <= DIRECT_MAX_DRAWS // 2:
+            rows = (
+                np.concatenate([self.rows[0], other.rows[0]]),
+                np.concatenate([self.rows[1], other.rows[1]]),
+            )
+        return BandStats(
+            counts=self.counts + other.counts,
+            score_sums=self.score_sums + other.score_sums,
+            certain=self.certain + other.certain,
+            inner=inner,
+            variance=self.variance + other.variance,
+            third=self.third + other.third,
+            low_score=np.minimum(self.low_score, other.low_score),
+            high_score=np.maximum(self.high_score, other.high_score),
+            laws=tuple(laws),
+            rows=rows,
+        )
+
+    def band(
+        self, n_resamples: int, confidence_level: float, rng: np.random.Generator
+    ) -> ConsistencyBand:
+        """Draw the band: ``n_resamples`` redraws per bin at ``confidence_level``.
+
+        Uses the Bernoulli sampler when the rows are kept and ``rows × resamples`` is at
+        most :data:`DIRECT_MAX_DRAWS`, else each bin's law (see the module docstring).
+        """
+        counts = self.counts
+        b, r = self.n_bins, int(n_resamples)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            center = np.where(counts > 0, self.score_sums / counts, np.nan)
+        tail = 0.5 * (1.0 - confidence_level)
+        n = int(counts.sum())
+        if self.rows is not None and n * r <= DIRECT_MAX_DRAWS:
+            s, idx = self.rows
+            low, high = _band_from_counts(_bernoulli_counts(s, idx, b, r, rng), counts, tail)
+            method = "bernoulli"
+        else:
+            low, high = self._law_band(r, tail, rng)
+            method = "poisson-binomial"
+            moments = (self.inner > 0) & (self.low_score < self.high_score)
+            if any(law is None for law, m in zip(self.laws, moments, strict=True) if m):
+                method += f", moments above {BAND_EXACT_ROWS:,} rows"
+        return ConsistencyBand(
+            low=low,
+            high=high,
+            center=center,
+            counts=counts.astype(np.int64),
+            confidence_level=confidence_level,
+            n_resamples=r,
+            seed=None,
+            method=method,
+        )
+
+    def _law_band(
+        self, r: int, tail: float, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Band from inverse-CDF draws of each bin's law, in blocks of bins.
+
+        Blocks bound the ``(R, bins)`` arrays (the discrete binning may have a bin per row).
+        """
+        counts = self.counts
+        b = counts.size
+        filled = counts > 0
+        equal = filled & (self.low_score == self.high_score)
+        low = np.full(b, np.nan)
+        high = np.full(b, np.nan)
+        width = max(1, _CHUNK_DRAWS // r)
+        for start in range(0, b, width):  # blocks of bins
+            cols = np.arange(start, min(b, start + width))
+            u = rng.random((r, cols.size))
+            positives = np.zeros((r, cols.size))
+            eq = equal[cols]
+            if eq.any():
+                # equal scores (always so for the discrete binning): Binomial(m, s)
+                positives[:, eq] = stats.binom.ppf(
+                    u[:, eq], counts[cols[eq]], self.low_score[cols[eq]]
+                )
+            for j in np.flatnonzero(~eq & filled[cols]):  # one law per bin
+                k = cols[j]
+                certain, inner = int(self.certain[k]), int(self.inner[k])
+                law = self.laws[k]
+                if inner == 0:
+                    draws = np.zeros(r)
+                elif law is not None:
+                    cdf = np.cumsum(law)
+                    draws = np.minimum(np.searchsorted(cdf, u[:, j] * cdf[-1], side="right"), inner)
+                else:
+                    draws = self._moment_draws(k, u[:, j])
+                positives[:, j] = certain + draws
+            low[cols], high[cols] = _band_from_counts(positives, counts[cols], tail)
+        return low, high
+
+    def _moment_draws(self, k: int, u: np.ndarray) -> np.ndarray:
+        """Return the counts at the Cornish–Fisher quantiles ``u`` of bin ``k``'s inner rows."""
+        mean = self.score_sums[k] - self.certain[k]
+        sd = np.sqrt(max(self.variance[k], 0.0))
+        z = np.clip(special.ndtri(u), -40.0, 40.0)
+        skew = self.third[k] / sd**3 if sd > 0 else 0.0
+        x = mean + sd * (z + skew * (z * z - 1.0) / 6.0)
+        return np.clip(np.floor(x + 0.5), 0.0, float(self.inner[k]))
+
+
+def _merge_laws(a: np.ndarray | None, c: np.ndarray | None, inner: int) -> np.ndarray | None:
+    """Return the exact law of bin ``j``'s inner positives over both chunks, while kept."""
+    if inner > BAND_EXACT_ROWS:
+        return None
+    a = a if a is not None else np.ones(1)  # a chunk without inner rows in the bin
+    c = c if c is not None else np.ones(1)
+    law = signal.convolve(a, c)
+    np.clip(law, 0.0, None, out=law)
+    return law / law.sum()
 
 
 def _bernoulli_counts(
@@ -239,51 +450,6 @@ def _band_from_counts(
     if filled.any():
         freq = positives[:, filled] / counts[filled]
         low[filled], high[filled] = np.quantile(freq, [tail, 1.0 - tail], axis=0)
-    return low, high
-
-
-def _poisson_binomial_band(
-    s: np.ndarray,
-    idx: np.ndarray,
-    counts: np.ndarray,
-    r: int,
-    tail: float,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Band from inverse-CDF draws of each bin's exact law, in blocks of bins.
-
-    Blocks bound the ``(R, bins)`` arrays (the discrete binning may have a bin per row).
-    """
-    b = counts.size
-    order = np.argsort(idx, kind="stable")
-    bounds = np.searchsorted(idx[order], np.arange(b + 1))
-    s_sorted = s[order]
-    filled = counts > 0
-    lo_s = np.zeros(b)
-    hi_s = np.ones(b)
-    if filled.any():  # segments start at the non-empty bins' first rows, in order
-        lo_s[filled] = np.minimum.reduceat(s_sorted, bounds[:-1][filled])
-        hi_s[filled] = np.maximum.reduceat(s_sorted, bounds[:-1][filled])
-    equal = filled & (lo_s == hi_s)
-    low = np.full(b, np.nan)
-    high = np.full(b, np.nan)
-    width = max(1, _CHUNK_DRAWS // r)
-    for start in range(0, b, width):  # blocks of bins
-        cols = np.arange(start, min(b, start + width))
-        u = rng.random((r, cols.size))
-        positives = np.zeros((r, cols.size))
-        eq = equal[cols]
-        if eq.any():
-            # equal scores (always so for the discrete binning): Binomial(m, s)
-            positives[:, eq] = stats.binom.ppf(u[:, eq], counts[cols[eq]], lo_s[cols[eq]])
-        for j in np.flatnonzero(~eq & (counts[cols] > 0)):  # one exact law per bin
-            q = s_sorted[bounds[cols[j]] : bounds[cols[j] + 1]]
-            certain = int(np.count_nonzero(q == 1.0))
-            random_part = q[(q > 0.0) & (q < 1.0)]
-            cdf = np.cumsum(poisson_binomial_pmf(random_part))
-            draws = np.searchsorted(cdf, u[:, j] * cdf[-1], side="right")
-            positives[:, j] = certain + np.minimum(draws, random_part.size)
-        low[cols], high[cols] = _band_from_counts(positives, counts[cols], tail)
     return low, high
 
 

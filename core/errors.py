@@ -13,7 +13,20 @@ class CalibscopeError(ValueError):
 
 
 class DataError(CalibscopeError):
-    """The predictions or labels cannot be used as given (file, columns, values)."""
+    """The predictions or labels cannot be used as given (file, columns, values).
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and how to fix it.
+    rows : sequence of int, optional
+        The first offending data rows the message names (0-based), so that a reader of many
+        files can say in which file and at which row they are.
+    """
+
+    def __init__(self, message: str = "", *, rows: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.rows = tuple(int(r) for r in rows)
 
 
 class ConfigError(CalibscopeError):

@@ -25,7 +25,7 @@ lets the bootstrap resample them without recomputing anything per row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -390,26 +390,52 @@ def decompose_brier(
         The terms.
     """
     view = views.binned("binary" if binary else "classwise", binning, n_bins, tie_policy)
-    n = views.labels.shape[0]
+    parts = [(c.stats, c.square_sums(), c.positive_score_sums()) for c in view.components]
+    brier = SCORES.get("brier").value(views.probs, views.labels, binary=binary)
+    return brier_decomposition_from_bins(parts, brier, binning, n_bins)
+
+
+def brier_decomposition_from_bins(
+    parts: Sequence[tuple[Any, np.ndarray, np.ndarray]],
+    brier: float,
+    binning: str,
+    n_bins: int,
+) -> BrierDecomposition:
+    """Return the terms of :func:`brier_decomposition` from per-bin sums (they merge).
+
+    Parameters
+    ----------
+    parts : sequence of (BinStats, numpy.ndarray, numpy.ndarray)
+        Per component of the binary or classwise lens: its bins, the sums of the squared
+        scores and the sums of the scores of rows with outcome 1, per bin.
+    brier : float
+        The Brier score.
+    binning, n_bins
+        The binning.
+
+    Returns
+    -------
+    BrierDecomposition
+        The terms (the within-bin ones as ``Σ s² − m s̄²`` and ``Σ s·o − m s̄ ō`` per bin).
+    """
     terms = np.zeros(5)
-    for comp in view.components:
-        st = comp.stats
+    for st, squares, cross in parts:
         counts = st.counts.astype(np.float64)
+        n = counts.sum()
         filled = counts > 0
         f_bar = np.where(filled, st.mean_score, 0.0)
         o_bar = np.where(filled, st.mean_label, 0.0)
         w = counts[filled] / n
-        o_mean = comp.outcomes.mean()
-        df = comp.scores - f_bar[comp.index]
+        o_mean = st.label_sums.sum() / n
         terms += (
             np.sum(w * (f_bar[filled] - o_bar[filled]) ** 2),
             np.sum(w * (o_bar[filled] - o_mean) ** 2),
             o_mean * (1.0 - o_mean),
-            np.mean(df**2),
-            -2.0 * np.mean(df * (comp.outcomes - o_bar[comp.index])),
+            np.sum(squares - counts * f_bar * f_bar) / n,
+            -2.0 * np.sum(cross - counts * f_bar * o_bar) / n,
         )
     return BrierDecomposition(
-        brier=SCORES.get("brier").value(views.probs, views.labels, binary=binary),
+        brier=float(brier),
         reliability=float(terms[0]),
         resolution=float(terms[1]),
         uncertainty=float(terms[2]),

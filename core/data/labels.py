@@ -9,7 +9,7 @@ columns unless given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,9 @@ from core.errors import DataError
 #: Label values read as the positive and negative class of a binary column (lower case).
 POSITIVE_WORDS = frozenset({"1", "true", "t", "yes", "y", "pos", "positive"})
 NEGATIVE_WORDS = frozenset({"0", "false", "f", "no", "n", "neg", "negative"})
+
+#: ``rows_of(mask) -> (first rows, count)``: where a mask over label values holds.
+RowsOf = Callable[[np.ndarray], tuple[tuple[int, ...], int]]
 
 
 def _label_series(values: Any) -> pd.Series:
@@ -59,7 +62,14 @@ def _encode_labels(
     prob_names: Sequence[str],
     label_name: str | None,
     columns: Sequence[str],
+    rows_of: RowsOf = first_rows,
 ) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    """Encode label values as class indices; return them, the class names and the positive class.
+
+    ``rows_of(mask)`` gives the first rows (and the count of rows) where a mask over
+    ``values`` holds, for the messages; a stream passes its distinct labels as ``values``
+    with a ``rows_of`` that knows where each of them occurs.
+    """
     findings: list[LintFinding] = []
     col = (label_name,) if label_name else ()
     k = 2 if binary else len(names)
@@ -80,7 +90,7 @@ def _encode_labels(
 
     if binary:
         if kind == "float":
-            raise DataError(_float_label_message(arr))
+            raise _float_label_error(arr, rows_of)
         if len(uniques) > 2:
             shown = ", ".join(repr(_py(u)) for u in uniques[:6])
             raise DataError(
@@ -180,7 +190,7 @@ def _encode_labels(
             "columns or the labels so that they match, or use integer labels 0..K-1."
         )
     if kind == "float":
-        raise DataError(_float_label_message(arr))
+        raise _float_label_error(arr, rows_of)
     y = arr.astype(np.int64)
     lo, hi = int(y.min()), int(y.max())
     if lo >= 0 and hi <= k - 1:
@@ -189,11 +199,12 @@ def _encode_labels(
         findings.append(_one_indexed_note(k, col))
         return y - 1, names, None, findings
     out = (y < 0) | (y > k - 1)
-    rows, count = first_rows(out)
+    rows, count = rows_of(out)
     raise DataError(
         f"Labels must be class indices 0..{k - 1} (or 1..{k}) for the {k} probability columns; "
         f"found values from {lo} to {hi} ({count} out of range: {format_rows(rows, count)}). "
-        "Check that every class has a probability column, in the same order as the labels."
+        "Check that every class has a probability column, in the same order as the labels.",
+        rows=rows,
     )
 
 
@@ -219,13 +230,14 @@ def _strings(arr: np.ndarray) -> np.ndarray:
     return pd.Series(arr, copy=False).astype(str).to_numpy(dtype=object)
 
 
-def _float_label_message(arr: np.ndarray) -> str:
+def _float_label_error(arr: np.ndarray, rows_of: RowsOf = first_rows) -> DataError:
     f = np.asarray(arr, dtype=np.float64)
-    rows, count = first_rows(f != np.round(f))
-    return (
+    rows, count = rows_of(f != np.round(f))
+    return DataError(
         f"Labels must be whole class indices or class names; {count} are fractional "
         f"({format_rows(rows, count)}). Did you pick a probability column as the label column? "
-        "Pass label_column= to choose another."
+        "Pass label_column= to choose another.",
+        rows=rows,
     )
 
 

@@ -29,6 +29,8 @@ FEW_ROWS = 100
 TIE_SHARE = 0.5
 #: ... counting only the most frequent few values.
 TIE_VALUES = 10
+#: Distinct score values a merged tie count keeps (see :class:`TieCounts`).
+TIE_CAP = 2**16
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -162,10 +164,13 @@ class LintReport:
         return len(self.findings)
 
 
-def first_rows(mask: np.ndarray) -> tuple[tuple[int, ...], int]:
-    """Return the first :data:`MAX_ROWS` positions where ``mask`` holds, and the count."""
+def first_rows(mask: np.ndarray, offset: int = 0) -> tuple[tuple[int, ...], int]:
+    """Return the first :data:`MAX_ROWS` positions where ``mask`` holds, and the count.
+
+    ``offset`` is added to the positions (a chunk's first row in the whole table).
+    """
     where = np.flatnonzero(mask)
-    return tuple(int(i) for i in where[:MAX_ROWS]), int(where.size)
+    return tuple(offset + int(i) for i in where[:MAX_ROWS]), int(where.size)
 
 
 def format_rows(rows: Sequence[int], count: int) -> str:
@@ -204,149 +209,290 @@ def lint_values(
     Returns
     -------
     list of LintFinding
-        Findings with codes in :data:`VALUE_CODES`.
+        Findings with codes in :data:`VALUE_CODES` (those of :meth:`ValueFacts.findings`).
     """
-    n, k = probs.shape
-    cols = tuple(prob_columns)
-    out: list[LintFinding] = []
-    if n < FEW_ROWS:
-        out.append(
-            LintFinding(
-                "few-rows",
-                "warning",
-                f"Only {n} rows. With fewer than {FEW_ROWS} predictions, bin frequencies and "
-                "calibration errors are very noisy: read the intervals, use few bins, and prefer "
-                "the debiased or kernel estimators.",
-                count=n,
-            )
+    return ValueFacts.of(probs, labels, binary=binary).findings(class_names, prob_columns)
+
+
+@dataclass(frozen=True, eq=False)
+class TieCounts:
+    """How often the most frequent score values occur: the facts behind ``heavy-ties``.
+
+    Exact for one chunk of rows. Merging chunks adds the counts of equal values; when more
+    than :data:`TIE_CAP` distinct values remain, the Misra–Gries reduction keeps the
+    ``TIE_CAP`` largest (every count drops by the next one's, ``floor``), so a value held by
+    more than ``n / (TIE_CAP + 1)`` rows is never lost and a kept count is low by at most
+    ``floor`` (mergeable summaries, Agarwal et al. 2012).
+
+    Attributes
+    ----------
+    values, counts : numpy.ndarray
+        Distinct score values (ascending) and their counts (lower bounds after a reduction).
+    distinct : int
+        Number of distinct values (a lower bound after a reduction).
+    floor : int
+        Largest amount any count may be low by (0 while exact).
+    """
+
+    values: np.ndarray
+    counts: np.ndarray
+    distinct: int
+    floor: int = 0
+
+    @classmethod
+    def of(cls, scores: np.ndarray) -> TieCounts:
+        """Count the distinct values of one chunk of scores (exactly)."""
+        values, counts = np.unique(scores, return_counts=True)
+        return cls(values, counts.astype(np.int64), int(values.size))
+
+    def __add__(self, other: TieCounts) -> TieCounts:
+        """Merge the counts of two disjoint chunks (see the class docstring)."""
+        values, inverse = np.unique(
+            np.concatenate([self.values, other.values]), return_inverse=True
         )
-    observed = np.bincount(labels, minlength=k)
-    never_obs = [class_names[j] for j in range(k) if observed[j] == 0]
-    scores = probs[:, 1] if binary else probs.max(axis=1)
-    if binary:
-        if never_obs:
+        counts = np.bincount(
+            inverse.reshape(-1),
+            weights=np.concatenate([self.counts, other.counts]),
+            minlength=values.size,
+        ).astype(np.int64)
+        floor = self.floor + other.floor
+        exact = floor == 0
+        # distinct values of two chunks: exact while neither was reduced
+        distinct = int(values.size) if exact else max(self.distinct, other.distinct, values.size)
+        if values.size > TIE_CAP:
+            cut = int(np.partition(counts, values.size - TIE_CAP - 1)[values.size - TIE_CAP - 1])
+            keep = counts > cut
+            values, counts = values[keep], counts[keep] - cut
+            floor += cut
+        return TieCounts(values, counts, distinct, floor)
+
+    def top(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the positions of the :data:`TIE_VALUES` most frequent repeated values."""
+        top = np.argsort(self.counts, kind="stable")[::-1][:TIE_VALUES]
+        return top, top[self.counts[top] >= 2]
+
+
+@dataclass(frozen=True, eq=False)
+class ValueFacts:
+    """Sufficient statistics of the value findings, mergeable over chunks of rows.
+
+    :func:`lint_values` reads the facts of all rows at once; a stream adds the facts of its
+    batches (``a + b``, ``b``'s rows after ``a``'s) and reads the same findings, counted over
+    all rows, with the first rows of the whole stream.
+
+    Attributes
+    ----------
+    n : int
+        Rows.
+    binary : bool
+        Whether the input was a single P(y=1) column.
+    observed, predicted : numpy.ndarray
+        ``(K,)`` label counts and arg-max counts per class.
+    ties : TieCounts
+        Counts of the score values (P(y=1), or the top-label confidence).
+    min_score : float
+        Smallest score.
+    positives : int
+        Rows with label 1.
+    edge, wrong : int
+        Rows with a saturated score; rows whose true class has probability 0.
+    saturated_rows : tuple of int
+        The first :data:`MAX_ROWS` rows that are either.
+    saturated : int
+        Rows that are either.
+    """
+
+    n: int
+    binary: bool
+    observed: np.ndarray
+    predicted: np.ndarray
+    ties: TieCounts
+    min_score: float
+    positives: int
+    edge: int
+    wrong: int
+    saturated_rows: tuple[int, ...]
+    saturated: int
+
+    @classmethod
+    def of(
+        cls, probs: np.ndarray, labels: np.ndarray, *, binary: bool, offset: int = 0
+    ) -> ValueFacts:
+        """Return the facts of one chunk of rows (valid ``(n, K)`` probabilities, labels).
+
+        ``offset`` is the position of the chunk's first row in the whole data.
+        """
+        n, k = probs.shape
+        scores = probs[:, 1] if binary else probs.max(axis=1)
+        if binary:
+            predicted = np.zeros(k, dtype=np.int64)
+            edge_mask = (scores == 0.0) | (scores == 1.0)
+        else:
+            predicted = np.bincount(probs.argmax(axis=1), minlength=k)
+            edge_mask = scores == 1.0
+        wrong_mask = probs[np.arange(labels.size), labels] == 0.0
+        rows, count = first_rows(edge_mask | wrong_mask)
+        return cls(
+            n=int(n),
+            binary=binary,
+            observed=np.bincount(labels, minlength=k),
+            predicted=predicted,
+            ties=TieCounts.of(scores),
+            min_score=float(scores.min()) if n else np.inf,
+            positives=int(np.count_nonzero(labels == 1)),
+            edge=int(np.count_nonzero(edge_mask)),
+            wrong=int(np.count_nonzero(wrong_mask)),
+            saturated_rows=tuple(offset + r for r in rows),
+            saturated=count,
+        )
+
+    def __add__(self, other: ValueFacts) -> ValueFacts:
+        """Merge the facts of two disjoint chunks, ``other``'s rows after these."""
+        return ValueFacts(
+            n=self.n + other.n,
+            binary=self.binary,
+            observed=self.observed + other.observed,
+            predicted=self.predicted + other.predicted,
+            ties=self.ties + other.ties,
+            min_score=min(self.min_score, other.min_score),
+            positives=self.positives + other.positives,
+            edge=self.edge + other.edge,
+            wrong=self.wrong + other.wrong,
+            saturated_rows=tuple(sorted(self.saturated_rows + other.saturated_rows))[:MAX_ROWS],
+            saturated=self.saturated + other.saturated,
+        )
+
+    def findings(
+        self, class_names: Sequence[str], prob_columns: Sequence[str] = ()
+    ) -> list[LintFinding]:
+        """Return the value findings (codes in :data:`VALUE_CODES`)."""
+        n, binary = self.n, self.binary
+        k = self.observed.shape[0]
+        cols = tuple(prob_columns)
+        out: list[LintFinding] = []
+        if n < FEW_ROWS:
             out.append(
                 LintFinding(
-                    "class-never-observed",
+                    "few-rows",
                     "warning",
-                    f"Every label is {class_names[int(observed[0] == 0)]!r}: class "
-                    f"{never_obs[0]!r} never occurs. Calibration of P(y=1) can still be measured, "
-                    "but classwise views and tests are one-sided; check that the right label "
-                    "column was used.",
+                    f"Only {n} rows. With fewer than {FEW_ROWS} predictions, bin frequencies and "
+                    "calibration errors are very noisy: read the intervals, use few bins, and "
+                    "prefer the debiased or kernel estimators.",
+                    count=n,
+                )
+            )
+        observed = self.observed
+        never_obs = [class_names[j] for j in range(k) if observed[j] == 0]
+        if binary:
+            if never_obs:
+                out.append(
+                    LintFinding(
+                        "class-never-observed",
+                        "warning",
+                        f"Every label is {class_names[int(observed[0] == 0)]!r}: class "
+                        f"{never_obs[0]!r} never occurs. Calibration of P(y=1) can still be "
+                        "measured, but classwise views and tests are one-sided; check that the "
+                        "right label column was used.",
+                        columns=cols,
+                    )
+                )
+        else:
+            never_pred = [class_names[j] for j in range(k) if self.predicted[j] == 0]
+            if never_obs:
+                out.append(
+                    LintFinding(
+                        "class-never-observed",
+                        "warning",
+                        f"{len(never_obs)} of {k} classes never occur in the labels: "
+                        f"{_name_list(never_obs)}. Their classwise calibration errors rest on "
+                        "all-negative outcomes; check that labels and probability columns match.",
+                        columns=tuple(cols[j] for j in range(len(cols)) if observed[j] == 0),
+                    )
+                )
+            if never_pred:
+                out.append(
+                    LintFinding(
+                        "class-never-predicted",
+                        "info",
+                        f"{len(never_pred)} of {k} classes are never the predicted (arg-max) "
+                        f"class: {_name_list(never_pred)}. Top-label views say nothing about "
+                        "them; use the classwise lens to see their calibration.",
+                        columns=tuple(cols[j] for j in range(len(cols)) if self.predicted[j] == 0),
+                    )
+                )
+        out.extend(self._tie_findings(cols))
+        out.extend(self._saturation_findings(cols))
+        if binary and n >= 10 and self.min_score >= 0.5:
+            rate = self.positives / n
+            # all P(y=1) >= 0.5 but mostly negatives: under either reading something is off,
+            # and "confidence of the predicted class" is by far the likelier one
+            severity = "error" if rate < 0.5 else "warning"
+            out.append(
+                LintFinding(
+                    "binary-ambiguity",
+                    severity,
+                    f"Every score in the probability column is at least 0.5 (min "
+                    f"{self.min_score:.3g}) while {rate:.0%} of the labels are positive. That "
+                    "looks like the confidence of the predicted class rather than P(y=1). If so, "
+                    "the binary lens is wrong: load P(y=1) itself or the full probability matrix "
+                    "(one column per class).",
                     columns=cols,
+                    count=n,
                 )
             )
-    else:
-        predicted = np.bincount(probs.argmax(axis=1), minlength=k)
-        never_pred = [class_names[j] for j in range(k) if predicted[j] == 0]
-        if never_obs:
-            out.append(
-                LintFinding(
-                    "class-never-observed",
-                    "warning",
-                    f"{len(never_obs)} of {k} classes never occur in the labels: "
-                    f"{_name_list(never_obs)}. Their classwise calibration errors rest on "
-                    "all-negative outcomes; check that labels and probability columns match.",
-                    columns=tuple(cols[j] for j in range(len(cols)) if observed[j] == 0),
-                )
-            )
-        if never_pred:
-            out.append(
-                LintFinding(
-                    "class-never-predicted",
-                    "info",
-                    f"{len(never_pred)} of {k} classes are never the predicted (arg-max) class: "
-                    f"{_name_list(never_pred)}. Top-label views say nothing about them; use the "
-                    "classwise lens to see their calibration.",
-                    columns=tuple(cols[j] for j in range(len(cols)) if predicted[j] == 0),
-                )
-            )
-    out.extend(_tie_findings(scores, binary, cols))
-    out.extend(_saturation_findings(probs, labels, scores, binary, cols))
-    if binary and n >= 10 and scores.min() >= 0.5:
-        rate = float(labels.mean())
-        # all P(y=1) >= 0.5 but mostly negatives: under either reading something is off,
-        # and "confidence of the predicted class" is by far the likelier one
-        severity = "error" if rate < 0.5 else "warning"
-        out.append(
+        return out
+
+    def _tie_findings(self, cols: tuple[str, ...]) -> list[LintFinding]:
+        n, ties = self.n, self.ties
+        if n < 2 * TIE_VALUES:
+            return []
+        _, top = ties.top()
+        share = ties.counts[top].sum() / n
+        if share <= TIE_SHARE:
+            return []
+        what = "P(y=1)" if self.binary else "top-label confidence"
+        examples = ", ".join(f"{ties.values[i]:.6g} (×{ties.counts[i]})" for i in top[:4])
+        distinct = f"{ties.distinct}" if ties.floor == 0 else f"more than {ties.distinct}"
+        return [
             LintFinding(
-                "binary-ambiguity",
-                severity,
-                f"Every score in the probability column is at least 0.5 (min {scores.min():.3g}) "
-                f"while {rate:.0%} of the labels are positive. That looks like the confidence of "
-                "the predicted class rather than P(y=1). If so, the binary lens is wrong: load "
-                "P(y=1) itself or the full probability matrix (one column per class).",
+                "heavy-ties",
+                "warning",
+                f"{share:.0%} of the {what} scores take one of only {top.size} repeated values "
+                f"({distinct} distinct values in all; most frequent: {examples}). The model "
+                "outputs discrete scores (a tree, a binned or rounded model). Equal-mass bins "
+                "split tied scores arbitrarily: use the 'discrete' binning or tie_policy='keep'.",
                 columns=cols,
-                count=n,
+                count=int(ties.counts[top].sum()),
             )
+        ]
+
+    def _saturation_findings(self, cols: tuple[str, ...]) -> list[LintFinding]:
+        if not self.edge and not self.wrong:
+            return []
+        what = (
+            "a P(y=1) of exactly 0 or 1" if self.binary else "a top-label confidence of exactly 1"
         )
-    return out
+        tail = ""
+        if self.wrong:
+            tail = (
+                f" {self.wrong} rows give the true class a probability of exactly 0, so the "
+                "log loss is infinite without clipping (Calibscope clips at 1e-15)."
+            )
+        return [
+            LintFinding(
+                "exact-zero-one",
+                "info",
+                f"{self.edge} rows have {what} (saturated or rounded scores, e.g. float32 "
+                "softmax). "
+                "Libraries disagree on the bin of a score of exactly 1.0 (some add an extra bin); "
+                "Calibscope puts it in the last bin." + tail,
+                rows=self.saturated_rows,
+                columns=cols,
+                count=self.saturated,
+            )
+        ]
 
 
 def _name_list(names: Sequence[str], limit: int = 8) -> str:
     shown = ", ".join(repr(x) for x in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _tie_findings(scores: np.ndarray, binary: bool, cols: tuple[str, ...]) -> list[LintFinding]:
-    n = scores.size
-    if n < 2 * TIE_VALUES:
-        return []
-    values, counts = np.unique(scores, return_counts=True)
-    top = np.argsort(counts, kind="stable")[::-1][:TIE_VALUES]
-    top = top[counts[top] >= 2]
-    share = counts[top].sum() / n
-    if share <= TIE_SHARE:
-        return []
-    what = "P(y=1)" if binary else "top-label confidence"
-    examples = ", ".join(f"{values[i]:.6g} (×{counts[i]})" for i in top[:4])
-    return [
-        LintFinding(
-            "heavy-ties",
-            "warning",
-            f"{share:.0%} of the {what} scores take one of only {top.size} repeated values "
-            f"({values.size} distinct values in all; most frequent: {examples}). The model "
-            "outputs discrete scores (a tree, a binned or rounded model). Equal-mass bins split "
-            "tied scores arbitrarily: use the 'discrete' binning or tie_policy='keep'.",
-            columns=cols,
-            count=int(counts[top].sum()),
-        )
-    ]
-
-
-def _saturation_findings(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    scores: np.ndarray,
-    binary: bool,
-    cols: tuple[str, ...],
-) -> list[LintFinding]:
-    if binary:
-        edge = (scores == 0.0) | (scores == 1.0)
-        what = "a P(y=1) of exactly 0 or 1"
-    else:
-        edge = scores == 1.0
-        what = "a top-label confidence of exactly 1"
-    wrong = probs[np.arange(labels.size), labels] == 0.0
-    if not edge.any() and not wrong.any():
-        return []
-    rows, count = first_rows(edge | wrong)
-    tail = ""
-    if wrong.any():
-        tail = (
-            f" {int(wrong.sum())} rows give the true class a probability of exactly 0, so the "
-            "log loss is infinite without clipping (Calibscope clips at 1e-15)."
-        )
-    return [
-        LintFinding(
-            "exact-zero-one",
-            "info",
-            f"{int(edge.sum())} rows have {what} (saturated or rounded scores, e.g. float32 "
-            "softmax). "
-            "Libraries disagree on the bin of a score of exactly 1.0 (some add an extra bin); "
-            "Calibscope puts it in the last bin." + tail,
-            rows=rows,
-            columns=cols,
-            count=count,
-        )
-    ]

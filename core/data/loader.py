@@ -138,7 +138,8 @@ def load_predictions(
             raise DataError(
                 f"{count} of {P.shape[0]} rows have a missing, NaN or infinite probability or "
                 f"label ({format_rows(rows, count)}). Fix or remove them, or load with "
-                "drop_missing=True to drop them."
+                "drop_missing=True to drop them.",
+                rows=rows,
             )
         if count == P.shape[0]:
             raise DataError("Every row has a missing, NaN or infinite probability or label.")

@@ -263,6 +263,146 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
     )
 
 
+#: Bytes of probabilities and labels per digest leaf (see :class:`Digest`).
+LEAF_BYTES = 1 << 20
+
+_ROLES = ("model", "split", "group")
+
+
+def leaf_rows(k: int) -> int:
+    """Rows per digest leaf for ``K`` probability columns."""
+    return max(1, LEAF_BYTES // (8 * (k + 1)))
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """Raw rows kept until their digest leaf is complete."""
+
+    probs: np.ndarray
+    labels: np.ndarray
+    roles: dict[str, np.ndarray]
+
+    def __add__(self, other: _Rows) -> _Rows:
+        return _Rows(
+            np.concatenate([self.probs, other.probs]),
+            np.concatenate([self.labels, other.labels]),
+            {r: np.concatenate([self.roles[r], other.roles[r]]) for r in self.roles},
+        )
+
+    def __getitem__(self, sl: slice) -> _Rows:
+        return _Rows(self.probs[sl], self.labels[sl], {r: v[sl] for r, v in self.roles.items()})
+
+    def hash(self) -> bytes:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(memoryview(np.ascontiguousarray(self.probs, dtype=np.float64)).cast("B"))
+        h.update(memoryview(np.ascontiguousarray(self.labels, dtype=np.int64)).cast("B"))
+        for role in _ROLES:
+            if role in self.roles:
+                h.update(role.encode())
+                h.update("\x1f".join(map(str, self.roles[role])).encode())
+        return h.digest()
+
+
+class Digest:
+    """The digest of predictions, fed in chunks of rows in any grouping.
+
+    Rows are cut into leaves of :func:`leaf_rows` rows at fixed positions (row ``j·L``
+    starts leaf ``j``); each leaf is hashed (blake2b of its probabilities, labels and role
+    values), and the digest hashes the leaf hashes in order with the shape, the class names
+    and the layout. A chunk of rows that does not start or end on a leaf boundary keeps its
+    partial leaves raw until a neighbouring chunk completes them (:meth:`__add__`), so
+    memory, a stream of batches and Dask partitions give the same digest.
+
+    Parameters
+    ----------
+    k : int
+        Probability columns ``K``.
+    start : int, default=0
+        Position of the chunk's first row.
+    roles : sequence of str, default=()
+        The role columns present (``"model"``, ``"split"``, ``"group"``).
+    """
+
+    def __init__(self, k: int, start: int = 0, roles: Sequence[str] = ()) -> None:
+        self.k = int(k)
+        self.leaf = leaf_rows(self.k)
+        self.start = self.end = int(start)
+        self.roles = tuple(r for r in _ROLES if r in roles)
+        self.head: _Rows | None = None  # rows before the first leaf boundary of the chunk
+        self.leaves: list[bytes] = []
+        self.tail: _Rows | None = None  # rows after the last complete leaf
+        self.crossed = self.start % self.leaf == 0  # the chunk holds a leaf start
+
+    def update(
+        self,
+        probs: np.ndarray,
+        labels: np.ndarray,
+        roles: Mapping[str, np.ndarray | None] | None = None,
+    ) -> None:
+        """Add the next rows: ``(m, K)`` float64 probabilities, int64 labels, role values."""
+        rows = _Rows(
+            np.asarray(probs, dtype=np.float64),
+            np.asarray(labels, dtype=np.int64),
+            {r: np.asarray((roles or {})[r]) for r in self.roles},
+        )
+        self._append(rows)
+
+    def _append(self, rows: _Rows) -> None:
+        m = rows.labels.shape[0]
+        pos, end = self.end, self.end + m
+        i = 0
+        while i < m:
+            boundary = (pos // self.leaf + 1) * self.leaf
+            take = min(m - i, boundary - pos)
+            piece = rows[i : i + take]
+            if not self.crossed:
+                self.head = piece if self.head is None else self.head + piece
+            else:
+                self.tail = piece if self.tail is None else self.tail + piece
+            pos += take
+            i += take
+            if pos == boundary:  # a leaf ends here
+                if self.crossed and self.tail is not None:
+                    self.leaves.append(self.tail.hash())
+                    self.tail = None
+                self.crossed = True
+        self.end = end
+
+    def __add__(self, other: Digest) -> Digest:
+        """Join the digests of two adjacent chunks (``other`` starts where this one ends)."""
+        if other.start != self.end or other.k != self.k or other.roles != self.roles:
+            raise ValueError("only digests of adjacent chunks of the same table join")
+        out = Digest(self.k, self.start, self.roles)
+        out.head, out.leaves, out.tail = self.head, list(self.leaves), self.tail
+        out.crossed, out.end = self.crossed, self.end
+        if other.head is not None:  # the end of the leaf open at the join
+            out._append(other.head)
+        out.leaves.extend(other.leaves)
+        if other.tail is not None:
+            out.tail = other.tail
+        out.crossed = out.crossed or other.crossed
+        out.end = other.end
+        return out
+
+    def hexdigest(self, names: Sequence[str], binary: bool) -> str:
+        """Return the digest of a whole table (this chunk must start at row 0)."""
+        if self.start != 0:
+            raise ValueError("the digest of a table covers it from its first row")
+        leaves = list(self.leaves)
+        if self.tail is not None:
+            leaves.append(self.tail.hash())
+        if self.head is not None:
+            leaves.insert(0, self.head.hash())
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"<f8({self.end}, {self.k}) leaves of {self.leaf}".encode())
+        for leaf in leaves:
+            h.update(leaf)
+        h.update("\x1f".join(names).encode())
+        h.update(b"binary" if binary else b"matrix")
+        h.update(",".join(self.roles).encode())
+        return h.hexdigest()
+
+
 def _digest(
     probs: np.ndarray,
     labels: np.ndarray,
@@ -270,22 +410,10 @@ def _digest(
     binary: bool,
     roles: Mapping[str, np.ndarray | None],
 ) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for arr in (probs, labels):
-        h.update(f"{arr.dtype.str}{arr.shape}".encode())
-        h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
-    h.update("\x1f".join(names).encode())
-    h.update(b"binary" if binary else b"matrix")
-    for role in ("model", "split", "group"):
-        arr = roles.get(role)
-        h.update(role.encode())
-        if arr is None:
-            h.update(b"\x00")
-            continue
-        codes, uniques = pd.factorize(arr)
-        h.update(codes.astype(np.int64).tobytes())
-        h.update("\x1f".join(map(str, uniques)).encode())
-    return h.hexdigest()
+    present = [r for r in _ROLES if roles.get(r) is not None]
+    digest = Digest(probs.shape[1], 0, present)
+    digest.update(probs, labels, roles)
+    return digest.hexdigest(names, binary)
 
 
 def _make(

@@ -140,9 +140,27 @@ def _read_parquet(data: bytes, name: str) -> _Table:
     return _Table(frame, False, name, findings)
 
 
-def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
-    head = data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
-    lines = [ln for ln in head.splitlines() if ln.strip()]
+def csv_layout(head: bytes, *, tab: bool = False) -> tuple[str, list[str], bool]:
+    """Return a CSV's separator, its first row's fields and whether it lacks a header row.
+
+    Parameters
+    ----------
+    head : bytes
+        The start of the file (64 KiB are plenty).
+    tab : bool, default=False
+        The file is named ``.tsv``.
+
+    Returns
+    -------
+    sep : str
+        A comma, a tab, a semicolon, or the regular expression for runs of whitespace.
+    fields : list of str
+        The first row, split and stripped.
+    headerless : bool
+        The first row holds numbers, not column names.
+    """
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     first = lines[0]
     if tab or ("\t" in first and "," not in first):
         sep = "\t"
@@ -154,7 +172,11 @@ def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
         sep = ","
     fields = first.split() if sep == r"\s+" else next(csv.reader([first], delimiter=sep))
     fields = [f.strip() for f in fields]
-    headerless = _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
+    return sep, fields, _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
+
+
+def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
+    sep, fields, headerless = csv_layout(data[:65536], tab=tab)
     try:
         frame = pd.read_csv(
             io.BytesIO(data),
@@ -203,7 +225,8 @@ def _looks_headerless(fields: list[str], second: str | None, sep: str) -> bool:
     return True
 
 
-def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, list[LintFinding]]:
+def unique_names(raw: list[str]) -> tuple[list[str], list[str]]:
+    """Return column names made unique (``a``, ``a.1``, ...) and the names that repeated."""
     names = [str(c).strip() for c in raw]
     seen: dict[str, int] = {}
     out, dupes = [], []
@@ -219,22 +242,31 @@ def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, 
         else:
             seen[c] = 0
             out.append(c)
+    return out, dupes
+
+
+def duplicate_columns_finding(dupes: list[str]) -> list[LintFinding]:
+    """Return the finding that repeated column names were renamed (none without repeats)."""
+    if not dupes:
+        return []
+    unique = sorted(set(dupes))
+    return [
+        LintFinding(
+            "duplicate-columns",
+            "warning",
+            f"Column name(s) {', '.join(repr(d) for d in unique)} appear more than once; the "
+            "copies were renamed with a suffix (.1, .2, ...). Check which one holds the data "
+            "you mean and give each column a unique name.",
+            columns=tuple(unique),
+        )
+    ]
+
+
+def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, list[LintFinding]]:
+    out, dupes = unique_names(raw)
     frame = frame.copy(deep=False)
     frame.columns = out if len(out) == frame.shape[1] else [str(c) for c in frame.columns]
-    findings = []
-    if dupes:
-        unique = sorted(set(dupes))
-        findings.append(
-            LintFinding(
-                "duplicate-columns",
-                "warning",
-                f"Column name(s) {', '.join(repr(d) for d in unique)} appear more than once; the "
-                "copies were renamed with a suffix (.1, .2, ...). Check which one holds the data "
-                "you mean and give each column a unique name.",
-                columns=tuple(unique),
-            )
-        )
-    return frame, findings
+    return frame, duplicate_columns_finding(dupes)
 
 
 def _source_table(source: Any, name: str | None) -> _Table:

@@ -1,0 +1,397 @@
+"""The part files of a stream and their batches of rows.
+
+A source is one CSV or Parquet file, a folder of them (searched recursively, hidden and
+``_``-prefixed files skipped, as Spark and Hive write them), a glob such as
+``'logs/*.parquet'``, or a list of paths; the parts are read in sorted path order, which is
+the row order of the stream. Every part must have the same columns as the first.
+
+Parquet parts are read one row group at a time (:class:`pyarrow.parquet.ParquetFile`),
+CSV parts block by block (:func:`pyarrow.csv.open_csv`, gzip decompressed on the fly), so
+memory is bounded by the batch size whatever the size of the files. CSV separators and a
+missing header row are detected as :func:`core.load_predictions` does; column types come
+from the first block of each part.
+
+Errors name the file and the row: a part that is not Parquet or CSV, a damaged part, a part
+with other columns, a cell that cannot be read as the column's type.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.data.tables import FOREIGN_FORMATS, PARQUET_SUFFIXES, csv_layout, unique_names
+from core.errors import DataError
+
+#: Rows per batch unless told otherwise.
+BATCH_ROWS = 1_000_000
+
+CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})
+
+
+@dataclass(frozen=True)
+class Part:
+    """One file of a stream.
+
+    Attributes
+    ----------
+    path : str
+        Where it is.
+    format : {"parquet", "csv"}
+        How it is read.
+    gzip : bool
+        A gzip-compressed CSV.
+    """
+
+    path: str
+    format: str
+    gzip: bool = False
+
+    @property
+    def name(self) -> str:
+        """The path as shown in messages."""
+        return self.path
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """Consecutive rows of one part.
+
+    Attributes
+    ----------
+    part : Part
+        The file.
+    start : int
+        Position of the first row in its file (0-based data rows).
+    offset : int
+        Position of the first row in the stream.
+    frame : pandas.DataFrame
+        The rows (the requested columns).
+    """
+
+    part: Part
+    start: int
+    offset: int
+    frame: Any
+
+    def where(self, row: int) -> str:
+        """Say where stream row ``row`` (one of this batch's) is: file and row in the file."""
+        return f"{self.part.name}, row {row - self.offset + self.start:,} of that file"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The table layout every part shares.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Column names (made unique; ``"0"``, ``"1"``, ... for a headerless CSV).
+    headerless : bool
+        The CSV parts have no header row.
+    sep : str or None
+        The CSV separator.
+    findings : tuple
+        Lint findings of the layout (repeated column names).
+    """
+
+    columns: tuple[str, ...]
+    headerless: bool = False
+    sep: str | None = None
+    findings: tuple[Any, ...] = ()
+
+
+def resolve_parts(source: Any) -> tuple[Part, ...]:
+    """Return the part files of a source, in stream order.
+
+    Parameters
+    ----------
+    source : str, path or sequence of them
+        A file, a folder, a glob pattern or a list of files.
+
+    Returns
+    -------
+    tuple of Part
+        At least one part, all of one format.
+
+    Raises
+    ------
+    DataError
+        When nothing matches, a part is neither CSV nor Parquet, or the formats differ.
+    """
+    if isinstance(source, (list, tuple)):
+        paths = [str(p) for p in source]
+        if not paths:
+            raise DataError("No files given: pass a file, a folder or a glob of part files.")
+    else:
+        text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
+        if "://" in text:
+            raise DataError(
+                f"{text!r} is a URL; the stream engine reads local files. Use the Dask engine "
+                "(--engine dask) for remote storage."
+            )
+        path = Path(text)
+        if path.is_dir():
+            paths = sorted(
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file()
+                and not any(x.startswith((".", "_")) for x in p.relative_to(path).parts)
+            )
+            if not paths:
+                raise DataError(f"The folder {text!r} holds no files.")
+        elif any(ch in text for ch in "*?["):
+            paths = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
+            if not paths:
+                raise DataError(f"No files match {text!r}. Check the pattern and the folder.")
+        elif path.is_file():
+            paths = [text]
+        else:
+            raise DataError(f"File not found: {text!r}. Check the path.")
+    parts = tuple(_part(p) for p in paths)
+    formats = {p.format for p in parts}
+    if len(formats) > 1:
+        raise DataError(
+            "The parts mix Parquet and CSV files; give one format (e.g. a glob such as "
+            "'logs/*.parquet')."
+        )
+    return parts
+
+
+def _part(path: str) -> Part:
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"File not found: {path!r}. Check the path.")
+    with open(p, "rb") as fh:
+        head = fh.read(8)
+    suffixes = [s.lower() for s in p.suffixes]
+    gz = head[:2] == b"\x1f\x8b"
+    if gz and suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    if head[:4] == b"PAR1":
+        return Part(path, "parquet")
+    for magic, what in FOREIGN_FORMATS.items():
+        if head.startswith(magic):
+            raise DataError(
+                f"{path} looks like {what}, which is not read (and never unpickled); save the "
+                "predictions as CSV or Parquet."
+            )
+    if suffixes and suffixes[-1] in PARQUET_SUFFIXES:
+        raise DataError(f"{path} is not a readable Parquet file: it lacks the Parquet header.")
+    if gz or (suffixes and suffixes[-1] in CSV_SUFFIXES) or not suffixes:
+        return Part(path, "csv", gzip=gz)
+    raise DataError(
+        f"{path} is neither CSV nor Parquet (by its name and content); the stream reads "
+        "*.parquet and *.csv (optionally .gz) parts."
+    )
+
+
+def layout(parts: Sequence[Part]) -> Layout:
+    """Return the layout of the first part, the one every part must share."""
+    first = parts[0]
+    if first.format == "parquet":
+        raw = [str(c) for c in _parquet_file(first).schema_arrow.names]
+        names, dupes = unique_names(raw)
+        return Layout(tuple(names), findings=_dupe_findings(dupes))
+    head = _csv_head(first)
+    if not head.strip():
+        raise DataError(f"{first.name} is empty: it holds no rows.")
+    sep, fields, headerless = csv_layout(head, tab=Path(first.path).suffix.lower() == ".tsv")
+    if sep not in (",", "\t", ";"):
+        raise DataError(
+            f"{first.name} separates its columns with spaces; the stream reads comma-, tab- or "
+            "semicolon-separated files. Convert it, or load it in memory."
+        )
+    if headerless:
+        return Layout(tuple(str(i) for i in range(len(fields))), True, sep)
+    names, dupes = unique_names(fields)
+    return Layout(tuple(names), False, sep, _dupe_findings(dupes))
+
+
+def _dupe_findings(dupes: list[str]) -> tuple[Any, ...]:
+    from core.data.tables import duplicate_columns_finding
+
+    return tuple(duplicate_columns_finding(dupes))
+
+
+def read_batches(
+    parts: Sequence[Part],
+    lay: Layout,
+    columns: Sequence[str],
+    *,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[Batch]:
+    """Yield the rows of every part in order, ``batch_rows`` at a time (at most).
+
+    Parameters
+    ----------
+    parts : sequence of Part
+        The files, in stream order.
+    lay : Layout
+        Their shared layout (:func:`layout`).
+    columns : sequence of str
+        The columns to read.
+    batch_rows : int
+        Rows per batch at most (a Parquet row group smaller than this is one batch).
+
+    Yields
+    ------
+    Batch
+        Consecutive rows.
+
+    Raises
+    ------
+    DataError
+        Naming the part (and the row) of a damaged part, a part with other columns or a
+        cell that cannot be read.
+    """
+    offset = 0
+    for part in parts:
+        reader = _parquet_batches if part.format == "parquet" else _csv_batches
+        start = 0
+        for frame in reader(part, lay, list(columns), batch_rows):
+            if frame.shape[0] == 0:
+                continue
+            yield Batch(part, start, offset, frame)
+            start += frame.shape[0]
+            offset += frame.shape[0]
+
+
+def count_rows(parts: Sequence[Part], lay: Layout) -> list[int]:
+    """Return the number of data rows of each part (Parquet from its footer)."""
+    out = []
+    for part in parts:
+        if part.format == "parquet":
+            out.append(int(_parquet_file(part).metadata.num_rows))
+        else:
+            out.append(sum(b.frame.shape[0] for b in read_batches([part], lay, lay.columns[:1])))
+    return out
+
+
+# --------------------------------------------------------------------------- Parquet
+
+
+def _parquet_file(part: Part) -> Any:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(part.path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(f"{part.name} is not a readable Parquet file: {_first_line(exc)}") from None
+
+
+def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
+    names = tuple(unique_names(list(found))[0])
+    if names != lay.columns:
+        missing = [c for c in lay.columns if c not in names]
+        extra = [c for c in names if c not in lay.columns]
+        what = []
+        if missing:
+            what.append(f"lacks {', '.join(map(repr, missing[:6]))}")
+        if extra:
+            what.append(f"has {', '.join(map(repr, extra[:6]))} besides")
+        if not what:
+            what.append("has them in another order")
+        raise DataError(
+            f"{part.name} has other columns than the first part ({'; '.join(what)}): every part "
+            f"of a stream must have the columns {', '.join(map(repr, lay.columns[:8]))}"
+            f"{' ...' if len(lay.columns) > 8 else ''}."
+        )
+
+
+def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
+    pf = _parquet_file(part)
+    raw = [str(c) for c in pf.schema_arrow.names]
+    _check_columns(part, raw, lay)
+    # columns were made unique: read them by position under their unique names
+    positions = [lay.columns.index(c) for c in columns]
+    read = [raw[i] for i in positions]
+    done = 0
+    try:
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=sorted(set(read))):
+            frame = batch.to_pandas(ignore_metadata=True)
+            frame = frame[read]
+            frame.columns = columns
+            yield frame
+            done += batch.num_rows
+    except DataError:
+        raise
+    except Exception as exc:
+        raise DataError(
+            f"{part.name} is damaged: reading stopped after row {done:,} ({_first_line(exc)})."
+        ) from None
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def _csv_head(part: Part) -> bytes:
+    import gzip
+
+    try:
+        if part.gzip:
+            with gzip.open(part.path, "rb") as fh:
+                return fh.read(65536)
+        with open(part.path, "rb") as fh:
+            return fh.read(65536)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{part.name}: the gzip file is damaged ({exc}).") from None
+
+
+def _csv_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    head = _csv_head(part)
+    if not head.strip():
+        return
+    sep, fields, headerless = csv_layout(head, tab=Path(part.path).suffix.lower() == ".tsv")
+    if headerless != lay.headerless or sep != lay.sep:
+        raise DataError(
+            f"{part.name} is laid out differently from the first part (separator or header "
+            "row): every part of a stream must have the same columns."
+        )
+    if not headerless:
+        _check_columns(part, fields, lay)
+    # about 200 bytes a row: blocks of roughly batch_rows rows
+    block = int(min(max(batch_rows * 64, 1 << 20), 1 << 30))
+    read_options = pcsv.ReadOptions(
+        column_names=list(lay.columns),
+        skip_rows=0 if headerless else 1,
+        block_size=block,
+        encoding="utf8",
+    )
+    parse_options = pcsv.ParseOptions(delimiter=sep)
+    convert_options = pcsv.ConvertOptions(include_columns=sorted(set(columns)))
+    done = 0
+    try:
+        stream = pa.input_stream(part.path, compression="gzip" if part.gzip else None)
+        reader = pcsv.open_csv(
+            stream,
+            read_options=read_options,
+            parse_options=parse_options,
+            convert_options=convert_options,
+        )
+        for batch in reader:
+            frame = batch.to_pandas(ignore_metadata=True)[columns]
+            for lo in range(0, frame.shape[0], batch_rows):
+                chunk = frame.iloc[lo : lo + batch_rows]
+                yield chunk
+                done += chunk.shape[0]
+    except DataError:
+        raise
+    except Exception as exc:
+        raise DataError(
+            f"{part.name}: a cell after row {done:,} cannot be read ({_first_line(exc)}). Every "
+            "value of a column must have the type of its first rows, and every row the same "
+            "number of fields."
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
