@@ -39,6 +39,9 @@ import numpy as np
 from core.binning import BinStats
 from core.estimators.base import KernelContext, NormalStream
 
+#: Cell codes counted densely (a ``bincount``) rather than by sorting, up to this many.
+DENSE_CODES = 1 << 22
+
 #: Multinomial counts (resamples × cells) drawn at once.
 CHUNK_CELLS = 2**22
 
@@ -190,11 +193,18 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
         The cells, in ascending order of their keys (the same for any batching).
     """
     comps = view.components
-    n = comps[0].scores.shape[0]
     columns = [comp.index for comp in comps] + [comp.outcomes for comp in comps]
     radices = [comp.n_bins for comp in comps] + [2] * len(comps)
     code = _pack(columns, radices)
-    if code is not None:
+    space = int(np.prod(np.asarray(radices, dtype=np.float64))) if code is not None else 0
+    if code is not None and space <= max(DENSE_CODES, 4 * code.shape[0]):
+        # few possible cells: count them densely, no sort
+        present = np.bincount(code, minlength=space) > 0
+        uniq = np.flatnonzero(present)
+        lookup = np.cumsum(present) - 1
+        inverse = lookup[code]
+        keys = _unpack(uniq, radices)
+    elif code is not None:
         uniq, inverse = np.unique(code, return_inverse=True)
         keys = _unpack(uniq, radices)
     else:  # too many components to pack into one integer
@@ -213,7 +223,6 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
         sums[name] = np.bincount(inverse, weights=values, minlength=d)
         squares[name] = np.bincount(inverse, weights=values * values, minlength=d)
     c = len(comps)
-    del n
     return CellStats(
         view.lens,
         view.binning,
@@ -276,7 +285,7 @@ class CellBatch:
         counts = cells.counts.astype(np.float64)
         safe = np.where(counts > 0, counts, 1.0)
         mean = cells.score_sums[:, c] / safe
-        var = np.maximum(cells.score_squares[:, c] / safe - mean * mean, 0.0)
+        var = _variance(cells.score_squares[:, c] / safe, mean)
         self.counts = draws @ onehot
         self.label_sums = (draws * cells.outcomes[:, c]) @ onehot
         spread = np.sqrt((draws * var) @ onehot)
@@ -287,7 +296,8 @@ class CellBatch:
         """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only: ℓ1 and ℓ∞ need rows)."""
         if norm != 2.0:
             raise NotImplementedError("the cell bootstrap has the spread of a bin's scores at ℓ2")
-        return self._squares - 2.0 * center * self.score_sums + self.counts * center * center
+        dev = self._squares - 2.0 * center * self.score_sums + self.counts * center * center
+        return np.maximum(dev, 0.0)  # a sum of squares, below 0 only by rounding
 
 
 def supports(info: Any, norm: float) -> bool:
@@ -357,9 +367,20 @@ def _score_draws(
     counts = cells.counts.astype(np.float64)
     safe = np.where(counts > 0, counts, 1.0)
     mean = cells.row_sums[name] / safe
-    var = np.maximum(cells.row_squares[name] / safe - mean * mean, 0.0)
+    var = _variance(cells.row_squares[name] / safe, mean)
     total = draws @ mean + np.sqrt(draws @ var) * rng.standard_normal(draws.shape[0])
     return total / cells.n
+
+
+def _variance(mean_square: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Return ``E[s²] − E[s]²``, with differences within rounding of ``E[s²]`` set to 0.
+
+    A cell of equal values (always so with the discrete binning) has variance 0; computed
+    from sums its variance is rounding noise whose size depends on the order of the sums
+    (the batching), so it is cut off at a few ulps of ``E[s²]``.
+    """
+    var = mean_square - mean * mean
+    return np.where(var > 64 * np.finfo(np.float64).eps * mean_square, var, 0.0)
 
 
 #: ``progress(fraction, message)``; see :func:`cell_bootstrap`.

@@ -31,6 +31,8 @@ TIE_SHARE = 0.5
 TIE_VALUES = 10
 #: Distinct score values a merged tie count keeps (see :class:`TieCounts`).
 TIE_CAP = 2**16
+#: Buckets of the score histogram that rules out heavy ties without counting values.
+TIE_BUCKETS = 2**16
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -288,8 +290,13 @@ class ValueFacts:
         Whether the input was a single P(y=1) column.
     observed, predicted : numpy.ndarray
         ``(K,)`` label counts and arg-max counts per class.
-    ties : TieCounts
-        Counts of the score values (P(y=1), or the top-label confidence).
+    buckets : numpy.ndarray
+        ``(TIE_BUCKETS,)`` counts of ``floor(score · TIE_BUCKETS)``: when the ten largest
+        hold at most ``TIE_SHARE`` of the rows, no ten values can, and ``heavy-ties`` is
+        ruled out without counting values.
+    ties : TieCounts or None
+        Counts of the score values (P(y=1), or the top-label confidence); None when not
+        counted (see :attr:`needs_ties`).
     min_score : float
         Smallest score.
     positives : int
@@ -306,7 +313,8 @@ class ValueFacts:
     binary: bool
     observed: np.ndarray
     predicted: np.ndarray
-    ties: TieCounts
+    buckets: np.ndarray
+    ties: TieCounts | None
     min_score: float
     positives: int
     edge: int
@@ -316,11 +324,19 @@ class ValueFacts:
 
     @classmethod
     def of(
-        cls, probs: np.ndarray, labels: np.ndarray, *, binary: bool, offset: int = 0
+        cls,
+        probs: np.ndarray,
+        labels: np.ndarray,
+        *,
+        binary: bool,
+        offset: int = 0,
+        ties: bool | None = None,
     ) -> ValueFacts:
         """Return the facts of one chunk of rows (valid ``(n, K)`` probabilities, labels).
 
-        ``offset`` is the position of the chunk's first row in the whole data.
+        ``offset`` is the position of the chunk's first row in the whole data. ``ties``:
+        count the score values (True), never (False: a stream counts them in a later pass
+        if the merged buckets ask for it), or when this chunk's buckets ask for it (None).
         """
         n, k = probs.shape
         scores = probs[:, 1] if binary else probs.max(axis=1)
@@ -332,12 +348,16 @@ class ValueFacts:
             edge_mask = scores == 1.0
         wrong_mask = probs[np.arange(labels.size), labels] == 0.0
         rows, count = first_rows(edge_mask | wrong_mask)
+        buckets = tie_buckets(scores)
+        if ties is None:
+            ties = not _ties_ruled_out(buckets, n)
         return cls(
             n=int(n),
             binary=binary,
             observed=np.bincount(labels, minlength=k),
             predicted=predicted,
-            ties=TieCounts.of(scores),
+            buckets=buckets,
+            ties=TieCounts.of(scores) if ties else None,
             min_score=float(scores.min()) if n else np.inf,
             positives=int(np.count_nonzero(labels == 1)),
             edge=int(np.count_nonzero(edge_mask)),
@@ -353,7 +373,8 @@ class ValueFacts:
             binary=self.binary,
             observed=self.observed + other.observed,
             predicted=self.predicted + other.predicted,
-            ties=self.ties + other.ties,
+            buckets=self.buckets + other.buckets,
+            ties=None if self.ties is None or other.ties is None else self.ties + other.ties,
             min_score=min(self.min_score, other.min_score),
             positives=self.positives + other.positives,
             edge=self.edge + other.edge,
@@ -442,10 +463,17 @@ class ValueFacts:
             )
         return out
 
+    @property
+    def needs_ties(self) -> bool:
+        """Whether the findings need the value counts, which were not counted."""
+        return self.ties is None and not _ties_ruled_out(self.buckets, self.n)
+
     def _tie_findings(self, cols: tuple[str, ...]) -> list[LintFinding]:
         n, ties = self.n, self.ties
-        if n < 2 * TIE_VALUES:
+        if n < 2 * TIE_VALUES or _ties_ruled_out(self.buckets, n):
             return []
+        if ties is None:
+            raise ValueError("the value counts are needed: merge facts counted with ties=True")
         _, top = ties.top()
         share = ties.counts[top].sum() / n
         if share <= TIE_SHARE:
@@ -491,6 +519,17 @@ class ValueFacts:
                 count=self.saturated,
             )
         ]
+
+
+def tie_buckets(scores: np.ndarray) -> np.ndarray:
+    """Return the counts of ``floor(score · TIE_BUCKETS)`` (see :class:`ValueFacts`)."""
+    idx = np.minimum((scores * TIE_BUCKETS).astype(np.intp), TIE_BUCKETS - 1)
+    return np.bincount(idx, minlength=TIE_BUCKETS)
+
+
+def _ties_ruled_out(buckets: np.ndarray, n: int) -> bool:
+    top = np.partition(buckets, buckets.size - TIE_VALUES)[-TIE_VALUES:]
+    return bool(top.sum() <= TIE_SHARE * n)
 
 
 def _name_list(names: Sequence[str], limit: int = 8) -> str:

@@ -105,16 +105,29 @@ class LabelFacts:
         ``offset`` is the stream position of the first value, or ``positions`` those of
         every value (when rows were dropped).
         """
-        import pandas as pd
-
         arr = np.asarray(labels)
-        codes, uniques = pd.factorize(arr)
-        k = len(uniques)
-        counts = np.bincount(codes, minlength=k).astype(np.int64)
-        first = np.full(k, codes.shape[0], dtype=np.int64)
-        np.minimum.at(first, codes, np.arange(codes.shape[0], dtype=np.int64))
+        m = arr.shape[0]
+        if arr.dtype.kind in "iu" and m and int(arr.max()) - int(arr.min()) < max(4 * m, 1 << 16):
+            # whole numbers in a short range: count them densely, no hashing
+            lo = int(arr.min())
+            codes = arr.astype(np.int64) - lo
+            counts = np.bincount(codes)
+            present = np.flatnonzero(counts)
+            first_at = np.full(counts.shape[0], m, dtype=np.int64)
+            np.minimum.at(first_at, codes, np.arange(m, dtype=np.int64))
+            order = present[np.argsort(first_at[present], kind="stable")]
+            uniques = order + lo
+            counts, first = counts[order].astype(np.int64), first_at[order]
+        else:
+            import pandas as pd
+
+            codes, uniques = pd.factorize(arr)
+            k = len(uniques)
+            counts = np.bincount(codes, minlength=k).astype(np.int64)
+            first = np.full(k, m, dtype=np.int64)
+            np.minimum.at(first, codes, np.arange(m, dtype=np.int64))
         first = first + offset if positions is None else positions[first]
-        values = np.empty(k, dtype=object)
+        values = np.empty(len(uniques), dtype=object)
         values[:] = [_py(v) for v in uniques]
         return cls(values, counts, first)
 
@@ -246,6 +259,16 @@ class LabelMap:
         return np.where(unknown, -1, self.classes[np.maximum(at, 0)]).astype(np.int64), unknown
 
     def _positions(self, arr: np.ndarray) -> np.ndarray:
+        """Position of every label among the known values (-1 where unknown)."""
+        ints = [v for v in self.values if isinstance(v, int) and not isinstance(v, bool)]
+        if arr.dtype.kind in "iu" and arr.size and len(ints) == len(self.values):
+            lo, hi = min(ints), max(ints)
+            if hi - lo < 1 << 20:  # a lookup table over the range of the known values
+                table = np.full(hi - lo + 1, -1, dtype=np.int64)
+                table[np.asarray(ints, dtype=np.int64) - lo] = np.arange(len(ints))
+                shifted = arr.astype(np.int64) - lo
+                inside = (shifted >= 0) & (shifted <= hi - lo)
+                return np.where(inside, table[np.clip(shifted, 0, hi - lo)], -1)
         numeric = [v for v in self.values if isinstance(v, int | float) and not isinstance(v, bool)]
         if arr.dtype.kind in "iuf" and len(numeric) == len(self.values):
             # numbers: one sort of the few known values, a binary search per label
@@ -468,10 +491,13 @@ class Rows:
     facts: LoadFacts
 
 
-def batch_facts(batch: Batch, plan: Plan) -> tuple[LoadFacts, Any, Any, np.ndarray | None]:
+def batch_facts(
+    batch: Batch, plan: Plan, *, decide: bool = True
+) -> tuple[LoadFacts, Any, Any, np.ndarray | None]:
     """Return a batch's facts with its raw scores, label values and kept rows.
 
-    Missing values raise at once (naming the file and row) unless ``drop_missing``.
+    Missing values raise at once (naming the file and row) unless ``drop_missing``. Without
+    ``decide`` (a plan decided from all rows), the facts that decide a plan are not collected.
     """
     frame = batch.frame
     offset = batch.offset
@@ -484,7 +510,7 @@ def batch_facts(batch: Batch, plan: Plan) -> tuple[LoadFacts, Any, Any, np.ndarr
         rows, count = first_rows(bad, offset)
         if not plan.options.drop_missing:
             raise DataError(
-                f"{batch.where(rows[0])}: {count} rows of this batch have a missing, NaN or "
+                f"{batch.where(rows[0])}: {count} of this batch's rows have a missing, NaN or "
                 f"infinite probability or label ({format_rows(rows, count)} of the stream). Fix "
                 "or remove them, or load with drop_missing=True to drop them.",
                 rows=rows,
@@ -493,6 +519,8 @@ def batch_facts(batch: Batch, plan: Plan) -> tuple[LoadFacts, Any, Any, np.ndarr
         keep = ~bad
         P = P[keep]
         labels = labels[keep]
+    if not decide:
+        return LoadFacts(n=int(P.shape[0]), scores=plan.scores, missing=missing), P, labels, keep
     facts = LoadFacts(
         n=int(P.shape[0]),
         scores=ScoreFacts.of(P),
@@ -616,7 +644,7 @@ def read_stream(
         pending: DataError | None = None
         stale = False
         for batch in read_batches(parts, lay, current.columns, batch_rows=batch_rows):
-            f, P, labels, keep = batch_facts(batch, current)
+            f, P, labels, keep = batch_facts(batch, current, decide=not final)
             facts = facts + f
             if stale or pending is not None:
                 continue  # facts only: the rows are read again under the plan of all rows
@@ -636,7 +664,7 @@ def read_stream(
             visit(state, rows)
         if facts.n == 0:
             raise DataError(f"{plan.source} has no data rows.")
-        whole = current.decided(facts)  # raises for labels no plan can encode
+        whole = current if final else current.decided(facts)  # raises for bad labels
         if not stale and pending is None and (final or current.same(whole)):
             return whole, facts, state
         if final and pending is not None:

@@ -114,7 +114,8 @@ class RankSearch:
         Column key → ranks wanted (``0 ≤ rank < n``).
     """
 
-    def __init__(self, ranks: Mapping[Hashable, np.ndarray]) -> None:
+    def __init__(self, ranks: Mapping[Hashable, np.ndarray], level1: int = LEVEL1) -> None:
+        self.level1 = int(level1)
         self.targets: dict[Hashable, list[_Target]] = {
             col: [_Target(int(r), 0, 1 << 64, 0, "level1") for r in np.unique(rs)]
             for col, rs in ranks.items()
@@ -132,10 +133,7 @@ class RankSearch:
         if not pending:
             return out
         if any(t.stage == "level1" for t in pending):
-            idx = np.minimum(
-                (np.asarray(scores, dtype=np.float64) * LEVEL1).astype(np.int64), LEVEL1 - 1
-            )
-            out.level1 = np.bincount(idx, minlength=LEVEL1)
+            out.level1 = level1_counts(scores, self.level1)
             return out
         keys = keys_of(scores)
         ranges = sorted({(t.lo, t.hi, t.stage) for t in pending})
@@ -162,8 +160,9 @@ class RankSearch:
                 cum = np.cumsum(counts.level1)
                 j = int(np.searchsorted(cum, t.rank, side="right"))
                 t.below = int(cum[j - 1]) if j > 0 else 0
-                t.lo = int(keys_of(np.array([j / LEVEL1]))[0])
-                t.hi = int(keys_of(np.array([(j + 1) / LEVEL1]))[0]) if j + 1 < LEVEL1 else 1 << 64
+                size1 = counts.level1.shape[0]
+                t.lo = int(keys_of(np.array([j / size1]))[0])
+                t.hi = int(keys_of(np.array([(j + 1) / size1]))[0]) if j + 1 < size1 else 1 << 64
                 size = int(counts.level1[j])
             elif t.stage == "refine":
                 sub = counts.refine[(t.lo, t.hi)]
@@ -186,6 +185,17 @@ class RankSearch:
     def found(self, col: Hashable) -> dict[int, Found]:
         """Return rank → :class:`Found` for a column (after :attr:`done`)."""
         return {t.rank: t.found for t in self.targets[col] if t.found is not None}
+
+
+def level1_counts(scores: np.ndarray, size: int = LEVEL1) -> np.ndarray:
+    """Return the first histogram of a chunk of scores: ``floor(s · size)`` (``size = 2^j``)."""
+    idx = np.minimum((np.asarray(scores, dtype=np.float64) * size).astype(np.int64), size - 1)
+    return np.bincount(idx, minlength=size)
+
+
+def level1_size(columns: int) -> int:
+    """First-histogram buckets per column when ``columns`` columns are searched at once."""
+    return max(1 << 10, LEVEL1 >> max(0, (int(columns) - 1).bit_length()))
 
 
 def _shift(lo: int, hi: int) -> int:

@@ -313,10 +313,7 @@ def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: in
     done = 0
     try:
         for batch in pf.iter_batches(batch_size=batch_rows, columns=sorted(set(read))):
-            frame = batch.to_pandas(ignore_metadata=True)
-            frame = frame[read]
-            frame.columns = columns
-            yield frame
+            yield _frame(batch, read, columns)
             done += batch.num_rows
     except DataError:
         raise
@@ -377,7 +374,7 @@ def _csv_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -
             convert_options=convert_options,
         )
         for batch in reader:
-            frame = batch.to_pandas(ignore_metadata=True)[columns]
+            frame = _frame(batch, columns, columns)
             for lo in range(0, frame.shape[0], batch_rows):
                 chunk = frame.iloc[lo : lo + batch_rows]
                 yield chunk
@@ -390,6 +387,18 @@ def _csv_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -
             "value of a column must have the type of its first rows, and every row the same "
             "number of fields."
         ) from None
+
+
+def _frame(batch: Any, read: Sequence[str], names: Sequence[str]) -> Any:
+    """Return a record batch's columns as a DataFrame over their numpy arrays."""
+    import pandas as pd
+
+    at = {name: i for i, name in enumerate(batch.schema.names)}
+    data = {
+        name: batch.column(at[col]).to_numpy(zero_copy_only=False)
+        for col, name in zip(read, names, strict=True)
+    }
+    return pd.DataFrame(data, copy=False)
 
 
 def _first_line(exc: BaseException) -> str:
