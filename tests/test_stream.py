@@ -298,8 +298,13 @@ def _stream_equal_mass(s, n_bins, tie_policy, chunk):
     bins, todo = stream_bins.equal_mass_bins(n, n_bins, tie_policy, found)
     if todo.size:
         bins = stream_bins.keep_bins(bins, n, {**found, **find(todo)})
-    idx = np.concatenate([bins.assign(s[i : i + chunk]) for i in range(0, n, chunk)])
-    return idx, bins.edges
+    seen: dict[float, int] = {}
+    parts = []
+    for i in range(0, n, chunk):
+        idx, held = bins.assign(s[i : i + chunk], seen)
+        stream_bins.add_seen(seen, held)
+        parts.append(idx)
+    return np.concatenate(parts), bins.edges
 
 
 @settings(max_examples=60, deadline=None)

@@ -27,7 +27,7 @@ batch size and the number of bins, not by the number of rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -45,33 +45,40 @@ from core.analysis import (
     kernel_estimates,
     kernel_rows,
 )
-from core.binned_view import BinnedView, ComponentBins
 from core.binning import BINNINGS, BinStats
 from core.calibration import EstimatorCall
-from core.cells import CellStats, cells_of, supports
-from core.consistency_bands import BandStats
-from core.data.lint import LintReport, TieCounts, ValueFacts
+from core.cells import supports
+from core.data.lint import LintReport, ValueFacts
 from core.data.predictions import Digest
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import estimate_binned
-from core.lenses import LENSES, lens_view
+from core.lenses import LENSES
 from core.scores import BRIER_CONVENTIONS, SCORES, brier_decomposition_from_bins
 from core.stream.bins import (
-    Distinct,
     StreamBins,
     discrete_bins,
     equal_mass_bins,
     equal_mass_ranks,
-    fixed_bins,
     keep_bins,
 )
-from core.stream.load import LoadOptions, Plan, Rows, plan_from, read_stream
-from core.stream.ranks import PassCounts, RankSearch, level1_counts, level1_size
-from core.stream.sources import BATCH_ROWS, Layout, Part, layout, read_batches, resolve_parts
-
-#: ``progress(fraction, message)``.
-Progress = Callable[[float, str], Any]
+from core.stream.engine import Progress, StreamRunner
+from core.stream.load import LoadOptions, Plan, Rows
+from core.stream.ranks import PassCounts, RankSearch, level1_size
+from core.stream.sources import BATCH_ROWS
+from core.stream.stats import (
+    ALL_ROWS,
+    BinSpec,
+    GroupStats,
+    Key,
+    Offsets,
+    RowStats,
+    bins_for,
+    first_stats,
+    group_stats,
+    narrow_stats,
+    row_stats,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,424 +152,209 @@ class StreamAnalysis:
         return self.results[0][2]
 
 
-# --------------------------------------------------------------------------- groups
+# --------------------------------------------------------------------------- the passes
 
 
-@dataclass(eq=False)
-class _Group:
-    """The rows of one model (or all rows), accumulated over passes."""
+@dataclass(frozen=True, eq=False)
+class WholeStats:
+    """Lint facts and digest of all rows of a stream with models (merge by ``+``)."""
 
-    name: str | None
-    roles: tuple[str, ...]
-    k: int
-    n: int = 0
-    seen: int = 0  # rows of the current pass so far
-    bins: dict[tuple[str, int], StreamBins] = field(default_factory=dict)
-    level1: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
-    distinct: dict[tuple[str, int], Distinct] = field(default_factory=dict)
-    search: PassCounts | None = None
-    pass_counts: dict[tuple[str, int], PassCounts] = field(default_factory=dict)
-    cells: CellStats | None = None
-    bands: list[BandStats | None] = field(default_factory=list)
-    brier: list[np.ndarray] = field(default_factory=list)  # per component: (5, B) sums
-    values: ValueFacts | None = None
-    digest: Digest | None = None
-    deviations: dict[tuple[int, float], np.ndarray] = field(default_factory=dict)
-    wanted_rows: np.ndarray | None = None
-    kernel_p: list[np.ndarray] = field(default_factory=list)
-    kernel_y: list[np.ndarray] = field(default_factory=list)
+    values: ValueFacts
+    digest: Digest
+
+    def __add__(self, other: WholeStats) -> WholeStats:
+        return WholeStats(self.values + other.values, self.digest + other.digest)
 
 
-def _split(rows: Rows, split: bool, only: str | None) -> list[tuple[str | None, np.ndarray | None]]:
-    """Return the rows of each model in a batch: (model, row indices or None for all)."""
-    models = rows.roles.get("model")
-    if models is None or not split:
-        return [(None, None)]
-    import pandas as pd
-
-    codes, uniques = pd.factorize(models)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-    out = []
-    for j, name in enumerate(uniques):
-        if only is not None and str(name) != only:
-            continue
-        out.append((str(name), order[bounds[j] : bounds[j + 1]]))
-    return out
+def _whole(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+    start = offsets.groups.get(ALL_ROWS, 0)
+    digest = Digest(rows.probs.shape[1], start, tuple(rows.roles))
+    digest.update(rows.probs, rows.labels, rows.roles)
+    assert rows.plan is not None
+    values = ValueFacts.of(
+        rows.probs, rows.labels, binary=rows.plan.binary, offset=start, ties=False
+    )
+    return {ALL_ROWS: WholeStats(values, digest)}, {ALL_ROWS: int(rows.labels.shape[0])}, {}
 
 
-def _lenses(config: AnalysisConfig, binary: bool) -> list[str]:
-    """Return the lenses binned: the config's and the Brier decomposition's."""
-    brier = "binary" if binary else "classwise"
-    return [config.lens] if config.lens == brier else [config.lens, brier]
+def _both(*funcs: Callable[[Rows, Offsets], tuple[dict, dict, dict]]) -> Callable:
+    """One pass running several chunk functions (their statistics under distinct keys)."""
+
+    def run(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+        stats: dict = {}
+        counts: dict = {}
+        held: dict = {}
+        for func in funcs:
+            a, b, c = func(rows, offsets)
+            stats.update(a)
+            counts.update(b)
+            held.update(c)
+        return stats, counts, held
+
+    return run
 
 
-# --------------------------------------------------------------------------- the engine
+class _Analysis:
+    """The passes of one streamed analysis, made by a runner (stream or Dask)."""
 
-
-class _Engine:
-    """One analysis of a stream: the passes and their state."""
-
-    def __init__(
-        self,
-        source: Any,
-        config: AnalysisConfig,
-        load: LoadOptions,
-        *,
-        split_models: bool,
-        model: str | None,
-        batch_rows: int,
-        progress: Progress | None,
-    ) -> None:
+    def __init__(self, runner: Any, config: AnalysisConfig, *, split: bool, only: str | None):
+        self.runner = runner
         self.config = config
-        self.load = load
-        self.split = split_models
-        self.only = model
-        self.batch_rows = int(batch_rows)
-        self.progress = progress
-        self.source = str(source)
-        self.parts: tuple[Part, ...] = resolve_parts(source)
-        self.layout: Layout = layout(self.parts)
-        self.passes = 0
-        self.total_rows = self._parquet_rows()
+        self.split = split
+        self.only = only
 
-    def _parquet_rows(self) -> int | None:
-        if self.parts[0].format != "parquet":
-            return None
-        from core.stream.sources import count_rows
-
-        return sum(count_rows(self.parts, self.layout))
-
-    def _first_plan(self) -> Plan:
-        first = next(
-            read_batches(self.parts, self.layout, self.layout.columns, batch_rows=self.batch_rows)
-        )
-        return plan_from(first, self.layout, self.load, self.source)
-
-    # -- passes
-
-    def _pass(
-        self,
-        plan: Plan,
-        visit: Callable[[Rows], None],
-        what: str,
-        reset: Callable[[], None] | None = None,
-    ) -> tuple[Plan, Any]:
-        """Read every row once (deciding the plan the first time); ``reset`` on a (re)start."""
-        self.passes += 1
-        done = [0]
-
-        def start() -> None:
-            done[0] = 0
-            if reset is not None:
-                reset()
-            for g in self.groups.values():
-                g.seen = 0
-
-        def step(_state: Any, rows: Rows) -> None:
-            visit(rows)
-            done[0] += rows.labels.shape[0]
-            if self.progress is not None:
-                frac = done[0] / self.total_rows if self.total_rows else 0.0
-                self.progress(min(frac, 1.0), f"pass {self.passes}: {what} ({done[0]:,} rows)")
-
-        plan, facts, _ = read_stream(
-            self.parts, self.layout, plan, start, step, batch_rows=self.batch_rows
-        )
-        return plan, facts
-
-    def _each_group(self, rows: Rows) -> list[tuple[_Group, np.ndarray, np.ndarray, dict]]:
-        out = []
-        for name, idx in _split(rows, self.split, self.only):
-            g = self.groups.get(name)
-            if g is None:
-                g = self.groups[name] = _Group(name, tuple(rows.roles), rows.probs.shape[1])
-            if idx is None:
-                p, y, roles = rows.probs, rows.labels, rows.roles
-            else:
-                p, y = rows.probs[idx], rows.labels[idx]
-                roles = {r: v[idx] for r, v in rows.roles.items()}
-            out.append((g, p, y, roles))
-        return out
-
-    def _views(self, p: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict[str, Any]:
+    def _chunk_args(self) -> dict[str, Any]:
         return {
-            lens: lens_view(p, y, lens, class_names=names, class_weights=self.config.class_weights)
-            for lens in self.lenses
+            "class_weights": self.config.class_weights,
+            "split": self.split,
+            "only": self.only,
         }
+
+    def run(self) -> StreamAnalysis:
+        cfg = self.config
+        plan = self.runner.plan()
+        if self.only is not None and "model" not in plan.roles:
+            raise ConfigError(f"--model {self.only!r} given but {plan.source} has no model column.")
+        self.models = self.split and "model" in plan.roles
+        brier = "binary" if plan.binary else "classwise"
+        main = BinSpec(cfg.lens, cfg.binning, cfg.n_bins, cfg.tie_policy)
+        self.specs = [main, BinSpec(brier, cfg.binning, cfg.n_bins, cfg.tie_policy)]
+        if self.specs[1].lens == main.lens:
+            self.specs[1] = main
+        self.bins: dict[str | None, dict[Key, StreamBins]] = {}
+        if BINNINGS.get(cfg.binning).data_dependent:
+            plan = self._fix_bins(plan)
+        plan, facts, groups = self._statistics(plan)
+        whole = groups.pop(ALL_ROWS, None)
+        rows = self._rows(plan, groups, whole)
+        return self._finish(plan, facts, groups, whole, rows)
 
     # -- 1. bins
 
-    def fix_bins(self, plan: Plan) -> Plan:
+    def _fix_bins(self, plan: Plan) -> Plan:
         cfg = self.config
-        info = BINNINGS.get(cfg.binning)
-        if not info.data_dependent:
-            return plan
-        # the first histograms share 2^20 buckets among the components searched
         k = len(plan.class_names)
-        size = level1_size(sum(k if lens == "classwise" else 1 for lens in self.lenses))
+        columns = sum(k if spec.lens == "classwise" else 1 for spec in set(self.specs))
+        size = level1_size(columns)
+        specs = self.specs if self.specs[1] != self.specs[0] else self.specs[:1]
 
-        def first(rows: Rows) -> None:
-            for g, p, y, _ in self._each_group(rows):
-                g.seen += y.shape[0]
-                for lens, view in self._views(p, y, plan.class_names).items():
-                    for c, s in enumerate(view.scores):
-                        key = (lens, c)
-                        if cfg.binning == "discrete":
-                            d = Distinct.of(s)
-                            g.distinct[key] = d if key not in g.distinct else g.distinct[key] + d
-                        else:
-                            h = level1_counts(s, size)
-                            g.level1[key] = h if key not in g.level1 else g.level1[key] + h
+        def first(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+            return first_stats(rows, rows.plan, specs, size=size, **self._chunk_args())
 
-        def reset() -> None:
-            self.groups = {}
-
-        plan, _ = self._pass(plan, first, "histogram of the scores", reset)
-        for g in self.groups.values():
-            g.n = g.seen
+        plan, _, got = self.runner.run(plan, first, "histogram of the scores")
+        self.n = {name: int(keyed.pop((-1, 0))[0]) for name, keyed in got.items()}
         if cfg.binning == "discrete":
-            for g in self.groups.values():
-                g.bins = {key: discrete_bins(d.values) for key, d in g.distinct.items()}
+            for name, keyed in got.items():
+                self.bins[name] = {key: discrete_bins(d.values) for key, d in keyed.items()}
             return plan
-        searches: dict[str | None, RankSearch] = {}
-        for name, g in self.groups.items():
-            ranks = {key: equal_mass_ranks(g.n, cfg.n_bins) for key in g.level1}
-            size = next(iter(g.level1.values())).shape[0]
+        searches = {}
+        for name, keyed in got.items():
+            ranks = {key: equal_mass_ranks(self.n[name], cfg.n_bins) for key in keyed}
             search = searches[name] = RankSearch(ranks, level1=size)
-            for key, hist in g.level1.items():
+            for key, hist in keyed.items():
                 search.update(key, PassCounts(level1=hist))
-            g.level1 = {}
-        self._narrow(plan, searches)
-        found = {name: {key: s.found(key) for key in s.targets} for name, s in searches.items()}
-        again: dict[str | None, RankSearch] = {}
-        for name, g in self.groups.items():
+        self._narrow(plan, specs, searches)
+        found = {
+            name: {key: search.found(key) for key in search.targets}
+            for name, search in searches.items()
+        }
+        again = {}
+        for name in searches:
             todo = {}
             for key, f in found[name].items():
-                bins, rest = equal_mass_bins(g.n, cfg.n_bins, cfg.tie_policy, f)
-                g.bins[key] = bins
+                bins, rest = equal_mass_bins(self.n[name], cfg.n_bins, cfg.tie_policy, f)
+                self.bins.setdefault(name, {})[key] = bins
                 if rest.size:
                     todo[key] = rest
             if todo:
                 again[name] = RankSearch(todo)
-        if again:  # tie_policy="keep": the first scores after tie blocks
-            self._narrow(plan, again)
+        if again:  # tie_policy="keep": the first scores after the tie blocks
+            self._narrow(plan, specs, again)
             for name, search in again.items():
-                g = self.groups[name]
                 for key in search.targets:
                     merged = {**found[name][key], **search.found(key)}
-                    g.bins[key] = keep_bins(g.bins[key], g.n, merged)
+                    self.bins[name][key] = keep_bins(self.bins[name][key], self.n[name], merged)
         return plan
 
-    def _narrow(self, plan: Plan, searches: dict[str | None, RankSearch]) -> None:
-        """Pass over the rows until every search has found its ranks."""
-        while not all(s.done for s in searches.values()):
+    def _narrow(self, plan: Plan, specs: list[BinSpec], searches: dict) -> None:
+        while not all(search.done for search in searches.values()):
 
-            def collect(rows: Rows) -> None:
-                for g, p, y, _ in self._each_group(rows):
-                    search = searches.get(g.name)
-                    if search is None or search.done:
-                        continue
-                    for lens, view in self._views(p, y, plan.class_names).items():
-                        for c, s in enumerate(view.scores):
-                            key = (lens, c)
-                            if key not in search.targets:
-                                continue
-                            got = search.counts(key, s)
-                            prev = g.pass_counts.get(key)
-                            g.pass_counts[key] = got if prev is None else prev + got
+            def narrow(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+                return narrow_stats(rows, plan, specs, searches, **self._chunk_args())
 
-            self._pass(plan, collect, "exact equal-mass edges")
+            _, _, got = self.runner.run(plan, narrow, "exact equal-mass edges")
             for name, search in searches.items():
-                g = self.groups[name]
+                keyed = got.get(name, {})
                 for key in search.targets:
-                    search.update(key, g.pass_counts.pop(key, PassCounts()))
+                    search.update(key, keyed.get(key, PassCounts()))
 
     # -- 2. statistics
 
-    def accumulate(self, plan: Plan) -> tuple[Plan, Any]:
-        fixed = not BINNINGS.get(self.config.binning).data_dependent
-
-        def reset() -> None:
-            self.all_values: ValueFacts | None = None
-            self.all_digest: Digest | None = None
-            self.row = 0
-            if fixed:
-                self.groups = {}
-            for g in self.groups.values():
-                g.cells, g.bands, g.brier, g.values, g.digest = None, [], [], None, None
-                for b in g.bins.values():
-                    b.seen.clear()
-
-        def visit(rows: Rows) -> None:
-            groups = self._each_group(rows)
-            for g, p, y, roles in groups:
-                self._add(g, p, y, roles, plan)
-            if groups[0][0].name is not None:  # models: the whole file's facts besides
-                facts = ValueFacts.of(
-                    rows.probs, rows.labels, binary=plan.binary, offset=self.row, ties=False
-                )
-                self.all_values = facts if self.all_values is None else self.all_values + facts
-                if self.all_digest is None:
-                    self.all_digest = Digest(rows.probs.shape[1], 0, tuple(rows.roles))
-                self.all_digest.update(rows.probs, rows.labels, rows.roles)
-            self.row += rows.labels.shape[0]
-
-        plan, facts = self._pass(plan, visit, "bin statistics", reset)
-        for g in self.groups.values():
-            g.n = g.seen
-        if self.all_values is None:  # one group: its facts are the whole file's
-            (g,) = self.groups.values()
-            self.all_values, self.all_digest = g.values, g.digest
-        return plan, facts
-
-    def _add(self, g: _Group, p: np.ndarray, y: np.ndarray, roles: dict, plan: Plan) -> None:
+    def _statistics(self, plan: Plan) -> tuple[Plan, Any, dict]:
         cfg = self.config
-        names = plan.class_names
-        views = self._views(p, y, names)
-        binned: dict[str, BinnedView] = {}
-        for lens, view in views.items():
-            comps = []
-            for c, (name, s, o) in enumerate(
-                zip(view.names, view.scores, view.outcomes, strict=True)
-            ):
-                bins = g.bins.get((lens, c))
-                if bins is None:  # equal-width: the same for every group
-                    bins = g.bins[(lens, c)] = fixed_bins(cfg.binning, cfg.n_bins, cfg.tie_policy)
-                idx = bins.assign(s)
-                comps.append(
-                    ComponentBins(
-                        name, s, o, idx, bins.edges, cfg.binning, cfg.tie_policy, cfg.n_bins
-                    )
-                )
-            binned[lens] = BinnedView(
-                lens,
-                cfg.binning,
-                cfg.n_bins,
-                cfg.tie_policy,
-                tuple(comps),
-                view.names,
-                view.weights,
+
+        def groups(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+            return group_stats(
+                rows,
+                rows.plan,
+                self.specs,
+                self.bins,
+                offsets,
+                bands=cfg.consistency_band,
+                max_band_bins=CONSISTENCY_BAND_MAX_BINS,
+                **self._chunk_args(),
             )
-        view = binned[cfg.lens]
-        rows = {s: SCORES.get(s).rows(p, y, binary=plan.binary) for s in SCORES.names()}
-        cells = cells_of(view, rows)
-        g.cells = cells if g.cells is None else g.cells + cells
-        if cfg.consistency_band and all(
-            c.n_bins <= CONSISTENCY_BAND_MAX_BINS for c in view.components
-        ):
-            bands = [
-                BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True) for c in view.components
-            ]
-            g.bands = bands if not g.bands else [a + b for a, b in zip(g.bands, bands, strict=True)]
-        brier_lens = "binary" if plan.binary else "classwise"
-        sums = [
-            np.stack(
-                [
-                    np.bincount(c.index, minlength=c.n_bins).astype(np.float64),
-                    np.bincount(c.index, weights=c.scores, minlength=c.n_bins),
-                    np.bincount(c.index, weights=c.outcomes, minlength=c.n_bins),
-                    c.square_sums(),
-                    c.positive_score_sums(),
-                ]
-            )
-            for c in binned[brier_lens].components
-        ]
-        g.brier = sums if not g.brier else [a + b for a, b in zip(g.brier, sums, strict=True)]
-        facts = ValueFacts.of(p, y, binary=plan.binary, offset=g.seen, ties=False)
-        g.values = facts if g.values is None else g.values + facts
-        if g.digest is None:
-            g.digest = Digest(p.shape[1], 0, tuple(roles))
-        g.digest.update(p, y, roles)
-        g.seen += y.shape[0]
+
+        func = _both(groups, _whole) if self.models else groups
+        return self.runner.run(plan, func, "bin statistics")
 
     # -- 3. rows
 
-    def rows_pass(self, plan: Plan, needs: dict[str | None, dict[int, tuple[float, ...]]]) -> None:
+    def _rows(self, plan: Plan, groups: dict, whole: Any) -> dict:
         cfg = self.config
-        for g in self.groups.values():
-            g.wanted_rows = _kernel_rows(g.n, cfg)
-            for b in g.bins.values():
-                b.seen.clear()
+        norms = tuple(
+            sorted(
+                {
+                    c.norm
+                    for c in self._calls(plan).values()
+                    if c.info.statistics == "scores-in-bins"
+                }
+            )
+        )
+        wanted = {name: _kernel_rows(g.n, cfg) for name, g in groups.items()}
+        facts = [g.values for g in groups.values()] + ([whole.values] if whole else [])
+        ties = any(f.needs_ties for f in facts)
+        if not (norms or ties or self._rows_needed(plan)):
+            return {}
         centers = {
             name: [_label_means(g.cells.component_bins(c)) for c in range(len(g.cells.names))]
-            for name, g in self.groups.items()
-            if g.cells is not None
+            for name, g in groups.items()
         }
 
-        count_ties = self._needs_ties()
-        ties: dict[str | None, TieCounts] = {}
+        def rows_of(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+            return row_stats(
+                rows,
+                plan,
+                self.specs[0],
+                self.bins,
+                offsets,
+                centers=centers,
+                norms=norms,
+                wanted=wanted,
+                ties=ties,
+                **self._chunk_args(),
+            )
 
-        def visit(rows: Rows) -> None:
-            if count_ties:
-                _add_ties(ties, "__all__", rows.probs, plan.binary)
-            for g, p, y, _ in self._each_group(rows):
-                if count_ties:
-                    _add_ties(ties, g.name, p, plan.binary)
-                lo, m = g.seen, y.shape[0]
-                g.seen += m
-                want = g.wanted_rows
-                if want is not None:
-                    sel = want[(want >= lo) & (want < lo + m)] - lo
-                    if sel.size:
-                        g.kernel_p.append(p[sel])
-                        g.kernel_y.append(y[sel])
-                norms = needs.get(g.name, {})
-                if not norms:
-                    continue
-                view = lens_view(
-                    p, y, cfg.lens, class_names=plan.class_names, class_weights=cfg.class_weights
-                )
-                for c, s in enumerate(view.scores):
-                    bins = g.bins[(cfg.lens, c)]
-                    idx = bins.assign(s)
-                    dev = np.abs(s - centers[g.name][c][idx])
-                    for norm in norms.get(c, ()):
-                        key = (c, norm)
-                        if np.isinf(norm):
-                            out = np.full(bins.size, -np.inf)
-                            np.maximum.at(out, idx, dev)
-                            prev = g.deviations.get(key)
-                            g.deviations[key] = out if prev is None else np.maximum(prev, out)
-                        else:
-                            w = dev if norm == 1.0 else dev * dev
-                            out = np.bincount(idx, weights=w, minlength=bins.size)
-                            prev = g.deviations.get(key)
-                            g.deviations[key] = out if prev is None else prev + out
-
-        self._pass(plan, visit, "rows for the label-binned and kernel estimators")
-        if count_ties:
-            for name, g in self.groups.items():
-                g.values = replace(g.values, ties=ties[name])
-            whole = self.all_values
-            self.all_values = replace(whole, ties=ties["__all__"]) if whole is not None else None
-
-    def _needs_ties(self) -> bool:
-        """Whether the lint needs the counts of score values (the buckets did not rule out ties)."""
-        facts = [g.values for g in self.groups.values()] + [self.all_values]
-        return any(f is not None and f.needs_ties for f in facts)
-
-    # -- the whole
-
-    def run(self) -> StreamAnalysis:
-        cfg = self.config
-        plan = self._first_plan()
-        if self.only is not None and "model" not in plan.roles:
-            raise ConfigError(f"--model {self.only!r} given but {self.source} has no model column.")
-        self.groups: dict[str | None, _Group] = {}
-        self.lenses = _lenses(cfg, plan.binary)
-        plan = self.fix_bins(plan)
-        plan, facts = self.accumulate(plan)
-        needs = {name: self._deviation_needs(g, plan) for name, g in self.groups.items()}
-        if any(needs.values()) or self._rows_needed(plan) or self._needs_ties():
-            self.rows_pass(plan, needs)
-        return self._finish(plan, facts)
+        _, _, got = self.runner.run(
+            plan, rows_of, "rows for the label-binned and kernel estimators"
+        )
+        return got
 
     def _rows_needed(self, plan: Plan) -> bool:
         """Whether some estimator of the table reads rows (kernel estimators, the sweep)."""
         cfg = self.config
-        lens_kernels = any(not info.binned and cfg.lens in info.lenses for info in ESTIMATORS)
-        return lens_kernels or any(not c.info.from_bins for c in self._calls(plan).values())
+        kernels = any(not info.binned and cfg.lens in info.lenses for info in ESTIMATORS)
+        return kernels or any(not c.info.from_bins for c in self._calls(plan).values())
 
     def _calls(self, plan: Plan) -> dict[str, EstimatorCall]:
         cfg = self.config
@@ -575,67 +367,56 @@ class _Engine:
             calls = {cfg.estimator: EstimatorCall.make(cfg.estimator, **opts), **calls}
         return calls
 
-    def _deviation_needs(self, g: _Group, plan: Plan) -> dict[int, tuple[float, ...]]:
-        """Norms at which each component's rows' distances to their bin's mean label are needed."""
-        norms = tuple(
-            sorted(
-                {
-                    c.norm
-                    for c in self._calls(plan).values()
-                    if c.info.statistics == "scores-in-bins"
-                }
-            )
-        )
-        if not norms or g.cells is None:
-            return {}
-        return {c: norms for c in range(len(g.cells.names))}
+    # -- the results
 
-    def _finish(self, plan: Plan, facts: Any) -> StreamAnalysis:
+    def _finish(
+        self, plan: Plan, facts: Any, groups: dict, whole: Any, rows: dict
+    ) -> StreamAnalysis:
         names = plan.class_names
         load_findings = plan.findings(facts)
-        assert self.all_values is not None and self.all_digest is not None
-        whole_lint = LintReport(
-            tuple(load_findings + self.all_values.findings(names, plan.prob_columns))
-        )
-        whole = StreamInput(
-            source=self.source,
-            parts=tuple(p.name for p in self.parts),
+        if whole is None:
+            ((_, only),) = groups.items()
+            whole = WholeStats(only.values, only.digest)
+        all_ties = rows.get(ALL_ROWS)
+        values = whole.values
+        if all_ties is not None:
+            values = replace(values, ties=all_ties.ties)
+        elif whole.values.needs_ties and None in rows:
+            values = replace(values, ties=rows[None].ties)
+        lint = LintReport(tuple(load_findings + values.findings(names, plan.prob_columns)))
+        source = StreamInput(
+            source=plan.source,
+            parts=self.runner.part_names,
             n=facts.n,
             class_names=names,
             binary=plan.binary,
-            digest=self.all_digest.hexdigest(names, plan.binary),
+            digest=whole.digest.hexdigest(names, plan.binary),
             columns=plan.mapping(),
-            lint=whole_lint,
-            models=tuple(str(m) for m in self.groups if m is not None),
+            lint=lint,
+            models=tuple(str(m) for m in groups if m is not None),
         )
-        kept = list(load_findings)
         results = []
-        for name, g in self.groups.items():
-            assert g.values is not None and g.digest is not None
-            lint = (
-                whole_lint
-                if name is None
-                else LintReport(tuple(kept + g.values.findings(names, plan.prob_columns)))
-            )
-            part = StreamInput(
-                source=self.source,
-                parts=whole.parts,
+        for name, g in groups.items():
+            got = rows.get(name, RowStats())
+            if name is None:
+                part_lint = lint
+            else:
+                v = g.values if got.ties is None else replace(g.values, ties=got.ties)
+                part_lint = LintReport(tuple(load_findings + v.findings(names, plan.prob_columns)))
+            part = replace(
+                source,
                 n=g.n,
-                class_names=names,
-                binary=plan.binary,
                 digest=g.digest.hexdigest(names, plan.binary),
-                columns=whole.columns,
-                lint=lint,
+                lint=part_lint,
                 models=() if name is None else (name,),
             )
-            results.append((name, part, self._analysis(g, plan)))
-        return StreamAnalysis(whole, tuple(results), self.passes)
+            results.append((name, part, self._analysis(g, got, plan, name)))
+        return StreamAnalysis(source, tuple(results), self.runner.passes)
 
-    def _analysis(self, g: _Group, plan: Plan) -> ReliabilityAnalysis:
+    def _analysis(self, g: GroupStats, got: RowStats, plan: Plan, name: Any) -> ReliabilityAnalysis:
         cfg = self.config
         names = plan.class_names
         cells = g.cells
-        assert cells is not None
         n = g.n
         stats = tuple(cells.component_bins(c) for c in range(len(cells.names)))
         squares = tuple(
@@ -644,40 +425,38 @@ class _Engine:
         )
         view = _StatsView(
             tuple(
-                _StatsComponent(name, st, _SumsBatch(st, sq, c, g.deviations))
-                for c, (name, st, sq) in enumerate(zip(cells.names, stats, squares, strict=True))
+                _StatsComponent(cname, st, _SumsBatch(st, sq, c, got.deviations))
+                for c, (cname, st, sq) in enumerate(zip(cells.names, stats, squares, strict=True))
             ),
             cells.names,
             cells.weights,
         )
-        kp = np.concatenate(g.kernel_p) if g.kernel_p else None
-        ky = np.concatenate(g.kernel_y) if g.kernel_y else None
-        m = 0 if ky is None else ky.shape[0]
+        kernel = got.kernel_rows()
+        m = 0 if kernel is None else kernel[1].shape[0]
         calls = self._calls(plan)
         results = {}
         notes: dict[str, str] = {}
-        for name, call in calls.items():
+        for key, call in calls.items():
             if call.info.from_bins:
                 est = estimate_binned(call.info, view, call.norm, cfg.seed, call.options)
-                results[name] = call.result(est)
-                notes[name] = _note(call, results[name], cfg.seed)
-            else:
-                if kp is None or ky is None:
-                    raise ConfigError(
-                        f"{name} reads rows, and with kernel_sample=0 a stream keeps none: set "
-                        "kernel_sample to the number of rows it may run on."
-                    )
-                results[name] = call.result(call.run(kp, ky, cfg.seed))
-                where = (
-                    f"on a seeded subsample of {m:,} of the {n:,} rows (seed {cfg.seed})"
-                    if m < n
-                    else ""
+                results[key] = call.result(est)
+                notes[key] = _note(call, results[key], cfg.seed)
+                continue
+            if kernel is None:
+                raise ConfigError(
+                    f"{key} reads rows, and with kernel_sample=0 a stream keeps none: set "
+                    "kernel_sample to the number of rows it may run on."
                 )
-                notes[name] = "; ".join(filter(None, [_note(call, results[name], cfg.seed), where]))
-        headline = results[cfg.estimator]
+            results[key] = call.result(call.run(kernel[0], kernel[1], cfg.seed))
+            where = (
+                f"on a seeded subsample of {m:,} of the {n:,} rows (seed {cfg.seed})"
+                if m < n
+                else ""
+            )
+            notes[key] = "; ".join(filter(None, [_note(call, results[key], cfg.seed), where]))
         opts = {**cfg.calibration_options(), "class_names": names}
-        if kp is not None and ky is not None:
-            kernel_values, kernel_notes = kernel_estimates(kp, ky, n, cfg, opts, exclude=results)
+        if kernel is not None:
+            kernel_values, kernel_notes = kernel_estimates(*kernel, n, cfg, opts, exclude=results)
         else:
             kernel_values = {
                 info.name: float("nan")
@@ -700,34 +479,40 @@ class _Engine:
             intervals = intervals_from_cells(cells, cfg, fits, known, notes)
         import pandas as pd
 
-        rows = [
+        table = [
             _metric_row(k, ESTIMATORS.get(k).label, r.value, intervals, notes)
             for k, r in results.items()
         ]
-        rows += [
+        table += [
             _metric_row(k, ESTIMATORS.get(k).label, v, {}, kernel_notes)
             for k, v in kernel_values.items()
         ]
-        rows += [
+        table += [
             _metric_row(k, SCORES.get(k).label, v, intervals, notes) for k, v in scores.items()
         ]
-        bands = g.bands if g.bands else [None] * len(stats)
+        bands = g.bands if g.bands is not None else (None,) * len(stats)
+        brier_bins = self.bins[name]
         parts = [
             (
-                BinStats(bins.edges, s[0].round().astype(np.int64), s[1], s[2], cfg.binning),
-                s[3],
-                s[4],
+                BinStats(
+                    bins_for(brier_bins, self.specs[1], (j, c)).edges,
+                    sums[0].round().astype(np.int64),
+                    sums[1],
+                    sums[2],
+                    cfg.binning,
+                ),
+                sums[3],
+                sums[4],
             )
-            for s, bins in zip(
-                g.brier, [g.bins[(_brier_lens(plan), c)] for c in range(len(g.brier))], strict=True
-            )
+            for c, sums in enumerate(g.brier)
+            for j in [0 if self.specs[1] == self.specs[0] else 1]
         ]
         return ReliabilityAnalysis(
             config=cfg,
-            headline=headline,
+            headline=results[cfg.estimator],
             headline_interval=intervals.get(cfg.estimator),
             components=component_tables(cells.names, stats, bands, cells.weights, cfg),
-            metrics=pd.DataFrame(rows, columns=METRIC_COLUMNS),
+            metrics=pd.DataFrame(table, columns=METRIC_COLUMNS),
             intervals=intervals,
             brier_decomposition=brier_decomposition_from_bins(
                 parts, scores["brier"], cfg.binning, cfg.n_bins
@@ -747,15 +532,6 @@ def _kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:
         return None
     rows = kernel_rows(n, config)
     return np.arange(n) if rows is None else rows
-
-
-def _add_ties(ties: dict, key: Any, p: np.ndarray, binary: bool) -> None:
-    counts = TieCounts.of(p[:, 1] if binary else p.max(axis=1))
-    ties[key] = counts if key not in ties else ties[key] + counts
-
-
-def _brier_lens(plan: Plan) -> str:
-    return "binary" if plan.binary else "classwise"
 
 
 def _label_means(st: BinStats) -> np.ndarray:
@@ -854,6 +630,26 @@ def analyze_stream(
         For options a stream cannot honour (see ``config``).
     """
     config = check_config(config)
+    check_stream_config(config)
+    runner = StreamRunner(source, load or LoadOptions(), batch_rows=batch_rows, progress=progress)
+    return run_analysis(runner, config, split_models=split_models, model=model)
+
+
+def run_analysis(
+    runner: Any, config: AnalysisConfig, *, split_models: bool = True, model: str | None = None
+) -> StreamAnalysis:
+    """Run the passes of a streamed analysis with a runner (:mod:`core.stream.engine`, Dask)."""
+    return _Analysis(runner, config, split=split_models, only=model).run()
+
+
+def check_stream_config(config: AnalysisConfig) -> None:
+    """Refuse the options a stream cannot honour (a lens without a 1-D view, exact bootstrap).
+
+    Raises
+    ------
+    ConfigError
+        Saying what to choose instead.
+    """
     if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
             f"The {config.lens!r} lens has only kernel estimators, which need the rows: "
@@ -864,16 +660,13 @@ def analyze_stream(
             "The exact bootstrap resamples rows, which a stream does not keep; use "
             "bootstrap='cells' (or 'auto') for intervals from the cell bootstrap."
         )
-    engine = _Engine(
-        source,
-        config,
-        load or LoadOptions(),
-        split_models=split_models,
-        model=model,
-        batch_rows=batch_rows,
-        progress=progress,
-    )
-    return engine.run()
 
 
-__all__ = ["LoadOptions", "StreamAnalysis", "StreamInput", "analyze_stream"]
+__all__ = [
+    "LoadOptions",
+    "StreamAnalysis",
+    "StreamInput",
+    "analyze_stream",
+    "check_stream_config",
+    "run_analysis",
+]

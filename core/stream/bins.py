@@ -48,8 +48,6 @@ class StreamBins:
         Equal-mass with ``"split"``: the first rank of every bin, and ``n``.
     less : dict
         Equal-mass with ``"split"``: rows below each boundary score.
-    seen : dict
-        Rows with each boundary score read so far (the stream order of equal scores).
     """
 
     binning: str
@@ -59,17 +57,34 @@ class StreamBins:
     cuts: np.ndarray | None = None
     starts: np.ndarray | None = None
     less: dict[float, int] = field(default_factory=dict)
-    seen: dict[float, int] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
         """Number of bins ``B``."""
         return int(self.edges.shape[0] - 1)
 
-    def assign(self, scores: np.ndarray) -> np.ndarray:
-        """Return the bin of every score of the next rows of the stream (in order)."""
+    def assign(
+        self, scores: np.ndarray, seen: Mapping[float, int] | None = None
+    ) -> tuple[np.ndarray, dict[float, int]]:
+        """Return the bin of every score of the next rows, and the boundary scores they hold.
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            The scores of consecutive rows of the stream.
+        seen : mapping, optional
+            For each boundary score, the rows holding it before these (the stream order of
+            equal scores; equal-mass bins with ``tie_policy="split"`` only).
+
+        Returns
+        -------
+        idx : numpy.ndarray
+            The bin of every row.
+        held : dict
+            Boundary score → rows holding it among these (add to ``seen`` for the next rows).
+        """
         if self.binning == "equal-width":
-            return BINNINGS.get("equal-width").func(scores, self.n_bins, self.tie_policy)[0]
+            return BINNINGS.get("equal-width").func(scores, self.n_bins, self.tie_policy)[0], {}
         assert self.cuts is not None
         if self.binning == "discrete":
             idx = np.searchsorted(self.cuts, scores)
@@ -77,19 +92,21 @@ class StreamBins:
                 idx.max() >= self.cuts.size or not np.array_equal(self.cuts[idx], scores)
             ):
                 raise DataError("A score was not seen when the discrete bins were collected.")
-            return idx.astype(np.intp)
+            return idx.astype(np.intp), {}
         if self.tie_policy == "keep":
-            return np.searchsorted(self.cuts, scores, side="right").astype(np.intp)
+            return np.searchsorted(self.cuts, scores, side="right").astype(np.intp), {}
         idx = np.searchsorted(self.cuts, scores, side="left").astype(np.intp)
-        at = np.minimum(idx, self.cuts.size - 1) if self.cuts.size else idx
-        tied = np.flatnonzero(
-            (idx < self.cuts.size) & (self.cuts[at] == scores) if self.cuts.size else idx < 0
-        )
-        if tied.size:
-            self._place_ties(scores, tied, idx)
-        return idx
+        if not self.cuts.size:
+            return idx, {}
+        at = np.minimum(idx, self.cuts.size - 1)
+        tied = np.flatnonzero((idx < self.cuts.size) & (self.cuts[at] == scores))
+        if not tied.size:
+            return idx, {}
+        return idx, self._place_ties(scores, tied, idx, seen or {})
 
-    def _place_ties(self, scores: np.ndarray, tied: np.ndarray, idx: np.ndarray) -> None:
+    def _place_ties(
+        self, scores: np.ndarray, tied: np.ndarray, idx: np.ndarray, seen: Mapping[float, int]
+    ) -> dict[float, int]:
         """Bins of rows equal to a boundary score, from their rank ``less + j``."""
         assert self.starts is not None
         values = scores[tied]
@@ -101,12 +118,17 @@ class StreamBins:
         occurrence[order] = np.arange(tied.size) - np.repeat(
             first, np.diff(np.r_[first, tied.size])
         )
-        base = np.array([self.less[float(u)] + self.seen.get(float(u), 0) for u in uniq])
+        base = np.array([self.less[float(u)] + seen.get(float(u), 0) for u in uniq])
         ranks = base[codes] + occurrence
         idx[tied] = np.searchsorted(self.starts[1:-1], ranks, side="right")
         counts = np.bincount(codes, minlength=uniq.size)
-        for u, c in zip(uniq, counts, strict=True):
-            self.seen[float(u)] = self.seen.get(float(u), 0) + int(c)
+        return {float(u): int(c) for u, c in zip(uniq, counts, strict=True)}
+
+
+def add_seen(seen: dict[float, int], held: Mapping[float, int]) -> None:
+    """Count boundary scores of rows just binned into ``seen`` (in place)."""
+    for value, count in held.items():
+        seen[value] = seen.get(value, 0) + count
 
 
 def equal_mass_ranks(n: int, n_bins: int) -> np.ndarray:

@@ -481,6 +481,8 @@ class Rows:
         Role → values (str object arrays).
     facts : LoadFacts
         The batch's facts.
+    plan : Plan or None
+        The plan the rows were read under.
     """
 
     offset: int
@@ -489,6 +491,7 @@ class Rows:
     labels: np.ndarray
     roles: dict[str, np.ndarray]
     facts: LoadFacts
+    plan: Plan | None = None
 
 
 def batch_facts(
@@ -568,7 +571,7 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
         arr = arr[keep] if keep is not None else arr
         roles[role] = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
     facts = replace(facts, clipped=clipped, renormalized=renormalized)
-    return Rows(offset, positions, probs, y, roles, facts)
+    return Rows(offset, positions, probs, y, roles, facts, plan)
 
 
 def _stream_rows(rows: Sequence[int], offset: int, positions: np.ndarray | None) -> tuple[int, ...]:
