@@ -28,6 +28,16 @@ class DataError(CalibscopeError):
         super().__init__(message)
         self.rows = tuple(int(r) for r in rows)
 
+    def __reduce__(self) -> tuple:
+        # rows are keyword-only: kept when the error crosses processes (Dask)
+        return _data_error, (type(self), str(self), self.rows)
+
+
+def _data_error(cls: type, message: str, rows: tuple[int, ...]) -> DataError:
+    err = DataError.__new__(cls)
+    DataError.__init__(err, message, rows=rows)
+    return err
+
 
 class ConfigError(CalibscopeError):
     """An option is unknown, out of range, or incompatible with another option."""

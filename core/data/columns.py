@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,6 +105,16 @@ class ColumnError(DataError):
         self.argument = argument
         self.candidates = tuple(candidates)
         self.columns = tuple(columns)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # keyword-only fields: rebuilt by name when the error crosses processes (Dask)
+        return _column_error, (str(self), self.argument, self.candidates, self.columns)
+
+
+def _column_error(
+    message: str, argument: str, candidates: Sequence[str], columns: Sequence[str]
+) -> ColumnError:
+    return ColumnError(message, argument=argument, candidates=candidates, columns=columns)
 
 
 def _find_roles(columns: Sequence[str]) -> dict[str, str]:

@@ -26,8 +26,9 @@ batch size and the number of bins, not by the number of rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -48,8 +49,7 @@ from core.analysis import (
 from core.binning import BINNINGS, BinStats
 from core.calibration import EstimatorCall
 from core.cells import supports
-from core.data.lint import LintReport, ValueFacts
-from core.data.predictions import Digest
+from core.data.lint import LintReport
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import estimate_binned
@@ -63,7 +63,7 @@ from core.stream.bins import (
     keep_bins,
 )
 from core.stream.engine import Progress, StreamRunner
-from core.stream.load import LoadOptions, Plan, Rows
+from core.stream.load import LoadOptions, Plan
 from core.stream.ranks import PassCounts, RankSearch, level1_size
 from core.stream.sources import BATCH_ROWS
 from core.stream.stats import (
@@ -71,13 +71,15 @@ from core.stream.stats import (
     BinSpec,
     GroupStats,
     Key,
-    Offsets,
     RowStats,
+    WholeStats,
     bins_for,
     first_stats,
     group_stats,
     narrow_stats,
     row_stats,
+    several,
+    whole_stats,
 )
 
 
@@ -155,45 +157,6 @@ class StreamAnalysis:
 # --------------------------------------------------------------------------- the passes
 
 
-@dataclass(frozen=True, eq=False)
-class WholeStats:
-    """Lint facts and digest of all rows of a stream with models (merge by ``+``)."""
-
-    values: ValueFacts
-    digest: Digest
-
-    def __add__(self, other: WholeStats) -> WholeStats:
-        return WholeStats(self.values + other.values, self.digest + other.digest)
-
-
-def _whole(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-    start = offsets.groups.get(ALL_ROWS, 0)
-    digest = Digest(rows.probs.shape[1], start, tuple(rows.roles))
-    digest.update(rows.probs, rows.labels, rows.roles)
-    assert rows.plan is not None
-    values = ValueFacts.of(
-        rows.probs, rows.labels, binary=rows.plan.binary, offset=start, ties=False
-    )
-    return {ALL_ROWS: WholeStats(values, digest)}, {ALL_ROWS: int(rows.labels.shape[0])}, {}
-
-
-def _both(*funcs: Callable[[Rows, Offsets], tuple[dict, dict, dict]]) -> Callable:
-    """One pass running several chunk functions (their statistics under distinct keys)."""
-
-    def run(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-        stats: dict = {}
-        counts: dict = {}
-        held: dict = {}
-        for func in funcs:
-            a, b, c = func(rows, offsets)
-            stats.update(a)
-            counts.update(b)
-            held.update(c)
-        return stats, counts, held
-
-    return run
-
-
 class _Analysis:
     """The passes of one streamed analysis, made by a runner (stream or Dask)."""
 
@@ -238,9 +201,7 @@ class _Analysis:
         size = level1_size(columns)
         specs = self.specs if self.specs[1] != self.specs[0] else self.specs[:1]
 
-        def first(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-            return first_stats(rows, rows.plan, specs, size=size, **self._chunk_args())
-
+        first = partial(first_stats, specs=specs, size=size, **self._chunk_args())
         plan, _, got = self.runner.run(plan, first, "histogram of the scores")
         self.n = {name: int(keyed.pop((-1, 0))[0]) for name, keyed in got.items()}
         if cfg.binning == "discrete":
@@ -278,10 +239,7 @@ class _Analysis:
 
     def _narrow(self, plan: Plan, specs: list[BinSpec], searches: dict) -> None:
         while not all(search.done for search in searches.values()):
-
-            def narrow(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-                return narrow_stats(rows, plan, specs, searches, **self._chunk_args())
-
+            narrow = partial(narrow_stats, specs=specs, searches=searches, **self._chunk_args())
             _, _, got = self.runner.run(plan, narrow, "exact equal-mass edges")
             for name, search in searches.items():
                 keyed = got.get(name, {})
@@ -293,19 +251,15 @@ class _Analysis:
     def _statistics(self, plan: Plan) -> tuple[Plan, Any, dict]:
         cfg = self.config
 
-        def groups(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-            return group_stats(
-                rows,
-                rows.plan,
-                self.specs,
-                self.bins,
-                offsets,
-                bands=cfg.consistency_band,
-                max_band_bins=CONSISTENCY_BAND_MAX_BINS,
-                **self._chunk_args(),
-            )
-
-        func = _both(groups, _whole) if self.models else groups
+        groups = partial(
+            group_stats,
+            specs=self.specs,
+            bins=self.bins,
+            bands=cfg.consistency_band,
+            max_band_bins=CONSISTENCY_BAND_MAX_BINS,
+            **self._chunk_args(),
+        )
+        func = partial(several, funcs=(groups, whole_stats)) if self.models else groups
         return self.runner.run(plan, func, "bin statistics")
 
     # -- 3. rows
@@ -331,19 +285,16 @@ class _Analysis:
             for name, g in groups.items()
         }
 
-        def rows_of(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
-            return row_stats(
-                rows,
-                plan,
-                self.specs[0],
-                self.bins,
-                offsets,
-                centers=centers,
-                norms=norms,
-                wanted=wanted,
-                ties=ties,
-                **self._chunk_args(),
-            )
+        rows_of = partial(
+            row_stats,
+            spec=self.specs[0],
+            bins=self.bins,
+            centers=centers,
+            norms=norms,
+            wanted=wanted,
+            ties=ties,
+            **self._chunk_args(),
+        )
 
         _, _, got = self.runner.run(
             plan, rows_of, "rows for the label-binned and kernel estimators"
@@ -491,7 +442,7 @@ class _Analysis:
             _metric_row(k, SCORES.get(k).label, v, intervals, notes) for k, v in scores.items()
         ]
         bands = g.bands if g.bands is not None else (None,) * len(stats)
-        brier_bins = self.bins[name]
+        brier_bins = self.bins.setdefault(name, {})
         parts = [
             (
                 BinStats(

@@ -101,15 +101,16 @@ def component_scores(
 
 def first_stats(
     rows: Rows,
-    plan: Plan,
-    specs: list[BinSpec],
+    offsets: Offsets,
     *,
+    specs: list[BinSpec],
     size: int,
     class_weights: Any,
     split: bool,
     only: str | None,
 ) -> tuple[dict[str | None, Keyed], dict, dict]:
     """Per model and key: the first histogram (equal-mass) or distinct scores (discrete)."""
+    plan = _plan(rows)
     out: dict[str | None, Keyed] = {}
     for name, (p, y, _) in split_groups(rows, split, only):
         got = out.setdefault(name, Keyed())
@@ -127,15 +128,16 @@ def first_stats(
 
 def narrow_stats(
     rows: Rows,
-    plan: Plan,
+    offsets: Offsets,
+    *,
     specs: list[BinSpec],
     searches: Mapping[str | None, RankSearch],
-    *,
     class_weights: Any,
     split: bool,
     only: str | None,
 ) -> tuple[dict[str | None, Keyed], dict, dict]:
     """Per model and key: what this pass of the rank search collects from the chunk."""
+    plan = _plan(rows)
     out: dict[str | None, Keyed] = {}
     for name, (p, y, _) in split_groups(rows, split, only):
         search = searches.get(name)
@@ -261,11 +263,10 @@ def _binned(
 
 def group_stats(
     rows: Rows,
-    plan: Plan,
-    specs: list[BinSpec],
-    bins: dict[str | None, dict[Key, StreamBins]],
     offsets: Offsets,
     *,
+    specs: list[BinSpec],
+    bins: dict[str | None, dict[Key, StreamBins]],
     bands: bool,
     max_band_bins: int,
     class_weights: Any,
@@ -277,6 +278,7 @@ def group_stats(
     ``specs[0]`` is the config's binning (cells, bands), ``specs[1]`` the Brier
     decomposition's (the same spec when the lenses agree).
     """
+    plan = _plan(rows)
     out: dict[str | None, GroupStats] = {}
     counts: dict[str | None, int] = {}
     held: dict = {}
@@ -376,11 +378,10 @@ class RowStats:
 
 def row_stats(
     rows: Rows,
-    plan: Plan,
-    spec: BinSpec,
-    bins: Mapping[str | None, dict[Key, StreamBins]],
     offsets: Offsets,
     *,
+    spec: BinSpec,
+    bins: dict[str | None, dict[Key, StreamBins]],
     centers: Mapping[str | None, list[np.ndarray]],
     norms: tuple[float, ...],
     wanted: Mapping[str | None, np.ndarray | None],
@@ -390,6 +391,7 @@ def row_stats(
     only: str | None,
 ) -> tuple[dict[Any, RowStats], dict[str | None, int], dict]:
     """Return the chunk's rows-pass statistics per model (and :data:`ALL_ROWS` for ties)."""
+    plan = _plan(rows)
     out: dict[Any, RowStats] = {}
     counts: dict[str | None, int] = {}
     held: dict = {}
@@ -408,7 +410,7 @@ def row_stats(
             view = component_scores(p, y, spec.lens, plan, class_weights)
             deviations = {}
             for c, s in enumerate(view.scores):
-                sb = bins[name][(0, c)]
+                sb = bins_for(bins.setdefault(name, {}), spec, (0, c))
                 idx, tied = sb.assign(s, offsets.seen.get((name, (0, c))))
                 if tied:
                     held[(name, (0, c))] = tied
@@ -424,6 +426,46 @@ def row_stats(
             stats = RowStats(deviations, stats.positions, stats.probs, stats.labels, stats.ties)
         out[name] = stats
     return out, counts, held
+
+
+@dataclass(frozen=True, eq=False)
+class WholeStats:
+    """Lint facts and digest of all rows of a stream with models (merge by ``+``)."""
+
+    values: ValueFacts
+    digest: Digest
+
+    def __add__(self, other: WholeStats) -> WholeStats:
+        return WholeStats(self.values + other.values, self.digest + other.digest)
+
+
+def whole_stats(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+    """Return the lint facts and digest of all rows of a chunk, under :data:`ALL_ROWS`."""
+    start = offsets.groups.get(ALL_ROWS, 0)
+    digest = Digest(rows.probs.shape[1], start, tuple(rows.roles))
+    digest.update(rows.probs, rows.labels, rows.roles)
+    values = ValueFacts.of(
+        rows.probs, rows.labels, binary=_plan(rows).binary, offset=start, ties=False
+    )
+    return {ALL_ROWS: WholeStats(values, digest)}, {ALL_ROWS: int(rows.labels.shape[0])}, {}
+
+
+def several(rows: Rows, offsets: Offsets, *, funcs: tuple[Any, ...]) -> tuple[dict, dict, dict]:
+    """Run several chunk functions in one pass (their statistics under distinct keys)."""
+    stats: dict = {}
+    counts: dict = {}
+    held: dict = {}
+    for func in funcs:
+        a, b, c = func(rows, offsets)
+        stats.update(a)
+        counts.update(b)
+        held.update(c)
+    return stats, counts, held
+
+
+def _plan(rows: Rows) -> Plan:
+    assert rows.plan is not None
+    return rows.plan
 
 
 def _tie_counts(p: np.ndarray, binary: bool) -> TieCounts:

@@ -1,0 +1,282 @@
+"""The Dask engine: the passes of a streamed analysis on the partitions of a Dask DataFrame.
+
+:func:`analyze_dask` reads Parquet with :func:`dask.dataframe.read_parquet` (a path, a folder,
+a glob or any URL fsspec reads) and runs each pass of :mod:`core.stream.analysis` as one task
+per partition — the chunk functions of :mod:`core.stream.stats` — whose statistics are merged
+by a tree reduction in partition order. Where a partition starts (in all rows and in each
+model's rows) comes from a first pass that counts rows and collects the load facts; so the
+numbers are those of the stream engine and of memory. Ties at equal-mass boundaries are
+ordered by partition: when a partition holds a tied boundary score, the pass runs again with
+the counts of the partitions before it.
+
+Dask is an optional dependency (``pip install calibscope[dask]``); the tasks run on the
+client's cluster (:class:`dask.distributed.Client`), or on a local cluster the command line
+starts when no scheduler is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from core.analysis import AnalysisConfig, check_config
+from core.errors import ConfigError, DataError
+from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
+from core.stream.sources import Batch, Layout, Part
+from core.stream.stats import ALL_ROWS, Offsets, merge_groups
+
+#: Rows of the first partition the columns are inferred from.
+HEAD_ROWS = 100_000
+
+
+def _import_dask() -> Any:
+    try:
+        import dask
+        import dask.dataframe  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "The Dask engine needs Dask: pip install 'calibscope[dask]'."
+        ) from None
+    return dask
+
+
+def _batch(frame: Any, index: int, offset: int, source: str) -> Batch:
+    return Batch(Part(f"{source} (partition {index})", "parquet"), 0, offset, frame)
+
+
+def _facts_task(
+    frame: Any, index: int, offset: int, plan: Plan, source: str
+) -> tuple[LoadFacts, dict[Any, int]]:
+    """Return a partition's load facts and its kept rows: all, and per model."""
+    import pandas as pd
+
+    batch = _batch(frame, index, offset, source)
+    facts, _, _, keep = batch_facts(batch, plan)
+    counts: dict[Any, int] = {None: facts.n, ALL_ROWS: facts.n}
+    col = plan.roles.get("model")
+    if col is not None:
+        arr = frame[col].to_numpy(dtype=object)
+        arr = arr[keep] if keep is not None else arr
+        names = np.where(pd.isna(arr), "", arr).astype(str)
+        codes, uniques = pd.factorize(names)
+        for j, n in enumerate(np.bincount(codes, minlength=len(uniques))):
+            counts[str(uniques[j])] = int(n)
+    return facts, counts
+
+
+def _run_task(
+    frame: Any,
+    index: int,
+    offset: int,
+    plan: Plan,
+    func: Callable[..., tuple[dict, dict, dict]],
+    offsets: Offsets,
+    source: str,
+) -> tuple[dict, LoadFacts, dict]:
+    """One partition of a pass: its statistics, load facts and tied boundary scores."""
+    batch = _batch(frame, index, offset, source)
+    facts, P, labels, keep = batch_facts(batch, plan, decide=False)
+    rows = read_rows(batch, plan, facts, P, labels, keep)
+    stats, _, held = func(rows, offsets)
+    return stats, rows.facts, held
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
+
+
+def _merge_facts(a: tuple[LoadFacts, Any], b: tuple[LoadFacts, Any]) -> tuple[LoadFacts, Any]:
+    return a[0] + b[0], None
+
+
+def _merge_pass(a: tuple[dict, LoadFacts], b: tuple[dict, LoadFacts]) -> tuple[dict, LoadFacts]:
+    return merge_groups(a[0], b[0]), a[1] + b[1]
+
+
+def _first_two(result: tuple[dict, LoadFacts, dict]) -> tuple[dict, LoadFacts]:
+    return result[0], result[1]
+
+
+def _held(result: tuple[dict, LoadFacts, dict]) -> dict:
+    return result[2]
+
+
+def tree_reduce(items: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:
+    """Merge delayed values pairwise, keeping their order (``merge(left, right)``)."""
+    dask = _import_dask()
+    level = list(items)
+    while len(level) > 1:
+        level = [
+            dask.delayed(merge)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
+            for i in range(0, len(level), 2)
+        ]
+    return level[0]
+
+
+class DaskRunner:
+    """Passes over the partitions of a Parquet dataset on Dask.
+
+    Parameters
+    ----------
+    source : str
+        A Parquet file, folder, glob or fsspec URL (:func:`dask.dataframe.read_parquet`).
+    load : LoadOptions
+        How to read the columns.
+    client : dask.distributed.Client, optional
+        Where the tasks run (default: Dask's current scheduler).
+    progress : callable, optional
+        ``progress(fraction, message)`` after each pass.
+    """
+
+    name = "dask"
+
+    def __init__(
+        self,
+        source: Any,
+        load: LoadOptions,
+        *,
+        client: Any = None,
+        progress: Callable[[float, str], Any] | None = None,
+    ) -> None:
+        _import_dask()
+        import dask.dataframe as dd
+
+        self.source = str(source)
+        self.load = load
+        self.client = client
+        self.progress = progress
+        try:
+            self.frame = dd.read_parquet(self.source)
+        except Exception as exc:  # fsspec and pyarrow raise many types for a bad dataset
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DataError(f"{self.source} cannot be read as Parquet by Dask: {text}") from None
+        self.layout = Layout(tuple(map(str, self.frame.columns)))
+        self.passes = 0
+        self._final: Plan | None = None
+        self._offsets: list[int] = []
+        self._starts: list[dict[Any, int]] = []
+        self._facts: LoadFacts | None = None
+
+    @property
+    def part_names(self) -> tuple[str, ...]:
+        """The dataset as given."""
+        return (self.source,)
+
+    def _compute(self, *values: Any) -> Any:
+        dask = _import_dask()
+        if self.client is not None:
+            return self.client.compute(list(values), sync=True)
+        return dask.compute(*values)
+
+    def plan(self) -> Plan:
+        """Infer the columns from the first rows of the first partition."""
+        head = self.frame.partitions[0].compute().iloc[:HEAD_ROWS]
+        if head.shape[0] == 0:
+            raise DataError(f"{self.source} has no data rows.")
+        return plan_from(_batch(head, 0, 0, self.source), self.layout, self.load, self.source)
+
+    def _decide(self, plan: Plan) -> Plan:
+        """Count the rows of each partition, merge the load facts, decide the plan."""
+        dask = _import_dask()
+        parts = self.frame[plan.columns].to_delayed()
+        lengths = self._compute(*[dask.delayed(len)(p) for p in parts])
+        self._offsets = [int(x) for x in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
+        tasks = [
+            dask.delayed(_facts_task)(p, i, off, plan, self.source)
+            for i, (p, off) in enumerate(zip(parts, self._offsets, strict=True))
+        ]
+        counts = [dask.delayed(_second)(t) for t in tasks]
+        facts = tree_reduce(tasks, _merge_facts)
+        (merged, _), per_part = self._compute(facts, counts)
+        self.passes += 1
+        if merged.n == 0:
+            raise DataError(f"{self.source} has no data rows.")
+        self._starts = []
+        running: dict[Any, int] = {}
+        for c in per_part:
+            self._starts.append(dict(running))
+            for key, n in c.items():
+                running[key] = running.get(key, 0) + n
+        self._final = plan.decided(merged)
+        return self._final
+
+    def run(
+        self, plan: Plan, func: Callable[..., tuple[dict, dict, dict]], what: str
+    ) -> tuple[Plan, LoadFacts, dict]:
+        """One pass over every partition (after the counting pass the first time)."""
+        dask = _import_dask()
+        if self._final is None:
+            plan = self._decide(plan)
+        plan = self._final
+        parts = self.frame[plan.columns].to_delayed()
+        seen: list[dict] = [{} for _ in parts]
+        while True:
+            tasks = [
+                dask.delayed(_run_task)(
+                    p, i, off, plan, func, Offsets(dict(start), seen[i]), self.source
+                )
+                for i, (p, off, start) in enumerate(
+                    zip(parts, self._offsets, self._starts, strict=True)
+                )
+            ]
+            merged = tree_reduce([dask.delayed(_first_two)(t) for t in tasks], _merge_pass)
+            helds = [dask.delayed(_held)(t) for t in tasks]
+            (stats, facts), held = self._compute(merged, helds)
+            self.passes += 1
+            if self.progress is not None:
+                self.progress(1.0, f"pass {self.passes}: {what}")
+            wanted = _seen_before(held)
+            if all(w == s for w, s in zip(wanted, seen, strict=True)):
+                return plan, facts, stats
+            seen = wanted  # tied boundary scores: again, with the counts of earlier partitions
+
+
+def _seen_before(held: Sequence[dict]) -> list[dict]:
+    """For each partition, the tied boundary scores held by the partitions before it."""
+    out: list[dict] = []
+    running: dict = {}
+    for h in held:
+        out.append({key: dict(values) for key, values in running.items()})
+        for key, values in h.items():
+            mine = running.setdefault(key, {})
+            for v, c in values.items():
+                mine[v] = mine.get(v, 0) + c
+    return out
+
+
+def analyze_dask(
+    source: Any,
+    config: AnalysisConfig | None = None,
+    *,
+    client: Any = None,
+    load: LoadOptions | None = None,
+    split_models: bool = True,
+    model: str | None = None,
+    progress: Callable[[float, str], Any] | None = None,
+) -> Any:
+    """Analyse a Parquet dataset on Dask: the numbers of :func:`core.analyze_stream`.
+
+    Parameters
+    ----------
+    source : str
+        A Parquet file, folder, glob or fsspec URL.
+    config : AnalysisConfig, optional
+        The options (as for :func:`core.stream.analysis.analyze_stream`).
+    client : dask.distributed.Client, optional
+        The cluster to run on (default: Dask's current scheduler).
+    load, split_models, model, progress
+        As for :func:`core.stream.analysis.analyze_stream`.
+
+    Returns
+    -------
+    core.stream.analysis.StreamAnalysis
+        The input and one analysis per model.
+    """
+    from core.stream.analysis import check_stream_config, run_analysis
+
+    config = check_config(config)
+    check_stream_config(config)
+    runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)
+    return run_analysis(runner, config, split_models=split_models, model=model)

@@ -1,0 +1,95 @@
+"""The Dask engine on a real local cluster gives the numbers of the stream and of memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+import core
+from core.analysis import AnalysisConfig, analyze
+from core.errors import DataError
+from core.stream.analysis import analyze_stream
+
+distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+from core.stream.dask import analyze_dask  # noqa: E402
+
+EXACT = 1e-12
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def _write(folder, frame: pd.DataFrame, cuts: list[int]) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    bounds = [0, *cuts, len(frame)]
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        frame.iloc[a:b].to_parquet(folder / f"part-{i:03d}.parquet", index=False)
+    return str(folder / "*.parquet")
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(21)
+    n = 9_000
+    # half the rows from a model with discrete scores: ties at equal-mass boundaries
+    p = np.where(np.arange(n) % 2 == 0, rng.beta(2, 3, n), rng.choice([0.2, 0.4, 0.7], n))
+    y = (rng.random(n) < p).astype(int)
+    model = np.where(rng.random(n) < 0.5, "a", "b")
+    return pd.DataFrame({"p": p, "y": y, "model": model})
+
+
+def _table(a: core.ReliabilityAnalysis) -> np.ndarray:
+    return a.metrics.set_index("metric")[["value", "low", "high"]].to_numpy(dtype=float)
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+def test_dask_equals_stream_and_memory(tmp_path, client, frame, binning):
+    pattern = _write(tmp_path / "a", frame, [1_000, 4_500, 7_777])
+    config = AnalysisConfig(lens="binary", binning=binning, n_resamples=200, bootstrap="cells")
+    dask_result = analyze_dask(pattern, config, client=client)
+    stream = analyze_stream(pattern, config, batch_rows=2_000)
+    whole = core.load_predictions(_concat(tmp_path / "whole.parquet", frame))
+    assert dask_result.input.digest == stream.input.digest == whole.digest
+    assert dask_result.input.lint.to_records() == whole.lint.to_records()
+    parts = whole.by_model()
+    for (name, part, a), (_, _, b) in zip(dask_result.results, stream.results, strict=True):
+        assert part.digest == parts[name].digest
+        assert_allclose(_table(a), _table(b), rtol=EXACT, atol=1e-15)
+        memory = analyze(parts[name], config)
+        rows = memory.metrics.metric != "sweep"
+        assert_allclose(
+            _table(a)[rows.to_numpy()], _table(memory)[rows.to_numpy()], rtol=EXACT, atol=1e-15
+        )
+
+
+def test_intervals_do_not_depend_on_the_partitioning(tmp_path, client, frame):
+    config = AnalysisConfig(lens="binary", binning="equal-mass", n_resamples=300)
+    one = analyze_dask(_write(tmp_path / "x", frame, [3_000]), config, client=client)
+    other = analyze_dask(
+        _write(tmp_path / "y", frame, [10, 2_222, 5_000, 8_999]), config, client=client
+    )
+    for (_, _, a), (_, _, b) in zip(one.results, other.results, strict=True):
+        assert_allclose(_table(a), _table(b), rtol=EXACT, atol=1e-15)
+
+
+def test_a_bad_partition_is_reported(tmp_path, client, frame):
+    bad = frame.copy()
+    bad.loc[5_000, "p"] = np.nan
+    pattern = _write(tmp_path / "bad", bad, [4_000])
+    with pytest.raises(DataError, match="partition 1.*row 1,000"):
+        analyze_dask(pattern, AnalysisConfig(lens="binary"), client=client)
+
+
+def _concat(path, frame: pd.DataFrame):
+    frame.to_parquet(path, index=False)
+    return path
