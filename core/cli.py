@@ -17,9 +17,11 @@ Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registrie
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -27,6 +29,9 @@ from core import records
 from core.errors import CalibscopeError
 
 PROG = "calibscope"
+#: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
+ENGINES = ("memory", "stream", "dask")
+
 EXIT_OK = 0
 EXIT_ERROR = 2
 
@@ -66,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         text = args.run(args)
         if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
+            write_atomically(Path(args.output), text)
         else:
             sys.stdout.write(text)
     except (CalibscopeError, _Failure, OSError, ValueError) as exc:
@@ -75,6 +80,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder.
+
+    An interrupted run leaves the old file (or none), never a half-written one.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +149,71 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--model", metavar="NAME", help="analyse only this model of a long file")
     cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
     cmd.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    cmd.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="memory",
+        help="memory (default): load FILE; stream: read FILE (a file, folder or glob of parts) "
+        "in batches, for files larger than memory; dask: partitions of a Parquet dataset on a "
+        "Dask cluster",
+    )
+    cmd.add_argument(
+        "--batch-rows",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="rows per batch of the stream engine (memory grows with it)",
+    )
+    cmd.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)",
+    )
+
+
+def _load_options(args: argparse.Namespace) -> Any:
+    from core.stream.load import LoadOptions
+
+    if args.labels:
+        raise _Failure(
+            f"--engine {args.engine} reads the labels from a column of the same files; "
+            "--labels (a separate labels file) needs --engine memory."
+        )
+    prob_columns = None
+    if args.prob_columns:
+        prob_columns = tuple(c.strip() for c in args.prob_columns.split(",") if c.strip())
+    label_column: str | int | None = args.label_column
+    if label_column is not None and label_column.lstrip("-").isdigit():
+        label_column = int(label_column)
+    return LoadOptions(
+        prob_columns=prob_columns,
+        label_column=label_column,
+        positive_class=args.positive_class,
+        logits={"auto": "auto", "yes": True, "no": False}[args.logits],
+        renormalize=args.renormalize,
+        drop_missing=args.drop_missing,
+    )
+
+
+@contextlib.contextmanager
+def _runner(args: argparse.Namespace) -> Iterator[Any]:
+    """Yield the stream or Dask runner of ``--engine`` (a Dask client open meanwhile)."""
+    load = _load_options(args)
+    if args.engine == "stream":
+        from core.stream.engine import StreamRunner
+
+        if args.batch_rows < 1:
+            raise _Failure(f"--batch-rows must be at least 1; got {args.batch_rows}.")
+        yield StreamRunner(args.file, load, batch_rows=args.batch_rows)
+        return
+    from core.stream.dask import DaskRunner, dask_client
+
+    with dask_client(args.scheduler) as client:
+        yield DaskRunner(args.file, load, client=client)
+
+
+def _n_classes(runner: Any) -> int:
+    return len(runner.plan().class_names)
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -212,10 +295,10 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         )
 
 
-def _config(args: argparse.Namespace, pred: Any) -> Any:
+def _config(args: argparse.Namespace, n_classes: int) -> Any:
     from core.analysis import AnalysisConfig
 
-    lens = args.lens or ("binary" if pred.n_classes == 2 else "top-label")
+    lens = args.lens or ("binary" if n_classes == 2 else "top-label")
     return AnalysisConfig(
         lens=lens,
         binning=args.binning,
@@ -233,8 +316,21 @@ def _config(args: argparse.Namespace, pred: Any) -> Any:
 def _run_metrics(args: argparse.Namespace) -> str:
     from core.analysis import analyze
 
+    if args.engine != "memory":
+        from core.stream.analysis import check_stream_config, run_analysis
+
+        with _runner(args) as runner:
+            config = _config(args, _n_classes(runner))
+            check_stream_config(config)
+            result = run_analysis(runner, config, model=args.model)
+        source, results = result.input, list(result.results)
+        if args.json:
+            return records.dumps(
+                records.metrics_record(source, config, results, file=args.file, labels=None)
+            )
+        return _metrics_text(source, config, results)
     pred = _load(args)
-    config = _config(args, pred)
+    config = _config(args, pred.n_classes)
     results = []
     for name, part in _select_models(pred, args.model):
         analysis = analyze(part, config)
@@ -273,7 +369,7 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
         lines.extend(_columns(table))
         if name is not None:
             lines.extend(_finding_lines(_value_findings(part), indent="  "))
-    shown = pred.lint.findings if pred.model is None else _load_findings(pred)
+    shown = pred.lint.findings if not pred.models else _load_findings(pred)
     if shown:
         lines.append("")
         lines.append("data checks:")
@@ -298,8 +394,15 @@ def _load_findings(pred: Any) -> list:
 
 
 def _run_lint(args: argparse.Namespace) -> str:
-    pred = _load(args)
-    parts = _select_models(pred, args.model)
+    if args.engine != "memory":
+        from core.stream.analysis import lint_stream
+
+        with _runner(args) as runner:
+            result = lint_stream(runner, model=args.model)
+        pred, parts = result.input, [(name, part) for name, part, _ in result.results]
+    else:
+        pred = _load(args)
+        parts = _select_models(pred, args.model)
     if args.json:
         return records.dumps(
             {
@@ -313,7 +416,7 @@ def _run_lint(args: argparse.Namespace) -> str:
             }
         )
     lines = [_input_line(pred)]
-    if pred.model is None:
+    if not pred.models:
         lines.extend(_finding_lines(pred.lint, indent="  ") or ["  no findings"])
         return "\n".join(lines) + "\n"
     lines.extend(_finding_lines(_load_findings(pred), indent="  "))
@@ -352,6 +455,12 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
 def _run_compare(args: argparse.Namespace) -> str:
     from core.model_comparison import compare_models
 
+    if args.engine != "memory":
+        raise _Failure(
+            f"compare --engine {args.engine} is not available: the paired comparison resamples "
+            f"rows. Use metrics --engine {args.engine} for every model's numbers, or compare a "
+            "sample in memory."
+        )
     pred = _load(args)
     if args.model is not None:
         raise _Failure("compare takes several models: use --models A,B instead of --model.")
@@ -368,7 +477,7 @@ def _run_compare(args: argparse.Namespace) -> str:
                 f"No model(s) {', '.join(map(repr, unknown))}; models: {', '.join(parts)}."
             )
         parts = {m: parts[m] for m in wanted}
-    config = _config(args, pred)
+    config = _config(args, pred.n_classes)
     cmp = compare_models(
         parts,
         config=config,
@@ -449,13 +558,29 @@ def _run_report(args: argparse.Namespace) -> str:
         raise _Failure(f"-o {args.output}: the report is written as .html or .json.")
     if args.output is None and not as_json:
         raise _Failure("the HTML report goes to a file: give -o report.html (or --json).")
+    if args.engine != "memory":
+        from core.report import build_stream_report
+        from core.stream.analysis import check_stream_config, run_analysis
+
+        with _runner(args) as runner:
+            config = _config(args, _n_classes(runner))
+            check_stream_config(config)
+            result = run_analysis(runner, config, model=args.model)
+        report = build_stream_report(
+            result,
+            config=config,
+            title=args.title,
+            test=None if args.test == "none" else args.test,
+            test_options={"n_resamples": args.test_resamples},
+        )
+        return report.to_json() if as_json else report.to_html()
     pred = _load(args)
     parts = _select_models(pred, args.model)
     if args.model is not None:
         pred = parts[0][1]
     report = build_report(
         pred,
-        config=_config(args, pred),
+        config=_config(args, pred.n_classes),
         title=args.title,
         test=None if args.test == "none" else args.test,
         test_options={"n_resamples": args.test_resamples},

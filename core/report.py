@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from core import records
@@ -477,6 +478,74 @@ def build_report(
         created=created,
         comparison_error=comparison_error,
     )
+
+
+def build_stream_report(
+    result: Any,
+    *,
+    config: AnalysisConfig,
+    title: str | None = None,
+    test: str | None = DEFAULT_TEST,
+    test_options: dict[str, Any] | None = None,
+) -> Report:
+    """Build the report of a streamed analysis (:func:`core.stream.analysis.analyze_stream`).
+
+    The analyses are those of the stream; the calibration test of each model runs on the
+    seeded subsample its kernel estimators ran on (its method says so), and models are not
+    compared (the paired comparison resamples rows).
+
+    Parameters
+    ----------
+    result : core.stream.analysis.StreamAnalysis
+        The streamed analysis.
+    config : AnalysisConfig
+        Its options.
+    title, test, test_options
+        As for :func:`build_report`.
+
+    Returns
+    -------
+    Report
+        Render with :meth:`Report.to_html` or :meth:`Report.to_json`.
+    """
+    if test is not None:
+        TESTS.get(test)
+    models = []
+    for name, part, analysis in result.results:
+        sample = result.samples.get(name)
+        found: CalibrationTestResult | None = None
+        error = None
+        if test is not None and sample is None:
+            error = "no rows kept for a test (kernel_sample=0)"
+        elif test is not None:
+            rows = _Rows(*sample)
+            found, error = _run_test(rows, test, config, test_options)
+            m = rows.labels.shape[0]
+            if found is not None and m < part.n:
+                where = f"; on a seeded subsample of {m:,} of the {part.n:,} rows"
+                found = replace(found, method=found.method + where)
+        models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, found, error))
+    created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+    return Report(
+        title=title or f"Calibration report: {result.input.source}",
+        predictions=result.input,
+        config=config,
+        models=tuple(models),
+        test_name=test,
+        test_options=dict(test_options or {}),
+        comparison=None,
+        labels_source=None,
+        created=created,
+        comparison_error=(
+            "not on a stream: the paired comparison resamples rows" if len(models) >= 2 else None
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class _Rows:
+    probs: np.ndarray
+    labels: np.ndarray
 
 
 def _run_test(

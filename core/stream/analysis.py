@@ -27,7 +27,7 @@ batch size and the number of bins, not by the number of rows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -49,7 +49,7 @@ from core.analysis import (
 from core.binning import BINNINGS, BinStats
 from core.calibration import EstimatorCall
 from core.cells import supports
-from core.data.lint import LintReport
+from core.data.lint import LintReport, ValueFacts
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import estimate_binned
@@ -76,8 +76,10 @@ from core.stream.stats import (
     bins_for,
     first_stats,
     group_stats,
+    lint_stats,
     narrow_stats,
     row_stats,
+    row_stats_ties,
     several,
     whole_stats,
 )
@@ -138,11 +140,15 @@ class StreamAnalysis:
         without a model column), as ``calibscope metrics`` reports them.
     passes : int
         Passes made over the files.
+    samples : dict
+        Model → ``(probs, labels)`` of the seeded subsample the kernel estimators ran on
+        (None where no rows were kept).
     """
 
     input: StreamInput
     results: tuple[tuple[str | None, StreamInput, ReliabilityAnalysis], ...]
     passes: int
+    samples: dict[str | None, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
 
     @property
     def analysis(self) -> ReliabilityAnalysis:
@@ -347,8 +353,10 @@ class _Analysis:
             models=tuple(str(m) for m in groups if m is not None),
         )
         results = []
+        samples = {}
         for name, g in groups.items():
             got = rows.get(name, RowStats())
+            samples[name] = got.kernel_rows()
             if name is None:
                 part_lint = lint
             else:
@@ -362,7 +370,7 @@ class _Analysis:
                 models=() if name is None else (name,),
             )
             results.append((name, part, self._analysis(g, got, plan, name)))
-        return StreamAnalysis(source, tuple(results), self.runner.passes)
+        return StreamAnalysis(source, tuple(results), self.runner.passes, samples)
 
     def _analysis(self, g: GroupStats, got: RowStats, plan: Plan, name: Any) -> ReliabilityAnalysis:
         cfg = self.config
@@ -584,6 +592,69 @@ def analyze_stream(
     check_stream_config(config)
     runner = StreamRunner(source, load or LoadOptions(), batch_rows=batch_rows, progress=progress)
     return run_analysis(runner, config, split_models=split_models, model=model)
+
+
+def lint_stream(
+    runner: Any, *, split_models: bool = True, model: str | None = None
+) -> StreamAnalysis:
+    """Lint a stream: the findings over all rows (and per model), in one or two passes.
+
+    Parameters
+    ----------
+    runner : StreamRunner or DaskRunner
+        Where the rows are read.
+    split_models, model
+        As for :func:`analyze_stream`.
+
+    Returns
+    -------
+    StreamAnalysis
+        The input and, per model, its input with its lint (no analyses: None).
+    """
+    plan = runner.plan()
+    if model is not None and "model" not in plan.roles:
+        raise ConfigError(f"--model {model!r} given but {plan.source} has no model column.")
+    split = split_models and "model" in plan.roles
+    func = partial(lint_stats, split=split, only=model)
+    plan, facts, got = runner.run(plan, func, "lint")
+    if any(w.values.needs_ties for w in got.values()):
+        ties = partial(row_stats_ties, split=split, only=model)
+        _, _, counted = runner.run(plan, ties, "counts of tied scores")
+        got = {k: replace(w, values=replace(w.values, ties=counted[k])) for k, w in got.items()}
+    names = plan.class_names
+    load = plan.findings(facts)
+    whole = got.pop(ALL_ROWS)
+
+    def report(values: ValueFacts) -> LintReport:
+        return LintReport(tuple(load + values.findings(names, plan.prob_columns)))
+
+    source = StreamInput(
+        source=plan.source,
+        parts=runner.part_names,
+        n=facts.n,
+        class_names=names,
+        binary=plan.binary,
+        digest=whole.digest.hexdigest(names, plan.binary),
+        columns=plan.mapping(),
+        lint=report(whole.values),
+        models=tuple(str(m) for m in got if m is not None),
+    )
+    results = tuple(
+        (
+            name,
+            replace(
+                source,
+                n=w.values.n,
+                digest=w.digest.hexdigest(names, plan.binary),
+                lint=report(w.values),
+                models=() if name is None else (name,),
+            ),
+            None,
+        )
+        for name, w in got.items()
+        if split
+    )
+    return StreamAnalysis(source, results, runner.passes)
 
 
 def run_analysis(

@@ -16,7 +16,8 @@ starts when no scheduler is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,9 +37,7 @@ def _import_dask() -> Any:
         import dask
         import dask.dataframe  # noqa: F401
     except ImportError:
-        raise ConfigError(
-            "The Dask engine needs Dask: pip install 'calibscope[dask]'."
-        ) from None
+        raise ConfigError("The Dask engine needs Dask: pip install 'calibscope[dask]'.") from None
     return dask
 
 
@@ -244,6 +243,46 @@ def _seen_before(held: Sequence[dict]) -> list[dict]:
             for v, c in values.items():
                 mine[v] = mine.get(v, 0) + c
     return out
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, *, workers: int = 2) -> Iterator[Any]:
+    """Yield a Dask client of the scheduler at ``scheduler``, else of a new local cluster.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        A scheduler address such as ``tcp://host:8786``.
+    workers : int, default=2
+        Worker processes of the local cluster.
+
+    Yields
+    ------
+    dask.distributed.Client
+        Closed (with its local cluster) on exit.
+    """
+    _import_dask()
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError(
+            "The Dask engine needs dask.distributed: pip install 'calibscope[dask]'."
+        ) from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout=10)
+        except (OSError, TimeoutError) as exc:
+            raise ConfigError(f"No Dask scheduler answers at {scheduler} ({exc}).") from None
+        with client:
+            yield client
+        return
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 def analyze_dask(

@@ -9,6 +9,7 @@ it goes. :mod:`core.stream.dask` runs the same functions on Dask partitions.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from core.stream.load import LoadFacts, LoadOptions, Plan, Rows, plan_from, read_stream
@@ -44,9 +45,11 @@ class StreamRunner:
         batch_rows: int = BATCH_ROWS,
         progress: Progress | None = None,
     ) -> None:
-        self.source = str(source)
         self.load = load
         self.parts = resolve_parts(source)
+        # one file is named as the in-memory loader names it; parts by the source as given
+        single = len(self.parts) == 1 and self.parts[0].path == str(source)
+        self.source = Path(str(source)).name if single else str(source)
         self.layout = layout(self.parts)
         self.batch_rows = int(batch_rows)
         self.progress = progress

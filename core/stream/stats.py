@@ -450,6 +450,35 @@ def whole_stats(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
     return {ALL_ROWS: WholeStats(values, digest)}, {ALL_ROWS: int(rows.labels.shape[0])}, {}
 
 
+def lint_stats(
+    rows: Rows, offsets: Offsets, *, split: bool, only: str | None
+) -> tuple[dict, dict, dict]:
+    """Return the lint facts and digest of all rows and of each model's (``split``)."""
+    stats, counts, _ = whole_stats(rows, offsets)
+    if split:
+        plan = _plan(rows)
+        for name, (p, y, roles) in split_groups(rows, True, only):
+            start = offsets.groups.get(name, 0)
+            digest = Digest(p.shape[1], start, tuple(roles))
+            digest.update(p, y, roles)
+            values = ValueFacts.of(p, y, binary=plan.binary, offset=start, ties=False)
+            stats[name] = WholeStats(values, digest)
+            counts[name] = int(y.shape[0])
+    return stats, counts, {}
+
+
+def row_stats_ties(
+    rows: Rows, offsets: Offsets, *, split: bool, only: str | None
+) -> tuple[dict, dict, dict]:
+    """Return the counts of the lint's score values, of all rows and of each model's."""
+    binary = _plan(rows).binary
+    stats: dict[Any, TieCounts] = {ALL_ROWS: _tie_counts(rows.probs, binary)}
+    if split:
+        for name, (p, _, _) in split_groups(rows, True, only):
+            stats[name] = _tie_counts(p, binary)
+    return stats, {}, {}
+
+
 def several(rows: Rows, offsets: Offsets, *, funcs: tuple[Any, ...]) -> tuple[dict, dict, dict]:
     """Run several chunk functions in one pass (their statistics under distinct keys)."""
     stats: dict = {}
