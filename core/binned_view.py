@@ -172,7 +172,8 @@ def bin_view(
     tie_policy : {"split", "keep"}
         Equal-mass tie policy.
     orders : tuple of numpy.ndarray or None, optional
-        Each component's stable argsort, when already known (schemes that sort reuse it).
+        Each component's stable argsort, when already known (schemes that sort reuse it;
+        without it equal-mass bins need no sort, see :mod:`core.binning`).
 
     Returns
     -------
@@ -187,8 +188,6 @@ def bin_view(
         zip(view.names, view.scores, view.outcomes, strict=True)
     ):
         order = None if orders is None else orders[c]
-        if info.sorts and order is None:
-            order = np.argsort(scores, kind="stable")
         idx, edges = info.func(scores, n_bins, tie_policy, order)
         comps.append(
             ComponentBins(name, scores, outcomes, idx, edges, binning, tie_policy, n_bins, order)
@@ -299,7 +298,13 @@ class BinnedViews:
             if same is not None:
                 self._binned[key] = dataclasses.replace(same, weights=view.weights)
             else:
-                orders = tuple(self._known_orders(lens))
+                # an analysis sorts each component anyway (the sweep, the bootstrap): binnings
+                # that sort read that one order
+                sorts = BINNINGS.get(binning).sorts
+                orders = tuple(
+                    self.order(lens, c) if sorts else known
+                    for c, known in enumerate(self._known_orders(lens))
+                )
                 self._binned[key] = bin_view(view, binning, n_bins, tie_policy, orders)
         return self._binned[key]
 

@@ -17,6 +17,9 @@ Conventions
   merged; the result has ``B' ≤ B`` bins, none empty, and no value spread over two bins.
   The edges are midpoints between the last score of one bin and the first of the next
   (0 and 1 at the ends), so with ``"keep"`` the edges reproduce the assignment.
+  Without a precomputed sort order, and with enough rows per bin, the same bins and edges
+  come without sorting: the boundary scores are selected with ``np.partition`` and only
+  rows equal to a boundary score are ranked (:func:`equal_mass_by_selection`).
 - **Discrete** (``"discrete"``): one bin per distinct score; ``n_bins`` is ignored and the
   edges are midpoints between consecutive distinct values.
 
@@ -309,6 +312,12 @@ def rank_starts(
     return starts.astype(np.int64)
 
 
+#: Below this many rows equal-mass bins come from a sort (selection gains nothing there).
+_SELECT_MIN_ROWS = 8192
+#: Selecting the boundaries beats a sort while there are this many rows per bin or more.
+_SELECT_ROWS_PER_BIN = 512
+
+
 def _keep_ties(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = sorted_scores.shape[0]
     inner = starts[1:-1]
@@ -341,6 +350,35 @@ def _equal_mass(
     scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     n = scores.shape[0]
+    if order is None and n >= _SELECT_MIN_ROWS and n >= _SELECT_ROWS_PER_BIN * n_bins:
+        return equal_mass_by_selection(scores, n_bins, tie_policy)
+    return equal_mass_by_sorting(scores, n_bins, tie_policy, order)
+
+
+def equal_mass_by_sorting(
+    scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-mass bins from the stable sort of the scores (see the module docstring).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Validated float64 scores.
+    n_bins : int
+        Number of bins ``B``.
+    tie_policy : {"split", "keep"}
+        Treatment of equal scores.
+    order : numpy.ndarray, optional
+        The stable ascending argsort of the scores, when the caller has it.
+
+    Returns
+    -------
+    idx : numpy.ndarray
+        Bin of every row.
+    edges : numpy.ndarray
+        Midpoint edges, 0 and 1 at the ends.
+    """
+    n = scores.shape[0]
     if order is None:
         order = np.argsort(scores, kind="stable")
     sorted_scores = scores[order]
@@ -351,6 +389,117 @@ def _equal_mass(
     idx = np.empty(n, dtype=np.intp)
     idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
     return idx, _midpoint_edges(sorted_scores, starts)
+
+
+def equal_mass_by_selection(
+    scores: np.ndarray, n_bins: int, tie_policy: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`equal_mass_by_sorting` without a sort: the same bins and edges, to the bit.
+
+    The scores of the boundary ranks ``ceil(k·n/B)`` (and of the ranks just below, for
+    the edges) are selected with one ``np.partition``. A row lies past boundary ``k``
+    when its score exceeds the boundary's score; only rows whose score equals a boundary
+    score need their rank, which is the count of smaller scores plus the count of equal
+    scores earlier in the input (the stable order). With ``tie_policy="keep"`` a boundary
+    that cuts a run of equal scores moves to the count of scores at most that score, and
+    a row passes it only with a larger score.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Validated float64 scores (at least one).
+    n_bins : int
+        Number of bins ``B``.
+    tie_policy : {"split", "keep"}
+        Treatment of equal scores.
+
+    Returns
+    -------
+    idx : numpy.ndarray
+        Bin of every row.
+    edges : numpy.ndarray
+        Midpoint edges, 0 and 1 at the ends.
+    """
+    n = scores.shape[0]
+    inner = equal_mass_starts(n, n_bins)[1:-1]  # ≥ 1; n for the empty bins of B > n
+    below, at = inner - 1, np.minimum(inner, n - 1)
+    kth = np.unique(np.concatenate((below, at)))
+    part = np.partition(scores, kth)
+    low, high = part[below], part[at]
+    # a boundary at rank n (more bins than rows) is passed by no row
+    value = np.where(inner < n, high, np.inf)
+    passed = np.searchsorted(value, scores, side="left")  # boundaries of smaller score
+    on = np.flatnonzero(np.append(value, np.inf)[passed] == scores)
+    first = passed[on]  # the first boundary whose score is the row's
+    if tie_policy == "keep":
+        return _keep_by_selection(part, kth, inner, low, high, passed, on, first)
+    # rank = scores below the row's value + equal scores earlier in the input
+    grouped = np.argsort(first, kind="stable")
+    earlier = np.empty(on.shape[0], dtype=np.intp)
+    earlier[grouped] = np.arange(on.shape[0]) - np.searchsorted(
+        first[grouped], first[grouped], side="left"
+    )
+    smaller = inner[first]
+    tied = low[first] == high[first]  # the row's value also fills the rank below the boundary
+    if tied.any():
+        at_most = _count_at_most(passed, inner.shape[0])
+        equal = np.bincount(first, minlength=inner.shape[0])
+        smaller[tied] = (at_most - equal)[first[tied]]
+    passed[on] = np.searchsorted(inner, smaller + earlier, side="right")
+    return passed, np.concatenate(([0.0], 0.5 * (low + high), [1.0]))
+
+
+def _keep_by_selection(
+    part: np.ndarray,
+    kth: np.ndarray,
+    inner: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    passed: np.ndarray,
+    on: np.ndarray,
+    first: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the ``tie_policy="keep"`` bins of :func:`equal_mass_by_selection` (see there)."""
+    n = part.shape[0]
+    cuts = (inner < n) & (low == high)
+    moved = np.where(cuts, _count_at_most(passed, inner.shape[0]), inner)
+    # of the boundaries with a row's score only the first can stay, and the row passes it
+    passed[on] += ~cuts[first]
+    # boundaries that moved onto each other merge: a row's bin is the distinct ones it passed
+    distinct = np.concatenate(([True], moved[1:] != moved[:-1]))
+    bins = np.concatenate(([0], np.cumsum(distinct)))
+    kept = distinct & (moved < n)
+    lower = np.where(cuts, high, low)[kept]  # a moved boundary ends its run of equal scores
+    upper = high[kept]
+    moved_kept = cuts[kept]
+    upper[moved_kept] = _order_statistics(part, kth, moved[kept][moved_kept])
+    return bins[passed], np.concatenate(([0.0], 0.5 * (lower + upper), [1.0]))
+
+
+def _count_at_most(passed: np.ndarray, n_boundaries: int) -> np.ndarray:
+    """Return how many rows score at most each boundary's score (``(m,)``).
+
+    ``passed`` is each row's count of boundaries with a smaller score.
+    """
+    return np.cumsum(np.bincount(passed, minlength=n_boundaries + 1)[:n_boundaries])
+
+
+def _order_statistics(part: np.ndarray, kth: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Scores of the given ranks, from scores partitioned at the sorted ranks ``kth``.
+
+    Between two ranks of ``kth`` a partitioned array holds exactly the scores of the ranks
+    between them, so a rank outside ``kth`` is selected within that stretch alone.
+    """
+    out = np.empty(ranks.shape[0])
+    ends = np.append(kth, part.shape[0])
+    for i, r in enumerate(ranks):
+        j = int(np.searchsorted(kth, r))
+        if ends[j] == r:
+            out[i] = part[r]
+            continue
+        lo = kth[j - 1] + 1 if j else 0
+        out[i] = np.partition(part[lo : ends[j]], r - lo)[r - lo]
+    return out
 
 
 @BINNINGS.register(

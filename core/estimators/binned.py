@@ -73,7 +73,11 @@ def _binned_func(name: str) -> Callable[..., Any]:
         info = ESTIMATORS.get(name)
         opts = info.check(options=options)
         view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-        return estimate_binned(info, bin_view(view, binning, n_bins, tie_policy), norm, rng, opts)
+        orders = None
+        if info.statistics == "sorted":  # it reads the rows in score order: one sort each
+            orders = tuple(np.argsort(s, kind="stable") for s in view.scores)
+        binned = bin_view(view, binning, n_bins, tie_policy, orders)
+        return estimate_binned(info, binned, norm, rng, opts)
 
     func.__name__ = name.replace("-", "_")
     func.__doc__ = f"The {name!r} estimator on validated arrays (see its registry entry)."
