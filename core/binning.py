@@ -318,6 +318,76 @@ _SELECT_MIN_ROWS = 8192
 _SELECT_ROWS_PER_BIN = 512
 
 
+def index_of_runs(order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Return the bin of every row from bins that are runs of the score order.
+
+    Parameters
+    ----------
+    order : numpy.ndarray
+        Stable ascending argsort of the scores.
+    starts : numpy.ndarray
+        First sorted position of each bin, followed by ``n`` (:func:`rank_starts`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` intp bin of every row, in input order.
+    """
+    sizes = np.diff(starts)
+    idx = np.empty(order.shape[0], dtype=np.intp)
+    idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
+    return idx
+
+
+def sorted_bin_stats(
+    sorted_scores: np.ndarray,
+    outcome_prefix: np.ndarray,
+    binning: str,
+    n_bins: int,
+    tie_policy: str,
+) -> tuple[np.ndarray, BinStats]:
+    """Return equal-width or equal-mass bins of sorted scores as runs, with their statistics.
+
+    The edges are those the binning function gives; counts and outcome sums are
+    differences of the prefix sums, and each bin's score sum adds its run of sorted
+    scores (``np.add.reduceat``), which keeps the sums as accurate as a ``bincount``'s
+    (differences of score prefix sums lose digits to the size of the prefix).
+
+    Parameters
+    ----------
+    sorted_scores : numpy.ndarray
+        ``(n,)`` scores in ascending (stable) order.
+    outcome_prefix : numpy.ndarray
+        ``(n + 1,)`` sums of the outcomes before each sorted position (0/1 outcomes:
+        exact).
+    binning : {"equal-width", "equal-mass"}
+        The binning.
+    n_bins : int
+        Number of bins ``B``.
+    tie_policy : {"split", "keep"}
+        Equal-mass tie policy.
+
+    Returns
+    -------
+    starts : numpy.ndarray
+        First sorted position of each bin, followed by ``n`` (:func:`rank_starts`).
+    stats : BinStats
+        The bins' statistics.
+    """
+    starts = rank_starts(sorted_scores, binning, n_bins, tie_policy)
+    counts = np.diff(starts)
+    if binning == "equal-mass":
+        edges = _midpoint_edges(sorted_scores, starts)
+    else:
+        edges = equal_width_edges(n_bins)
+    # reduceat adds up to the next start given: the non-empty runs alone end where they should
+    full = counts > 0
+    score_sums = np.zeros(counts.shape[0])
+    score_sums[full] = np.add.reduceat(sorted_scores, starts[:-1][full])
+    label_sums = np.diff(outcome_prefix[starts])
+    return starts, BinStats(edges, counts, score_sums, label_sums, binning)
+
+
 def _keep_ties(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = sorted_scores.shape[0]
     inner = starts[1:-1]
@@ -385,10 +455,7 @@ def equal_mass_by_sorting(
     starts = equal_mass_starts(n, n_bins)
     if tie_policy == "keep":
         starts = _keep_ties(sorted_scores, starts)
-    sizes = np.diff(starts)
-    idx = np.empty(n, dtype=np.intp)
-    idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
-    return idx, _midpoint_edges(sorted_scores, starts)
+    return index_of_runs(order, starts), _midpoint_edges(sorted_scores, starts)
 
 
 def equal_mass_by_selection(

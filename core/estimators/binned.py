@@ -11,6 +11,7 @@ so aggregation is the identity there.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -245,14 +246,17 @@ class SortedRows:
         self.n_rows, self.n = self.s.shape
         self.binning = binning
         self.tie_policy = tie_policy
-        zero = np.zeros((self.n_rows, 1))
-        self.cs = np.concatenate([zero, np.cumsum(self.s, axis=1)], axis=1)
-        self.cy = np.concatenate([zero, np.cumsum(self.y, axis=1)], axis=1)
+        self.cy = _prefix_sums(self.y)
         self.block_end = None
         if tie_policy == "keep":
             if self.n_rows != 1:
                 raise ConfigError("tie_policy='keep' sorts one sample at a time.")
             self.block_end = np.searchsorted(self.s[0], self.s[0], side="right")
+
+    @cached_property
+    def cs(self) -> np.ndarray:
+        """``(R, n + 1)`` prefix sums of the scores (what :meth:`bin_sums` reads)."""
+        return _prefix_sums(self.s)
 
     def _starts(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.n_rows == 1:
@@ -292,9 +296,11 @@ class SortedRows:
 class ComponentSample(SortedRows):
     """One binned lens component as the sweep reads it (a batch of one).
 
-    The ``b*`` bins are the component's own binning with ``b*`` bins
-    (:meth:`~core.binned_view.ComponentBins.rebinned`), so the sweep's value is the
-    plug-in estimate with ``b*`` bins to the last bit, and its bin table shares them.
+    The ``b*`` bins are the component's own binning with ``b*`` bins, taken from the
+    sorted rows held here (:meth:`~core.binned_view.ComponentBins.rebinned_sorted`: no
+    second binning) and left with the component, so its bin table shares them. The
+    sweep's value is the plug-in estimate with ``b*`` bins up to float rounding of the
+    score sums (they add the same scores in score order rather than input order).
     """
 
     def __init__(self, comp: Any) -> None:
@@ -309,8 +315,16 @@ class ComponentSample(SortedRows):
 
     def bin_sums(self, rows: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return the component's statistics with ``b`` bins (one row)."""
-        st = self.comp.rebinned(b).stats
+        st = self.comp.rebinned_sorted(b, self.s[0], self.cy[0]).stats
         return st.counts[None, :], st.score_sums[None, :], st.label_sums[None, :]
+
+
+def _prefix_sums(a: np.ndarray) -> np.ndarray:
+    """``(R, n + 1)`` sums of each row of ``a`` before every position (0 first)."""
+    out = np.empty((a.shape[0], a.shape[1] + 1))
+    out[:, 0] = 0.0
+    np.cumsum(a, axis=1, out=out[:, 1:])
+    return out
 
 
 def _sweep_kernel(sample: Any, norm: float, ctx: KernelContext) -> tuple[np.ndarray, dict]:
