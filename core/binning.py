@@ -210,6 +210,8 @@ def _safe_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 #: Distance of s·B from an integer below which the float edges decide (rounding is ~1e-15·B).
 _EDGE_TOL = 1e-7
+#: Rows per chunk of the elementwise passes that would otherwise make n-long temporaries.
+_CHUNK = 1 << 16
 
 
 def equal_width_edges(n_bins: int) -> np.ndarray:
@@ -239,20 +241,25 @@ def _equal_width(
     scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     edges = equal_width_edges(n_bins)
-    t = scores * n_bins
-    idx = t.astype(np.intp)
-    np.minimum(idx, n_bins - 1, out=idx)
-    # floor(s·B) can differ from the bin of s only when s·B rounds to within a few ulps
-    # of an integer; only those points are checked against the float edges.
-    t -= idx
-    near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
-    if near.size:
-        k = idx[near]
-        s = scores[near]
-        upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
-        k -= s < edges[k]
-        k += s >= upper[k]
-        idx[near] = k
+    upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
+    idx = np.empty(scores.shape[0], dtype=np.intp)
+    # a chunk at a time: the temporaries stay small (and in cache) whatever n
+    for lo in range(0, scores.shape[0], _CHUNK):
+        s = scores[lo : lo + _CHUNK]
+        chunk = idx[lo : lo + _CHUNK]
+        t = s * n_bins
+        np.copyto(chunk, t, casting="unsafe")  # truncation, as astype(intp)
+        np.minimum(chunk, n_bins - 1, out=chunk)
+        # floor(s·B) can differ from the bin of s only when s·B rounds to within a few
+        # ulps of an integer; only those points are checked against the float edges.
+        t -= chunk
+        near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
+        if near.size:
+            k = chunk[near]
+            s = s[near]
+            k -= s < edges[k]
+            k += s >= upper[k]
+            chunk[near] = k
     return idx, edges
 
 
@@ -355,17 +362,11 @@ def sorted_bin_stats(
 
     Parameters
     ----------
-    sorted_scores : numpy.ndarray
-        ``(n,)`` scores in ascending (stable) order.
+    sorted_scores, binning, n_bins, tie_policy
+        As in :func:`rank_starts`.
     outcome_prefix : numpy.ndarray
         ``(n + 1,)`` sums of the outcomes before each sorted position (0/1 outcomes:
         exact).
-    binning : {"equal-width", "equal-mass"}
-        The binning.
-    n_bins : int
-        Number of bins ``B``.
-    tie_policy : {"split", "keep"}
-        Equal-mass tie policy.
 
     Returns
     -------
@@ -471,21 +472,7 @@ def equal_mass_by_selection(
     that cuts a run of equal scores moves to the count of scores at most that score, and
     a row passes it only with a larger score.
 
-    Parameters
-    ----------
-    scores : numpy.ndarray
-        Validated float64 scores (at least one).
-    n_bins : int
-        Number of bins ``B``.
-    tie_policy : {"split", "keep"}
-        Treatment of equal scores.
-
-    Returns
-    -------
-    idx : numpy.ndarray
-        Bin of every row.
-    edges : numpy.ndarray
-        Midpoint edges, 0 and 1 at the ends.
+    Parameters and returns are those of :func:`equal_mass_by_sorting` (without ``order``).
     """
     n = scores.shape[0]
     inner = equal_mass_starts(n, n_bins)[1:-1]  # ≥ 1; n for the empty bins of B > n
@@ -493,10 +480,18 @@ def equal_mass_by_selection(
     kth = np.unique(np.concatenate((below, at)))
     part = np.partition(scores, kth)
     low, high = part[below], part[at]
+    if tie_policy == "split":
+        del part  # only a moved "keep" boundary reads it again
     # a boundary at rank n (more bins than rows) is passed by no row
     value = np.where(inner < n, high, np.inf)
     passed = np.searchsorted(value, scores, side="left")  # boundaries of smaller score
-    on = np.flatnonzero(np.append(value, np.inf)[passed] == scores)
+    ends = np.append(value, np.inf)
+    on = np.concatenate(
+        [
+            np.flatnonzero(ends[passed[lo : lo + _CHUNK]] == scores[lo : lo + _CHUNK]) + lo
+            for lo in range(0, n, _CHUNK)
+        ]
+    )
     first = passed[on]  # the first boundary whose score is the row's
     if tie_policy == "keep":
         return _keep_by_selection(part, kth, inner, low, high, passed, on, first)
@@ -540,7 +535,9 @@ def _keep_by_selection(
     upper = high[kept]
     moved_kept = cuts[kept]
     upper[moved_kept] = _order_statistics(part, kth, moved[kept][moved_kept])
-    return bins[passed], np.concatenate(([0.0], 0.5 * (lower + upper), [1.0]))
+    for lo in range(0, n, _CHUNK):  # in place: no second array of n bins
+        passed[lo : lo + _CHUNK] = bins[passed[lo : lo + _CHUNK]]
+    return passed, np.concatenate(([0.0], 0.5 * (lower + upper), [1.0]))
 
 
 def _count_at_most(passed: np.ndarray, n_boundaries: int) -> np.ndarray:
@@ -750,6 +747,8 @@ def batch_bin_sums(
     """
     r = index.shape[0]
     if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
+        if r == 1:
+            return _one_sample_coded_sums(index[0], scores[0], outcomes[0], n_bins)
         return coded_bin_sums(2 * index + outcomes, scores, n_bins)
     size = r * n_bins
     key = index if r == 1 else index + (np.arange(r, dtype=np.intp) * n_bins)[:, None]
@@ -791,6 +790,24 @@ def coded_bin_sums(
     score_sums = np.bincount(coded.ravel(), weights=scores.ravel(), minlength=size)
     counts = both.sum(axis=-1).astype(np.int64, copy=False)
     return counts, score_sums.reshape(r, n_bins), both[..., 1].astype(np.float64)
+
+
+def _one_sample_coded_sums(
+    index: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coded_bin_sums` of one sample, coding ``2·bin + outcome`` a chunk at a time.
+
+    Counts are exact whatever the order they are added in, so no code array of ``n`` rows
+    is made; the score sums are one ``bincount`` over all rows, as in the batch.
+    """
+    both = np.zeros(2 * n_bins, dtype=np.int64)
+    for lo in range(0, index.shape[0], _CHUNK):
+        coded = index[lo : lo + _CHUNK] * 2
+        coded += outcomes[lo : lo + _CHUNK]
+        both += np.bincount(coded, minlength=2 * n_bins)
+    score_sums = np.bincount(index, weights=scores, minlength=n_bins)
+    both = both.reshape(1, n_bins, 2)
+    return both.sum(axis=-1), score_sums[None, :], both[..., 1].astype(np.float64)
 
 
 class RowBatch:

@@ -152,7 +152,11 @@ class EstimatorCall:
         )
 
     def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
-        """Return the estimate on validated arrays."""
+        """Return the estimate on validated arrays.
+
+        ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
+        (:func:`core._validation.as_probs`).
+        """
         return self.info.func(
             p,
             y,
@@ -275,5 +279,6 @@ def calibration_error(
         class_names=class_names,
         **options,
     )
-    p, y = check_probs_labels(probs, labels)
+    # binary P(y=1) stays a vector: the lenses read it without the [1 − p, p] matrix
+    p, y = check_probs_labels(probs, labels, matrix=False)
     return call.result(call.run(p, y, check_rng(seed)))

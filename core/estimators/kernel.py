@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels, check_rng
+from core._validation import binary_matrix, check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate, lens_view
 
@@ -637,7 +637,8 @@ def lens_problems(
     class_names, class_weights : optional
         As for :func:`core.lenses.apply_lens`.
     validated : bool
-        The arrays are already validated ``(n, K)`` float64 / int64 (skip the checks).
+        The arrays are already validated ``(n, K)`` (or binary ``(n,)``) float64 / int64
+        (skip the checks).
 
     Returns
     -------
@@ -649,7 +650,7 @@ def lens_problems(
     else:
         p, y = check_probs_labels(probs, labels)
     if lens == "canonical":
-        return [KernelProblem("canonical", p, y, 1.0)]
+        return [KernelProblem("canonical", binary_matrix(p) if p.ndim == 1 else p, y, 1.0)]
     view = lens_view(p, y, lens, class_names=class_names, class_weights=class_weights)
     return [
         KernelProblem(name, np.column_stack([1.0 - s, s]), o.astype(np.int64), float(w))
