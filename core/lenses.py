@@ -70,7 +70,7 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         np.maximum(confidence, probs, out=confidence)
         return confidence, predicted.astype(np.intp)
     predicted = probs.argmax(axis=1)  # numpy returns the first maximum: ties to the lowest index
-    return probs.max(axis=1), predicted
+    return probs[np.arange(probs.shape[0]), predicted], predicted
 
 
 def apply_lens(
