@@ -174,6 +174,45 @@ def test_bracketed_selection_is_exact(small_tiles, monkeypatch, discrete):
         assert kern.median_bandwidth(p, variant=variant) == want
 
 
+def _two_column_cases():
+    rng = np.random.default_rng(21)
+    yield rng.random(257)  # continuous
+    yield rng.integers(0, 5, 300) / 4  # five values: massive ties at the median
+    yield np.round(rng.beta(0.5, 0.5, 301), 2)  # ties and exact 0 and 1
+    yield np.concatenate([np.full(150, 0.3), rng.random(3)])  # most pairs at distance 0
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("case", range(4))
+def test_two_column_median_by_sorting_equals_brute_force(monkeypatch, metric, case):
+    # [1 − s, s]: the distances grow along the sorted rows, so the median needs no n² pass;
+    # a tiny selection limit forces the narrowing loop, and the tiled pass is refused
+    s = list(_two_column_cases())[case]
+    p = np.column_stack([1.0 - s, s])
+    d = kern.pairwise_distances(p, metric=metric)
+    upper = np.sort(d[np.triu_indices(s.shape[0], 1)])
+    monkeypatch.setattr(kern, "EXACT_SELECT_MAX", 10)
+    monkeypatch.setattr(kern, "_iter_tiles", None)
+    for variant, want in (("median", np.median(d)), ("median-offdiagonal", np.median(upper))):
+        kern._MEDIAN_CACHE.clear()
+        assert kern.median_bandwidth(p, metric=metric, variant=variant) == float(want)
+    columns = kern._opposite_columns(p)
+    for rank in (1, 2, upper.shape[0] // 3, upper.shape[0] - 1, upper.shape[0]):
+        assert kern._kth_pairs_sorted(*columns, rank, metric) == upper[rank - 1]
+
+
+def test_two_columns_that_do_not_fall_take_the_tiled_selection(monkeypatch):
+    # rows that sum to 1 only within the tolerance: the first column need not fall as the
+    # second rises, and the sorted shortcut would be wrong
+    rng = np.random.default_rng(5)
+    s = rng.random(400)
+    p = np.column_stack([1.0 - s + rng.uniform(-5e-5, 5e-5, 400), s])
+    assert kern._opposite_columns(p) is None
+    monkeypatch.setattr(kern, "EXACT_SELECT_MAX", 10)
+    kern._MEDIAN_CACHE.clear()
+    assert kern.median_bandwidth(p) == _full_median(p)
+
+
 def test_bandwidth_errors():
     p = np.tile([[0.2, 0.8]], (10, 1))
     with pytest.raises(EstimationError, match="bandwidth to a positive number"):

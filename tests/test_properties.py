@@ -207,3 +207,28 @@ def test_equal_mass_selection_equals_the_sort_on_few_distinct_values(
     ref_idx, ref_edges = equal_mass_by_sorting(s, n_bins, tie_policy)
     np.testing.assert_array_equal(idx, ref_idx)
     np.testing.assert_array_equal(edges, ref_edges)
+
+
+@examples
+@given(
+    arrays(np.float64, st.integers(2, 80), elements=score),
+    st.sampled_from(("tv", "l1", "l2")),
+    st.integers(1, 40),
+)
+def test_two_column_pair_selection_equals_sorting_every_pair(s, metric, limit):
+    # the k-th pairwise distance of [1 − s, s] found by counting along sorted rows, with a
+    # small selection limit so the narrowing loop runs; ties come from the score grid
+    from core.estimators import kernel as kern
+
+    p = np.column_stack([1.0 - s, s])
+    d = kern.pairwise_distances(p, metric=metric)
+    upper = np.sort(d[np.triu_indices(s.shape[0], 1)])
+    columns = kern._opposite_columns(p)
+    saved = kern.EXACT_SELECT_MAX
+    kern.EXACT_SELECT_MAX = limit
+    try:
+        for rank in {1, (upper.shape[0] + 1) // 2, upper.shape[0] // 2 + 1, upper.shape[0]}:
+            if rank <= upper.shape[0]:
+                assert kern._kth_pairs_sorted(*columns, rank, metric) == upper[rank - 1]
+    finally:
+        kern.EXACT_SELECT_MAX = saved
