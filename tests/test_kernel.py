@@ -116,6 +116,40 @@ def test_estimators_from_h_matrix():
     )
 
 
+def _block_terms_by_broadcast(p, y, spec, bsz, unbiased=True):
+    """Block estimates from the whole (blocks, B, B, K) array of differences at once."""
+    nb = p.shape[0] // bsz
+    pb = p[: nb * bsz].reshape(nb, bsz, -1)
+    e = kern.residuals(p[: nb * bsz], y[: nb * bsz]).reshape(nb, bsz, -1)
+    diff = pb[:, :, None, :] - pb[:, None, :, :]
+    if spec.metric == "l2":
+        d = np.sqrt((diff * diff).sum(axis=3))
+    else:
+        d = np.abs(diff).sum(axis=3) * (0.5 if spec.metric == "tv" else 1.0)
+    h = spec.apply(d) * np.matmul(e, e.transpose(0, 2, 1))
+    sums = h.sum(axis=(1, 2)) - (np.einsum("bii->b", h) if unbiased else 0.0)
+    return sums / (bsz * (bsz - 1) if unbiased else bsz * bsz)
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("k", [2, 5])
+@pytest.mark.parametrize("pairs", [1 << 18, 100])  # one block at a time, or many batched
+def test_block_terms_equal_the_full_broadcast(monkeypatch, metric, k, pairs):
+    # the kernel matrices are built one class at a time; with two classes every distance is
+    # the same sum of two rounded terms, so the blocks agree to the bit
+    monkeypatch.setattr(kern, "_BLOCK_PAIRS", pairs)
+    p, y = _sample(n=403, k=k, seed=k)
+    for kernel in ("laplacian", "gaussian"):
+        spec = kern.KernelSpec(kernel, metric, 0.3)
+        for bsz, unbiased in ((2, True), (7, False), (20, True), (131, True)):
+            got = kern.block_terms(p, y, spec, bsz, unbiased=unbiased)
+            want = _block_terms_by_broadcast(p, y, spec, bsz, unbiased)
+            if k == 2:
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
 def test_block_estimator_limits():
     p, y = _sample(n=40, k=3, seed=5)
     spec = kern.KernelSpec("laplacian", "tv", 0.5)

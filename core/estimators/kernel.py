@@ -59,6 +59,8 @@ MEDIAN_SUBSAMPLE = 5_000
 #: Tile shape for the pairwise passes: rows × columns (≈ 8 MB per float64 buffer).
 TILE_ROWS = 256
 TILE_COLS = 4096
+#: Pairs of the blocks of :func:`block_terms` evaluated at once (two 2 MB buffers).
+_BLOCK_PAIRS = 1 << 18
 #: Up to this many distinct pairs the median is found by collecting them all.
 EXACT_SELECT_MAX = 2_000_000
 #: Kumar et al.'s MMCE bandwidth (Laplacian kernel exp(−|c − c′|/0.4)).
@@ -138,10 +140,14 @@ def _check_metric(metric: str) -> str:
 def _distance_tile(
     a: np.ndarray, bt: np.ndarray, metric: str, out: np.ndarray, tmp: np.ndarray
 ) -> np.ndarray:
-    """Distances between rows of ``a`` (r, K) and columns of ``bt`` (K, c) into ``out``."""
+    """Distances between rows of ``a`` (…, r, K) and columns of ``bt`` (…, K, c) into ``out``.
+
+    One class at a time, so nothing of size ``r × c × K`` is made; leading axes are
+    batches (the blocks of :func:`block_terms`).
+    """
     out.fill(0.0)
-    for k in range(a.shape[1]):
-        np.subtract(a[:, k, None], bt[k, None, :], out=tmp)
+    for k in range(a.shape[-1]):
+        np.subtract(a[..., :, k, None], bt[..., k, None, :], out=tmp)
         if metric == "l2":
             np.square(tmp, out=tmp)
         else:
@@ -639,6 +645,9 @@ def block_terms(
 ) -> np.ndarray:
     """Return the per-block SKCE estimates over consecutive blocks (the tail is dropped).
 
+    A few blocks at a time (:data:`_BLOCK_PAIRS` pairs), each block's distance matrix is
+    built one class at a time by :func:`_distance_tile`, as the tiled passes build theirs.
+
     Parameters
     ----------
     p, y, spec
@@ -673,18 +682,17 @@ def block_terms(
     pb = p[: nb * bsz].reshape(nb, bsz, -1)
     eb = e.reshape(nb, bsz, -1)
     out = np.empty(nb)
-    step = max(1, 4_000_000 // (bsz * bsz))
+    step = max(1, _BLOCK_PAIRS // (bsz * bsz))
+    # two flat buffers, viewed as (blocks, B, B): distances, then kernel values in place
+    size = min(step, nb) * bsz * bsz
+    buffers = np.empty(size), np.empty(size)
     for s in range(0, nb, step):
         sl = slice(s, min(s + step, nb))
         pa = pb[sl]
-        diff = pa[:, :, None, :] - pa[:, None, :, :]
-        if spec.metric == "l2":
-            d = np.sqrt(np.einsum("bijk,bijk->bij", diff, diff))
-        else:
-            d = np.abs(diff).sum(axis=3)
-            if spec.metric == "tv":
-                d *= 0.5
-        h = spec.apply(d) * np.matmul(eb[sl], eb[sl].transpose(0, 2, 1))
+        shape = (pa.shape[0], bsz, bsz)
+        h, g = (b[: pa.shape[0] * bsz * bsz].reshape(shape) for b in buffers)
+        spec.apply(_distance_tile(pa, pa.transpose(0, 2, 1), spec.metric, h, g))
+        h *= np.matmul(eb[sl], eb[sl].transpose(0, 2, 1), out=g)
         sums = h.sum(axis=(1, 2))
         if unbiased:
             sums -= np.einsum("bii->b", h)
