@@ -43,14 +43,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,6 +187,8 @@ class BinStats:
             ``gap = mean_score − mean_label`` (positive means over-confident; NaN for
             empty bins).
         """
+        import pandas as pd
+
         mean_score = self.mean_score
         mean_label = self.mean_label
         return pd.DataFrame(

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels, check_rng
@@ -16,6 +15,8 @@ from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from core.binned_view import BinnedViews
 
 _BIN_COLUMNS = ["bin", "lower", "upper", "count", "mean_score", "mean_label", "gap"]
@@ -69,6 +70,8 @@ class CalibrationErrorResult:
             Columns ``bin, lower, upper, count, mean_score, mean_label, gap``; empty for
             estimators without bins.
         """
+        import pandas as pd
+
         if not self.bins:
             return pd.DataFrame({c: [] for c in _BIN_COLUMNS})
         if len(self.bins) == 1:

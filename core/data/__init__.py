@@ -28,11 +28,19 @@ One module per phase of a load:
 - :mod:`core.data.loader`: :func:`load_predictions`, which runs the phases in turn.
 """
 
-from core.data.columns import ColumnError
+import importlib
+from typing import Any
+
 from core.data.lint import LintFinding, LintReport
-from core.data.loader import load_predictions
 from core.data.predictions import Predictions, as_predictions, combine_models
-from core.data.tables import read_table
+
+# the phases that read files and tables need pandas: imported on first use, so arrays
+# become Predictions without it
+_LAZY = {
+    "ColumnError": "core.data.columns",
+    "load_predictions": "core.data.loader",
+    "read_table": "core.data.tables",
+}
 
 __all__ = [
     "ColumnError",
@@ -44,3 +52,12 @@ __all__ = [
     "load_predictions",
     "read_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.data' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

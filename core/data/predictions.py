@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from core._validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintReport, lint_values
@@ -79,6 +78,8 @@ class Predictions:
         """Model names in order of first appearance (empty without a model column)."""
         if self.model is None:
             return ()
+        import pandas as pd
+
         return tuple(str(m) for m in pd.unique(self.model))
 
     def subset(self, mask: np.ndarray | Sequence[int] | Sequence[bool]) -> Predictions:
@@ -292,6 +293,8 @@ def _digest(
         if arr is None:
             h.update(b"\x00")
             continue
+        import pandas as pd
+
         codes, uniques = pd.factorize(arr)
         h.update(codes.astype(np.int64).tobytes())
         h.update("\x1f".join(map(str, uniques)).encode())

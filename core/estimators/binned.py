@@ -15,7 +15,6 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from core._validation import check_count
 from core.binned_view import BinnedView, bin_view
@@ -347,6 +346,8 @@ def _describe_sweep(
     norm: float,
     options: Mapping[str, Any],
 ) -> tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]]:
+    import pandas as pd
+
     bins, b_stars, traces = [], [], []
     for comp, b in zip(view.components, extras["b_star"], strict=True):
         b = int(b)
