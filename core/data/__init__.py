@@ -28,9 +28,7 @@ One module per phase of a load:
 - :mod:`core.data.loader`: :func:`load_predictions`, which runs the phases in turn.
 """
 
-import importlib
-from typing import Any
-
+from core import _lazy_exports
 from core.data.lint import LintFinding, LintReport
 from core.data.predictions import Predictions, as_predictions, combine_models
 
@@ -53,11 +51,4 @@ __all__ = [
     "read_table",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'core.data' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports("core.data", _LAZY, globals())
