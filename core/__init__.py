@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 __version__ = "0.1.0"
@@ -116,13 +117,23 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+def _lazy_exports(
+    package: str, exports: dict[str, str], namespace: dict[str, Any]
+) -> Callable[[str], Any]:
+    """Return a module ``__getattr__`` that imports ``exports[name]`` on first use (cached)."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
+
+__getattr__ = _lazy_exports("core", _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

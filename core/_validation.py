@@ -33,7 +33,33 @@ def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``(n, K)`` float64; a 1-D input becomes ``[1 - p, p]``.
+        ``(n, K)`` float64; a 1-D input becomes ``[1 - p, p]`` (:func:`binary_matrix`).
+
+    Raises
+    ------
+    DataError
+        If values are not finite, lie outside [0, 1], or rows do not sum to 1.
+    """
+    p = as_probs(probs)
+    return binary_matrix(p) if p.ndim == 1 else p
+
+
+def as_probs(probs: ArrayLike) -> np.ndarray:
+    """Return validated predictions without widening binary ones: ``(n,)`` or ``(n, K)``.
+
+    The checks of :func:`as_prob_matrix`; a 1-D input (or one column) stays the float64
+    P(y=1) vector, so a function-level call on binary predictions holds no ``[1 − p, p]``
+    matrix (:func:`core.lenses.lens_view` reads either).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or an ``(n, K)`` probability matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` or ``(n, K)`` float64 (the input itself when it is already float64).
 
     Raises
     ------
@@ -58,19 +84,15 @@ def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
         # Comparisons with NaN are False, so this one pass also rejects NaN and infinities.
         if not (p.min() >= 0.0 and p.max() <= 1.0):
             _raise_bad_values(p)
-        # Column-major, so P[:, 1] (the binary lens) is contiguous: estimators then run
-        # at the speed of a plain 1-D array.
-        matrix = np.empty((2, p.shape[0]))
-        np.subtract(1.0, p, out=matrix[0])
-        matrix[1] = p
-        return matrix.T
+        return p
     if p.shape[1] < 2:
         raise DataError("A probability matrix needs at least two columns (one per class).")
     # Non-negative rows that sum to 1 have every entry in [0, 1]: two passes check everything.
     if not p.min() >= 0.0:
         _raise_bad_values(p)
-    sums = p @ np.ones(p.shape[1]) if p.shape[1] <= 64 else p.sum(axis=1)
-    deviation = np.abs(sums - 1.0)
+    deviation = p @ np.ones(p.shape[1]) if p.shape[1] <= 64 else p.sum(axis=1)
+    deviation -= 1.0
+    np.abs(deviation, out=deviation)
     if not deviation.max() <= ROW_SUM_TOL:
         if not np.isfinite(p).all() or p.max() > 1.0:
             _raise_bad_values(p)
@@ -80,6 +102,29 @@ def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
             "renormalise them or load the file with core.load_predictions(renormalize=True)."
         )
     return p
+
+
+def binary_matrix(p: np.ndarray, *, order: str = "F") -> np.ndarray:
+    """Return the ``(n, 2)`` matrix ``[1 − p, p]`` of binary predictions.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n,)`` validated P(y=1).
+    order : {"F", "C"}
+        Memory layout. Column-major (default) keeps ``P[:, 1]`` (the binary lens)
+        contiguous, so estimators run at the speed of a plain 1-D array; a
+        :class:`core.data.Predictions` is row-major.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, 2)`` float64.
+    """
+    matrix = np.empty((p.shape[0], 2), order=order)
+    np.subtract(1.0, p, out=matrix[:, 0])
+    matrix[:, 1] = p
+    return matrix
 
 
 def trust(probs: np.ndarray) -> np.ndarray:
@@ -169,7 +214,9 @@ def as_labels(labels: ArrayLike, n_classes: int, n_rows: int | None = None) -> n
     return y
 
 
-def check_probs_labels(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def check_probs_labels(
+    probs: ArrayLike, labels: ArrayLike, *, matrix: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Validate a prediction matrix and its labels together.
 
     Parameters
@@ -178,17 +225,22 @@ def check_probs_labels(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray,
         See :func:`as_prob_matrix`.
     labels : array_like
         See :func:`as_labels`.
+    matrix : bool, default True
+        Widen binary P(y=1) to ``[1 − p, p]``; with False it stays a vector
+        (:func:`as_probs`).
 
     Returns
     -------
     tuple of numpy.ndarray
-        ``(P, y)`` with ``P`` of shape ``(n, K)`` and ``y`` of shape ``(n,)``.
+        ``(P, y)`` with ``P`` of shape ``(n, K)`` (or ``(n,)``) and ``y`` of shape ``(n,)``.
     """
-    p = as_prob_matrix(probs)
-    return p, as_labels(labels, p.shape[1], p.shape[0])
+    p = as_prob_matrix(probs) if matrix else as_probs(probs)
+    return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0])
 
 
-def check_predictions(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
+def check_predictions(
+    probs: ArrayLike, labels: ArrayLike, *, matrix: bool = True
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Validate predictions and labels and say whether they are binary.
 
     The one place where an array's shape decides what it means: a 1-D vector (or one
@@ -203,18 +255,20 @@ def check_predictions(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, 
         ``(n,)`` P(y=1) or ``(n, K)`` probabilities.
     labels : array_like
         Class indices ``0..K−1``.
+    matrix : bool, default True
+        Widen binary P(y=1) to ``[1 − p, p]`` (see :func:`check_probs_labels`).
 
     Returns
     -------
     p : numpy.ndarray
-        ``(n, K)`` probabilities.
+        ``(n, K)`` probabilities (``(n,)`` P(y=1) of binary ones with ``matrix=False``).
     y : numpy.ndarray
         int64 labels.
     binary : bool
         Whether the input was one P(y=1) vector.
     """
     binary = np.ndim(probs) == 1 or (np.ndim(probs) == 2 and np.shape(probs)[1] == 1)
-    p, y = check_probs_labels(probs, labels)
+    p, y = check_probs_labels(probs, labels, matrix=matrix)
     return p, y, binary
 
 

@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.binning import BINNINGS, BinStats, RowBatch, check_n_bins, check_tie_policy
+from core.binning import (
+    BINNINGS,
+    BinStats,
+    RowBatch,
+    check_n_bins,
+    check_tie_policy,
+    index_of_runs,
+    sorted_bin_stats,
+)
 from core.lenses import LensView, lens_view
 
 
@@ -33,31 +41,47 @@ class ComponentBins:
         Component name.
     scores, outcomes : numpy.ndarray
         The component's float64 scores and 0/1 outcomes.
-    index : numpy.ndarray
-        Bin of every row.
+    index_ : numpy.ndarray or None
+        Bin of every row; None for bins given as runs of the score order (``runs_``),
+        whose :attr:`index` is built when first read.
     edges : numpy.ndarray
         ``(B + 1,)`` bin edges.
     binning, tie_policy : str
         How the rows were binned.
     requested_bins : int
         The number of bins asked for (the binning may give fewer).
+    order_ : numpy.ndarray or None
+        The stable argsort of the scores, when known.
+    runs_ : numpy.ndarray or None
+        First sorted position of each bin, followed by ``n``, for bins given as runs.
+    stats_ : BinStats or None
+        The bins' statistics, when known.
     """
 
     name: str
     scores: np.ndarray
     outcomes: np.ndarray
-    index: np.ndarray
+    index_: np.ndarray | None
     edges: np.ndarray
     binning: str
     tie_policy: str
     requested_bins: int
     order_: np.ndarray | None = field(default=None, repr=False)
+    runs_: np.ndarray | None = field(default=None, repr=False)
+    stats_: BinStats | None = field(default=None, repr=False)
     _rebinned: dict[int, ComponentBins] = field(default_factory=dict, repr=False)
 
     @property
     def n_bins(self) -> int:
         """Number of bins ``B``."""
         return int(self.edges.shape[0] - 1)
+
+    @cached_property
+    def index(self) -> np.ndarray:
+        """Bin of every row."""
+        if self.index_ is not None:
+            return self.index_
+        return index_of_runs(self.order, self.runs_)
 
     @cached_property
     def batch(self) -> RowBatch:
@@ -69,6 +93,8 @@ class ComponentBins:
     @cached_property
     def stats(self) -> BinStats:
         """Counts, score sums and outcome sums per bin."""
+        if self.stats_ is not None:
+            return self.stats_
         b = self.batch
         return BinStats(self.edges, b.counts[0], b.score_sums[0], b.label_sums[0], self.binning)
 
@@ -88,13 +114,15 @@ class ComponentBins:
     def rebinned(self, n_bins: int) -> ComponentBins:
         """Return the same rows under the same binning with another number of bins (cached).
 
-        The sweep's chosen ``b*`` bins: its estimate and the bin table share them.
+        The sweep's chosen ``b*`` bins: its estimate and the bin table share them (the
+        sweep leaves them here, see :meth:`rebinned_sorted`).
         """
         if n_bins == self.requested_bins:
             return self
         if n_bins not in self._rebinned:
             func = BINNINGS.get(self.binning).func
-            idx, edges = func(self.scores, n_bins, self.tie_policy, self.order_)
+            order = self.__dict__.get("order", self.order_)
+            idx, edges = func(self.scores, n_bins, self.tie_policy, order)
             self._rebinned[n_bins] = ComponentBins(
                 self.name,
                 self.scores,
@@ -104,7 +132,52 @@ class ComponentBins:
                 self.binning,
                 self.tie_policy,
                 n_bins,
-                self.order_,
+                order,
+            )
+        return self._rebinned[n_bins]
+
+    def rebinned_sorted(
+        self, n_bins: int, sorted_scores: np.ndarray, outcome_prefix: np.ndarray
+    ) -> ComponentBins:
+        """Return :meth:`rebinned` from the rows in score order, without binning them again.
+
+        Equal-width and equal-mass bins are runs of the score order, so the statistics
+        come from the sorted scores and the outcome prefix sums the sweep holds
+        (:func:`core.binning.sorted_bin_stats`); the row-to-bin index is built only if
+        something reads it.
+
+        Parameters
+        ----------
+        n_bins : int
+            Number of bins.
+        sorted_scores : numpy.ndarray
+            The scores in the order :attr:`order`.
+        outcome_prefix : numpy.ndarray
+            ``(n + 1,)`` sums of the outcomes before each sorted position.
+
+        Returns
+        -------
+        ComponentBins
+            The rows with ``n_bins`` bins (cached with those of :meth:`rebinned`).
+        """
+        if n_bins == self.requested_bins:
+            return self
+        if n_bins not in self._rebinned:
+            runs, stats = sorted_bin_stats(
+                sorted_scores, outcome_prefix, self.binning, n_bins, self.tie_policy
+            )
+            self._rebinned[n_bins] = ComponentBins(
+                self.name,
+                self.scores,
+                self.outcomes,
+                None,
+                stats.edges,
+                self.binning,
+                self.tie_policy,
+                n_bins,
+                self.order,
+                runs,
+                stats,
             )
         return self._rebinned[n_bins]
 
@@ -172,7 +245,8 @@ def bin_view(
     tie_policy : {"split", "keep"}
         Equal-mass tie policy.
     orders : tuple of numpy.ndarray or None, optional
-        Each component's stable argsort, when already known (schemes that sort reuse it).
+        Each component's stable argsort, when already known (schemes that sort reuse it;
+        without it equal-mass bins need no sort, see :mod:`core.binning`).
 
     Returns
     -------
@@ -187,8 +261,6 @@ def bin_view(
         zip(view.names, view.scores, view.outcomes, strict=True)
     ):
         order = None if orders is None else orders[c]
-        if info.sorts and order is None:
-            order = np.argsort(scores, kind="stable")
         idx, edges = info.func(scores, n_bins, tie_policy, order)
         comps.append(
             ComponentBins(name, scores, outcomes, idx, edges, binning, tie_policy, n_bins, order)
@@ -299,7 +371,13 @@ class BinnedViews:
             if same is not None:
                 self._binned[key] = dataclasses.replace(same, weights=view.weights)
             else:
-                orders = tuple(self._known_orders(lens))
+                # an analysis sorts each component anyway (the sweep, the bootstrap): binnings
+                # that sort read that one order
+                sorts = BINNINGS.get(binning).sorts
+                orders = tuple(
+                    self.order(lens, c) if sorts else known
+                    for c, known in enumerate(self._known_orders(lens))
+                )
                 self._binned[key] = bin_view(view, binning, n_bins, tie_policy, orders)
         return self._binned[key]
 

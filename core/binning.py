@@ -17,6 +17,9 @@ Conventions
   merged; the result has ``B' ≤ B`` bins, none empty, and no value spread over two bins.
   The edges are midpoints between the last score of one bin and the first of the next
   (0 and 1 at the ends), so with ``"keep"`` the edges reproduce the assignment.
+  Without a precomputed sort order, and with enough rows per bin, the same bins and edges
+  come without sorting: the boundary scores are selected with ``np.partition`` and only
+  rows equal to a boundary score are ranked (:func:`equal_mass_by_selection`).
 - **Discrete** (``"discrete"``): one bin per distinct score; ``n_bins`` is ignored and the
   edges are midpoints between consecutive distinct values.
 
@@ -40,14 +43,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,6 +187,8 @@ class BinStats:
             ``gap = mean_score − mean_label`` (positive means over-confident; NaN for
             empty bins).
         """
+        import pandas as pd
+
         mean_score = self.mean_score
         mean_label = self.mean_label
         return pd.DataFrame(
@@ -207,6 +215,8 @@ def _safe_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 #: Distance of s·B from an integer below which the float edges decide (rounding is ~1e-15·B).
 _EDGE_TOL = 1e-7
+#: Rows per chunk of the elementwise passes that would otherwise make n-long temporaries.
+_CHUNK = 1 << 16
 
 
 def equal_width_edges(n_bins: int) -> np.ndarray:
@@ -236,20 +246,25 @@ def _equal_width(
     scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     edges = equal_width_edges(n_bins)
-    t = scores * n_bins
-    idx = t.astype(np.intp)
-    np.minimum(idx, n_bins - 1, out=idx)
-    # floor(s·B) can differ from the bin of s only when s·B rounds to within a few ulps
-    # of an integer; only those points are checked against the float edges.
-    t -= idx
-    near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
-    if near.size:
-        k = idx[near]
-        s = scores[near]
-        upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
-        k -= s < edges[k]
-        k += s >= upper[k]
-        idx[near] = k
+    upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
+    idx = np.empty(scores.shape[0], dtype=np.intp)
+    # a chunk at a time: the temporaries stay small (and in cache) whatever n
+    for lo in range(0, scores.shape[0], _CHUNK):
+        s = scores[lo : lo + _CHUNK]
+        chunk = idx[lo : lo + _CHUNK]
+        t = s * n_bins
+        np.copyto(chunk, t, casting="unsafe")  # truncation, as astype(intp)
+        np.minimum(chunk, n_bins - 1, out=chunk)
+        # floor(s·B) can differ from the bin of s only when s·B rounds to within a few
+        # ulps of an integer; only those points are checked against the float edges.
+        t -= chunk
+        near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
+        if near.size:
+            k = chunk[near]
+            s = s[near]
+            k -= s < edges[k]
+            k += s >= upper[k]
+            chunk[near] = k
     return idx, edges
 
 
@@ -309,6 +324,76 @@ def rank_starts(
     return starts.astype(np.int64)
 
 
+#: Below this many rows equal-mass bins come from a sort (selection gains nothing there).
+_SELECT_MIN_ROWS = 8192
+#: Selecting the boundaries beats a sort while there are this many rows per bin or more.
+_SELECT_ROWS_PER_BIN = 512
+
+
+def index_of_runs(order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Return the bin of every row from bins that are runs of the score order.
+
+    Parameters
+    ----------
+    order : numpy.ndarray
+        Stable ascending argsort of the scores.
+    starts : numpy.ndarray
+        First sorted position of each bin, followed by ``n`` (:func:`rank_starts`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` intp bin of every row, in input order.
+    """
+    sizes = np.diff(starts)
+    idx = np.empty(order.shape[0], dtype=np.intp)
+    idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
+    return idx
+
+
+def sorted_bin_stats(
+    sorted_scores: np.ndarray,
+    outcome_prefix: np.ndarray,
+    binning: str,
+    n_bins: int,
+    tie_policy: str,
+) -> tuple[np.ndarray, BinStats]:
+    """Return equal-width or equal-mass bins of sorted scores as runs, with their statistics.
+
+    The edges are those the binning function gives; counts and outcome sums are
+    differences of the prefix sums, and each bin's score sum adds its run of sorted
+    scores (``np.add.reduceat``), which keeps the sums as accurate as a ``bincount``'s
+    (differences of score prefix sums lose digits to the size of the prefix).
+
+    Parameters
+    ----------
+    sorted_scores, binning, n_bins, tie_policy
+        As in :func:`rank_starts`.
+    outcome_prefix : numpy.ndarray
+        ``(n + 1,)`` sums of the outcomes before each sorted position (0/1 outcomes:
+        exact).
+
+    Returns
+    -------
+    starts : numpy.ndarray
+        First sorted position of each bin, followed by ``n`` (:func:`rank_starts`).
+    stats : BinStats
+        The bins' statistics.
+    """
+    starts = rank_starts(sorted_scores, binning, n_bins, tie_policy)
+    counts = np.diff(starts)
+    if binning == "equal-mass":
+        edges = _midpoint_edges(sorted_scores, starts)
+    else:
+        edges = equal_width_edges(n_bins)
+    # reduceat adds up to the next start given: the non-empty runs alone end where they should
+    full = counts > 0
+    score_sums = np.zeros(counts.shape[0])
+    score_sums[full] = np.add.reduceat(sorted_scores, starts[:-1][full])
+    label_sums = np.diff(outcome_prefix[starts])
+    return starts, BinStats(edges, counts, score_sums, label_sums, binning)
+
+
 def _keep_ties(sorted_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = sorted_scores.shape[0]
     inner = starts[1:-1]
@@ -341,16 +426,149 @@ def _equal_mass(
     scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     n = scores.shape[0]
+    if order is None and n >= _SELECT_MIN_ROWS and n >= _SELECT_ROWS_PER_BIN * n_bins:
+        return equal_mass_by_selection(scores, n_bins, tie_policy)
+    return equal_mass_by_sorting(scores, n_bins, tie_policy, order)
+
+
+def equal_mass_by_sorting(
+    scores: np.ndarray, n_bins: int, tie_policy: str, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-mass bins from the stable sort of the scores (see the module docstring).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Validated float64 scores.
+    n_bins : int
+        Number of bins ``B``.
+    tie_policy : {"split", "keep"}
+        Treatment of equal scores.
+    order : numpy.ndarray, optional
+        The stable ascending argsort of the scores, when the caller has it.
+
+    Returns
+    -------
+    idx : numpy.ndarray
+        Bin of every row.
+    edges : numpy.ndarray
+        Midpoint edges, 0 and 1 at the ends.
+    """
+    n = scores.shape[0]
     if order is None:
         order = np.argsort(scores, kind="stable")
     sorted_scores = scores[order]
     starts = equal_mass_starts(n, n_bins)
     if tie_policy == "keep":
         starts = _keep_ties(sorted_scores, starts)
-    sizes = np.diff(starts)
-    idx = np.empty(n, dtype=np.intp)
-    idx[order] = np.repeat(np.arange(sizes.shape[0], dtype=np.intp), sizes)
-    return idx, _midpoint_edges(sorted_scores, starts)
+    return index_of_runs(order, starts), _midpoint_edges(sorted_scores, starts)
+
+
+def equal_mass_by_selection(
+    scores: np.ndarray, n_bins: int, tie_policy: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`equal_mass_by_sorting` without a sort: the same bins and edges, to the bit.
+
+    The scores of the boundary ranks ``ceil(k·n/B)`` (and of the ranks just below, for
+    the edges) are selected with one ``np.partition``. A row lies past boundary ``k``
+    when its score exceeds the boundary's score; only rows whose score equals a boundary
+    score need their rank, which is the count of smaller scores plus the count of equal
+    scores earlier in the input (the stable order). With ``tie_policy="keep"`` a boundary
+    that cuts a run of equal scores moves to the count of scores at most that score, and
+    a row passes it only with a larger score.
+
+    Parameters and returns are those of :func:`equal_mass_by_sorting` (without ``order``).
+    """
+    n = scores.shape[0]
+    inner = equal_mass_starts(n, n_bins)[1:-1]  # ≥ 1; n for the empty bins of B > n
+    below, at = inner - 1, np.minimum(inner, n - 1)
+    kth = np.unique(np.concatenate((below, at)))
+    part = np.partition(scores, kth)
+    low, high = part[below], part[at]
+    if tie_policy == "split":
+        del part  # only a moved "keep" boundary reads it again
+    # a boundary at rank n (more bins than rows) is passed by no row
+    value = np.where(inner < n, high, np.inf)
+    passed = np.searchsorted(value, scores, side="left")  # boundaries of smaller score
+    ends = np.append(value, np.inf)
+    on = np.concatenate(
+        [
+            np.flatnonzero(ends[passed[lo : lo + _CHUNK]] == scores[lo : lo + _CHUNK]) + lo
+            for lo in range(0, n, _CHUNK)
+        ]
+    )
+    first = passed[on]  # the first boundary whose score is the row's
+    if tie_policy == "keep":
+        return _keep_by_selection(part, kth, inner, low, high, passed, on, first)
+    # rank = scores below the row's value + equal scores earlier in the input
+    grouped = np.argsort(first, kind="stable")
+    earlier = np.empty(on.shape[0], dtype=np.intp)
+    earlier[grouped] = np.arange(on.shape[0]) - np.searchsorted(
+        first[grouped], first[grouped], side="left"
+    )
+    smaller = inner[first]
+    tied = low[first] == high[first]  # the row's value also fills the rank below the boundary
+    if tied.any():
+        at_most = _count_at_most(passed, inner.shape[0])
+        equal = np.bincount(first, minlength=inner.shape[0])
+        smaller[tied] = (at_most - equal)[first[tied]]
+    passed[on] = np.searchsorted(inner, smaller + earlier, side="right")
+    return passed, np.concatenate(([0.0], 0.5 * (low + high), [1.0]))
+
+
+def _keep_by_selection(
+    part: np.ndarray,
+    kth: np.ndarray,
+    inner: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    passed: np.ndarray,
+    on: np.ndarray,
+    first: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the ``tie_policy="keep"`` bins of :func:`equal_mass_by_selection` (see there)."""
+    n = part.shape[0]
+    cuts = (inner < n) & (low == high)
+    moved = np.where(cuts, _count_at_most(passed, inner.shape[0]), inner)
+    # of the boundaries with a row's score only the first can stay, and the row passes it
+    passed[on] += ~cuts[first]
+    # boundaries that moved onto each other merge: a row's bin is the distinct ones it passed
+    distinct = np.concatenate(([True], moved[1:] != moved[:-1]))
+    bins = np.concatenate(([0], np.cumsum(distinct)))
+    kept = distinct & (moved < n)
+    lower = np.where(cuts, high, low)[kept]  # a moved boundary ends its run of equal scores
+    upper = high[kept]
+    moved_kept = cuts[kept]
+    upper[moved_kept] = _order_statistics(part, kth, moved[kept][moved_kept])
+    for lo in range(0, n, _CHUNK):  # in place: no second array of n bins
+        passed[lo : lo + _CHUNK] = bins[passed[lo : lo + _CHUNK]]
+    return passed, np.concatenate(([0.0], 0.5 * (lower + upper), [1.0]))
+
+
+def _count_at_most(passed: np.ndarray, n_boundaries: int) -> np.ndarray:
+    """Return how many rows score at most each boundary's score (``(m,)``).
+
+    ``passed`` is each row's count of boundaries with a smaller score.
+    """
+    return np.cumsum(np.bincount(passed, minlength=n_boundaries + 1)[:n_boundaries])
+
+
+def _order_statistics(part: np.ndarray, kth: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Scores of the given ranks, from scores partitioned at the sorted ranks ``kth``.
+
+    Between two ranks of ``kth`` a partitioned array holds exactly the scores of the ranks
+    between them, so a rank outside ``kth`` is selected within that stretch alone.
+    """
+    out = np.empty(ranks.shape[0])
+    ends = np.append(kth, part.shape[0])
+    for i, r in enumerate(ranks):
+        j = int(np.searchsorted(kth, r))
+        if ends[j] == r:
+            out[i] = part[r]
+            continue
+        lo = kth[j - 1] + 1 if j else 0
+        out[i] = np.partition(part[lo : ends[j]], r - lo)[r - lo]
+    return out
 
 
 @BINNINGS.register(
@@ -534,6 +752,8 @@ def batch_bin_sums(
     """
     r = index.shape[0]
     if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
+        if r == 1:
+            return _one_sample_coded_sums(index[0], scores[0], outcomes[0], n_bins)
         return coded_bin_sums(2 * index + outcomes, scores, n_bins)
     size = r * n_bins
     key = index if r == 1 else index + (np.arange(r, dtype=np.intp) * n_bins)[:, None]
@@ -575,6 +795,24 @@ def coded_bin_sums(
     score_sums = np.bincount(coded.ravel(), weights=scores.ravel(), minlength=size)
     counts = both.sum(axis=-1).astype(np.int64, copy=False)
     return counts, score_sums.reshape(r, n_bins), both[..., 1].astype(np.float64)
+
+
+def _one_sample_coded_sums(
+    index: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coded_bin_sums` of one sample, coding ``2·bin + outcome`` a chunk at a time.
+
+    Counts are exact whatever the order they are added in, so no code array of ``n`` rows
+    is made; the score sums are one ``bincount`` over all rows, as in the batch.
+    """
+    both = np.zeros(2 * n_bins, dtype=np.int64)
+    for lo in range(0, index.shape[0], _CHUNK):
+        coded = index[lo : lo + _CHUNK] * 2
+        coded += outcomes[lo : lo + _CHUNK]
+        both += np.bincount(coded, minlength=2 * n_bins)
+    score_sums = np.bincount(index, weights=scores, minlength=n_bins)
+    both = both.reshape(1, n_bins, 2)
+    return both.sum(axis=-1), score_sums[None, :], both[..., 1].astype(np.float64)
 
 
 class RowBatch:

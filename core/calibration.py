@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels, check_rng
@@ -16,6 +15,8 @@ from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from core.binned_view import BinnedViews
 
 _BIN_COLUMNS = ["bin", "lower", "upper", "count", "mean_score", "mean_label", "gap"]
@@ -69,6 +70,8 @@ class CalibrationErrorResult:
             Columns ``bin, lower, upper, count, mean_score, mean_label, gap``; empty for
             estimators without bins.
         """
+        import pandas as pd
+
         if not self.bins:
             return pd.DataFrame({c: [] for c in _BIN_COLUMNS})
         if len(self.bins) == 1:
@@ -152,7 +155,11 @@ class EstimatorCall:
         )
 
     def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
-        """Return the estimate on validated arrays."""
+        """Return the estimate on validated arrays.
+
+        ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
+        (:func:`core._validation.as_probs`).
+        """
         return self.info.func(
             p,
             y,
@@ -275,5 +282,6 @@ def calibration_error(
         class_names=class_names,
         **options,
     )
-    p, y = check_probs_labels(probs, labels)
+    # binary P(y=1) stays a vector: the lenses read it without the [1 − p, p] matrix
+    p, y = check_probs_labels(probs, labels, matrix=False)
     return call.result(call.run(p, y, check_rng(seed)))

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,12 @@ class LensView:
     lens : str
         The lens name.
     scores : tuple of numpy.ndarray
-        One float64 score vector per component.
+        One float64 score vector per component (from :func:`lens_view`, columns of the
+        probability matrix are views: read-only use).
     outcomes : tuple of numpy.ndarray
-        Matching float64 vectors of 0/1 outcomes.
+        Matching 0/1 outcomes: float64 from :func:`apply_lens`; from :func:`lens_view`
+        the labels themselves (binary lens) or booleans, which every consumer of a
+        binned view reads as 0/1 (an eighth of the memory of float64).
     names : tuple of str
         Component names (class names for ``classwise``).
     weights : numpy.ndarray
@@ -50,7 +54,8 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     probs : numpy.ndarray
-        ``(n, K)`` probability matrix.
+        ``(n, K)`` probability matrix, or the ``(n,)`` P(y=1) of binary predictions
+        (the matrix ``[1 − p, p]``).
 
     Returns
     -------
@@ -59,6 +64,11 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     predicted : numpy.ndarray
         ``argmax_k probs[i, k]``; ties go to the lowest index.
     """
+    if probs.ndim == 1:
+        confidence = 1.0 - probs  # the matrix's first column, to the bit
+        predicted = probs > confidence
+        np.maximum(confidence, probs, out=confidence)
+        return confidence, predicted.astype(np.intp)
     predicted = probs.argmax(axis=1)  # numpy returns the first maximum: ties to the lowest index
     return probs[np.arange(probs.shape[0]), predicted], predicted
 
@@ -90,7 +100,7 @@ def apply_lens(
     Returns
     -------
     LensView
-        The components.
+        The components (float64 outcomes).
 
     Raises
     ------
@@ -98,8 +108,10 @@ def apply_lens(
         For an unknown lens, ``binary`` with more than two classes, ``canonical``
         (which has no 1-D view) or bad class weights.
     """
-    p, y = check_probs_labels(probs, labels)
-    return lens_view(p, y, lens, class_names=class_names, class_weights=class_weights)
+    p, y = check_probs_labels(probs, labels, matrix=False)
+    view = lens_view(p, y, lens, class_names=class_names, class_weights=class_weights)
+    outcomes = tuple(o.astype(np.float64) for o in view.outcomes)
+    return dataclasses.replace(view, outcomes=outcomes)
 
 
 def lens_view(
@@ -113,12 +125,16 @@ def lens_view(
     """Return the 1-D view of already validated predictions.
 
     Same result as :func:`apply_lens` without validating the ``(n, K)`` matrix again (on a
-    50,000 × 1,000 matrix that check costs more than a binned estimator).
+    50,000 × 1,000 matrix that check costs more than a binned estimator), and with
+    compact outcomes: the labels themselves for the binary lens, booleans otherwise.
+    Classwise scores are views of the matrix's columns; nothing of size ``n × K`` is
+    made.
 
     Parameters
     ----------
     probs : numpy.ndarray
-        Validated ``(n, K)`` float64 probabilities.
+        Validated ``(n, K)`` float64 probabilities, or the ``(n,)`` P(y=1) of binary
+        predictions (:func:`core._validation.as_probs`), read as ``[1 − p, p]``.
     labels : numpy.ndarray
         Validated int64 labels.
     lens : str
@@ -138,7 +154,7 @@ def lens_view(
     ConfigError
         For an unknown lens, a lens without 1-D view, or mismatched class names.
     """
-    k = probs.shape[1]
+    k = n_classes(probs)
     names = tuple(class_names) if class_names is not None else tuple(str(i) for i in range(k))
     if len(names) != k:
         raise ConfigError(f"{len(names)} class names given for {k} classes.")
@@ -149,6 +165,22 @@ def lens_view(
             "(SKCE, MMCE) or the binary, top-label or classwise lens."
         )
     return entry.func(probs, labels, names, class_weights)
+
+
+def n_classes(probs: np.ndarray) -> int:
+    """Return ``K`` of validated predictions: 2 for a P(y=1) vector, else the columns."""
+    return 2 if probs.ndim == 1 else int(probs.shape[1])
+
+
+def class_scores(probs: np.ndarray, k: int) -> np.ndarray:
+    """Return P(y=k) of every row: a view of the matrix's column.
+
+    For a P(y=1) vector, class 1 is the vector itself and class 0 is ``1 − p`` (computed,
+    equal to the first column of :func:`core._validation.binary_matrix`).
+    """
+    if probs.ndim == 2:
+        return probs[:, k]
+    return probs if k == 1 else 1.0 - probs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,13 +203,13 @@ LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
     "binary", label="Binary P(y=1)", description="P(y=1) against the label; two classes only."
 )
 def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: object) -> LensView:
-    if p.shape[1] != 2:
+    if n_classes(p) != 2:
         raise ConfigError(
-            f"The binary lens needs two classes; these predictions have {p.shape[1]}. "
+            f"The binary lens needs two classes; these predictions have {n_classes(p)}. "
             "Use the top-label or classwise lens."
         )
     # validated labels of two classes are 0 or 1 already: the outcome is the label itself
-    return LensView("binary", (p[:, 1],), (y.astype(np.float64),), (names[1],), np.ones(1))
+    return LensView("binary", (class_scores(p, 1),), (y,), (names[1],), np.ones(1))
 
 
 @LENSES.register(
@@ -187,9 +219,7 @@ def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: obje
 )
 def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: object) -> LensView:
     conf, pred = top_label(p)
-    return LensView(
-        "top-label", (conf,), ((pred == y).astype(np.float64),), ("top-label",), np.ones(1)
-    )
+    return LensView("top-label", (conf,), (pred == y,), ("top-label",), np.ones(1))
 
 
 @LENSES.register(
@@ -200,7 +230,7 @@ def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: 
 def _classwise(
     p: np.ndarray, y: np.ndarray, names: tuple[str, ...], class_weights: ArrayLike | None
 ) -> LensView:
-    k = p.shape[1]
+    k = n_classes(p)
     if class_weights is None:
         w = np.full(k, 1.0 / k)
     else:
@@ -210,8 +240,10 @@ def _classwise(
                 f"class_weights must be {k} non-negative numbers with a positive sum."
             )
         w = w / w.sum()
-    scores = tuple(np.ascontiguousarray(p[:, j]) for j in range(k))
-    outcomes = tuple((y == j).astype(np.float64) for j in range(k))
+    # column views and booleans: K copies of the columns and K float one-hot vectors
+    # would hold twice the matrix again
+    scores = tuple(class_scores(p, j) for j in range(k))
+    outcomes = tuple(y == j for j in range(k))
     return LensView("classwise", scores, outcomes, names, w)
 
 

@@ -5,9 +5,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import METRIC_COLUMNS, AnalysisConfig, ReliabilityAnalysis, analyze
-from core.binning import bin_stats
+from core.analysis import (
+    CONSISTENCY_BAND_RESAMPLES,
+    METRIC_COLUMNS,
+    AnalysisConfig,
+    ReliabilityAnalysis,
+    analyze,
+)
+from core.binning import bin_indices, bin_stats
 from core.calibration import calibration_error
+from core.consistency_bands import consistency_band
 from core.data import as_predictions
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
@@ -134,6 +141,41 @@ def test_sweep_note_reports_b_star():
     direct = calibration_error(p, y, estimator="sweep", binning="equal-mass")
     note = a.metrics.set_index("metric").loc["sweep", "note"]
     assert f"b* = {direct.details['b_star']}" in note
+
+
+@pytest.mark.parametrize(
+    ("binning", "tie_policy"),
+    [("equal-mass", "split"), ("equal-mass", "keep"), ("equal-width", "split")],
+)
+def test_sweep_headline_tables_equal_a_fresh_binning_with_b_star(binning, tie_policy):
+    rng = np.random.default_rng(12)
+    p = np.round(rng.beta(2, 1, 3000), 2)  # ties, some on equal-width edges
+    y = (rng.random(3000) < p**1.5).astype(int)
+    config = AnalysisConfig(
+        lens="binary", estimator="sweep", binning=binning, tie_policy=tie_policy, n_resamples=0
+    )
+    a = analyze((p, y), config)
+    b_star = a.headline.details["b_star"]
+    assert b_star != config.n_bins
+    (comp,) = a.components
+    idx, edges = bin_indices(p, binning=binning, n_bins=b_star, tie_policy=tie_policy)
+    fresh = bin_stats(p, y, binning=binning, n_bins=b_star, tie_policy=tie_policy)
+    assert comp.bins.isclose(fresh, rtol=1e-13, atol=1e-12)
+    assert a.headline.bins[0] is comp.bins
+    plugin = calibration_error(
+        p, y, lens="binary", binning=binning, n_bins=b_star, tie_policy=tie_policy
+    )
+    assert a.headline.value == pytest.approx(plugin.value, rel=1e-13, abs=1e-15)
+    # the band was drawn on exactly those bins: the same rows in the same bins
+    band = consistency_band(
+        p,
+        bin_index=idx,
+        n_bins=len(edges) - 1,
+        n_resamples=CONSISTENCY_BAND_RESAMPLES,
+        seed=np.random.default_rng(config.seed),
+    )
+    np.testing.assert_array_equal(comp.band.low, band.low)
+    np.testing.assert_array_equal(comp.band.high, band.high)
 
 
 def test_component_tables_top_label():
@@ -314,10 +356,9 @@ def test_analyze_bins_each_component_once(monkeypatch, binning):
     config = AnalysisConfig(lens="binary", binning=binning, n_resamples=30)
     a = analyze((p, y), config)
     # the estimators, bin table, band, bootstrap and Brier decomposition share one binning;
-    # the sweep bins once more, with its own b*
-    b_star = a.metrics.set_index("metric").loc["sweep", "note"]
-    assert [c for c in calls if c[1] == config.n_bins] == [(binning, 15, 800)], calls
-    assert len(calls) == 2 and f"b* = {calls[1][1]}" in b_star
+    # the sweep takes its b* bins from the rows it sorted, without binning again
+    assert "b* = " in a.metrics.set_index("metric").loc["sweep", "note"]
+    assert calls == [(binning, 15, 800)], calls
     # classwise: one binning per class, shared with the decomposition
     calls.clear()
     p3, y3 = _data(n=500, k=4)

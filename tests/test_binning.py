@@ -8,11 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import core.binning as binning_module
 from core.binning import (
     BINNINGS,
     BinStats,
     bin_indices,
     bin_stats,
+    equal_mass_by_selection,
+    equal_mass_by_sorting,
     equal_mass_starts,
     equal_width_edges,
 )
@@ -182,6 +185,67 @@ def test_equal_mass_keep_edges_reproduce_assignment_and_never_split_a_value():
     assert np.bincount(idx).min() >= 1
     split, _ = bin_indices(s, binning="equal-mass", n_bins=15)
     assert np.ptp(np.bincount(split)) <= 1
+
+
+def _assert_same_bins(scores, n_bins, tie_policy):
+    idx, edges = equal_mass_by_selection(np.asarray(scores, float), n_bins, tie_policy)
+    ref_idx, ref_edges = equal_mass_by_sorting(np.asarray(scores, float), n_bins, tie_policy)
+    assert idx.dtype == ref_idx.dtype
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(edges, ref_edges)
+    return idx, edges
+
+
+def test_equal_mass_selection_resolves_a_tie_block_by_input_order():
+    # sorted (stable): 0.2 (row 1), 0.5 (rows 0, 2, 3, 5), 0.8 (row 4); ranks 0-1, 2-3, 4-5
+    s = [0.5, 0.2, 0.5, 0.5, 0.8, 0.5]
+    idx, edges = _assert_same_bins(s, 3, "split")
+    assert idx.tolist() == [0, 0, 1, 1, 2, 2]
+    assert edges.tolist() == [0.0, 0.5, 0.5, 1.0]
+    # both boundaries cut the run of 0.5 and move to its end (rank 5): two bins remain
+    idx, edges = _assert_same_bins(s, 3, "keep")
+    assert idx.tolist() == [0, 0, 0, 0, 1, 0]
+    assert edges.tolist() == [0.0, 0.65, 1.0]
+
+
+@pytest.mark.parametrize("tie_policy", ["split", "keep"])
+def test_equal_mass_selection_hand_cases(tie_policy):
+    _assert_same_bins(np.full(7, 0.4), 3, tie_policy)  # one run of ties
+    _assert_same_bins([0.9, 0.1, 0.5], 5, tie_policy)  # more bins than rows
+    _assert_same_bins([0.3], 4, tie_policy)
+    _assert_same_bins([0.0, 1.0, 1.0, 1.0, 0.0, 1.0], 4, tie_policy)  # runs at 0 and 1
+    # a run that spans several boundaries, one boundary on its first row
+    _assert_same_bins([0.1, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.9, 0.95], 5, tie_policy)
+
+
+@pytest.mark.parametrize("tie_policy", ["split", "keep"])
+@pytest.mark.parametrize("n_bins", [1, 15, 30])
+def test_equal_mass_large_input_selects_and_matches_the_sort(monkeypatch, tie_policy, n_bins):
+    rng = np.random.default_rng(n_bins)
+    s = np.concatenate([np.round(rng.random(12_000), 2), rng.random(8_000), [0.5] * 500])
+    s = s[rng.permutation(s.shape[0])]
+    ref = equal_mass_by_sorting(s, n_bins, tie_policy)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("sorted although the boundaries could be selected")
+
+    monkeypatch.setattr(binning_module, "equal_mass_by_sorting", refuse)
+    idx, edges = bin_indices(s, binning="equal-mass", n_bins=n_bins, tie_policy=tie_policy)
+    np.testing.assert_array_equal(idx, ref[0])
+    np.testing.assert_array_equal(edges, ref[1])
+
+
+def test_equal_mass_uses_a_given_order_and_sorts_small_inputs(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("selected although the order was given or n is small")
+
+    monkeypatch.setattr(binning_module, "equal_mass_by_selection", refuse)
+    s = np.random.default_rng(0).random(20_000)
+    func = BINNINGS.get("equal-mass").func
+    idx, _ = func(s, 15, "split", np.argsort(s, kind="stable"))
+    np.testing.assert_array_equal(np.bincount(idx), np.diff(equal_mass_starts(20_000, 15)))
+    func(s[:100], 3, "split")  # few rows
+    func(s, 1000, "split")  # few rows per bin
 
 
 # --------------------------------------------------------------------------- discrete

@@ -261,3 +261,76 @@ def test_binary_input_gives_a_contiguous_positive_column():
     matrix = as_prob_matrix(p)
     np.testing.assert_array_equal(matrix, np.column_stack([1 - p, p]))
     assert matrix[:, 1].flags.c_contiguous
+
+
+ESTIMATOR_SETTINGS = [
+    ("plugin", {"binning": "equal-width"}),
+    ("plugin", {"binning": "equal-mass", "tie_policy": "keep", "norm": np.inf}),
+    ("label-binned", {"binning": "equal-mass", "norm": 2}),
+    ("debiased", {"binning": "equal-width", "norm": 1, "n_resamples": 50}),
+    ("sweep", {"binning": "equal-mass"}),
+    ("average", {"binning": "discrete"}),
+    ("skce-ul", {}),
+    ("skce-b", {"metric": "l2"}),
+]
+
+
+@pytest.mark.parametrize("lens", ["binary", "top-label", "classwise"])
+@pytest.mark.parametrize(("estimator", "settings"), ESTIMATOR_SETTINGS)
+def test_binary_vector_gives_the_numbers_of_its_two_column_matrix(lens, estimator, settings):
+    # a P(y=1) vector is read as [1 − p, p] without building it: the same numbers to the
+    # bit, ties at 0.5 (top-label: class 0), 0 and 1 included
+    rng = np.random.default_rng(17)
+    p = np.concatenate([np.round(rng.random(300), 2), [0.5, 0.5, 0.0, 1.0]])
+    y = (rng.random(p.shape[0]) < p).astype(int)
+    from core._validation import binary_matrix
+
+    vector = calibration_error(p, y, estimator=estimator, lens=lens, seed=3, **settings)
+    matrix = calibration_error(
+        binary_matrix(p), y, estimator=estimator, lens=lens, seed=3, **settings
+    )
+    assert vector.value == matrix.value
+    assert vector.component_values == matrix.component_values
+    for a, b in zip(vector.bins or (), matrix.bins or (), strict=True):
+        for field in ("edges", "counts", "score_sums", "label_sums"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+def test_lens_view_keeps_outcomes_compact_and_apply_lens_gives_floats():
+    from core._validation import as_probs
+    from core.lenses import apply_lens, lens_view
+
+    rng = np.random.default_rng(2)
+    probs = rng.dirichlet(np.ones(4), 50)
+    y = rng.integers(0, 4, 50)
+    view = lens_view(probs, y, "classwise")
+    assert all(o.dtype == bool for o in view.outcomes)
+    assert all(np.shares_memory(s, probs) for s in view.scores)  # columns, not copies
+    public = apply_lens(probs, y, "classwise")
+    assert all(o.dtype == np.float64 for o in public.outcomes)
+    for a, b in zip(view.outcomes, public.outcomes, strict=True):
+        np.testing.assert_array_equal(a, b)
+    p = rng.random(50)
+    yb = (p > 0.4).astype(np.int64)
+    binary = lens_view(as_probs(p), yb, "binary")
+    assert binary.scores[0] is p and binary.outcomes[0] is yb  # the inputs themselves
+    top = lens_view(as_probs(p), yb, "top-label")
+    np.testing.assert_array_equal(top.scores[0], np.maximum(p, 1.0 - p))
+    np.testing.assert_array_equal(top.outcomes[0], (p > 1.0 - p) == yb)
+
+
+def test_as_predictions_copies_only_the_callers_arrays():
+    p = np.array([0.2, 0.7, 0.9])
+    y = np.array([0, 1, 1])
+    pred = core.as_predictions((p, y))
+    assert p.flags.writeable and y.flags.writeable  # the caller's arrays stay theirs
+    assert not np.shares_memory(pred.labels, y)
+    p[0], y[0] = 0.5, 1
+    np.testing.assert_array_equal(pred.probs[:, 1], [0.2, 0.7, 0.9])
+    assert pred.labels.tolist() == [0, 1, 1]
+    matrix = np.array([[0.8, 0.2], [0.3, 0.7]])
+    held = core.as_predictions((matrix, [0, 1]))
+    assert matrix.flags.writeable and not np.shares_memory(held.probs, matrix)
+    assert held.probs.flags.c_contiguous and not held.probs.flags.writeable
+    fortran = np.asfortranarray(matrix)
+    assert core.as_predictions((fortran, [0, 1])).probs.flags.c_contiguous

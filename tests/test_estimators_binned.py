@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from core.binned_view import bin_view
 from core.binning import bin_indices, bin_stats
 from core.calibration import calibration_error
 from core.errors import ConfigError
@@ -16,6 +17,7 @@ from core.estimators.binned import (
     sweep_row_starts,
     sweep_search,
 )
+from core.lenses import LensView
 
 # Kumar et al. 2019, reference 000 §3.12
 V1_P = [0.5, 0.5, 0.5, 0.6, 0.5, 0.6, 0.6, 0.6, 0.6]
@@ -442,6 +444,31 @@ def test_sweep_equals_plugin_at_b_star(binning):
         plug = calibration_error(p, y, lens="binary", binning=binning, n_bins=b, norm=norm)
         assert r.value == pytest.approx(plug.value, abs=1e-15)
         assert r.bins[0].isclose(plug.bins[0])
+
+
+@pytest.mark.parametrize(
+    ("binning", "tie_policy"),
+    [("equal-mass", "split"), ("equal-mass", "keep"), ("equal-width", "split")],
+)
+def test_rebinned_from_sorted_rows_equals_binning_again(binning, tie_policy):
+    # scores in [0, 0.55] on a grid: ties, scores on edges and empty equal-width bins at the top
+    rng = np.random.default_rng(4)
+    s = np.round(rng.random(400) * 0.55, 2)
+    y = (rng.random(400) < s).astype(float)
+    view = LensView("binary", (s,), (y,), ("1",), np.ones(1))
+    comp = bin_view(view, binning, 15, tie_policy, (np.argsort(s, kind="stable"),)).components[0]
+    order = comp.order
+    prefix = np.concatenate([[0.0], np.cumsum(y[order])])
+    for b in (1, 2, 7, 15, 16, 40, 150, 399):
+        fast = comp.rebinned_sorted(b, s[order], prefix)
+        assert comp.rebinned(b) is fast  # one cache: the bin table reads the sweep's bins
+        idx, edges = bin_indices(s, binning=binning, n_bins=b, tie_policy=tie_policy)
+        np.testing.assert_array_equal(fast.index, idx)
+        np.testing.assert_array_equal(fast.edges, edges)
+        ref = bin_stats(s, y, binning=binning, n_bins=b, tie_policy=tie_policy)
+        assert fast.stats.isclose(ref, rtol=1e-14, atol=1e-13)
+        if binning == "equal-width" and b > 2:
+            assert ref.counts[-1] == 0  # the empty top bins are covered
 
 
 def test_sweep_rejects_discrete_and_bad_max_bins():

@@ -51,3 +51,29 @@ def test_importing_core_modules_outside_figures_does_not_load_plotly():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_core_and_its_array_paths_do_not_load_pandas_or_pyarrow():
+    # pandas (and pyarrow, which pandas loads) cost ~0.2 s: only DataFrames and files need them
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import core\n"
+        "heavy = lambda: sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules)\n"
+        "print(heavy())\n"
+        "p = np.linspace(0.01, 0.99, 200); y = (p > 0.4).astype(int)\n"
+        "core.calibration_error(p, y, lens='binary', binning='equal-mass')\n"
+        "core.calibration_error(np.column_stack([1 - p, p]), y, lens='classwise')\n"
+        "core.calibration_error(p, y, estimator='skce-ul')\n"
+        "core.as_predictions((p, y)).digest\n"
+        "core.bin_stats(p, y)\n"
+        "print(heavy())\n"
+        "core.calibration_error(p, y, lens='binary').bin_table\n"
+        "print(heavy())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    lines = out.stdout.strip().splitlines()
+    assert lines[:2] == ["[]", "[]"], out.stdout
+    assert "pandas" in lines[2]  # a DataFrame still comes back when asked for

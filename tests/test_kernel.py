@@ -116,6 +116,40 @@ def test_estimators_from_h_matrix():
     )
 
 
+def _block_terms_by_broadcast(p, y, spec, bsz, unbiased=True):
+    """Block estimates from the whole (blocks, B, B, K) array of differences at once."""
+    nb = p.shape[0] // bsz
+    pb = p[: nb * bsz].reshape(nb, bsz, -1)
+    e = kern.residuals(p[: nb * bsz], y[: nb * bsz]).reshape(nb, bsz, -1)
+    diff = pb[:, :, None, :] - pb[:, None, :, :]
+    if spec.metric == "l2":
+        d = np.sqrt((diff * diff).sum(axis=3))
+    else:
+        d = np.abs(diff).sum(axis=3) * (0.5 if spec.metric == "tv" else 1.0)
+    h = spec.apply(d) * np.matmul(e, e.transpose(0, 2, 1))
+    sums = h.sum(axis=(1, 2)) - (np.einsum("bii->b", h) if unbiased else 0.0)
+    return sums / (bsz * (bsz - 1) if unbiased else bsz * bsz)
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("k", [2, 5])
+@pytest.mark.parametrize("pairs", [1 << 18, 100])  # one block at a time, or many batched
+def test_block_terms_equal_the_full_broadcast(monkeypatch, metric, k, pairs):
+    # the kernel matrices are built one class at a time; with two classes every distance is
+    # the same sum of two rounded terms, so the blocks agree to the bit
+    monkeypatch.setattr(kern, "_BLOCK_PAIRS", pairs)
+    p, y = _sample(n=403, k=k, seed=k)
+    for kernel in ("laplacian", "gaussian"):
+        spec = kern.KernelSpec(kernel, metric, 0.3)
+        for bsz, unbiased in ((2, True), (7, False), (20, True), (131, True)):
+            got = kern.block_terms(p, y, spec, bsz, unbiased=unbiased)
+            want = _block_terms_by_broadcast(p, y, spec, bsz, unbiased)
+            if k == 2:
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
 def test_block_estimator_limits():
     p, y = _sample(n=40, k=3, seed=5)
     spec = kern.KernelSpec("laplacian", "tv", 0.5)
@@ -172,6 +206,45 @@ def test_bracketed_selection_is_exact(small_tiles, monkeypatch, discrete):
         d = kern.pairwise_distances(p)
         want = float(np.median(d if variant == "median" else d[np.triu_indices(301, 1)]))
         assert kern.median_bandwidth(p, variant=variant) == want
+
+
+def _two_column_cases():
+    rng = np.random.default_rng(21)
+    yield rng.random(257)  # continuous
+    yield rng.integers(0, 5, 300) / 4  # five values: massive ties at the median
+    yield np.round(rng.beta(0.5, 0.5, 301), 2)  # ties and exact 0 and 1
+    yield np.concatenate([np.full(150, 0.3), rng.random(3)])  # most pairs at distance 0
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("case", range(4))
+def test_two_column_median_by_sorting_equals_brute_force(monkeypatch, metric, case):
+    # [1 − s, s]: the distances grow along the sorted rows, so the median needs no n² pass;
+    # a tiny selection limit forces the narrowing loop, and the tiled pass is refused
+    s = list(_two_column_cases())[case]
+    p = np.column_stack([1.0 - s, s])
+    d = kern.pairwise_distances(p, metric=metric)
+    upper = np.sort(d[np.triu_indices(s.shape[0], 1)])
+    monkeypatch.setattr(kern, "EXACT_SELECT_MAX", 10)
+    monkeypatch.setattr(kern, "_iter_tiles", None)
+    for variant, want in (("median", np.median(d)), ("median-offdiagonal", np.median(upper))):
+        kern._MEDIAN_CACHE.clear()
+        assert kern.median_bandwidth(p, metric=metric, variant=variant) == float(want)
+    columns = kern._opposite_columns(p)
+    for rank in (1, 2, upper.shape[0] // 3, upper.shape[0] - 1, upper.shape[0]):
+        assert kern._kth_pairs_sorted(*columns, rank, metric) == upper[rank - 1]
+
+
+def test_two_columns_that_do_not_fall_take_the_tiled_selection(monkeypatch):
+    # rows that sum to 1 only within the tolerance: the first column need not fall as the
+    # second rises, and the sorted shortcut would be wrong
+    rng = np.random.default_rng(5)
+    s = rng.random(400)
+    p = np.column_stack([1.0 - s + rng.uniform(-5e-5, 5e-5, 400), s])
+    assert kern._opposite_columns(p) is None
+    monkeypatch.setattr(kern, "EXACT_SELECT_MAX", 10)
+    kern._MEDIAN_CACHE.clear()
+    assert kern.median_bandwidth(p) == _full_median(p)
 
 
 def test_bandwidth_errors():

@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.binning import bin_indices, bin_stats
+from core.binning import (
+    bin_indices,
+    bin_stats,
+    equal_mass_by_selection,
+    equal_mass_by_sorting,
+)
 from core.calibration import calibration_error
 
 NORMS = (1.0, 2.0, np.inf)
@@ -168,3 +173,62 @@ def test_equal_mass_split_sizes_and_order(s, n_bins):
     assert keep.max() + 1 == len(keep_edges) - 1 <= n_bins
     assert np.all(np.bincount(keep) >= 1)
     assert all(len(np.unique(keep[s == v])) == 1 for v in np.unique(s))
+
+
+@examples
+@given(
+    arrays(np.float64, st.integers(1, 300), elements=score),
+    st.integers(1, 400),
+    st.sampled_from(("split", "keep")),
+)
+def test_equal_mass_selection_equals_the_sort(s, n_bins, tie_policy):
+    # the score strategy draws from a grid of 21 values and three fixed ones: long runs of
+    # ties, on and across boundaries; n_bins > n gives empty bins
+    idx, edges = equal_mass_by_selection(s, n_bins, tie_policy)
+    ref_idx, ref_edges = equal_mass_by_sorting(s, n_bins, tie_policy)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(edges, ref_edges)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.integers(1, 2_000),
+    st.integers(1, 60),
+    st.integers(1, 40),
+    st.sampled_from(("split", "keep")),
+    st.integers(0, 2**32 - 1),
+)
+def test_equal_mass_selection_equals_the_sort_on_few_distinct_values(
+    n, n_values, n_bins, tie_policy, seed
+):
+    rng = np.random.default_rng(seed)
+    s = rng.choice(rng.random(n_values), size=n)  # every score tied with about n/n_values
+    idx, edges = equal_mass_by_selection(s, n_bins, tie_policy)
+    ref_idx, ref_edges = equal_mass_by_sorting(s, n_bins, tie_policy)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(edges, ref_edges)
+
+
+@examples
+@given(
+    arrays(np.float64, st.integers(2, 80), elements=score),
+    st.sampled_from(("tv", "l1", "l2")),
+    st.integers(1, 40),
+)
+def test_two_column_pair_selection_equals_sorting_every_pair(s, metric, limit):
+    # the k-th pairwise distance of [1 − s, s] found by counting along sorted rows, with a
+    # small selection limit so the narrowing loop runs; ties come from the score grid
+    from core.estimators import kernel as kern
+
+    p = np.column_stack([1.0 - s, s])
+    d = kern.pairwise_distances(p, metric=metric)
+    upper = np.sort(d[np.triu_indices(s.shape[0], 1)])
+    columns = kern._opposite_columns(p)
+    saved = kern.EXACT_SELECT_MAX
+    kern.EXACT_SELECT_MAX = limit
+    try:
+        for rank in {1, (upper.shape[0] + 1) // 2, upper.shape[0] // 2 + 1, upper.shape[0]}:
+            if rank <= upper.shape[0]:
+                assert kern._kth_pairs_sorted(*columns, rank, metric) == upper[rank - 1]
+    finally:
+        kern.EXACT_SELECT_MAX = saved

@@ -28,11 +28,17 @@ One module per phase of a load:
 - :mod:`core.data.loader`: :func:`load_predictions`, which runs the phases in turn.
 """
 
-from core.data.columns import ColumnError
+from core import _lazy_exports
 from core.data.lint import LintFinding, LintReport
-from core.data.loader import load_predictions
 from core.data.predictions import Predictions, as_predictions, combine_models
-from core.data.tables import read_table
+
+# the phases that read files and tables need pandas: imported on first use, so arrays
+# become Predictions without it
+_LAZY = {
+    "ColumnError": "core.data.columns",
+    "load_predictions": "core.data.loader",
+    "read_table": "core.data.tables",
+}
 
 __all__ = [
     "ColumnError",
@@ -44,3 +50,5 @@ __all__ = [
     "load_predictions",
     "read_table",
 ]
+
+__getattr__ = _lazy_exports("core.data", _LAZY, globals())

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: How many row numbers a finding keeps (the count of affected rows is kept in full).
 MAX_ROWS = 10
@@ -133,6 +136,8 @@ class LintReport:
             Columns ``severity, code, message, rows, columns, count``; ``rows`` is a
             string of 0-based data-row positions.
         """
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "severity": [f.severity for f in self.findings],

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from core._validation import check_predictions, trust
+from core._validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintReport, lint_values
 from core.errors import DataError
 
@@ -79,6 +78,8 @@ class Predictions:
         """Model names in order of first appearance (empty without a model column)."""
         if self.model is None:
             return ()
+        import pandas as pd
+
         return tuple(str(m) for m in pd.unique(self.model))
 
     def subset(self, mask: np.ndarray | Sequence[int] | Sequence[bool]) -> Predictions:
@@ -187,16 +188,19 @@ def as_predictions(data: Any, *, class_names: Sequence[str] | None = None) -> Pr
             "Pass predictions as a Predictions object (core.load_predictions) or a "
             "(probs, labels) pair of arrays."
         )
-    p, y, binary = check_predictions(*data)
-    k = p.shape[1]
+    p, y, binary = check_predictions(*data, matrix=False)
+    k = 2 if binary else p.shape[1]
     names = tuple(str(c) for c in class_names) if class_names is not None else None
     if names is None:
         names = tuple(str(i) for i in range(k))
     if len(names) != k:
         raise DataError(f"{len(names)} class names given for {k} classes.")
+    # the row-major matrix is made once, and an array is copied only if the caller's
+    # data is in it (a Predictions is read-only)
+    probs = binary_matrix(p, order="C") if binary else _own(p, data[0], order="C")
     return _make(
-        np.array(p, dtype=np.float64, copy=True),
-        np.array(y, dtype=np.int64, copy=True),
+        probs,
+        _own(y, data[1]),
         names,
         binary,
         {},
@@ -204,6 +208,13 @@ def as_predictions(data: Any, *, class_names: Sequence[str] | None = None) -> Pr
         "arrays",
         {},
     )
+
+
+def _own(checked: np.ndarray, given: Any, order: str = "K") -> np.ndarray:
+    """Return the validated array ``checked`` if validation made it anew, else a copy."""
+    if checked is not given and checked.base is None:
+        return checked
+    return np.array(checked, order=order, copy=True)
 
 
 def combine_models(parts: Mapping[str, Predictions]) -> Predictions:

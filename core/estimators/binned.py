@@ -11,10 +11,10 @@ so aggregation is the identity there.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from core._validation import check_count
 from core.binned_view import BinnedView, bin_view
@@ -73,7 +73,11 @@ def _binned_func(name: str) -> Callable[..., Any]:
         info = ESTIMATORS.get(name)
         opts = info.check(options=options)
         view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
-        return estimate_binned(info, bin_view(view, binning, n_bins, tie_policy), norm, rng, opts)
+        orders = None
+        if info.statistics == "sorted":  # it reads the rows in score order: one sort each
+            orders = tuple(np.argsort(s, kind="stable") for s in view.scores)
+        binned = bin_view(view, binning, n_bins, tie_policy, orders)
+        return estimate_binned(info, binned, norm, rng, opts)
 
     func.__name__ = name.replace("-", "_")
     func.__doc__ = f"The {name!r} estimator on validated arrays (see its registry entry)."
@@ -241,14 +245,17 @@ class SortedRows:
         self.n_rows, self.n = self.s.shape
         self.binning = binning
         self.tie_policy = tie_policy
-        zero = np.zeros((self.n_rows, 1))
-        self.cs = np.concatenate([zero, np.cumsum(self.s, axis=1)], axis=1)
-        self.cy = np.concatenate([zero, np.cumsum(self.y, axis=1)], axis=1)
+        self.cy = _prefix_sums(self.y)
         self.block_end = None
         if tie_policy == "keep":
             if self.n_rows != 1:
                 raise ConfigError("tie_policy='keep' sorts one sample at a time.")
             self.block_end = np.searchsorted(self.s[0], self.s[0], side="right")
+
+    @cached_property
+    def cs(self) -> np.ndarray:
+        """``(R, n + 1)`` prefix sums of the scores (what :meth:`bin_sums` reads)."""
+        return _prefix_sums(self.s)
 
     def _starts(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.n_rows == 1:
@@ -288,9 +295,11 @@ class SortedRows:
 class ComponentSample(SortedRows):
     """One binned lens component as the sweep reads it (a batch of one).
 
-    The ``b*`` bins are the component's own binning with ``b*`` bins
-    (:meth:`~core.binned_view.ComponentBins.rebinned`), so the sweep's value is the
-    plug-in estimate with ``b*`` bins to the last bit, and its bin table shares them.
+    The ``b*`` bins are the component's own binning with ``b*`` bins, taken from the
+    sorted rows held here (:meth:`~core.binned_view.ComponentBins.rebinned_sorted`: no
+    second binning) and left with the component, so its bin table shares them. The
+    sweep's value is the plug-in estimate with ``b*`` bins up to float rounding of the
+    score sums (they add the same scores in score order rather than input order).
     """
 
     def __init__(self, comp: Any) -> None:
@@ -305,8 +314,16 @@ class ComponentSample(SortedRows):
 
     def bin_sums(self, rows: np.ndarray, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return the component's statistics with ``b`` bins (one row)."""
-        st = self.comp.rebinned(b).stats
+        st = self.comp.rebinned_sorted(b, self.s[0], self.cy[0]).stats
         return st.counts[None, :], st.score_sums[None, :], st.label_sums[None, :]
+
+
+def _prefix_sums(a: np.ndarray) -> np.ndarray:
+    """``(R, n + 1)`` sums of each row of ``a`` before every position (0 first)."""
+    out = np.empty((a.shape[0], a.shape[1] + 1))
+    out[:, 0] = 0.0
+    np.cumsum(a, axis=1, out=out[:, 1:])
+    return out
 
 
 def _sweep_kernel(sample: Any, norm: float, ctx: KernelContext) -> tuple[np.ndarray, dict]:
@@ -329,6 +346,8 @@ def _describe_sweep(
     norm: float,
     options: Mapping[str, Any],
 ) -> tuple[tuple[float, ...], tuple[BinStats, ...], dict[str, Any]]:
+    import pandas as pd
+
     bins, b_stars, traces = [], [], []
     for comp, b in zip(view.components, extras["b_star"], strict=True):
         b = int(b)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels, check_rng
+from core._validation import binary_matrix, check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate, lens_view
 
@@ -59,6 +59,8 @@ MEDIAN_SUBSAMPLE = 5_000
 #: Tile shape for the pairwise passes: rows × columns (≈ 8 MB per float64 buffer).
 TILE_ROWS = 256
 TILE_COLS = 4096
+#: Pairs of the blocks of :func:`block_terms` evaluated at once (two 2 MB buffers).
+_BLOCK_PAIRS = 1 << 18
 #: Up to this many distinct pairs the median is found by collecting them all.
 EXACT_SELECT_MAX = 2_000_000
 #: Kumar et al.'s MMCE bandwidth (Laplacian kernel exp(−|c − c′|/0.4)).
@@ -138,10 +140,14 @@ def _check_metric(metric: str) -> str:
 def _distance_tile(
     a: np.ndarray, bt: np.ndarray, metric: str, out: np.ndarray, tmp: np.ndarray
 ) -> np.ndarray:
-    """Distances between rows of ``a`` (r, K) and columns of ``bt`` (K, c) into ``out``."""
+    """Distances between rows of ``a`` (…, r, K) and columns of ``bt`` (…, K, c) into ``out``.
+
+    One class at a time, so nothing of size ``r × c × K`` is made; leading axes are
+    batches (the blocks of :func:`block_terms`).
+    """
     out.fill(0.0)
-    for k in range(a.shape[1]):
-        np.subtract(a[:, k, None], bt[k, None, :], out=tmp)
+    for k in range(a.shape[-1]):
+        np.subtract(a[..., :, k, None], bt[..., k, None, :], out=tmp)
         if metric == "l2":
             np.square(tmp, out=tmp)
         else:
@@ -243,13 +249,18 @@ def _upper_values_all(p: np.ndarray, metric: str) -> np.ndarray:
 def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
     """Return the ``ranks``-th smallest (1-based) strictly-upper-triangle distances, exactly.
 
-    A seeded sample of pairs brackets the target ranks; one pass over all pairs counts
-    the values below and on the bracket ends (ties included) and keeps those strictly
-    inside, where a partition finds the exact order statistics. The sample only affects
-    speed, never the result; a missed bracket is widened and the pass repeated.
+    Two-column predictions whose columns move in opposite directions (``[1 − s, s]``: every
+    binary problem and 1-D lens) take :func:`_kth_pairs_sorted`, ``O(n log n)`` per count.
+    Otherwise a seeded sample of pairs brackets the target ranks; one pass over all pairs
+    counts the values below and on the bracket ends (ties included) and keeps those
+    strictly inside, where a partition finds the exact order statistics. The sample only
+    affects speed, never the result; a missed bracket is widened and the pass repeated.
     """
     n = p.shape[0]
     total = n * (n - 1) // 2
+    columns = _opposite_columns(p)
+    if columns is not None and total > EXACT_SELECT_MAX:
+        return [_kth_pairs_sorted(*columns, r, metric) for r in ranks]
     if total <= EXACT_SELECT_MAX:
         u = np.partition(_upper_values_all(p, metric), [r - 1 for r in ranks])
         return [float(u[r - 1]) for r in ranks]
@@ -293,8 +304,107 @@ def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
     return [float(u[r - 1]) for r in ranks]  # pragma: no cover
 
 
+def _opposite_columns(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return the two columns of ``p`` in the order of the second, if the first then falls.
+
+    Sorted so, every distance of :func:`_distance_tile` grows along each row and column
+    of the upper triangle (each term is a rounded difference of monotone sequences, and
+    rounding is monotone), which :func:`_kth_pairs_sorted` relies on. None otherwise.
+    """
+    if p.shape[1] != 2:
+        return None
+    order = np.lexsort((-p[:, 0], p[:, 1]))
+    falling, rising = p[order, 0], p[order, 1]
+    if np.any(falling[1:] > falling[:-1]):
+        return None
+    return falling, rising
+
+
+def _pair_distances(
+    falling: np.ndarray, rising: np.ndarray, i: np.ndarray, j: np.ndarray, metric: str
+) -> np.ndarray:
+    """Distances of the pairs ``(i, j)`` of sorted two-column rows, rounded as the tiles."""
+    first = np.abs(falling[i] - falling[j])
+    second = np.abs(rising[i] - rising[j])
+    if metric == "l2":
+        return np.sqrt(first * first + second * second)
+    first += second
+    return 0.5 * first if metric == "tv" else first
+
+
+def _pairs_below(
+    falling: np.ndarray, rising: np.ndarray, value: float, metric: str, *, strict: bool
+) -> np.ndarray:
+    """Per row ``i``, the first ``j > i`` whose distance exceeds ``value`` (or reaches it).
+
+    A branchless binary search on every row at once: distances grow along a row.
+    """
+    n = falling.shape[0]
+    rows = np.arange(n - 1)
+    pos = rows + 1
+    step = 1 << (n - 1).bit_length()
+    while step:
+        probe = pos + (step - 1)
+        inside = probe < n
+        d = _pair_distances(falling, rising, rows, np.minimum(probe, n - 1), metric)
+        pos += step * (inside & ((d < value) if strict else (d <= value)))
+        step >>= 1
+    return pos
+
+
+def _kth_pairs_sorted(falling: np.ndarray, rising: np.ndarray, rank: int, metric: str) -> float:
+    """Return the ``rank``-th smallest (1-based) distance over the pairs of sorted rows.
+
+    The candidates are, per row ``i``, the columns ``lo[i] … hi[i] − 1`` (all ``j > i``
+    at first). Two pivots drawn from a seeded sample of candidates around the target's
+    share cut them down (each cut counts the pairs at most and below a pivot exactly,
+    so ties are handled); once few are left they are computed and partitioned. The
+    sample only affects speed, never the result.
+    """
+    n = falling.shape[0]
+    rows = np.arange(n - 1)
+    lo, hi = rows + 1, np.full(n - 1, n)
+    below = 0  # candidates lie above ``below`` pairs
+    rng = np.random.default_rng(0)
+    m = 4096
+    spread = 3.0 / np.sqrt(m)
+    while True:
+        width = hi - lo
+        left = int(width.sum())
+        if left <= EXACT_SELECT_MAX:
+            i = np.repeat(rows, width)
+            j = np.repeat(lo - np.cumsum(width) + width, width) + np.arange(left)
+            d = _pair_distances(falling, rising, i, j, metric)
+            return float(np.partition(d, rank - below - 1)[rank - below - 1])
+        ends = np.cumsum(width)
+        pick = rng.integers(0, left, m)
+        at = np.searchsorted(ends, pick, side="right")
+        sample = np.sort(
+            _pair_distances(falling, rising, at, lo[at] + pick - (ends[at] - width[at]), metric)
+        )
+        share = (rank - below) / left
+        pivots = [sample[int((share - spread) * m)]] if share - spread > 0 else []
+        if share + spread < 1:
+            pivots.append(sample[min(int((share + spread) * m), m - 1)])
+        for value in pivots:
+            at_most = _pairs_below(falling, rising, value, metric, strict=False)
+            n_at_most = int((at_most - rows - 1).sum())
+            if n_at_most < rank:  # the target is above the pivot
+                lo, below = np.maximum(lo, at_most), n_at_most
+                continue
+            under = _pairs_below(falling, rising, value, metric, strict=True)
+            n_under = int((under - rows - 1).sum())
+            if n_under < rank:  # the target equals the pivot
+                return float(value)
+            hi = np.minimum(hi, under)
+
+
 def median_bandwidth(probs: ArrayLike, *, metric: str = "tv", variant: str = "median") -> float:
     """Return the median-heuristic bandwidth, computed exactly without the ``n × n`` matrix.
+
+    Two-column predictions ``[1 − s, s]`` (binary data and every 1-D lens) are sorted and
+    the pairs counted along the sorted rows, ``O(n log n)`` per count; other predictions
+    take a tiled pass over the pairs (see :func:`_kth_upper`).
 
     Parameters
     ----------
@@ -535,6 +645,9 @@ def block_terms(
 ) -> np.ndarray:
     """Return the per-block SKCE estimates over consecutive blocks (the tail is dropped).
 
+    A few blocks at a time (:data:`_BLOCK_PAIRS` pairs), each block's distance matrix is
+    built one class at a time by :func:`_distance_tile`, as the tiled passes build theirs.
+
     Parameters
     ----------
     p, y, spec
@@ -569,18 +682,17 @@ def block_terms(
     pb = p[: nb * bsz].reshape(nb, bsz, -1)
     eb = e.reshape(nb, bsz, -1)
     out = np.empty(nb)
-    step = max(1, 4_000_000 // (bsz * bsz))
+    step = max(1, _BLOCK_PAIRS // (bsz * bsz))
+    # two flat buffers, viewed as (blocks, B, B): distances, then kernel values in place
+    size = min(step, nb) * bsz * bsz
+    buffers = np.empty(size), np.empty(size)
     for s in range(0, nb, step):
         sl = slice(s, min(s + step, nb))
         pa = pb[sl]
-        diff = pa[:, :, None, :] - pa[:, None, :, :]
-        if spec.metric == "l2":
-            d = np.sqrt(np.einsum("bijk,bijk->bij", diff, diff))
-        else:
-            d = np.abs(diff).sum(axis=3)
-            if spec.metric == "tv":
-                d *= 0.5
-        h = spec.apply(d) * np.matmul(eb[sl], eb[sl].transpose(0, 2, 1))
+        shape = (pa.shape[0], bsz, bsz)
+        h, g = (b[: pa.shape[0] * bsz * bsz].reshape(shape) for b in buffers)
+        spec.apply(_distance_tile(pa, pa.transpose(0, 2, 1), spec.metric, h, g))
+        h *= np.matmul(eb[sl], eb[sl].transpose(0, 2, 1), out=g)
         sums = h.sum(axis=(1, 2))
         if unbiased:
             sums -= np.einsum("bii->b", h)
@@ -637,7 +749,8 @@ def lens_problems(
     class_names, class_weights : optional
         As for :func:`core.lenses.apply_lens`.
     validated : bool
-        The arrays are already validated ``(n, K)`` float64 / int64 (skip the checks).
+        The arrays are already validated ``(n, K)`` (or binary ``(n,)``) float64 / int64
+        (skip the checks).
 
     Returns
     -------
@@ -649,7 +762,7 @@ def lens_problems(
     else:
         p, y = check_probs_labels(probs, labels)
     if lens == "canonical":
-        return [KernelProblem("canonical", p, y, 1.0)]
+        return [KernelProblem("canonical", binary_matrix(p) if p.ndim == 1 else p, y, 1.0)]
     view = lens_view(p, y, lens, class_names=class_names, class_weights=class_weights)
     return [
         KernelProblem(name, np.column_stack([1.0 - s, s]), o.astype(np.int64), float(w))
