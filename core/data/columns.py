@@ -150,15 +150,8 @@ def _find_label_column(
                 columns=columns,
             )
         return match[0]
-    if table.headerless:
-        raise ColumnError(
-            f"{table.name} has no header row, so its label column cannot be found by name. Pass "
-            "labels= (a labels file or array, as in the CIFAR format) or label_column=<position>.",
-            argument="labels",
-            columns=columns,
-        )
     free = [c for c in columns if c not in used]
-    named = [c for c in free if c.lower() in LABEL_NAMES]
+    named = [] if table.headerless else [c for c in free if c.lower() in LABEL_NAMES]
     if len(named) == 1:
         return named[0]
     if len(named) > 1:
@@ -176,6 +169,13 @@ def _find_label_column(
     non_float = [c for c in free if kinds[c] in "iubOSUT" and c.lower() not in ID_NAMES]
     if len(non_float) == 1 and n_float and frame[non_float[0]].nunique() <= max(n_float, 2):
         return non_float[0]
+    if table.headerless:
+        raise ColumnError(
+            f"{table.name} has no header row, so its label column cannot be found by name. Pass "
+            "labels= (a labels file or array, as in the CIFAR format) or label_column=<position>.",
+            argument="labels",
+            columns=columns,
+        )
     raise ColumnError(
         f"Could not tell which column holds the labels among {_col_list(free)}. Pass "
         "label_column= (or labels= for a separate labels file); common names such as 'label', "
@@ -196,6 +196,26 @@ def _class_part(column: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def _name_form(column: str) -> str:
+    """Return the column name with its class part replaced by ``{}`` (``"{}"`` without one)."""
+    m = PROB_PAREN.match(column) or PROB_PREFIX.match(column)
+    return column[: m.start(1)] + "{}" + column[m.end(1) :] if m else "{}"
+
+
+def repeated_names(findings: Sequence[LintFinding]) -> frozenset[str]:
+    """Return the column names a table repeated (from its ``duplicate-columns`` finding)."""
+    return frozenset(c for f in findings if f.code == "duplicate-columns" for c in f.columns)
+
+
+def _sums_to_one(frame: pd.DataFrame, cols: Sequence[str]) -> bool:
+    P = _numeric_matrix(frame, list(cols), strict=False)
+    ok = np.isfinite(P).all(axis=1)
+    if not ok.any():
+        return False
+    P = P[ok]
+    return bool(np.abs(P.sum(axis=1) - 1.0).max() <= ROW_SUM_TOL and P.min() >= 0 and P.max() <= 1)
+
+
 def _mostly_numeric(series: pd.Series) -> bool:
     values = series.dropna()
     if values.empty:
@@ -211,6 +231,7 @@ def _find_prob_columns(
     label_values: pd.Series,
     logits: bool | str,
     headerless: bool,
+    repeated: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[LintFinding]]:
     columns = list(frame.columns)
     if prob_columns is not None:
@@ -228,6 +249,21 @@ def _find_prob_columns(
         if not wanted:
             raise DataError("prob_columns is empty; name at least one probability column.")
         chosen = [lower[str(w).lower()] for w in wanted]
+        taken = [c for c in chosen if c in used]
+        if taken:
+            raise ColumnError(
+                f"prob_columns names {_col_list(taken)}, which the table uses as its label "
+                "(or model, split or group) column. Pass the probability columns only, or "
+                "label_column= with the column that holds the labels.",
+                argument="prob_columns",
+                candidates=[c for c in columns if c not in used],
+                columns=columns,
+            )
+        if len(set(chosen)) < len(chosen):
+            raise DataError(
+                f"prob_columns names a column more than once ({_col_list(chosen)}); each class "
+                "has one probability column."
+            )
         rest = [c for c in columns if c not in used and c not in chosen]
         return chosen, [_ignored_note(rest)] if rest and not headerless else []
 
@@ -248,13 +284,28 @@ def _find_prob_columns(
     label_set = {str(v) for v in pd.unique(label_values.dropna())}
     if label_values.dtype.kind in "OSUT" and len(label_set) >= 2:
         by_name = [c for c in numeric if c in label_set or (_class_part(c) or "\0") in label_set]
-        if len(by_name) >= 2:
-            chosen, basis = by_name, "named"
+        # a column that names a class is a class, observed or not: every column named in the
+        # same form as a column of an observed class ("p_{}") is one
+        forms = {_name_form(c) for c in by_name} - {"{}"}
+        named = [c for c in numeric if c in by_name or _name_form(c) in forms]
+        if len(named) >= 2 and not forms and not _sums_to_one(frame, named):
+            # bare class names ("cat", "dog"): the other numeric columns complete the rows
+            named = numeric if _sums_to_one(frame, numeric) else named
+        if len(named) >= 2:
+            chosen, basis = named, "named"
     if basis == "numeric":
         patterned = [c for c in numeric if _class_part(c) is not None]
         if patterned:
             chosen, basis = patterned, "named"
     ignored += [c for c in numeric if c not in chosen]
+    copies = sorted({c for c in chosen if c in repeated or c.rsplit(".", 1)[0] in repeated})
+    if copies:
+        original = sorted({c if c in repeated else c.rsplit(".", 1)[0] for c in copies})
+        raise DataError(
+            f"Column name(s) {_col_list(original)} appear more than once among the probability "
+            "columns; each class has exactly one column. Rename or drop the copies, or pass "
+            "prob_columns= to choose the columns yourself."
+        )
     if not chosen:
         raise ColumnError(
             f"No numeric probability column found among {_col_list(free or columns)}. Pass "

@@ -172,6 +172,8 @@ def _encode_labels(
         return y, (neg, pos), pos, findings
 
     # multiclass
+    if positive_class is not None:
+        _check_positive_of_columns(positive_class, names, columns)
     strs = {str(_py(u)) for u in uniques}
     plain = names == tuple(str(i) for i in range(k))
     if not plain and strs <= set(names) and kind != "float":
@@ -205,6 +207,34 @@ def _encode_labels(
         f"found values from {lo} to {hi} ({count} out of range: {format_rows(rows, count)}). "
         "Check that every class has a probability column, in the same order as the labels.",
         rows=rows,
+    )
+
+
+def _check_positive_of_columns(positive_class: Any, names: Sequence[str], columns: Any) -> None:
+    """Refuse a positive class that the probability columns cannot honour.
+
+    With one column per class, the binary view reads the second column; a positive class
+    names that column or is refused (it would otherwise be silently ignored).
+    """
+    pos = str(positive_class)
+    if len(names) == 2 and pos == names[1]:
+        return
+    if len(names) == 2 and pos == names[0]:
+        raise ColumnError(
+            f"positive_class={positive_class!r} is the first of the two probability columns; the "
+            "positive class is the second one. Pass prob_columns= with the two columns in the "
+            f"order [{names[1]!r} column, {names[0]!r} column].",
+            argument="prob_columns",
+            columns=columns,
+        )
+    raise ColumnError(
+        f"positive_class={positive_class!r} applies to one probability column (binary data); "
+        f"these predictions have {len(names)} columns, one per class "
+        f"({_col_list(list(names))}). Drop positive_class= (the classwise lens shows each class "
+        "against the rest).",
+        argument="positive_class",
+        candidates=list(names),
+        columns=columns,
     )
 
 

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.data.columns import _find_label_column, _find_prob_columns, _find_roles
+from core.data.columns import (
+    _find_label_column,
+    _find_prob_columns,
+    _find_roles,
+    repeated_names,
+)
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lint_values
 from core.data.predictions import Predictions, _make
@@ -124,7 +129,13 @@ def load_predictions(
         label_values = frame[label_name]
     label_values = _label_series(label_values)
     prob_names, notes = _find_prob_columns(
-        frame, prob_columns, used, label_values, logits, table.headerless
+        frame,
+        prob_columns,
+        used,
+        label_values,
+        logits,
+        table.headerless,
+        repeated_names(table.findings),
     )
     findings += notes
     P = _numeric_matrix(frame, prob_names)

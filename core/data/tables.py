@@ -212,9 +212,15 @@ def _is_number(text: str) -> bool:
     return True
 
 
+#: Field values read as missing (lower case), which a data row may hold where a header cannot.
+MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "<na>", "#n/a"})
+
+
 def _looks_headerless(fields: list[str], second: str | None, sep: str) -> bool:
-    if not all(_is_number(f) for f in fields if f) or not any(fields):
+    if not any(fields):
         return False
+    if not all(_is_number(f) or f.strip().lower() in MISSING_TOKENS for f in fields):
+        return _data_like(fields, second, sep)
     # a header of column positions ("0,1,2" as pandas writes a RangeIndex) over real numbers
     if second is not None and all(re.fullmatch(r"\d+", f) for f in fields) and len(fields) > 1:
         ints = [int(f) for f in fields]
@@ -223,6 +229,31 @@ def _looks_headerless(fields: list[str], second: str | None, sep: str) -> bool:
             if any(not re.fullmatch(r"\s*-?\d+\s*", v) for v in nxt):
                 return False
     return True
+
+
+def _data_like(fields: list[str], second: str | None, sep: str) -> bool:
+    """Whether a first row with words (``0.3,yes``) is data: numbers where the next row has them.
+
+    A header names its columns, so over numeric columns it holds words; a first row with
+    numbers in exactly the next row's numeric places (words only where the next row has
+    words, missing values anywhere) is a data row.
+    """
+    if second is None:
+        return False
+    nxt = second.split() if sep == r"\s+" else second.split(sep)
+    if len(nxt) != len(fields):
+        return False
+    kinds = []
+    for a, b in zip(fields, nxt, strict=True):
+        a, b = a.strip().strip('"'), b.strip().strip('"')
+        if a.lower() in MISSING_TOKENS or b.lower() in MISSING_TOKENS:
+            kinds.append(None)
+            continue
+        if _is_number(a) != _is_number(b):
+            return False
+        kinds.append(_is_number(a))
+    # at least one number (a row of words over words is a header) and one word column
+    return True in kinds and False in kinds
 
 
 def unique_names(raw: list[str]) -> tuple[list[str], list[str]]:

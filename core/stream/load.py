@@ -24,7 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from core.data.columns import _find_label_column, _find_prob_columns, _find_roles
+from core.data.columns import (
+    _find_label_column,
+    _find_prob_columns,
+    _find_roles,
+    repeated_names,
+)
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
 from core.data.probabilities import (
@@ -426,7 +431,13 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
     used.add(label_name)
     labels = _label_series(frame[label_name])
     prob_names, notes = _find_prob_columns(
-        frame, options.prob_columns, used, labels, options.logits, lay.headerless
+        frame,
+        options.prob_columns,
+        used,
+        labels,
+        options.logits,
+        lay.headerless,
+        repeated_names(lay.findings),
     )
     return Plan(
         source=source,
