@@ -109,6 +109,11 @@ _EXPORTS: dict[str, str] = {
     "simulate_estimates": "core.bias",
     "fit_world": "core.worlds",
     "DirichletWorld": "core.worlds",
+    # files larger than memory, and Dask
+    "analyze_stream": "core.stream.analysis",
+    "StreamAnalysis": "core.stream.analysis",
+    "LoadOptions": "core.stream.load",
+    "analyze_dask": "core.stream.dask",
     # the self-contained report
     "Report": "core.report",
     "build_report": "core.report",
