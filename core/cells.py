@@ -19,7 +19,9 @@ bootstrap** (:func:`cell_bootstrap`), the fast scheme for large ``n``:
   cell's scores; it is drawn as ``Normal(c·m, c·v)`` with the cell's mean ``m`` and variance ``v``
   (central limit theorem: exact mean and variance, a normal shape). Scores of one bin lie within
   the bin, so this term's share of the estimator's variance is small; per-row score values
-  (Brier, log loss) are drawn the same way.
+  (Brier, log loss) are drawn the same way. A bin's sum of squares (the ℓ2 spread of its
+  scores) moves with its score sum to first order: ``Q = c·E[s²] + 2·m_b·ε`` for the score
+  sum's normal term ``ε``.
 - The cost is ``O(R · cells)`` instead of ``O(R · n)``. The equal-mass bins of the full sample are
   held fixed (the exact bootstrap re-bins each resample by rank), which the result's path says.
 
@@ -289,8 +291,13 @@ class CellBatch:
         self.counts = draws @ onehot
         self.label_sums = (draws * cells.outcomes[:, c]) @ onehot
         spread = np.sqrt((draws * var) @ onehot)
-        self.score_sums = (draws * mean) @ onehot + spread * rng.standard_normal(spread.shape)
-        self._squares = (draws * (cells.score_squares[:, c] / safe)) @ onehot
+        noise = spread * rng.standard_normal(spread.shape)
+        center = (draws * mean) @ onehot
+        self.score_sums = center + noise
+        center /= np.maximum(self.counts, 1.0)
+        # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
+        # bin's spread Σ(s − c)² would take the score sum's noise undamped
+        self._squares = (draws * (cells.score_squares[:, c] / safe)) @ onehot + 2.0 * center * noise
 
     def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
         """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only: ℓ1 and ℓ∞ need rows)."""

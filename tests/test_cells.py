@@ -138,3 +138,27 @@ def test_analyze_switches_to_cells_above_the_work_budget_and_says_so():
     lo, hi = exact.intervals["plugin"].confidence_interval
     assert large.intervals["plugin"].confidence_interval.low == pytest.approx(lo, rel=0.1)
     assert large.intervals["plugin"].confidence_interval.high == pytest.approx(hi, rel=0.1)
+
+
+@pytest.mark.slow
+def test_cell_bootstrap_of_the_l2_spread_agrees_on_calibrated_data():
+    # calibrated rows: the label-binned ℓ2 value is mostly the spread of the scores in their
+    # bins, whose bootstrap law needs the sum of squares to move with the score sum
+    n, r = 100_000, 1500
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    views, _, cells = _cells(p, y, "binary")
+    call = EstimatorCall.make("label-binned", lens="binary", norm=2)
+    fast = cell_bootstrap(cells, {"x": call}, n_resamples=r, seed=3)["x"]
+    exact = bootstrap_many(
+        None,
+        None,
+        {"x": ("label-binned", {"lens": "binary", "norm": 2})},
+        n_resamples=r,
+        seed=4,
+        views=views,
+        binary=True,
+    )["x"].distribution
+    assert fast.std() == pytest.approx(exact.std(), rel=0.12)
+    assert abs(fast.mean() - exact.mean()) < 4 * exact.std() * np.sqrt(2 / r)

@@ -442,3 +442,16 @@ def test_cifar10_bootstrap_test_rejects_like_the_paper():
     assert r.statistic == pytest.approx(PUBLISHED["googlenet"][1], rel=1e-10)
     assert r.details["exceedances"] == 0
     assert r.pvalue == pytest.approx(1 / 201)
+
+
+def test_the_default_block_size_is_sqrt_n_capped_so_the_cost_stays_linear():
+    from core.estimators.kernel import BLOCK_SIZE_MAX, default_block_size
+
+    assert [default_block_size(n) for n in (3, 99, 10_000, 10_001, 10**6)] == [2, 9, 100, 100, 100]
+    assert BLOCK_SIZE_MAX == 100
+    rng = np.random.default_rng(8)
+    p = rng.dirichlet(np.ones(3), size=40_000)
+    y = np.array([rng.choice(3, p=row) for row in p[:2000]] * 20)
+    result = core.calibration_test(p, y, test="skce-block", seed=0)
+    assert result.details["block_size"] == 100
+    assert result.details["n_blocks"] == 400

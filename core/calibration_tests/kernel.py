@@ -302,7 +302,7 @@ def _block(
 ) -> CalibrationTestResult:
     prob, spec, how = _kernel_setup(p, y, lens, rng, options)
     n = prob.probs.shape[0]
-    bsz = int(block_size or max(2, int(np.sqrt(n))))
+    bsz = int(block_size or kern.default_block_size(n))
     x = kern.block_terms(prob.probs, prob.labels, spec, bsz)
     if x.size < 2:
         raise EstimationError(

@@ -54,6 +54,9 @@ KERNELS: tuple[str, ...] = ("laplacian", "gaussian")
 BANDWIDTH_RULES: tuple[str, ...] = ("median", "median-offdiagonal")
 #: Above this many rows the quadratic estimators refuse (offer the block or linear one).
 MAX_EXACT_N = 25_000
+#: The default block size is ⌊√n⌋ up to this: the block estimator costs ``n · B`` kernel
+#: evaluations, so it stays linear in ``n`` (``n ≤ 10⁴`` keeps the package's ⌊√n⌋).
+BLOCK_SIZE_MAX = 100
 #: Rows of the median-heuristic subsample used when ``n > max_exact_n``.
 MEDIAN_SUBSAMPLE = 5_000
 #: Tile shape for the pairwise passes: rows × columns (≈ 8 MB per float64 buffer).
@@ -888,9 +891,14 @@ def skce_value(
             raise EstimationError("The linear SKCE estimator needs at least two rows.")
         terms = pair_terms(p, y, spec)
         return float(terms.mean()), {"n_pairs": int(terms.size)}
-    bsz = int(options.get("block_size") or max(2, int(np.sqrt(n))))
+    bsz = int(options.get("block_size") or default_block_size(n))
     terms = block_terms(p, y, spec, bsz, unbiased=bool(options.get("unbiased", True)))
     return float(terms.mean()), {"block_size": bsz, "n_blocks": int(terms.size)}
+
+
+def default_block_size(n: int) -> int:
+    """Return the default block size of the block SKCE: ``⌊√n⌋`` within ``[2, BLOCK_SIZE_MAX]``."""
+    return max(2, min(int(np.sqrt(n)), BLOCK_SIZE_MAX))
 
 
 #: Options every SKCE estimator takes, with their defaults.
@@ -1011,7 +1019,7 @@ skce_block = _register_skce(
     "skce_block",
     "Block SKCE estimator with ``block_size`` rows per block (tail dropped).",
     label="SKCE (block)",
-    description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋).",
+    description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋ up to 100).",
     formula="Widmann, Lindsten & Zachariah (2021), block estimator",
     options={**_COMMON_OPTIONS, "block_size": None, "unbiased": True},
 )
