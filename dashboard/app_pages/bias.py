@@ -44,6 +44,9 @@ from core.figures import (
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
 from dashboard import cache, state, widgets
 
+#: Rows up to which the Fit diagnostics tab fits a world on first render (above: a button).
+FIT_AUTO_ROWS = 100_000
+
 NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
 SOURCES = {
     "world": "Preset world (known truth)",
@@ -536,7 +539,22 @@ with tabs[5]:
         st.info(
             "Fit diagnostics need data: load predictions on the Data page.", icon=":material/info:"
         )
+    elif pred.n > FIT_AUTO_ROWS and cache.recall(fit_key) is None and not cache.asked(fit_key):
+        # the maximum-likelihood fits read every row many times: a click, not every first render
+        st.info(
+            f"Fitting a world to {pred.n:,} rows (a Beta law of the scores and a maximum-"
+            "likelihood GLM per link) takes a while; it runs when asked and is kept for this data.",
+            icon=":material/hourglass:",
+        )
+        st.button(
+            "Fit a world to my data",
+            key="bias_fit_button",
+            on_click=cache.ask,
+            args=(fit_key,),
+            icon=":material/play_arrow:",
+        )
     else:
+        cache.ask(fit_key)
         fitted = cache.run_with_progress(fit_key, "Fitting a world to your data", _fit)
         if fitted is not None:
             b, glms = fitted.fit.beta, fitted.fit.glms

@@ -18,6 +18,15 @@ from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves
 from dashboard import cache, state, widgets
 
+#: Rows × runs of the default number of runs (50 up to 200,000 rows, then fewer, at least 5).
+RUN_ROWS = 10_000_000
+
+
+def default_runs(n: int) -> int:
+    """Return the default number of random splits for ``n`` rows."""
+    return int(min(50, max(5, RUN_ROWS // max(n, 1))))
+
+
 BIN_COLUMNS = {
     "value": st.column_config.NumberColumn("output h_b", format="%.4f"),
     "count": st.column_config.NumberColumn("test rows n_b", format="%d"),
@@ -189,11 +198,13 @@ n_resamples = p3.number_input(
     "Runs R",
     1,
     1000,
-    50,
+    default_runs(pred.n),
     step=10,
     key="validity_runs",
     bind="query-params",
-    help="Random calibration/test splits averaged (the paper uses 100).",
+    help="Random calibration/test splits averaged (the paper uses 100). The default is 50, "
+    f"fewer above {RUN_ROWS // 50:,} rows (runs × rows ≤ {RUN_ROWS:,}): each run refits on "
+    "its own split.",
 )
 show_conditional = p4.toggle(
     "Conditional curves", value=True, key="validity_conditional", bind="query-params"
