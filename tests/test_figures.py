@@ -229,3 +229,15 @@ def test_error_rates_against_alpha():
     assert [t.name for t in fig.data] == ["Spiegelhalter's Z", "Hosmer–Lemeshow"]  # no diagonal
     assert_allclose(fig.data[0].y, [3 / 4, 1 / 4, 0])  # type-II error: p > α
     assert fig.layout.yaxis.title.text == "type-II error P[p > α]"
+
+
+@pytest.mark.parametrize("user_n", [150, 300, 1_000_000])
+def test_the_your_n_marker_sits_at_n_on_the_log_axis(user_n):
+    from core.figures.style import log_n_axis
+
+    fig = go.Figure(go.Scatter(x=[100, 200, 400], y=[1, 2, 3]))
+    log_n_axis(fig, [100, 200, 400], user_n)
+    (line,) = fig.layout.shapes
+    # plotly places shapes on a log axis in log10 units
+    assert line.x0 == line.x1 == pytest.approx(np.log10(user_n))
+    assert fig.layout.xaxis.type == "log"

@@ -213,8 +213,9 @@ def log_n_axis(fig: go.Figure, ns: Sequence[int], user_n: int | None = None) -> 
         title_text="sample size n (log₂ scale)",
     )
     if user_n:
+        # a shape on a log axis is placed in log10 units (x = n would be read as 10ⁿ)
         fig.add_vline(
-            x=user_n,
+            x=float(np.log10(user_n)),
             line={"color": "#555", "dash": "dot", "width": 1.5},
             annotation_text=f"your n = {user_n:,}",
             annotation_position="top",
