@@ -20,6 +20,15 @@ _TRUSTED: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictio
 #: Tolerance on row sums of a probability matrix (float32 softmax outputs sum to 1 ± 1e-6).
 ROW_SUM_TOL = 1e-4
 
+#: Most bins of a binning: past this, bins hold a handful of rows at any sample size a
+#: machine holds, and per-bin tables and bootstrap chunks grow with the count.
+MAX_BINS = 10_000
+#: Most resamples of a bootstrap or resampling test: the Monte Carlo error of a 95%
+#: interval is long negligible, and each resample costs a pass over the data.
+MAX_RESAMPLES = 100_000
+#: Most rows per batch of the stream engine (memory grows with the batch).
+MAX_BATCH_ROWS = 50_000_000
+
 
 def as_prob_matrix(probs: ArrayLike) -> np.ndarray:
     """Return predictions as an ``(n, K)`` float64 matrix with ``K >= 2``.
@@ -327,8 +336,8 @@ def norm_text(norm: float) -> str:
     return "ℓ∞" if np.isinf(norm) else f"ℓ{int(norm)}"
 
 
-def check_count(name: str, value: object) -> int:
-    """Return a count option (a whole number ≥ 1) as an int.
+def check_count(name: str, value: object, maximum: int | None = None) -> int:
+    """Return a count option (a whole number ≥ 1, at most ``maximum``) as an int.
 
     Parameters
     ----------
@@ -336,6 +345,9 @@ def check_count(name: str, value: object) -> int:
         The option's name, for the message.
     value : int
         Its value.
+    maximum : int, optional
+        The largest value allowed (sizes that would exhaust memory are refused here, where
+        the option is read, not deep in an allocation).
 
     Returns
     -------
@@ -345,13 +357,20 @@ def check_count(name: str, value: object) -> int:
     Raises
     ------
     ConfigError
-        If it is not a whole number ≥ 1.
+        If it is not a whole number ≥ 1 or is above ``maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ConfigError(f"{name} must be a whole number ≥ 1; got {value!r}.")
     if value < 1:
         raise ConfigError(f"{name} must be at least 1; got {value}.")
+    check_at_most(name, value, maximum)
     return int(value)
+
+
+def check_at_most(name: str, value: int, maximum: int | None) -> None:
+    """Raise :class:`ConfigError` when a size option is above its bound (None: unbounded)."""
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be at most {maximum:,}; got {int(value):,}.")
 
 
 def check_rng(seed: int | np.random.Generator | None) -> np.random.Generator:

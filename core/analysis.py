@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._validation import check_norm, norm_key
+from core._validation import MAX_RESAMPLES, check_at_most, check_norm, norm_key
 from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
 from core.calibration import CalibrationErrorResult, EstimatorCall
@@ -50,6 +50,10 @@ BOOTSTRAP_MODES = ("auto", "exact", "cells")
 #: resamples cells instead of rows; about two seconds of exact bootstrap on two cores.
 EXACT_BOOTSTRAP_WORK = 10_000_000
 
+#: Most rows the kernel estimators run on (``kernel_sample``): their cost is quadratic, and a
+#: stream keeps these rows in memory.
+MAX_KERNEL_SAMPLE = 1_000_000
+
 #: Outcome redraws of the consistency band. Fixed rather than ``n_resamples``: turning the
 #: bootstrap off (``n_resamples=0``, the page's fast first pass) must not change the band.
 CONSISTENCY_BAND_RESAMPLES = 1000
@@ -70,13 +74,14 @@ def _flag(name: str, value: object) -> bool:
     raise ConfigError(f"{name} must be true or false; got {value!r}.")
 
 
-def _whole(name: str, value: object, minimum: int) -> int:
+def _whole(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ConfigError(f"{name} must be a whole number ≥ {minimum}; got {value!r}.")
+    check_at_most(name, int(value), maximum)
     return int(value)
 
 
@@ -91,7 +96,7 @@ class AnalysisConfig:
     binning : str, default="equal-width"
         A name in :data:`core.binning.BINNINGS`.
     n_bins : int, default=15
-        Number of bins (≥ 1).
+        Number of bins (1 to :data:`core._validation.MAX_BINS`, 10,000).
     norm : float, default=1.0
         ``1.0`` (ECE), ``2.0`` or ``inf`` (MCE); strings such as ``"inf"`` are accepted.
     estimator : str, default="plugin"
@@ -102,7 +107,8 @@ class AnalysisConfig:
     seed : int, default=0
         The one seed of everything random in the analysis.
     n_resamples : int, default=1000
-        Bootstrap resamples per metric; 0 means no bootstrap intervals.
+        Bootstrap resamples per metric (at most :data:`core._validation.MAX_RESAMPLES`,
+        100,000); 0 means no bootstrap intervals.
     confidence_level : float, default=0.95
         Confidence level of the bootstrap and per-bin intervals.
     interval_method : str, default="wilson"
@@ -117,6 +123,7 @@ class AnalysisConfig:
     kernel_sample : int, default=5000
         Kernel estimators' point estimates run on at most this many rows: above it, on a
         seeded random subsample of this size (said in the row's note); 0 means all rows.
+        At most :data:`MAX_KERNEL_SAMPLE`.
     consistency_band : bool, default=True
         Add each component's consistency band (:func:`core.consistency_bands.
         consistency_band`, ``CONSISTENCY_BAND_RESAMPLES`` outcome redraws at ``level``,
@@ -160,7 +167,7 @@ class AnalysisConfig:
         put("tie_policy", check_tie_policy(self.tie_policy))
         seed = check_seed(_whole("seed", self.seed, 0))
         put("seed", int(seed))  # check_seed returns an int for int input
-        put("n_resamples", _whole("n_resamples", self.n_resamples, 0))
+        put("n_resamples", _whole("n_resamples", self.n_resamples, 0, MAX_RESAMPLES))
         confidence_level = self.confidence_level
         if isinstance(confidence_level, str):
             try:
@@ -175,7 +182,7 @@ class AnalysisConfig:
             raise ConfigError(
                 f"bootstrap must be one of {', '.join(BOOTSTRAP_MODES)}; got {self.bootstrap!r}."
             )
-        put("kernel_sample", _whole("kernel_sample", self.kernel_sample, 0))
+        put("kernel_sample", _whole("kernel_sample", self.kernel_sample, 0, MAX_KERNEL_SAMPLE))
         if self.class_weights is not None:
             w = self.class_weights
             if isinstance(w, str):

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_count
+from core._validation import MAX_BINS, check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
 
@@ -616,9 +616,9 @@ def check_n_bins(n_bins: object) -> int:
     Raises
     ------
     ConfigError
-        If it is not a whole number ≥ 1.
+        If it is not a whole number in ``1..MAX_BINS`` (10,000).
     """
-    return check_count("n_bins", n_bins)
+    return check_count("n_bins", n_bins, MAX_BINS)
 
 
 def check_tie_policy(tie_policy: object) -> str:

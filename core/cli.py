@@ -10,7 +10,12 @@ FILE`` compares the models of a file's ``model`` column on identical bins
 writes the self-contained HTML report (``-o report.json`` or ``--json``: every number) of
 :func:`core.report.build_report`.
 
-Bad input gives one line on stderr (``calibscope: error: ...``) and exit code 2.
+Bad input gives one line on stderr (``calibscope: error: ...``) and exit code 2; an
+unexpected failure one line and exit code 1 (``--debug`` prints its traceback); Ctrl-C one
+line and exit code 130. ``-o`` never names an input, and is written whole or not at all.
+Long runs print short progress lines on stderr (at once on a terminal, else after a few
+seconds); stdout holds only the result. Files are read within the load limits of
+:class:`core.data.limits.LoadLimits`, set by the ``CALIBSCOPE_MAX_*`` environment variables.
 Choices of ``--lens``, ``--binning`` and ``--estimator`` come from the registries.
 """
 
@@ -18,14 +23,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fnmatch
+import glob
 import math
 import os
 import sys
+import threading
+import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from core import records
+from core._files import write_atomically
+from core._validation import MAX_BATCH_ROWS, MAX_BINS, MAX_RESAMPLES
 from core.errors import CalibscopeError
 
 PROG = "calibscope"
@@ -33,7 +45,16 @@ PROG = "calibscope"
 ENGINES = ("memory", "stream", "dask")
 
 EXIT_OK = 0
+#: An unexpected failure (a bug): one line, and the traceback with --debug.
+EXIT_INTERNAL = 1
 EXIT_ERROR = 2
+#: Interrupted (Ctrl-C), as shells report a SIGINT.
+EXIT_INTERRUPTED = 130
+
+#: Progress lines start after this many seconds when stderr is not a terminal ...
+PROGRESS_DELAY = 5.0
+#: ... and repeat, while a step lasts, at most this often (updates within a step).
+PROGRESS_EVERY = 10.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,41 +79,205 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        ``0`` on success, ``2`` on bad input or options (with one line on stderr).
+        ``0`` on success, ``2`` on bad input or options, ``1`` on an unexpected failure,
+        ``130`` when interrupted; each failure with one line on stderr (and the traceback
+        after it with ``--debug``).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # known before parsing: a failure while parsing or importing shows its traceback too
+    debug = "--debug" in argv
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _say("interrupted", debug=debug)
+        return EXIT_INTERRUPTED
+    except (CalibscopeError, _Failure, OSError) as exc:
+        _say(f"error: {_one_line(exc)}", debug=debug)
+        return EXIT_ERROR
+    except MemoryError:
+        _say(
+            "error: out of memory; use --engine stream for large files, or fewer --bins and "
+            "--resamples",
+            debug=debug,
+        )
+        return EXIT_INTERNAL
+    except Exception as exc:  # a bug: one line, and the traceback on request
+        hint = "" if debug else " (rerun with --debug for the traceback)"
+        _say(f"internal error: {type(exc).__name__}: {_one_line(exc)}{hint}", debug=debug)
+        return EXIT_INTERNAL
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(None if argv is None else list(argv))
+        args = parser.parse_args(argv)
     except SystemExit as stop:  # --help, --version or a parse error (already printed)
         return int(stop.code or 0) if not isinstance(stop.code, str) else EXIT_ERROR
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    try:
+    check_output(args)
+    with Progress(sys.stderr) as progress:
+        args.progress = progress
         text = args.run(args)
-        if args.output:
-            write_atomically(Path(args.output), text)
-        else:
-            sys.stdout.write(text)
-    except (CalibscopeError, _Failure, OSError, ValueError) as exc:
-        # ValueError covers parser errors of third-party readers on malformed files
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return EXIT_ERROR
+    if args.output:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder.
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
-    An interrupted run leaves the old file (or none), never a half-written one.
+
+def _say(message: str, *, debug: bool) -> None:
+    if debug and sys.exc_info()[0] is not None:
+        traceback.print_exc(file=sys.stderr)
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# what a run reads and writes
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Refuse an ``-o`` that is, or could become, one of the run's inputs.
+
+    An input given as a folder holds the output if it lies inside; one given as a glob, if
+    the pattern matches it (the next run would read it as a part).
+
+    Raises
+    ------
+    _Failure
+        Naming the output and the input it would overwrite.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    if not getattr(args, "output", None):
+        return
+    out = Path(args.output)
+    if out.is_dir():
+        raise _Failure(f"-o {args.output} is a folder; give the name of the file to write.")
+    for given in (args.file, getattr(args, "labels", None)):
+        if given and _is_input(out, str(given)):
+            raise _Failure(
+                f"-o {args.output} would overwrite the input {given}; write the output to "
+                "another file."
+            )
+
+
+def _is_input(out: Path, given: str) -> bool:
+    if "://" in given:  # remote storage: never a local output
+        return False
+    target = out.resolve()
+    path = Path(given)
+    if path.is_dir():
+        return target.is_relative_to(path.resolve())
+    candidates = [path]
+    if any(ch in given for ch in "*?[") and not path.exists():
+        if fnmatch.fnmatch(str(target), str(Path(given).absolute())) or fnmatch.fnmatch(
+            str(target), str(Path(os.path.realpath(Path(given).parent)) / Path(given).name)
+        ):
+            return True
+        candidates = [Path(p) for p in glob.glob(given, recursive=True)]
+    for p in candidates:
+        if out.exists() and p.exists():
+            if os.path.samefile(out, p):  # hard links and symlinks included
+                return True
+        elif target == p.resolve():
+            return True
+    return False
+
+
+class Progress:
+    """Short progress lines on stderr, for runs long enough to need them.
+
+    On a terminal the lines start at once; otherwise (a log, a CI job) once the run has
+    lasted :data:`PROGRESS_DELAY` seconds, so quick runs print nothing. A new step prints a
+    line; updates within a step (a pass's rows, a bootstrap's resamples) at most every
+    :data:`PROGRESS_EVERY` seconds, and a step that lasts is repeated as often, from a
+    watcher thread, so that a long computation without updates still shows it is alive.
+
+    Parameters
+    ----------
+    stream : text file
+        Where the lines go (stderr; stdout holds only the result).
+    delay : float, optional
+        Seconds before the first line when ``stream`` is not a terminal.
+    every : float, optional
+        Seconds between lines within a step.
+    """
+
+    def __init__(
+        self, stream: IO[str], *, delay: float | None = None, every: float | None = None
+    ) -> None:
+        self.stream = stream
+        isatty = getattr(stream, "isatty", None)
+        quiet = PROGRESS_DELAY if delay is None else delay
+        self.delay = 0.0 if isatty is not None and isatty() else quiet
+        self.every = PROGRESS_EVERY if every is None else every
+        self.start = time.monotonic()
+        self.step: str | None = None
+        self.detail = ""
+        self.shown: str | None = None
+        self.last = -math.inf
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> Progress:
+        self.thread = threading.Thread(target=self._watch, name="calibscope-progress", daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def __call__(self, step: str) -> None:
+        """Start a step (a line at once, once lines are due)."""
+        with self.lock:
+            self.step, self.detail = step, ""
+            self._show(time.monotonic())
+
+    def update(self, fraction: float, message: str) -> None:
+        """Report progress within the step, as ``progress(fraction, message)`` callbacks do."""
+        with self.lock:
+            self.detail = f"{message} ({fraction:.0%})" if fraction > 0 else message
+            self._show(time.monotonic())
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.5):
+            with self.lock:
+                self._show(time.monotonic())
+
+    def _show(self, now: float) -> None:
+        if self.step is None or now - self.start < self.delay:
+            return
+        new = self.step != self.shown
+        if not new and now - self.last < self.every:
+            return
+        elapsed = now - self.start
+        detail = f": {self.detail}" if self.detail else ""
+        print(f"{PROG}: {self.step}{detail} [{elapsed:.0f}s]", file=self.stream, flush=True)
+        self.shown, self.last = self.step, now
+
+
+def _size(name: str, low: int, high: int) -> Callable[[str], int]:
+    """Return an argparse type for a whole number in ``low..high`` (``1e3`` and ``1_000`` too)."""
+
+    def parse(text: str) -> int:
+        wanted = f"a whole number from {low:,} to {high:,} ({name})"
+        try:
+            value = float(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {wanted}; got {text!r}") from None
+        if not value.is_integer() or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {wanted}; got {text}")
+        return int(value)
+
+    parse.__name__ = "size"
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,12 +295,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Assess the calibration of probabilistic classifiers from saved predictions.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {core.__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name, (help_text, add_arguments, run) in COMMANDS.items():
-        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=_EPILOG)
         add_arguments(cmd)
+        # after the command too; SUPPRESS keeps a --debug given before it
+        cmd.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP
+        )
         cmd.set_defaults(run=run)
     return parser
+
+
+_DEBUG_HELP = "print the traceback of a failure after its one-line message"
+_EPILOG = (
+    "Files are read within load limits, set by environment variables: CALIBSCOPE_MAX_BYTES "
+    "(1G; bytes held in memory, after gzip), CALIBSCOPE_MAX_ROWS (20000000), "
+    "CALIBSCOPE_MAX_COLUMNS (25000), CALIBSCOPE_MAX_RATIO (200; gzip expansion). "
+    "--engine stream checks only the columns and the gzip ratio."
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,7 +358,7 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument(
         "--batch-rows",
-        type=int,
+        type=_size("rows per batch", 1, MAX_BATCH_ROWS),
         default=1_000_000,
         metavar="N",
         help="rows per batch of the stream engine (memory grows with it)",
@@ -182,12 +381,9 @@ def _load_options(args: argparse.Namespace) -> Any:
     prob_columns = None
     if args.prob_columns:
         prob_columns = tuple(c.strip() for c in args.prob_columns.split(",") if c.strip())
-    label_column: str | int | None = args.label_column
-    if label_column is not None and label_column.lstrip("-").isdigit():
-        label_column = int(label_column)
     return LoadOptions(
         prob_columns=prob_columns,
-        label_column=label_column,
+        label_column=_label_column(args.label_column),
         positive_class=args.positive_class,
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
@@ -199,12 +395,17 @@ def _load_options(args: argparse.Namespace) -> Any:
 def _runner(args: argparse.Namespace) -> Iterator[Any]:
     """Yield the stream or Dask runner of ``--engine`` (a Dask client open meanwhile)."""
     load = _load_options(args)
+    _step(args, f"reading {args.file} (--engine {args.engine})")
     if args.engine == "stream":
         from core.stream.engine import StreamRunner
 
-        if args.batch_rows < 1:
-            raise _Failure(f"--batch-rows must be at least 1; got {args.batch_rows}.")
-        yield StreamRunner(args.file, load, batch_rows=args.batch_rows)
+        progress = getattr(args, "progress", None)
+        yield StreamRunner(
+            args.file,
+            load,
+            batch_rows=args.batch_rows,
+            progress=None if progress is None else progress.update,
+        )
         return
     from core.stream.dask import DaskRunner, dask_client
 
@@ -216,26 +417,50 @@ def _n_classes(runner: Any) -> int:
     return len(runner.plan().class_names)
 
 
+def _label_column(text: str | None) -> str | int | None:
+    """Return ``--label-column``: a name, or a position ``0, 1, ...`` of a headerless file."""
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return int(text)
+    if text.strip().startswith("-") and text.strip()[1:].isdigit():
+        # -0 would be position 0, and -1 the last column: a sign is a slip, not a choice
+        raise _Failure(
+            f"--label-column {text} is not a column position: positions count from 0 (the "
+            "first column); give 0, 1, ... or a column name."
+        )
+    return text
+
+
 def _load(args: argparse.Namespace) -> Any:
     from core.data import load_predictions
 
+    _step(args, f"loading {args.file}")
     prob_columns = None
     if args.prob_columns:
         prob_columns = [c.strip() for c in args.prob_columns.split(",") if c.strip()]
-    label_column: str | int | None = args.label_column
-    if label_column is not None and label_column.lstrip("-").isdigit():
-        label_column = int(label_column)
     pred = load_predictions(
         args.file,
         labels=args.labels,
         prob_columns=prob_columns,
-        label_column=label_column,
+        label_column=_label_column(args.label_column),
         positive_class=args.positive_class,
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
         drop_missing=args.drop_missing,
     )
     return pred
+
+
+def _step(args: argparse.Namespace, step: str) -> None:
+    progress = getattr(args, "progress", None)
+    if progress is not None:
+        progress(step)
+
+
+def _updates(args: argparse.Namespace) -> Callable[[float, str], None] | None:
+    progress = getattr(args, "progress", None)
+    return None if progress is None else progress.update
 
 
 def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]:
@@ -270,7 +495,13 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         help="binary for one P(y=1) column or two classes, else top-label (default)",
     )
     cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
-    cmd.add_argument("--bins", type=int, default=15, metavar="N", help="number of bins (15)")
+    cmd.add_argument(
+        "--bins",
+        type=_size("bins", 1, MAX_BINS),
+        default=15,
+        metavar="N",
+        help=f"number of bins (15; at most {MAX_BINS:,})",
+    )
     cmd.add_argument("--norm", choices=("1", "2", "inf"), default="1", help="ℓp norm (1 = ECE)")
     if headline:
         cmd.add_argument(
@@ -279,7 +510,11 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
     cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
     cmd.add_argument(
-        "--resamples", type=int, default=1000, metavar="R", help="bootstrap resamples (0 = none)"
+        "--resamples",
+        type=_size("bootstrap resamples", 0, MAX_RESAMPLES),
+        default=1000,
+        metavar="R",
+        help=f"bootstrap resamples (1000; 0 = none; at most {MAX_RESAMPLES:,})",
     )
     cmd.add_argument(
         "--confidence-level",
@@ -332,8 +567,11 @@ def _run_metrics(args: argparse.Namespace) -> str:
     pred = _load(args)
     config = _config(args, pred.n_classes)
     results = []
-    for name, part in _select_models(pred, args.model):
-        analysis = analyze(part, config)
+    selected = _select_models(pred, args.model)
+    for i, (name, part) in enumerate(selected, start=1):
+        what = "all rows" if name is None else f"model {name!r} ({i} of {len(selected)})"
+        _step(args, f"analysing {what}, {part.n:,} rows")
+        analysis = analyze(part, config, progress=_updates(args))
         results.append((name, part, analysis))
     if args.json:
         return records.dumps(
@@ -448,7 +686,11 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--reference", metavar="MODEL", help="default: best by the first metric")
     cmd.add_argument("--test", choices=TESTS.names(), help="calibration test run on every model")
     cmd.add_argument(
-        "--test-resamples", type=int, default=1000, metavar="R", help="resampling tests (1000)"
+        "--test-resamples",
+        type=_size("test resamples", 1, MAX_RESAMPLES),
+        default=1000,
+        metavar="R",
+        help="resampling tests (1000)",
     )
 
 
@@ -478,6 +720,7 @@ def _run_compare(args: argparse.Namespace) -> str:
             )
         parts = {m: parts[m] for m in wanted}
     config = _config(args, pred.n_classes)
+    _step(args, f"comparing {len(parts)} models, {pred.n:,} rows")
     cmp = compare_models(
         parts,
         config=config,
@@ -507,9 +750,13 @@ def _run_compare(args: argparse.Namespace) -> str:
     lines.extend(_columns(table))
     lines += ["", f"differences to {cmp.reference} ({'paired' if cmp.paired else 'unpaired'}):"]
     diff = [("model", "metric", "difference", f"{cmp.confidence_level:.0%} interval", "")]
+    few = set(cmp.few_rows)
     for r in cmp.differences.itertuples(index=False):
         interval = "" if _missing(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
-        diff.append((r.model, r.metric, _fmt(r.difference), interval, "*" if r.significant else ""))
+        flag = "*" if r.significant else ""
+        if flag and few & {r.model, cmp.reference}:
+            flag = "* (few rows: not to be trusted)"
+        diff.append((r.model, r.metric, _fmt(r.difference), interval, flag))
     lines.extend(_columns(diff))
     if len(cmp.tests):
         lines += ["", f"calibration test {cmp.test}:"]
@@ -546,7 +793,11 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="calibration test run on every model (default: %(default)s)",
     )
     cmd.add_argument(
-        "--test-resamples", type=int, default=1000, metavar="R", help="resampling tests (1000)"
+        "--test-resamples",
+        type=_size("test resamples", 1, MAX_RESAMPLES),
+        default=1000,
+        metavar="R",
+        help="resampling tests (1000)",
     )
 
 
@@ -578,6 +829,7 @@ def _run_report(args: argparse.Namespace) -> str:
     parts = _select_models(pred, args.model)
     if args.model is not None:
         pred = parts[0][1]
+    _step(args, f"building the report, {pred.n:,} rows")
     report = build_report(
         pred,
         config=_config(args, pred.n_classes),

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 from scipy import fft as sp_fft
 from scipy import signal, special, stats
 
-from core._validation import check_rng
+from core._validation import MAX_RESAMPLES, check_at_most, check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
 from core.errors import ConfigError, DataError
 from core.intervals import check_confidence_level, check_seed
@@ -184,6 +184,7 @@ def consistency_band(
     r = int(n_resamples)
     if r < 2:
         raise ConfigError(f"n_resamples must be ≥ 2 for a band; got {r}.")
+    check_at_most("n_resamples", r, MAX_RESAMPLES)
     checked_seed = check_seed(seed)
     rng = check_rng(checked_seed)
     if bin_index is None:

@@ -91,7 +91,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _stats
 
-from core._validation import check_count, check_predictions, check_rng
+from core._validation import MAX_RESAMPLES, check_count, check_predictions, check_rng
 from core.errors import ConfigError
 from core.registry import Registry
 
@@ -211,9 +211,9 @@ def check_n_resamples(n_resamples: object) -> int:
     Raises
     ------
     ConfigError
-        If it is not a whole number ≥ 1.
+        If it is not a whole number in ``1..MAX_RESAMPLES`` (100,000).
     """
-    return check_count("n_resamples", n_resamples)
+    return check_count("n_resamples", n_resamples, MAX_RESAMPLES)
 
 
 def check_seed(seed: object) -> int | np.random.Generator:

@@ -56,6 +56,7 @@ from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_e
 from core.calibration import EstimatorCall
 from core.calibration_tests import TESTS, calibration_test, test_settings
 from core.data import as_predictions
+from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
@@ -245,7 +246,8 @@ class ModelComparison:
         ``(model, metric key) -> (n_resamples,)`` bootstrap values; paired models share
         resamples index by index.
     notes : tuple of str
-        What the numbers rest on (shared edges, pairing, the sweep's own bins, ...).
+        What the numbers rest on (shared edges, pairing, the sweep's own bins, models with
+        few rows, ...).
     """
 
     config: AnalysisConfig
@@ -269,6 +271,15 @@ class ModelComparison:
     flips: pd.DataFrame
     distributions: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    @property
+    def few_rows(self) -> tuple[str, ...]:
+        """Models with fewer than :data:`core.data.lint.FEW_ROWS` rows.
+
+        Their intervals, and any difference involving them (significant or not), are not to
+        be trusted.
+        """
+        return tuple(m for m in self.models if self.n[m] < FEW_ROWS)
 
     def value(self, model: str, metric: str) -> float:
         """Return the point estimate of ``metric`` (a key) for ``model``."""
@@ -649,6 +660,14 @@ def compare_models(
                 f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
                 "not computed on the shared bins."
             )
+    few = [m for m in models if data[m].n < FEW_ROWS]
+    if few:
+        shown = ", ".join(f"{m!r} ({data[m].n:,})" for m in few)
+        notes.append(
+            f"Few rows: {shown} {'has' if len(few) == 1 else 'have'} fewer than {FEW_ROWS} "
+            "rows. Bootstrap intervals of so few rows are too narrow to trust, so a "
+            "difference marked significant for such a model may well be noise."
+        )
     if test is not None and TESTS.get(test).binned and BINNINGS.get(config.binning).data_dependent:
         notes.append(
             f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from core import records
+from core._files import write_atomically
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
 from core.calibration_tests import (
     TEST_RESAMPLES,
@@ -380,8 +381,8 @@ class Report:
                 f"Cannot tell the report format from {target.name!r}: end the name in "
                 ".html (the report) or .json (every number)."
             )
-        target.write_text(text, encoding="utf-8")
-        return target
+        # the earlier report stays whole if writing fails midway
+        return write_atomically(target, text)
 
 
 def versions() -> dict[str, str | None]:

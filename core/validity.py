@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels, check_rng
+from core._validation import MAX_BINS, MAX_RESAMPLES, check_at_most, check_probs_labels, check_rng
 from core.errors import ConfigError, DataError
 from core.estimators.base import plugin_from_stats
 from core.guarantees import DEFAULT_ALPHA, guarantee_epsilon, theory_validity
@@ -544,9 +544,11 @@ def validity_curves(
     if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or int(n_resamples) < 1:
         raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
     n_resamples = int(n_resamples)
+    check_at_most("n_resamples", n_resamples, MAX_RESAMPLES)
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
         raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
     n_bins = int(n_bins)
+    check_at_most("n_bins", n_bins, MAX_BINS)
     confidence_level = float(confidence_level)
     if not 0 < confidence_level < 1:
         raise ConfigError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")

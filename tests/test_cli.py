@@ -223,7 +223,8 @@ def test_mismatched_labels_file(capsys, tmp_path):
 
 
 def test_bad_options_give_one_line_and_exit_2(capsys):
-    assert "n_bins" in _one_line_error(*_run(capsys, "metrics", str(BINARY), "--bins", "0"))
+    line = _one_line_error(*_run(capsys, "metrics", str(BINARY), "--bins", "0"))
+    assert "--bins" in line and "from 1 to 10,000" in line
     assert "invalid choice" in _one_line_error(*_run(capsys, "metrics", str(BINARY), "--lens", "x"))
     line = _one_line_error(*_run(capsys, "metrics", str(BINARY), "--model", "svm"))
     assert "No model 'svm'" in line and "'adaboost'" in line

@@ -108,8 +108,8 @@ def test_output_is_never_half_written(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli.os, "replace", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        main(["metrics", str(BINARY), "--resamples", "0", "--json", "-o", str(target)])
+    code = main(["metrics", str(BINARY), "--resamples", "0", "--json", "-o", str(target)])
+    assert code == cli.EXIT_INTERRUPTED
     assert target.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
 

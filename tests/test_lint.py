@@ -266,9 +266,18 @@ def test_non_numeric_probability_column():
 
 
 def test_decimal_comma_hint():
-    text = "p;label\n0,2;0\n0,7;1\n0,9;1\n"
+    # quoted decimal commas in a comma-separated file are text: the hint says what they are
+    text = 'p,label\n"0,2",0\n"0,7",1\n"0,9",1\n'
     with pytest.raises(DataError, match="decimal comma"):
         load_predictions(text.encode(), prob_columns=["p"], name="x.csv")
+
+
+def test_semicolon_file_with_decimal_commas_is_read():
+    # the spreadsheet export of locales that write 0,25: semicolons between columns
+    text = "p;label\n0,2;0\n0,7;1\n0,9;1\n"
+    pred = load_predictions(text.encode(), name="x.csv")
+    assert pred.probs[:, 1].tolist() == [0.2, 0.7, 0.9]
+    assert "decimal-comma" in pred.lint.codes
 
 
 def test_mismatched_lengths_of_matrix_and_labels_file():

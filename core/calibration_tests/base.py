@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from core._validation import MAX_RESAMPLES, check_at_most
 from core.errors import ConfigError
 from core.registry import Entry, Registry
 
@@ -258,4 +259,5 @@ def check_resamples(n_resamples: object) -> int:
         r = 0
     if r < 1 or r != n_resamples:
         raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    check_at_most("n_resamples", r, MAX_RESAMPLES)
     return r

@@ -79,11 +79,7 @@ def _encode_labels(
         arr = arr.astype(bool).astype(np.int64)
         kind = "int"
     elif kind == "int":
-        arr = (
-            np.asarray(arr, dtype=np.float64).astype(np.int64)
-            if arr.dtype.kind not in "iu"
-            else arr
-        )
+        arr = _whole_labels(arr, rows_of)
     elif kind == "str":
         arr = _strings(arr)
     uniques = pd.unique(arr)
@@ -254,6 +250,33 @@ def _label_kind(arr: np.ndarray) -> str:
         f = np.asarray(arr, dtype=np.float64)
         return "int" if (f == np.round(f)).all() else "float"
     return "str"
+
+
+def _whole_labels(arr: np.ndarray, rows_of: RowsOf = first_rows) -> np.ndarray:
+    """Return whole-number labels as int64, refusing those no int64 holds (not class indices)."""
+    if arr.dtype.kind == "i":
+        return arr
+    # through float64 when not integers already: exact below 2**53, and only the range is
+    # checked above it (such labels are refused anyway)
+    f = np.asarray(arr, dtype=np.float64)
+    big = np.abs(f) >= 2.0**63
+    if arr.dtype.kind == "u":
+        big = arr > np.iinfo(np.int64).max
+    if big.any():
+        rows, count = rows_of(big)
+        example = arr[np.flatnonzero(big)[0]]
+        raise DataError(
+            f"Label value {_py(example)!r} is far too large to be a class index "
+            f"({format_rows(rows, count)}). Labels must be class indices 0..K-1 (or "
+            "1..K), booleans or class names; pass label_column= if this is not the label column.",
+            rows=rows,
+        )
+    if arr.dtype.kind == "u":
+        return arr.astype(np.int64)
+    if arr.dtype == object:
+        # Python ints keep their exact value (float64 would round those above 2**53)
+        return np.asarray([int(v) for v in arr], dtype=np.int64)
+    return f.astype(np.int64)
 
 
 def _strings(arr: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from core.data.columns import (
     repeated_names,
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
+from core.data.limits import LoadLimits
 from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lint_values
 from core.data.predictions import Predictions, _make
 from core.data.probabilities import _numeric_matrix, _to_probabilities
@@ -44,6 +45,7 @@ def load_predictions(
     drop_missing: bool = False,
     class_names: Sequence[str] | None = None,
     name: str | None = None,
+    limits: LoadLimits | None = None,
 ) -> Predictions:
     """Load predictions and labels, infer their layout and lint them.
 
@@ -83,6 +85,9 @@ def load_predictions(
         Class names for a headerless matrix or arrays (default ``"0"``, ``"1"``, ...).
     name : str, optional
         File name of bytes or a file object, e.g. an uploaded file's name.
+    limits : LoadLimits, optional
+        Bytes, rows and columns a file may hold (default :meth:`LoadLimits.from_env`:
+        the defaults, or those of the ``CALIBSCOPE_MAX_*`` environment variables).
 
     Returns
     -------
@@ -95,7 +100,7 @@ def load_predictions(
         If the label or probability columns (or the positive class) cannot be
         inferred; ``argument`` and ``candidates`` say what to pass.
     DataError
-        If the data cannot be used (see the message for the fix).
+        If the data cannot be used or passes a limit (see the message for the fix).
 
     Notes
     -----
@@ -111,7 +116,8 @@ def load_predictions(
     """
     if logits not in ("auto", True, False):
         raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
-    table = _source_table(source, name)
+    limits = LoadLimits.from_env() if limits is None else limits
+    table = _source_table(source, name, limits)
     frame = table.frame
     findings = list(table.findings)
     columns = tuple(frame.columns)
@@ -121,7 +127,7 @@ def load_predictions(
     used = set(roles.values())
 
     if labels is not None:
-        label_values = _external_labels(labels, label_column, frame.shape[0])
+        label_values = _external_labels(labels, label_column, frame.shape[0], limits)
         label_name = None
     else:
         label_name = _find_label_column(frame, table, label_column, used)
@@ -146,9 +152,10 @@ def load_predictions(
     if bad.any():
         rows, count = first_rows(bad)
         if not drop_missing:
+            where = models_of(frame[roles["model"]], bad) if "model" in roles else ""
             raise DataError(
-                f"{count} of {P.shape[0]} rows have a missing, NaN or infinite probability or "
-                f"label ({format_rows(rows, count)}). Fix or remove them, or load with "
+                f"{count} of {P.shape[0]} rows{where} have a missing, NaN or infinite probability "
+                f"or label ({format_rows(rows, count)}). Fix or remove them, or load with "
                 "drop_missing=True to drop them.",
                 rows=rows,
             )
@@ -204,9 +211,25 @@ def load_predictions(
     return _make(P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping)
 
 
-def _external_labels(labels: Any, label_column: str | int | None, n: int) -> np.ndarray:
+def models_of(models: Any, mask: np.ndarray, limit: int = 3) -> str:
+    """Say which models the rows of ``mask`` belong to: ``" of model 'b'"``, for a message.
+
+    A long file holds several models; a bad row refuses them all, so the message names the
+    model to fix (or to analyse alone).
+    """
+    values = pd.unique(np.asarray(models, dtype=object)[np.asarray(mask, dtype=bool)])
+    names = ["" if pd.isna(v) else str(v) for v in values]
+    if not names:
+        return ""
+    shown = ", ".join(map(repr, names[:limit])) + (" ..." if len(names) > limit else "")
+    return f" of model{'s' if len(names) > 1 else ''} {shown}"
+
+
+def _external_labels(
+    labels: Any, label_column: str | int | None, n: int, limits: LoadLimits
+) -> np.ndarray:
     if _is_pathlike(labels) or _is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
-        table = _read(labels, None)
+        table = _read(labels, None, limits)
         frame = table.frame
         if frame.shape[1] == 1:
             values = frame.iloc[:, 0].to_numpy()

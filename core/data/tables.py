@@ -2,10 +2,14 @@
 
 Pickles and other foreign formats (ZIP / Excel, NumPy ``.npy``, HDF5) are
 refused by their magic bytes; nothing is ever unpickled. Gzip-compressed files
-are decompressed first. A CSV's separator (comma, tab, semicolon or whitespace)
-and a missing header row are detected, and duplicate column names are renamed
-with a lint finding. Problems that make a file unreadable raise
-:class:`core.errors.DataError`.
+are decompressed a block at a time within the :class:`core.data.limits.LoadLimits`
+(bytes, rows, columns, expansion ratio), which every reader checks while reading.
+A CSV's separator (comma, tab, semicolon or whitespace), a missing header row,
+leading blank lines, a trailing delimiter on every row and decimal commas in a
+semicolon file are detected, and duplicate column names are renamed with a lint
+finding. Parquet files are read by their columns' own types (the pandas metadata
+is ignored); extension types and nested columns are refused. Problems that make
+a file unreadable raise :class:`core.errors.DataError`.
 
 See Also
 --------
@@ -14,12 +18,12 @@ core.data.load_predictions : Builds :class:`core.data.Predictions` from these ta
 
 from __future__ import annotations
 
+import codecs
 import csv
-import gzip
 import io
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.data.limits import LoadLimits, gunzip
 from core.data.lint import LintFinding
 from core.errors import DataError
 
@@ -50,7 +55,9 @@ class _Table:
     findings: list[LintFinding]
 
 
-def read_table(source: Any, *, name: str | None = None) -> pd.DataFrame:
+def read_table(
+    source: Any, *, name: str | None = None, limits: LoadLimits | None = None
+) -> pd.DataFrame:
     """Read a CSV or Parquet source into a DataFrame, detecting a missing header row.
 
     Parameters
@@ -59,6 +66,8 @@ def read_table(source: Any, *, name: str | None = None) -> pd.DataFrame:
         What :func:`core.data.load_predictions` accepts as ``source``.
     name : str, optional
         File name of bytes or a file object (its extension picks the format).
+    limits : LoadLimits, optional
+        Bytes, rows and columns allowed (default :meth:`LoadLimits.from_env`).
 
     Returns
     -------
@@ -68,9 +77,9 @@ def read_table(source: Any, *, name: str | None = None) -> pd.DataFrame:
     Raises
     ------
     DataError
-        If the file cannot be found or parsed.
+        If the file cannot be found or parsed, or passes a limit.
     """
-    return _read(source, name).frame
+    return _read(source, name, limits).frame
 
 
 def _is_pathlike(x: Any) -> bool:
@@ -81,25 +90,24 @@ def _is_filelike(x: Any) -> bool:
     return hasattr(x, "read") and not isinstance(x, (str, bytes, os.PathLike))
 
 
-def _read(source: Any, name: str | None) -> _Table:
+def _read(source: Any, name: str | None, limits: LoadLimits | None = None) -> _Table:
+    limits = LoadLimits.from_env() if limits is None else limits
     if isinstance(source, pd.DataFrame):
+        limits.check_columns(source.shape[1], name or "The DataFrame")
         frame, findings = _dedupe_columns(source, list(map(str, source.columns)))
         return _Table(frame, False, name or "DataFrame", findings)
     if _is_pathlike(source):
         path = Path(source)
-        if path.is_dir():
-            raise DataError(f"{str(path)!r} is a folder; give the path of a CSV or Parquet file.")
-        if not path.is_file():
-            raise DataError(f"File not found: {str(path)!r}. Check the path.")
-        data = path.read_bytes()
+        check_regular_file(path)
         name = name or path.name
+        with open(path, "rb") as fh:
+            data = _read_bounded(fh, Path(name).name, limits)
     elif _is_filelike(source):
         name = name or str(getattr(source, "name", "") or "")
-        data = source.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
+        data = _read_bounded(source, Path(name).name if name else "upload", limits)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
+        limits.check_bytes(len(data), Path(name).name if name else "upload")
     else:
         raise DataError(
             f"Cannot read predictions from a {type(source).__name__}; pass a path, a file object, "
@@ -108,11 +116,10 @@ def _read(source: Any, name: str | None) -> _Table:
     name = Path(name).name if name else "upload"
     suffixes = [s.lower() for s in Path(name).suffixes]
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise DataError(f"{name}: the gzip file is damaged ({exc}).") from None
+        data = gunzip(data, name, limits)
         suffixes = suffixes[:-1] if suffixes and suffixes[-1] == ".gz" else suffixes
+    # a byte-order mark is no content: a file holding only one is empty
+    data = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
     if not data[:65536].strip() and not data.strip():
         raise DataError(f"{name} is empty: it holds no rows.")
     for magic, what in FOREIGN_FORMATS.items():
@@ -123,21 +130,170 @@ def _read(source: Any, name: str | None) -> _Table:
             )
     is_parquet = data[:4] == b"PAR1" or (suffixes and suffixes[-1] in PARQUET_SUFFIXES)
     if is_parquet:
-        return _read_parquet(data, name)
-    return _read_csv(data, name, tab=bool(suffixes) and suffixes[-1] == ".tsv")
+        return _read_parquet(data, name, limits)
+    return _read_csv(data, name, limits, tab=bool(suffixes) and suffixes[-1] == ".tsv")
 
 
-def _read_parquet(data: bytes, name: str) -> _Table:
+def check_regular_file(path: Path) -> None:
+    """Raise :class:`DataError` unless ``path`` is a regular file (not a folder or a device).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The path given.
+
+    Raises
+    ------
+    DataError
+        For a folder, a missing path, or a device, pipe or socket (``/dev/zero`` never ends).
+    """
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a folder; give the path of a CSV or Parquet file.")
+    if not path.exists():
+        raise DataError(f"File not found: {str(path)!r}. Check the path.")
+    if not path.is_file():
+        raise DataError(
+            f"{str(path)!r} is not a regular file (a device, pipe or socket); give the path of a "
+            "CSV or Parquet file."
+        )
+
+
+def _read_bounded(fh: Any, name: str, limits: LoadLimits) -> bytes:
+    # one byte past the limit tells a file at the limit from a larger one, without reading it
+    data = fh.read(limits.max_bytes + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    limits.check_bytes(len(data), name, more=len(data) > limits.max_bytes)
+    return bytes(data)
+
+
+def parquet_type_problem(dtype: Any) -> str | None:
+    """Say why an Arrow column type is not read (None for flat numbers, text, dates, ...).
+
+    Extension types are refused outright: their metadata is code-defined (pyarrow 14.0.0
+    unpickled it, CVE-2023-47248) and no prediction column needs one. Nested values
+    (structs, lists, maps, unions) are refused because a cell must be one number or label.
+    """
+    import pyarrow as pa
+
+    if isinstance(dtype, pa.BaseExtensionType):
+        return f"an extension type ({dtype.extension_name})"
+    if pa.types.is_dictionary(dtype):
+        return parquet_type_problem(dtype.value_type)
+    if pa.types.is_struct(dtype):
+        return "structs (nested records)"
+    if pa.types.is_map(dtype):
+        return "maps"
+    if pa.types.is_union(dtype):
+        return "unions"
+    if pa.types.is_nested(dtype):
+        return "lists"
+    return None
+
+
+def check_parquet_schema(schema: Any, name: str, limits: LoadLimits) -> None:
+    """Raise :class:`DataError` for a Parquet schema with too many or unreadable columns.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        The file's Arrow schema.
+    name : str
+        The file as named in messages.
+    limits : LoadLimits
+        ``max_columns`` is checked.
+
+    Raises
+    ------
+    DataError
+        Naming the first column of a type :func:`parquet_type_problem` refuses.
+    """
+    limits.check_columns(len(schema), name)
+    for field in schema:
+        problem = parquet_type_problem(field.type)
+        if problem is not None:
+            raise DataError(
+                f"{name}: column {field.name!r} holds {problem}, which is not read; save the "
+                "predictions with one number or label per cell (flatten or drop that column)."
+            )
+
+
+def _unique(names: list[str]) -> list[str]:
+    return [n for n in names if names.count(n) == 1]
+
+
+def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> _Table:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(io.BytesIO(data))
+        pf = pq.ParquetFile(io.BytesIO(data))
+        schema = pf.schema_arrow
+        meta = pf.metadata
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise DataError(f"{name} is not a readable Parquet file: {exc}") from None
-    raw = list(map(str, table.column_names))
-    frame = table.to_pandas(ignore_metadata=True)
-    frame, findings = _dedupe_columns(frame, raw)
-    return _Table(frame, False, name, findings)
+        raise DataError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+    check_parquet_schema(schema, name, limits)
+    limits.check_rows(int(meta.num_rows), name)
+    # a Parquet file is a compressed file too: the footer's encoded sizes stand for the text,
+    # and every cell becomes at least 8 bytes in pandas (a number or a pointer), which bounds
+    # constant columns that encode to next to nothing
+    encoded = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+    limits.check_bytes(encoded + 8 * int(meta.num_rows) * len(schema), name, what=" uncompressed")
+    # text is read dictionary-encoded: a value repeated on every row is held once (Arrow
+    # would otherwise spell it out on every row before pandas shares it)
+    text = [
+        f.name
+        for f in schema
+        if pa.types.is_string(f.type)
+        or pa.types.is_large_string(f.type)
+        or pa.types.is_binary(f.type)
+        or pa.types.is_large_binary(f.type)
+    ]
+    try:
+        pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=_unique(text))
+        table = pf.read(use_pandas_metadata=False)
+        # the pandas metadata (index, dtypes) is the writer's say, and may be invalid JSON:
+        # the columns' own types are all that is read
+        table = table.replace_schema_metadata(None)
+        raw = [str(c) for c in table.column_names]
+        names, dupes = unique_names(raw)
+        frame = table.rename_columns(names).to_pandas()
+    except Exception as exc:  # damaged pages, values pandas cannot hold
+        raise DataError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+    for c in frame.columns:
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            # object arrays sharing the dictionary's strings, as text columns are read
+            values = frame[c].to_numpy(dtype=object, na_value=None)
+            frame[c] = pd.Series(values, index=frame.index, dtype=object)
+    return _Table(frame, False, name, duplicate_columns_finding(dupes))
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a CSV file is laid out, read from its first lines.
+
+    Attributes
+    ----------
+    sep : str
+        A comma, a tab, a semicolon, or the regular expression for runs of whitespace.
+    fields : list of str
+        The first row, split and stripped (a trailing delimiter's empty field left out).
+    headerless : bool
+        The first row holds numbers, not column names.
+    skip : int
+        Blank lines before the first row.
+    trailing : bool
+        Every data row ends with the delimiter (one more, empty, field than columns).
+    decimal : str
+        The decimal mark: ``","`` in a semicolon file of numbers such as ``0,25``.
+    """
+
+    sep: str
+    fields: list[str]
+    headerless: bool
+    skip: int = 0
+    trailing: bool = False
+    decimal: str = "."
 
 
 def csv_layout(head: bytes, *, tab: bool = False) -> tuple[str, list[str], bool]:
@@ -159,8 +315,37 @@ def csv_layout(head: bytes, *, tab: bool = False) -> tuple[str, list[str], bool]
     headerless : bool
         The first row holds numbers, not column names.
     """
+    lay = read_layout(head, tab=tab)
+    return lay.sep, lay.fields, lay.headerless
+
+
+#: Rows of the head that decide a trailing delimiter and a decimal comma.
+SAMPLE_LINES = 50
+
+
+def read_layout(head: bytes, *, tab: bool = False, name: str = "The file") -> CsvLayout:
+    """Return the layout of a CSV from its first bytes (:class:`CsvLayout`).
+
+    Parameters
+    ----------
+    head : bytes
+        The start of the file, from its first line that is not blank (64 KiB are plenty).
+    tab : bool, default=False
+        The file is named ``.tsv``.
+    name : str
+        The file as named in messages.
+
+    Raises
+    ------
+    DataError
+        When the head holds no line that is not blank.
+    """
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    raw_lines = text.splitlines()
+    skip = next((i for i, ln in enumerate(raw_lines) if ln.strip()), None)
+    if skip is None:
+        raise DataError(f"{name} is empty: it holds no rows.")
+    lines = [ln for ln in raw_lines if ln.strip()]
     first = lines[0]
     if tab or ("\t" in first and "," not in first):
         sep = "\t"
@@ -172,36 +357,104 @@ def csv_layout(head: bytes, *, tab: bool = False) -> tuple[str, list[str], bool]
         sep = ","
     fields = first.split() if sep == r"\s+" else next(csv.reader([first], delimiter=sep))
     fields = [f.strip() for f in fields]
-    return sep, fields, _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
+    headerless = _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
+    # a line cut off by the end of the head says nothing of how lines end
+    whole = lines[: SAMPLE_LINES + 1]
+    if not head.endswith((b"\n", b"\r")) and len(lines) > 1 and whole[-1] == lines[-1]:
+        whole = whole[:-1]
+    data_lines = whole if headerless else whole[1:]
+    trailing = (
+        sep != r"\s+"
+        and len(fields) > 1
+        and bool(data_lines)
+        and all(ln.rstrip().endswith(sep) for ln in data_lines)
+    )
+    if trailing and (headerless or fields[-1] == ""):
+        fields = fields[:-1]
+    elif not headerless and len(fields) > 1 and fields[-1] == "" and data_lines:
+        # only the header ends with the delimiter: its last, empty, name names no column
+        fields = fields[:-1]
+    decimal = "."
+    if sep == ";":
+        cells = [c.strip() for ln in data_lines for c in ln.split(";")]
+        if any(_DECIMAL_COMMA.fullmatch(c) for c in cells) and not any(
+            _DECIMAL_POINT.fullmatch(c) for c in cells
+        ):
+            decimal = ","
+    return CsvLayout(sep, fields, headerless, skip, trailing, decimal)
 
 
-def _read_csv(data: bytes, name: str, *, tab: bool) -> _Table:
-    sep, fields, headerless = csv_layout(data[:65536], tab=tab)
+_DECIMAL_COMMA = re.compile(r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?")
+_DECIMAL_POINT = re.compile(r"[-+]?\d*\.\d+(?:[eE][-+]?\d+)?")
+
+
+def decimal_comma_finding(columns: Sequence[str] = ()) -> LintFinding:
+    """Return the finding that a semicolon file's numbers were read with decimal commas."""
+    return LintFinding(
+        "decimal-comma",
+        "info",
+        "The file separates its columns with semicolons and writes numbers with decimal "
+        "commas (0,25); they were read as decimal numbers.",
+        columns=tuple(columns),
+    )
+
+
+def _first_content(data: bytes) -> int:
+    """Return the position of the first line that is not blank (0 if there is none)."""
+    m = re.search(rb"[^\s]", data)
+    if m is None:
+        return 0
+    return data.rfind(b"\n", 0, m.start()) + 1
+
+
+def _read_csv(data: bytes, name: str, limits: LoadLimits, *, tab: bool) -> _Table:
+    start = _first_content(data)
+    lay = read_layout(data[start : start + 65536], tab=tab, name=name)
+    fields = lay.fields
+    limits.check_columns(len(fields), name)
+    n = len(fields)
+    # lines before the first row (blank ones, counted as the readers count lines) and the header
+    skip = data[:start].count(b"\n") + (0 if lay.headerless else 1)
     try:
         frame = pd.read_csv(
             io.BytesIO(data),
-            sep=sep,
-            header=None if headerless else 0,
+            sep=lay.sep,
+            header=None,
+            skiprows=skip,
+            # the row past the limit is read to know the limit was passed
+            nrows=limits.max_rows + 1,
+            usecols=range(n) if lay.trailing else None,
+            decimal=lay.decimal,
             encoding="utf-8-sig",
-            skipinitialspace=sep != r"\s+",
-            **({"engine": "python"} if sep == r"\s+" else {"engine": "c", "low_memory": False}),
+            skipinitialspace=lay.sep != r"\s+",
+            **({"engine": "python"} if lay.sep == r"\s+" else {"engine": "c", "low_memory": False}),
         )
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame({i: pd.Series(dtype=object) for i in range(n)})
     except UnicodeDecodeError:
         raise DataError(
             f"{name} is neither UTF-8 text (CSV) nor Parquet; save it as a CSV (UTF-8) or "
             "Parquet file."
         ) from None
-    except (pd.errors.ParserError, ValueError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    except (pd.errors.ParserError, ValueError, OverflowError) as exc:
+        msg = _first_line(exc)
         raise DataError(
             f"{name} could not be parsed as CSV ({msg}). Check that every row has the same "
             "number of comma-separated fields."
         ) from None
-    if headerless:
+    limits.check_rows(frame.shape[0], name, more=True)
+    if frame.shape[1] != n:
+        what = "columns" if lay.headerless else "header fields"
+        raise DataError(
+            f"{name}: the first row has {n} {what} but the data rows have {frame.shape[1]}; "
+            "every row must have the same number of fields."
+        )
+    findings = [decimal_comma_finding()] if lay.decimal == "," else []
+    if lay.headerless:
         frame.columns = [str(i) for i in range(frame.shape[1])]
-        return _Table(frame, True, name, [])
-    frame, findings = _dedupe_columns(frame, fields)
-    return _Table(frame, False, name, findings)
+        return _Table(frame, True, name, findings)
+    frame, dupes = _dedupe_columns(frame, fields)
+    return _Table(frame, False, name, dupes + findings)
 
 
 def _is_number(text: str) -> bool:
@@ -300,11 +553,11 @@ def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, 
     return frame, duplicate_columns_finding(dupes)
 
 
-def _source_table(source: Any, name: str | None) -> _Table:
+def _source_table(source: Any, name: str | None, limits: LoadLimits | None = None) -> _Table:
     if isinstance(source, pd.DataFrame) or _is_pathlike(source) or _is_filelike(source):
-        return _read(source, name)
+        return _read(source, name, limits)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _read(source, name)
+        return _read(source, name, limits)
     if isinstance(source, pd.Series):
         source = source.to_numpy()
     if isinstance(source, Mapping) or isinstance(source, str | bytes):
@@ -328,3 +581,8 @@ def _source_table(source: Any, name: str | None) -> _Table:
         )
     frame = pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
     return _Table(frame, True, name or "arrays", [])
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -49,6 +49,7 @@ from core.analysis import (
 from core.binning import BINNINGS, BinStats
 from core.calibration import EstimatorCall
 from core.cells import supports
+from core.data.limits import LoadLimits
 from core.data.lint import LintReport, ValueFacts
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
@@ -553,6 +554,7 @@ def analyze_stream(
     model: str | None = None,
     batch_rows: int = BATCH_ROWS,
     progress: Progress | None = None,
+    limits: LoadLimits | None = None,
 ) -> StreamAnalysis:
     """Analyse predictions in files of any size, reading them in batches (module docstring).
 
@@ -574,6 +576,9 @@ def analyze_stream(
         Rows read at once: memory is proportional to it.
     progress : callable, optional
         ``progress(fraction, message)`` during each pass.
+    limits : LoadLimits, optional
+        Columns and gzip expansion allowed (default :meth:`LoadLimits.from_env`; a stream
+        does not limit rows or bytes).
 
     Returns
     -------
@@ -590,7 +595,9 @@ def analyze_stream(
     """
     config = check_config(config)
     check_stream_config(config)
-    runner = StreamRunner(source, load or LoadOptions(), batch_rows=batch_rows, progress=progress)
+    runner = StreamRunner(
+        source, load or LoadOptions(), batch_rows=batch_rows, progress=progress, limits=limits
+    )
     return run_analysis(runner, config, split_models=split_models, model=model)
 
 

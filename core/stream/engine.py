@@ -12,8 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core._validation import MAX_BATCH_ROWS, check_count
+from core.data.limits import LoadLimits
 from core.stream.load import LoadFacts, LoadOptions, Plan, Rows, plan_from, read_stream
-from core.stream.sources import BATCH_ROWS, count_rows, layout, read_batches, resolve_parts
+from core.stream.sources import (
+    BATCH_ROWS,
+    count_rows,
+    layout,
+    read_batches,
+    resolve_parts,
+)
 from core.stream.stats import Offsets, merge_groups
 
 #: ``progress(fraction, message)``.
@@ -33,6 +41,8 @@ class StreamRunner:
         Rows per batch.
     progress : callable, optional
         ``progress(fraction, message)`` during each pass.
+    limits : LoadLimits, optional
+        Columns and gzip expansion allowed (default :meth:`LoadLimits.from_env`).
     """
 
     name = "stream"
@@ -44,14 +54,15 @@ class StreamRunner:
         *,
         batch_rows: int = BATCH_ROWS,
         progress: Progress | None = None,
+        limits: LoadLimits | None = None,
     ) -> None:
         self.load = load
         self.parts = resolve_parts(source)
         # one file is named as the in-memory loader names it; parts by the source as given
         single = len(self.parts) == 1 and self.parts[0].path == str(source)
         self.source = Path(str(source)).name if single else str(source)
-        self.layout = layout(self.parts)
-        self.batch_rows = int(batch_rows)
+        self.layout = layout(self.parts, limits)
+        self.batch_rows = check_count("batch_rows", batch_rows, MAX_BATCH_ROWS)
         self.progress = progress
         self.passes = 0
         self.total = (

@@ -32,6 +32,7 @@ from core.data.columns import (
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
+from core.data.loader import models_of
 from core.data.probabilities import (
     ScoreFacts,
     _numeric_matrix,
@@ -523,10 +524,12 @@ def batch_facts(
     if bad.any():
         rows, count = first_rows(bad, offset)
         if not plan.options.drop_missing:
+            col = plan.roles.get("model")
+            where = "" if col is None else models_of(frame[col], bad)
             raise DataError(
-                f"{batch.where(rows[0])}: {count} of this batch's rows have a missing, NaN or "
-                f"infinite probability or label ({format_rows(rows, count)} of the stream). Fix "
-                "or remove them, or load with drop_missing=True to drop them.",
+                f"{batch.where(rows[0])}: {count} of this batch's rows{where} have a missing, NaN "
+                f"or infinite probability or label ({format_rows(rows, count)} of the stream). "
+                "Fix or remove them, or load with drop_missing=True to drop them.",
                 rows=rows,
             )
         missing = Tally(count, rows)

@@ -13,6 +13,10 @@ from the first block of each part.
 
 Errors name the file and the row: a part that is not Parquet or CSV, a damaged part, a part
 with other columns, a cell that cannot be read as the column's type.
+
+Of the :class:`core.data.limits.LoadLimits`, a stream checks ``max_columns`` (every part) and
+``max_ratio`` (every gzip part, while it is decompressed): rows and bytes are what a stream
+is for, and memory is bounded by the batch size.
 """
 
 from __future__ import annotations
@@ -20,11 +24,20 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.data.tables import FOREIGN_FORMATS, PARQUET_SUFFIXES, csv_layout, unique_names
+from core.data.limits import GzipReader, LoadLimits
+from core.data.tables import (
+    FOREIGN_FORMATS,
+    PARQUET_SUFFIXES,
+    check_parquet_schema,
+    check_regular_file,
+    decimal_comma_finding,
+    read_layout,
+    unique_names,
+)
 from core.errors import DataError
 
 #: Rows per batch unless told otherwise.
@@ -96,13 +109,22 @@ class Layout:
     sep : str or None
         The CSV separator.
     findings : tuple
-        Lint findings of the layout (repeated column names).
+        Lint findings of the layout (repeated column names, decimal commas).
+    trailing : bool
+        Every CSV row ends with the separator (an empty last field, not read).
+    decimal : str
+        The CSV decimal mark.
+    limits : LoadLimits
+        The limits every part is read within.
     """
 
     columns: tuple[str, ...]
     headerless: bool = False
     sep: str | None = None
     findings: tuple[Any, ...] = ()
+    trailing: bool = False
+    decimal: str = "."
+    limits: LoadLimits = field(default_factory=LoadLimits.from_env)
 
 
 def resolve_parts(source: Any) -> tuple[Part, ...]:
@@ -148,10 +170,9 @@ def resolve_parts(source: Any) -> tuple[Part, ...]:
             paths = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
             if not paths:
                 raise DataError(f"No files match {text!r}. Check the pattern and the folder.")
-        elif path.is_file():
-            paths = [text]
         else:
-            raise DataError(f"File not found: {text!r}. Check the path.")
+            check_regular_file(path)
+            paths = [text]
     parts = tuple(_part(p) for p in paths)
     formats = {p.format for p in parts}
     if len(formats) > 1:
@@ -164,8 +185,7 @@ def resolve_parts(source: Any) -> tuple[Part, ...]:
 
 def _part(path: str) -> Part:
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"File not found: {path!r}. Check the path.")
+    check_regular_file(p)
     with open(p, "rb") as fh:
         head = fh.read(8)
     suffixes = [s.lower() for s in p.suffixes]
@@ -190,26 +210,44 @@ def _part(path: str) -> Part:
     )
 
 
-def layout(parts: Sequence[Part]) -> Layout:
-    """Return the layout of the first part, the one every part must share."""
+def layout(parts: Sequence[Part], limits: LoadLimits | None = None) -> Layout:
+    """Return the layout of the first part, the one every part must share.
+
+    Parameters
+    ----------
+    parts : sequence of Part
+        The files, in stream order.
+    limits : LoadLimits, optional
+        Default :meth:`LoadLimits.from_env`; kept in the layout for every part.
+
+    Returns
+    -------
+    Layout
+        Columns, CSV dialect and limits.
+    """
+    limits = LoadLimits.from_env() if limits is None else limits
     first = parts[0]
     if first.format == "parquet":
-        raw = [str(c) for c in _parquet_file(first).schema_arrow.names]
+        raw = [str(c) for c in _parquet_file(first, limits).schema_arrow.names]
         names, dupes = unique_names(raw)
-        return Layout(tuple(names), findings=_dupe_findings(dupes))
-    head = _csv_head(first)
-    if not head.strip():
+        return Layout(tuple(names), findings=_dupe_findings(dupes), limits=limits)
+    csv = _csv_layout(first, limits)
+    if csv is None:
         raise DataError(f"{first.name} is empty: it holds no rows.")
-    sep, fields, headerless = csv_layout(head, tab=Path(first.path).suffix.lower() == ".tsv")
-    if sep not in (",", "\t", ";"):
+    if csv.sep not in (",", "\t", ";"):
         raise DataError(
             f"{first.name} separates its columns with spaces; the stream reads comma-, tab- or "
             "semicolon-separated files. Convert it, or load it in memory."
         )
-    if headerless:
-        return Layout(tuple(str(i) for i in range(len(fields))), True, sep)
-    names, dupes = unique_names(fields)
-    return Layout(tuple(names), False, sep, _dupe_findings(dupes))
+    findings = _dupe_findings([])
+    if csv.decimal == ",":
+        findings += (decimal_comma_finding(),)
+    options = {"trailing": csv.trailing, "decimal": csv.decimal, "limits": limits}
+    if csv.headerless:
+        columns = tuple(str(i) for i in range(len(csv.fields)))
+        return Layout(columns, True, csv.sep, findings, **options)
+    names, dupes = unique_names(csv.fields)
+    return Layout(tuple(names), False, csv.sep, _dupe_findings(dupes) + findings, **options)
 
 
 def _dupe_findings(dupes: list[str]) -> tuple[Any, ...]:
@@ -266,7 +304,7 @@ def count_rows(parts: Sequence[Part], lay: Layout) -> list[int]:
     out = []
     for part in parts:
         if part.format == "parquet":
-            out.append(int(_parquet_file(part).metadata.num_rows))
+            out.append(int(_parquet_file(part, lay.limits).metadata.num_rows))
         else:
             out.append(sum(b.frame.shape[0] for b in read_batches([part], lay, lay.columns[:1])))
     return out
@@ -275,13 +313,16 @@ def count_rows(parts: Sequence[Part], lay: Layout) -> list[int]:
 # --------------------------------------------------------------------------- Parquet
 
 
-def _parquet_file(part: Part) -> Any:
+def _parquet_file(part: Part, limits: LoadLimits) -> Any:
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(part.path)
+        pf = pq.ParquetFile(part.path)
+        schema = pf.schema_arrow
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise DataError(f"{part.name} is not a readable Parquet file: {_first_line(exc)}") from None
+    check_parquet_schema(schema, part.name, limits)
+    return pf
 
 
 def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
@@ -304,7 +345,7 @@ def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
 
 
 def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
-    pf = _parquet_file(part)
+    pf = _parquet_file(part, lay.limits)
     raw = [str(c) for c in pf.schema_arrow.names]
     _check_columns(part, raw, lay)
     # columns were made unique: read them by position under their unique names
@@ -326,59 +367,80 @@ def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: in
 # --------------------------------------------------------------------------- CSV
 
 
-def _csv_head(part: Part) -> bytes:
-    import gzip
+#: Bytes of leading blank lines read, at most, in search of a part's first row.
+MAX_BLANK = 64 << 20
 
-    try:
-        if part.gzip:
-            with gzip.open(part.path, "rb") as fh:
-                return fh.read(65536)
-        with open(part.path, "rb") as fh:
-            return fh.read(65536)
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{part.name}: the gzip file is damaged ({exc}).") from None
+
+def _open_csv(part: Part, limits: LoadLimits) -> Any:
+    """Open a CSV part as a binary file (a gzip part decompressed within ``limits``)."""
+    raw = open(part.path, "rb")  # noqa: SIM115 (closed by the caller, or by the reader)
+    return GzipReader(raw, part.name, limits) if part.gzip else raw
+
+
+def _csv_layout(part: Part, limits: LoadLimits) -> Any:
+    """Return a CSV part's layout (:func:`core.data.tables.read_layout`), or None if empty."""
+    import dataclasses
+
+    skipped = blank = 0
+    with _open_csv(part, limits) as fh:
+        head = fh.read(65536)
+        # leading blank lines: counted (the reader skips them by number) until the first row
+        while head and not head.strip() and blank < MAX_BLANK:
+            skipped += head.count(b"\n")
+            blank += len(head)
+            head = fh.read(65536)
+    if not head.strip():
+        if blank < MAX_BLANK:
+            return None
+        raise DataError(f"{part.name} starts with more than 64 MiB of blank lines.")
+    lay = read_layout(head, tab=Path(part.path).suffix.lower() == ".tsv", name=part.name)
+    limits.check_columns(len(lay.fields), part.name)
+    return dataclasses.replace(lay, skip=lay.skip + skipped)
 
 
 def _csv_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
-    import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    head = _csv_head(part)
-    if not head.strip():
+    csv = _csv_layout(part, lay.limits)
+    if csv is None:  # an empty part holds no rows
         return
-    sep, fields, headerless = csv_layout(head, tab=Path(part.path).suffix.lower() == ".tsv")
-    if headerless != lay.headerless or sep != lay.sep:
+    if (csv.headerless, csv.sep, csv.trailing) != (lay.headerless, lay.sep, lay.trailing):
         raise DataError(
-            f"{part.name} is laid out differently from the first part (separator or header "
-            "row): every part of a stream must have the same columns."
+            f"{part.name} is laid out differently from the first part (separator, header row "
+            "or a delimiter at the end of every row): every part of a stream must have the same "
+            "columns."
         )
-    if not headerless:
-        _check_columns(part, fields, lay)
+    if not csv.headerless:
+        _check_columns(part, csv.fields, lay)
     # about 200 bytes a row: blocks of roughly batch_rows rows
     block = int(min(max(batch_rows * 64, 1 << 20), 1 << 30))
+    # the empty field after a trailing delimiter gets a name no column has, and is not read
+    names = list(lay.columns) + (["\x00trailing"] if lay.trailing else [])
     read_options = pcsv.ReadOptions(
-        column_names=list(lay.columns),
-        skip_rows=0 if headerless else 1,
+        column_names=names,
+        skip_rows=csv.skip + (0 if csv.headerless else 1),
         block_size=block,
         encoding="utf8",
     )
-    parse_options = pcsv.ParseOptions(delimiter=sep)
-    convert_options = pcsv.ConvertOptions(include_columns=sorted(set(columns)))
+    parse_options = pcsv.ParseOptions(delimiter=csv.sep)
+    convert_options = pcsv.ConvertOptions(
+        include_columns=sorted(set(columns)), decimal_point=csv.decimal
+    )
     done = 0
     try:
-        stream = pa.input_stream(part.path, compression="gzip" if part.gzip else None)
-        reader = pcsv.open_csv(
-            stream,
-            read_options=read_options,
-            parse_options=parse_options,
-            convert_options=convert_options,
-        )
-        for batch in reader:
-            frame = _frame(batch, columns, columns)
-            for lo in range(0, frame.shape[0], batch_rows):
-                chunk = frame.iloc[lo : lo + batch_rows]
-                yield chunk
-                done += chunk.shape[0]
+        with _open_csv(part, lay.limits) as stream:
+            reader = pcsv.open_csv(
+                stream,
+                read_options=read_options,
+                parse_options=parse_options,
+                convert_options=convert_options,
+            )
+            for batch in reader:
+                frame = _frame(batch, columns, columns)
+                for lo in range(0, frame.shape[0], batch_rows):
+                    chunk = frame.iloc[lo : lo + batch_rows]
+                    yield chunk
+                    done += chunk.shape[0]
     except DataError:
         raise
     except Exception as exc:
