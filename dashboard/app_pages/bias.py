@@ -253,9 +253,10 @@ def _fit(progress: Any = None) -> Any:
     return fit_data(pred, lens, name=f"fitted to {state.data_source()}")
 
 
-fit_key = ("fit", pred.digest if pred is not None else None, lens)
-digest = pred.digest if pred is not None else None
-src_key = world_name if source == "world" else (source, digest, lens)
+# keyed like every cached call: a fit is named after the data's source
+data_key = cache.data_key(pred) if pred is not None else None
+fit_key = ("fit", data_key, lens)
+src_key = world_name if source == "world" else (source, data_key, lens)
 sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(n_resamples), seed, norm_key)
 result = cache.recall(sim_key)
 if run and result is None:
