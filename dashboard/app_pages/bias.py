@@ -32,6 +32,7 @@ from core.bias import (
     simulation_lens,
     specs_with_bins,
 )
+from core.export import safe_csv
 from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
@@ -337,7 +338,7 @@ with tabs[0]:
             )
             st.download_button(
                 "Download the table (CSV)",
-                data=lambda: table.to_csv(index=False).encode(),
+                data=lambda: safe_csv(table).encode(),
                 file_name="bias_vs_n.csv",
                 mime="text/csv",
                 on_click="ignore",

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.calibration_tests import TESTS
+from core.export import safe_csv
 from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
@@ -227,7 +228,7 @@ if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
         )
 st.download_button(
     "Download the table (CSV)",
-    data=lambda: cmp.wide().to_csv(index=False).encode(),
+    data=lambda: safe_csv(cmp.wide()).encode(),
     file_name="model_comparison.csv",
     mime="text/csv",
     on_click="ignore",

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from core.estimators import ESTIMATORS
+from core.export import safe_csv
 from core.figures import (
     before_after_reliability,
     coverage_accuracy_figure,
@@ -288,7 +289,7 @@ frame = result.predictions_frame(pred.class_names)
 d1, d2, d3 = st.columns(3)
 d1.download_button(
     "Recalibrated predictions (CSV)",
-    frame.to_csv(index=False).encode(),
+    safe_csv(frame).encode(),
     file_name="recalibrated_predictions.csv",
     mime="text/csv",
     key="recal_download_csv",

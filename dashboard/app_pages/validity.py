@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.export import safe_csv
 from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 from core.guarantees import guarantee_calculator
 from core.recalibration import RECALIBRATORS
@@ -289,7 +290,7 @@ if result.pooled_bins is not None:
         st.dataframe(result.pooled_bins, hide_index=True, key="validity_pooled_table")
 st.download_button(
     "Download the curves (CSV)",
-    result.to_frame().to_csv(index=False),
+    safe_csv(result.to_frame()),
     file_name="validity_curves.csv",
     mime="text/csv",
     key="validity_download",
