@@ -7,6 +7,8 @@ another session's cached result.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -302,3 +304,151 @@ def test_html_report_shows_hostile_names_and_title_as_text():
     for tag in ('<a href="https://evil', "<span style=", "<img src=https://evil"):
         assert tag not in lowered
     assert "&lt;a href=&quot;https://evil.example/verify&quot;&gt;" in html  # the title, as text
+
+
+# ----------------------------------------------------------------------------- dashboard Markdown
+
+#: Hostile strings of the dashboard walk: an image (fetched by every viewer), a link, a bare
+#: URL (autolinked), a colour directive, a formula, HTML. None may render as what it says.
+MD_MODELS = (
+    "![px](https://evil.example/pixel.png)",
+    "[Verify your account](https://evil.example/verify)",
+    "https://evil.example/auto :red[big] $x^2$ <b>bold</b>",
+)
+MD_CLASSES = ("![k0](https://evil.example/k0.png)", "[k1](https://evil.example/k1)", "k2 $x^2$")
+MD_FILE = "[file](https://evil.example/file) __x__.csv"
+MD_TITLE = "![title](https://evil.example/title.png) **Urgent**"
+#: What must never stand unescaped in Markdown: each payload contains the domain, so an
+#: unescaped link, image or autolink shows it raw (escaped, its dot reads ``evil\.example``).
+MD_RAW = ("evil.example", ":red[", "$x^2$", "**Urgent**", "__x__")
+#: Elements whose text Streamlit shows as plain text (tables, figures, code).
+MD_PLAIN = {"Dataframe", "ArrowTable", "PlotlyChart", "Text", "Code", "Json", "DownloadButton"}
+MD_FIELDS = {"body", "label", "help"}
+PAGES = (
+    "app_pages/data.py",
+    "app_pages/reliability.py",
+    "app_pages/estimators.py",
+    "app_pages/tests.py",
+    "app_pages/bias.py",
+    "app_pages/recalibration.py",
+    "app_pages/validity.py",
+    "app_pages/compare.py",
+    "app_pages/report.py",
+)
+
+
+def _md_csv(n: int = 120, seed: int = 11) -> bytes:
+    rng = np.random.default_rng(seed)
+    frames = []
+    for i, model in enumerate(MD_MODELS):
+        probs = rng.dirichlet(np.ones(3) * (0.8 + i), size=n)
+        frame = pd.DataFrame(probs, columns=list(MD_CLASSES))
+        frame["label"] = [MD_CLASSES[rng.choice(3, p=row)] for row in probs]
+        frame["model"] = model
+        frames.append(frame)
+    return pd.concat(frames).to_csv(index=False, float_format="%.10f").encode()
+
+
+def _nodes(node):
+    yield node
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for child in children.values():
+            yield from _nodes(child)
+
+
+def _markdown_texts(at) -> list[str]:
+    """Every string of the app that Streamlit renders as Markdown (bodies, labels, tooltips)."""
+    from google.protobuf.json_format import MessageToDict
+
+    def fields(value, out):
+        if isinstance(value, dict):
+            for key, v in value.items():
+                if key in MD_FIELDS and isinstance(v, str):
+                    out.append(v)
+                else:
+                    fields(v, out)
+        elif isinstance(value, list):
+            for v in value:
+                fields(v, out)
+        return out
+
+    texts: list[str] = []
+    for node in _nodes(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None or type(proto).__name__ in MD_PLAIN:
+            continue
+        texts += fields(MessageToDict(proto, preserving_proto_field_name=True), [])
+    return texts
+
+
+#: GitHub's autolink literals, as found in the parsed text (escapes undone): a URL or
+#: ``www.`` after the start, a space or punctuation, or an e-mail address.
+_AUTOLINK = re.compile(r"(?:^|(?<=[^\w\u2060]))(?:https?://|www\.)|[-.\w+]@[-\w]+\.", re.I)
+_UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _check_markdown(at, where: str) -> list[str]:
+    """Assert no hostile string stands unescaped in Markdown; return the texts that hold one."""
+    from dashboard.text import plain
+
+    assert not at.exception, (where, [e.message for e in at.exception])
+    texts = _markdown_texts(at)
+    unescaped = [t for t in texts if any(raw in t for raw in MD_RAW)]
+    assert unescaped == [], where
+    # Markdown links a bare address in the text it parsed, escaped or not (our own texts
+    # link papers: only the hostile strings are looked at)
+    linked = [t for t in texts if "evil" in t and _AUTOLINK.search(_UNESCAPE.sub(r"\1", t))]
+    assert linked == [], where
+    shown = [t for t in texts if "evil\\.example" in t]
+    # the names did reach the page (at least the sidebar's data badge names the file) ...
+    assert shown, where
+    # ... and read there exactly as they are
+    assert any(MD_FILE in plain(t) for t in shown), where
+    return shown
+
+
+def test_every_page_shows_hostile_names_and_title_literally():
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.text import plain
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "dashboard" / "app.py"), default_timeout=180)
+    at.query_params["report_title"] = MD_TITLE
+    at.query_params["n_resamples"] = "20"
+    at.run()
+    at.file_uploader(key="upload").set_value((MD_FILE, _md_csv(), "text/csv"))
+    at.run()
+    shown = _check_markdown(at, "data")
+    assert any(MD_MODELS[0] in plain(t) for t in shown)  # the data page lists the models
+    for page in PAGES:
+        at.switch_page(page).run()
+        shown = _check_markdown(at, page)
+        if page.endswith("bias.py"):
+            at.radio(key="bias_source").set_value("subsample")
+            at.multiselect(key="bias_ns").set_value([100])
+            at.number_input(key="bias_replicates").set_value(10)
+            at.button(key="FormSubmitter:bias_form-Run simulation").click().run()
+            shown = _check_markdown(at, "bias, subsampled")
+            assert sum(MD_FILE in plain(t) for t in shown) >= 2  # badge and the source line
+        elif page.endswith("recalibration.py"):
+            at.button(key="FormSubmitter:recal_form-Fit and compare").click().run()
+            _check_markdown(at, "recalibration, fitted")
+            assert any(s.value == "Comparison on held-out rows" for s in at.subheader)
+        elif page.endswith("report.py"):
+            assert any(MD_TITLE in plain(t) for t in shown)
+            assert any(MD_MODELS[0] in plain(t) for t in shown)  # "covers the model ..."
+    # the classwise lens names the classes
+    at.selectbox(key="lens").set_value("classwise")
+    for page in ("app_pages/reliability.py", "app_pages/compare.py"):
+        at.switch_page(page).run()
+        _check_markdown(at, f"{page}, classwise")
+    # a refused upload names its file in the error, and what is still shown
+    at.switch_page("app_pages/data.py").run()
+    at.file_uploader(key="upload").set_value(
+        ("![x](https://evil.example/x).csv", b"\x00\xff", "text/csv")
+    )
+    at.run()
+    _check_markdown(at, "refused upload")
+    assert "![x](https://evil.example/x).csv was not loaded" in plain(at.error[0].value)
