@@ -23,9 +23,7 @@ from core.guarantees import (
     largest_n_bins,
 )
 from dashboard import cache, state
-from dashboard.text import literal
-
-__all__ = ["literal"]  # re-exported: pages escape user strings with widgets.literal
+from dashboard.text import literal  # also the pages' way to escape user strings
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
 SEVERITY_ICONS = {"error": "🛑 error", "warning": "⚠️ warning", "info": "ℹ️ info"}

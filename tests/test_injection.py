@@ -441,7 +441,7 @@ def test_every_page_shows_hostile_names_and_title_literally():
             assert any(MD_MODELS[0] in plain(t) for t in shown)  # "covers the model ..."
     # the classwise lens names the classes
     at.selectbox(key="lens").set_value("classwise")
-    for page in ("app_pages/reliability.py", "app_pages/compare.py"):
+    for page in PAGES:
         at.switch_page(page).run()
         _check_markdown(at, f"{page}, classwise")
     # a refused upload names its file in the error, and what is still shown
