@@ -484,9 +484,10 @@ def check_url_value(
     """Drop a malformed URL value of a bound widget before the widget reads it, and say so.
 
     Streamlit seeds a widget bound to the URL (``bind="query-params"``) from the page's
-    link; a value it cannot use is dropped silently, and an infinite integer (``1e400``)
-    raises. Called just before the widget, this refuses such a value itself and shows a
-    warning beside the widget, naming the parameter, until the widget's value changes.
+    link when the widget is first drawn; a value it cannot use is dropped silently, and an
+    infinite integer (``1e400``) raises. Called just before the widget, this refuses such a
+    value itself and shows a warning beside the widget, naming the parameter, until the
+    widget's value changes.
 
     Parameters
     ----------
@@ -505,7 +506,9 @@ def check_url_value(
     """
     raw = st.query_params.get(key)
     notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
-    if raw is not None and not valid(raw):
+    # only a widget not drawn yet in this session reads the link; later the URL holds what
+    # the widget wrote (e.g. a model of the file loaded before, which the widget replaces)
+    if raw is not None and key not in st.session_state and not valid(raw):
         _drop_url_param(key)
         shown = raw if len(raw) <= 40 else raw[:40] + "…"
         notes[key] = (

@@ -141,3 +141,47 @@ def test_report_draws_hostile_names_as_text(page: Page, tmp_path: Path):
     legend = " ".join(page.locator(".js-plotly-plot .legendtext").all_text_contents())
     assert MODELS[2] in legend
     assert requests == []
+
+
+def test_a_malformed_link_value_warns_instead_of_failing(page: Page, app_url: str):
+    page.goto(f"{app_url}/reliability?seed=1e400&n_bins=-3&sample=breast-cancer%20(binary)")
+    wait_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_test_id("stAlert").filter(has_text="seed = “1e400”")).to_be_visible()
+    expect(sidebar.get_by_test_id("stAlert").filter(has_text="n_bins = “-3”")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    # the link no longer carries the refused values
+    assert "seed=" not in page.url and "n_bins=" not in page.url
+
+
+def test_the_models_of_a_new_file_replace_the_picked_one_without_a_warning(
+    page: Page, app_url: str
+):
+    def upload(models: tuple[str, ...], name: str) -> None:
+        rng = np.random.default_rng(0)
+        frame = pd.concat(
+            pd.DataFrame(
+                {"p": rng.uniform(size=80).round(4), "label": rng.integers(0, 2, 80)}
+            ).assign(model=m)
+            for m in models
+        )
+        page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
+            files=[
+                {"name": name, "mimeType": "text/csv", "buffer": frame.to_csv(index=False).encode()}
+            ]
+        )
+        wait_idle(page)
+
+    page.goto(app_url)
+    wait_idle(page)
+    upload(("alpha", "beta"), "a.csv")
+    picker = page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Model")
+    picker.click()
+    page.get_by_role("option", name="beta").click()
+    wait_idle(page)
+    assert "model=beta" in page.url
+    upload(("x", "y"), "b.csv")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("b.csv")
+    expect(page.get_by_test_id("stAlert").filter(has_text="The link sets")).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
