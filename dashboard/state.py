@@ -433,8 +433,9 @@ def show_errors(*, stop: bool = False) -> Iterator[None]:
     """Show an error raised in the block with ``st.error``, in words, never as a traceback.
 
     A :class:`core.errors.CalibscopeError` is a message for the user and is shown as it
-    is; any other exception is a fault of this program, shown as one sentence (its
-    traceback goes to the server log). Streamlit's own ``st.stop``/``st.rerun`` pass
+    is; any other exception is a fault of this program, shown as one sentence naming its
+    type (its message and traceback go to the server log only, as Streamlit's
+    ``client.showErrorDetails = "none"`` of this app keeps them off the page). Streamlit's own ``st.stop``/``st.rerun`` pass
     through (they are not exceptions of the ``Exception`` kind).
 
     Parameters
@@ -456,12 +457,11 @@ def show_errors(*, stop: bool = False) -> Iterator[None]:
 
 
 def show_fault(exc: BaseException) -> None:
-    """Say in words that a step failed unexpectedly; the traceback goes to the server log."""
+    """Say in words that a step failed unexpectedly; the details go to the server log."""
     _LOG.error("dashboard step failed", exc_info=exc)
     st.error(
-        "This step failed unexpectedly, so its result is not shown: "
-        f"{literal(type(exc).__name__)}: {literal(exc) or 'no message'}. Other options may "
-        "work; the details are in the server log.",
+        f"This step failed unexpectedly ({literal(type(exc).__name__)}), so its result is "
+        "not shown. Other options or data may work; the details are in the server log.",
         icon=":material/error:",
     )
 
