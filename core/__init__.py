@@ -117,6 +117,8 @@ _EXPORTS: dict[str, str] = {
     # the self-contained report
     "Report": "core.report",
     "build_report": "core.report",
+    # CSV for spreadsheets
+    "safe_csv": "core.export",
 }
 
 __all__ = sorted(_EXPORTS)

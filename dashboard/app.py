@@ -2,7 +2,9 @@
 
 This script runs on every rerun before the page: it sets up the page, builds the navigation
 from :data:`dashboard.pages.PAGES`, reloads a bundled sample named in the URL, and draws the
-sidebar controls shared by every page (so they keep their values across pages).
+sidebar controls shared by every page (so they keep their values across pages). The sidebar
+and the page run under :func:`dashboard.state.show_errors`, so an error no page caught is
+still told in words, never as a traceback.
 """
 
 from __future__ import annotations
@@ -51,13 +53,17 @@ for spec in PAGES:
     )
 page = st.navigation(sections, position="sidebar", expanded=True)
 
-state.load_sample_from_url(default=_startup_sample())
+with state.show_errors():
+    state.load_sample_from_url(default=_startup_sample())
 
 with st.sidebar:
-    widgets.data_badge()
-    widgets.model_picker()
+    with state.show_errors():
+        widgets.data_badge()
+        widgets.model_picker()
     st.subheader("Analysis options")
     with state.show_errors():
         widgets.analysis_controls()
 
-page.run()
+# the last net: what a page did not catch itself is shown as an error below what it drew
+with state.show_errors():
+    page.run()

@@ -3,7 +3,7 @@
 Every page computes through :func:`compute` (or :func:`run_with_progress` for long
 simulations with a Stop button). A call is keyed on the core function, the digest of the
 predictions it reads (:attr:`core.data.Predictions.digest`, never Streamlit's sampled
-hashing of arrays) and its hashable options (frozen configs, tuples, numbers, strings).
+hashing of arrays) with their source, column mapping and lint, and its hashable options (frozen configs, tuples, numbers, strings).
 Results are frozen core objects, so the cache hands out the object itself
 (``st.cache_resource``): no copy, no pickling of a 10⁶-row analysis on every rerun, and
 every session reading the same data with the same options shares one computation.
@@ -62,14 +62,33 @@ def _store() -> _Store:
 def data_key(data: Any) -> Hashable:
     """Return the hashable identity of what a core call reads.
 
-    Predictions by their digest; a mapping of name → predictions (several models) by its
-    names and digests; anything else (a world, a number) as it is.
+    Predictions by their digest and provenance (see :func:`_provenance`); a mapping of
+    name → predictions (several models) by its names and keys; anything else (a world, a
+    number) as it is.
     """
     if hasattr(data, "digest"):
-        return ("digest", data.digest)
+        return ("digest", data.digest, _provenance(data))
     if isinstance(data, Mapping):
         return tuple((str(k), data_key(v)) for k, v in data.items())
     return data
+
+
+def _provenance(data: Any) -> str:
+    """Return a hash of what predictions carry besides their content: source, mapping, lint.
+
+    The digest covers the rows only, and the cache is shared by every session: two uploads
+    of the same rows under different file names must not hand one session the other's file
+    name, column names or lint findings inside a cached result (a report's title, a
+    model's ``source``).
+    """
+    import hashlib
+
+    parts = (
+        getattr(data, "source", None),
+        getattr(data, "columns", None),
+        getattr(data, "lint", None),
+    )
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def key_of(func: Callable[..., Any], data: Any, args: tuple, kwargs: Mapping[str, Any]) -> Hashable:

@@ -10,13 +10,20 @@ Every page goes through this module:
 - :func:`analyze` is the cached call to :func:`core.analysis.analyze`, keyed on the data
   digest and the config (arrays are passed as ``_``-prefixed arguments so Streamlit never
   hashes a sample of them);
-- :func:`show_errors` turns a :class:`core.errors.CalibscopeError` into ``st.error``.
+- :func:`show_errors` turns any error of a core call into ``st.error`` in words, never a
+  traceback;
+- :func:`check_url_value` drops a malformed value of a URL-bound widget before the widget
+  reads it, and says so beside the widget.
+
+Every user string put into Markdown (file and model names, error messages, URL values)
+goes through :func:`dashboard.text.literal`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +31,7 @@ import streamlit as st
 
 from core.errors import CalibscopeError
 from dashboard import cache
+from dashboard.text import literal
 
 if TYPE_CHECKING:
     from core.analysis import AnalysisConfig, ReliabilityAnalysis
@@ -213,7 +221,16 @@ def load_sample_from_url(default: str | None = None) -> None:
         name = st.session_state[SAMPLE]
     else:
         name = st.query_params.get(SAMPLE) or default
-    if name and load_sample(name):
+    if not name:
+        return
+    if name not in sample_catalog():
+        st.warning(
+            f"The link names the sample “{literal(name)}”, which is not bundled here; nothing "
+            "was loaded. Pick a sample or upload a file on the Data page.",
+            icon=":material/link_off:",
+        )
+        return
+    if load_sample(name):
         st.session_state[SAMPLE] = name
 
 
@@ -221,7 +238,8 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
     """Parse an uploaded file (once per distinct upload and options) into the session.
 
     A broken file leaves the previously loaded data in place and shows why it was refused,
-    on this and every following rerun, until the file or the options change.
+    and what is still loaded, on this and every following rerun, until the file or the
+    options change.
 
     Parameters
     ----------
@@ -250,7 +268,7 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
                 uploaded.getvalue(), labels=labels, name=uploaded.name, **options
             )
         except ColumnError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name}: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name} was not loaded: {exc}"
             st.session_state[_COLUMN_ERROR] = ColumnProblem(
                 uploaded.file_id,
                 exc.argument,
@@ -261,12 +279,12 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
                 # the mapping controls above were drawn before the loader said what it needs
                 st.rerun()
         except CalibscopeError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name}: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name} was not loaded: {exc}"
         except (ValueError, OSError, UnicodeError) as exc:
             # parsers raise their own errors for files that are not tables at all
             st.session_state[_UPLOAD_ERROR] = (
-                f"{uploaded.name} could not be read as a CSV or Parquet table ({exc}). "
-                "Check the file type and that it holds one row per prediction."
+                f"{uploaded.name} was not loaded: it could not be read as a CSV or Parquet "
+                f"table ({exc}). Check the file type and that it holds one row per prediction."
             )
         else:
             set_predictions(pred, source=uploaded.name)
@@ -274,7 +292,17 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
             # the sidebar (data badge, model picker, bin guidance) was drawn before the upload
             st.rerun()
     if st.session_state.get(_UPLOAD_ERROR):
-        st.error(st.session_state[_UPLOAD_ERROR], icon=":material/error:")
+        st.error(literal(st.session_state[_UPLOAD_ERROR]), icon=":material/error:")
+        loaded = data_source()
+        if loaded is None:
+            st.info("Nothing is loaded.", icon=":material/info:")
+        else:
+            # the summary below and every page still show the data loaded before
+            st.warning(
+                f"Still showing **{literal(loaded)}**, the data loaded before; every page "
+                f"analyses it until a file loads. Nothing of {literal(uploaded.name)} is used.",
+                icon=":material/history:",
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,9 +425,18 @@ def bootstrap_work(predictions: Predictions, config: AnalysisConfig) -> int:
     return predictions.n * config.n_resamples * components
 
 
+_LOG = logging.getLogger("calibscope.dashboard")
+
+
 @contextmanager
 def show_errors(*, stop: bool = False) -> Iterator[None]:
-    """Show a :class:`core.errors.CalibscopeError` raised in the block with ``st.error``.
+    """Show an error raised in the block with ``st.error``, in words, never as a traceback.
+
+    A :class:`core.errors.CalibscopeError` is a message for the user and is shown as it
+    is; any other exception is a fault of this program, shown as one sentence naming its
+    type (its message and traceback go to the server log only, as Streamlit's
+    ``client.showErrorDetails = "none"`` of this app keeps them off the page). Streamlit's own ``st.stop``/``st.rerun`` pass
+    through (they are not exceptions of the ``Exception`` kind).
 
     Parameters
     ----------
@@ -410,6 +447,134 @@ def show_errors(*, stop: bool = False) -> Iterator[None]:
     try:
         yield
     except CalibscopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(literal(exc), icon=":material/error:")
         if stop:
             st.stop()
+    except Exception as exc:
+        show_fault(exc)
+        if stop:
+            st.stop()
+
+
+def show_fault(exc: BaseException) -> None:
+    """Say in words that a step failed unexpectedly; the details go to the server log."""
+    _LOG.error("dashboard step failed", exc_info=exc)
+    st.error(
+        f"This step failed unexpectedly ({literal(type(exc).__name__)}), so its result is "
+        "not shown. Other options or data may work; the details are in the server log.",
+        icon=":material/error:",
+    )
+
+
+# ---------------------------------------------------------------- values from the URL
+
+#: Session key of the URL values refused this session: widget key → (message, fallback).
+_URL_NOTES = "_url_notes"
+
+
+def check_url_value(
+    container: Any,
+    key: str,
+    *,
+    label: str,
+    default: Any,
+    valid: Callable[[str], bool],
+    expected: str,
+) -> None:
+    """Drop a malformed URL value of a bound widget before the widget reads it, and say so.
+
+    Streamlit seeds a widget bound to the URL (``bind="query-params"``) from the page's
+    link when the widget is first drawn; a value it cannot use is dropped silently, and an
+    infinite integer (``1e400``) raises. Called just before the widget, this refuses such a
+    value itself and shows a warning beside the widget, naming the parameter, until the
+    widget's value changes.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where the widget is drawn (the warning goes there).
+    key : str
+        Widget key and URL parameter.
+    label : str
+        The widget's label, for the message.
+    default : object
+        The widget's default, used instead.
+    valid : callable
+        Whether a raw URL string is a usable value.
+    expected : str
+        What a valid value is, in words (e.g. "a whole number from 1 to 1,000").
+    """
+    raw = st.query_params.get(key)
+    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
+    # only a widget not drawn yet in this session reads the link; later the URL holds what
+    # the widget wrote (e.g. a model of the file loaded before, which the widget replaces)
+    if raw is not None and key not in st.session_state and not valid(raw):
+        _drop_url_param(key)
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        notes[key] = (
+            f"The link sets {key} = “{shown}”, which is not {expected}; {label} uses its "
+            f"default, {default}, instead.",
+            default,
+        )
+    if key in notes:
+        message, fallback = notes[key]
+        if st.session_state.get(key, fallback) == fallback:
+            container.warning(literal(message), icon=":material/link_off:")
+        else:
+            del notes[key]  # the user has set the widget since
+
+
+def _drop_url_param(key: str) -> None:
+    """Remove a parameter from the link and from what bound widgets are seeded from."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:  # not inside a script run (bare mode)
+        st.query_params.pop(key, None)
+        return
+    # Streamlit seeds bound widgets from the query string of the page load, a copy that
+    # st.query_params does not change: drop the value there too (no public API does)
+    with ctx.session_state.query_params() as qp:
+        qp.remove_param(key)
+        qp.set_initial_query_params_from_current()
+
+
+def number_checker(
+    low: float | None, high: float | None, *, integer: bool
+) -> tuple[Callable[[str], bool], str]:
+    """Return the check of a numeric URL value and its description, for :func:`check_url_value`.
+
+    Parameters
+    ----------
+    low, high : float or None
+        The widget's bounds (None: unbounded).
+    integer : bool
+        Whether only whole numbers are allowed.
+
+    Returns
+    -------
+    (callable, str)
+        Whether a raw string is a finite number in range, and those words.
+    """
+
+    def valid(raw: str) -> bool:
+        try:
+            x = float(raw)
+        except ValueError:
+            return False
+        if x != x or x in (float("inf"), float("-inf")):
+            return False
+        if integer and x != int(x):
+            return False
+        return (low is None or x >= low) and (high is None or x <= high)
+
+    kind = "a whole number" if integer else "a number"
+    if low is not None and high is not None:
+        words = f"{kind} from {low:,} to {high:,}"
+    elif low is not None:
+        words = f"{kind} of at least {low:,}"
+    elif high is not None:
+        words = f"{kind} of at most {high:,}"
+    else:
+        words = f"a finite {kind.removeprefix('a ')}"
+    return valid, words

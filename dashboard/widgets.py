@@ -3,6 +3,9 @@
 The sidebar controls are shared by every page. Each analysis control has ``key=`` equal to its :class:`core.analysis.AnalysisConfig` field
 and ``bind="query-params"``, so a copied URL restores the settings. Options come from the
 registries (``core.lenses.LENSES``, ``core.binning.BINNINGS``, ``core.estimators.ESTIMATORS``).
+Numbers bound to the URL are drawn with :func:`number_input` and :func:`slider`, which
+refuse a malformed value in the link with a warning. User strings put into Markdown go
+through :func:`literal`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from core.guarantees import (
     largest_n_bins,
 )
 from dashboard import cache, state
+from dashboard.text import literal  # also the pages' way to escape user strings
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
 SEVERITY_ICONS = {"error": "🛑 error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -55,6 +59,105 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
         download = {**CHART_CONFIG["toImageButtonOptions"], "filename": filename}
         config = {**CHART_CONFIG, "toImageButtonOptions": download}
     (container or st).plotly_chart(fig, theme=None, key=key, config=config)
+
+
+def number_input(
+    container: Any,
+    label: str,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    value: float | None = None,
+    *,
+    key: str,
+    step: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``container.number_input`` bound to the URL, refusing a malformed value in the link.
+
+    A value in the link that is not a finite number within the bounds (a whole number for
+    an integer input, as Streamlit makes one when value, bounds and step are all ints)
+    falls back to ``value`` with a warning naming the parameter
+    (:func:`dashboard.state.check_url_value`).
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where to draw it (``st``, a column, ``st.sidebar``).
+    label, min_value, max_value, value, step
+        As for ``st.number_input``.
+    key : str
+        Widget key and URL parameter.
+    **kwargs
+        Further ``st.number_input`` arguments (``help``, ``format``, ...).
+
+    Returns
+    -------
+    int or float
+        The widget's value.
+    """
+    numbers = (min_value, max_value, value, step)
+    integer = all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in numbers)
+    valid, expected = state.number_checker(min_value, max_value, integer=integer)
+    state.check_url_value(
+        container, key, label=label, default=value, valid=valid, expected=expected
+    )
+    return container.number_input(
+        label, min_value, max_value, value, step=step, key=key, bind="query-params", **kwargs
+    )
+
+
+def slider(
+    container: Any,
+    label: str,
+    min_value: float,
+    max_value: float,
+    value: float,
+    step: float | None = None,
+    *,
+    key: str,
+    **kwargs: Any,
+) -> Any:
+    """``container.slider`` of one number bound to the URL, refusing a malformed link value.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where to draw it.
+    label, min_value, max_value, value, step
+        As for ``st.slider``.
+    key : str
+        Widget key and URL parameter.
+    **kwargs
+        Further ``st.slider`` arguments.
+
+    Returns
+    -------
+    int or float
+        The slider's value.
+    """
+    integer = all(isinstance(v, int) for v in (min_value, max_value, value, step or 1))
+    valid, expected = state.number_checker(min_value, max_value, integer=integer)
+    state.check_url_value(
+        container, key, label=label, default=value, valid=valid, expected=expected
+    )
+    return container.slider(
+        label, min_value, max_value, value, step, key=key, bind="query-params", **kwargs
+    )
+
+
+def check_url_choice(
+    container: Any, key: str, label: str, options: list[str], default: str
+) -> None:
+    """Refuse, with a warning, a value in the link that is none of a select box's options."""
+    allowed = set(options)
+    state.check_url_value(
+        container,
+        key,
+        label=label,
+        default=default,
+        valid=allowed.__contains__,
+        expected="one of " + ", ".join(options),
+    )
 
 
 def _norm_choice(norm: float) -> str:
@@ -135,6 +238,7 @@ def model_picker() -> None:
     names = state.model_names()
     if not names:
         return
+    check_url_choice(st, state.MODEL, "Model", [state.ALL_MODELS, *names], names[0])
     st.selectbox(
         "Model",
         [state.ALL_MODELS, *names],
@@ -179,14 +283,14 @@ def analysis_controls() -> None:
         "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (`split`); `keep` moves "
         "boundaries so equal scores share a bin (fewer bins may result).",
     )
-    st.number_input(
+    number_input(
+        st,
         "Number of bins",
         min_value=1,
         max_value=1000,
         value=int(d["n_bins"]),
         step=1,
         key="n_bins",
-        bind="query-params",
     )
     bins_suggestion()
     _config_select(
@@ -206,34 +310,34 @@ def analysis_controls() -> None:
         "The headline calibration-error estimator; the metrics table shows all of them.",
     )
     with st.expander("Uncertainty and seed", expanded=True):
-        st.number_input(
+        number_input(
+            st,
             "Seed",
             min_value=0,
             max_value=2**32 - 1,
             value=int(d["seed"]),
             step=1,
             key="seed",
-            bind="query-params",
             help="One seed for everything random (bootstrap, random tie breaks).",
         )
-        st.number_input(
+        number_input(
+            st,
             "Bootstrap resamples",
             min_value=0,
             max_value=100_000,
             value=int(d["n_resamples"]),
             step=100,
             key="n_resamples",
-            bind="query-params",
             help="Percentile-bootstrap resamples per metric; 0 turns intervals off.",
         )
-        st.slider(
+        slider(
+            st,
             "Interval level",
             min_value=0.50,
             max_value=0.99,
             value=float(d["confidence_level"]),
             step=0.01,
             key="confidence_level",
-            bind="query-params",
         )
         methods = interval_methods()
         _config_select(
@@ -243,6 +347,14 @@ def analysis_controls() -> None:
             d["interval_method"],
             {m: interval_label(m) for m in methods},
             "Interval for each bin's observed frequency in the reliability diagram.",
+        )
+        state.check_url_value(
+            st,
+            "consistency_band",
+            label="Consistency band",
+            default=bool(d["consistency_band"]),
+            valid=lambda raw: raw.lower() in ("true", "false"),
+            expected="true or false",
         )
         st.toggle(
             "Consistency band",
@@ -259,6 +371,7 @@ def _config_select(
     label: str, key: str, options: list[str], default: str, labels: dict[str, str], intro: str
 ) -> None:
     """Select box of the config field ``key``, bound to the URL, its options spelled out."""
+    check_url_choice(st, key, label, options, default if default in options else options[0])
     st.selectbox(
         label,
         options,
@@ -305,7 +418,9 @@ def data_badge() -> None:
     if pred is None:
         st.caption("No data loaded.")
     else:
-        st.caption(f"**{state.data_source()}** · {pred.n:,} rows · {pred.n_classes} classes")
+        st.caption(
+            f"**{literal(state.data_source())}** · {pred.n:,} rows · {pred.n_classes} classes"
+        )
 
 
 def sample_picker() -> None:
@@ -371,7 +486,11 @@ def column_mapping(uploaded: Any) -> dict[str, Any]:
         if problem is not None and state.upload_failed():
             st.warning(
                 f"The loader needs `{problem.argument}`"
-                + (f": one of {', '.join(problem.candidates)}." if problem.candidates else "."),
+                + (
+                    f": one of {literal(', '.join(problem.candidates))}."
+                    if problem.candidates
+                    else "."
+                ),
                 icon=":material/help:",
             )
         st.caption(
@@ -421,15 +540,26 @@ def column_mapping(uploaded: Any) -> dict[str, Any]:
     return out
 
 
-def lint_report(report: Any) -> None:
-    """The loader's lint report as a table with severity icons."""
+def lint_report(report: Any, source: str) -> None:
+    """The lint report of the loaded data as a table with severity icons.
+
+    Parameters
+    ----------
+    report : core.data.LintReport
+        The findings.
+    source : str
+        What the data came from: the report names it, so that it is never read as the
+        verdict on another file (e.g. one just refused).
+    """
     findings = list(report)
+    name = literal(source)
     if not findings:
-        st.success("The lint found no problems in this file.", icon=":material/check_circle:")
+        st.success(f"The lint found no problems in {name}.", icon=":material/check_circle:")
         return
     n_err = sum(f.severity == "error" for f in findings)
     n_warn = sum(f.severity == "warning" for f in findings)
-    label = f"Lint report: {n_err} error(s), {n_warn} warning(s), {len(findings) - n_err - n_warn} note(s)"
+    n_info = len(findings) - n_err - n_warn
+    label = f"Lint report of {name}: {n_err} error(s), {n_warn} warning(s), {n_info} note(s)"
     with st.expander(label, expanded=bool(n_err or n_warn), icon=":material/rule:"):
         frame = report.to_frame()
         frame["severity"] = frame["severity"].map(SEVERITY_ICONS)
@@ -623,14 +753,14 @@ def recalibrator_settings(summary: Any) -> dict[str, dict[str, Any]]:
                     help=setting.help or None,
                 )
             else:
-                values[setting.name] = col.number_input(
+                values[setting.name] = number_input(
+                    col,
                     setting.label,
                     min_value=setting.low,
                     max_value=setting.high,
                     value=float(start),
                     step=setting.step,
                     key=key,
-                    bind="query-params",
                     help=setting.help or None,
                 )
         out[info.name] = {s.name: values[s.name] for s in info.settings if s.applies(values)}

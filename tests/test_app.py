@@ -15,6 +15,8 @@ from numpy.testing import assert_allclose
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from dashboard.text import plain  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")
 RELIABILITY = "app_pages/reliability.py"
@@ -179,7 +181,7 @@ def test_broken_upload_shows_error_not_exception():
     _upload(at, b"\x00\x01\x02 this is not a table \xff\xfe", name="broken.csv")
     assert not at.exception
     assert at.error, "a broken file must be explained with st.error"
-    assert "broken.csv" in at.error[0].value
+    assert "broken.csv" in plain(at.error[0].value)
     assert "predictions" not in at.session_state or at.session_state["predictions"] is None
 
 
@@ -315,7 +317,7 @@ def test_column_mapping_resolves_what_the_loader_cannot_infer():
     )
     at = _upload(_app(n_resamples="0").run(), frame.to_csv(index=False).encode(), "strings.csv")
     assert not at.exception
-    assert at.error and "positive_class" in at.error[0].value
+    assert at.error and "positive_class" in plain(at.error[0].value)
     choice = at.selectbox(key="map_positive_choice")
     assert list(choice.options) == ["(choose)", "sick", "well"]
     choice.set_value("sick").run()

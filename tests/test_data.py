@@ -346,6 +346,31 @@ def test_digest_is_exact_and_stable():
         a.probs[0, 0] = 0.5  # read-only, so the digest cannot go stale
 
 
+def test_digest_is_injective_in_names_and_role_values():
+    from core.data.predictions import _digest
+
+    p = np.array([[0.3, 0.7], [0.6, 0.4]])
+    y = np.array([1, 0])
+
+    def digest(names=("a", "b"), **roles):
+        arrays = {k: np.array(v, dtype=object) for k, v in roles.items()}
+        return _digest(p, y, names, False, arrays)
+
+    # each pair fed the same bytes to the hash when names and values were joined with a
+    # separator and no length: a separator inside a name moved the boundary
+    assert digest(("a\x1fb", "c")) != digest(("a", "b\x1fc"))
+    assert digest(model=["x\x1fy", "z"]) != digest(model=["x", "y\x1fz"])
+    # a role's values ran into the next role's name
+    assert digest(model=["m", "m"], split=["splitq", "s"]) != digest(
+        model=["m", "msplit"], split=["q", "s"]
+    )
+    # through the loader: two different files, one table each
+    first = pd.DataFrame({"p": [0.7, 0.4], "label": [1, 0], "model": ["x\x1fy", "z"]})
+    second = first.assign(model=["x", "y\x1fz"])
+    a, b = load_predictions(first), load_predictions(second)
+    assert a.models != b.models and a.digest != b.digest
+
+
 def test_subset_and_by_model():
     df = _binary_frame(n=300)
     df["model"] = np.repeat(["b-model", "a-model", "c-model"], 100)

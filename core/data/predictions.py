@@ -304,14 +304,36 @@ class _Rows:
         return _Rows(self.probs[sl], self.labels[sl], {r: v[sl] for r, v in self.roles.items()})
 
     def hash(self) -> bytes:
+        # every field is framed by its length, so no two different leaves feed the hash the
+        # same bytes (a separator can occur inside a name; a length prefix cannot be forged)
         h = hashlib.blake2b(digest_size=16)
-        h.update(memoryview(np.ascontiguousarray(self.probs, dtype=np.float64)).cast("B"))
-        h.update(memoryview(np.ascontiguousarray(self.labels, dtype=np.int64)).cast("B"))
+        _frame(h, self.labels.shape[0].to_bytes(8, "little"))
+        _frame(h, memoryview(np.ascontiguousarray(self.probs, dtype=np.float64)).cast("B"))
+        _frame(h, memoryview(np.ascontiguousarray(self.labels, dtype=np.int64)).cast("B"))
         for role in _ROLES:
             if role in self.roles:
-                h.update(role.encode())
-                h.update("\x1f".join(map(str, self.roles[role])).encode())
+                _frame(h, role.encode())
+                _strings(h, self.roles[role])
         return h.digest()
+
+
+def _frame(h: Any, data: bytes | memoryview) -> None:
+    """Feed ``data`` to the hash ``h`` after its length (8 bytes, little-endian)."""
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
+
+
+def _strings(h: Any, values: Any) -> None:
+    """Feed a sequence of values to ``h`` as strings, injectively.
+
+    The count, then every string's UTF-8 length, then the strings: two different sequences
+    never give the same bytes, whatever characters the strings hold.
+    """
+    encoded = [str(v).encode("utf-8", "surrogatepass") for v in values]
+    lengths = np.fromiter(map(len, encoded), dtype="<i8", count=len(encoded))
+    _frame(h, len(encoded).to_bytes(8, "little"))
+    _frame(h, memoryview(lengths).cast("B"))
+    _frame(h, b"".join(encoded))
 
 
 class Digest:
@@ -320,7 +342,9 @@ class Digest:
     Rows are cut into leaves of :func:`leaf_rows` rows at fixed positions (row ``j·L``
     starts leaf ``j``); each leaf is hashed (blake2b of its probabilities, labels and role
     values), and the digest hashes the leaf hashes in order with the shape, the class names
-    and the layout. A chunk of rows that does not start or end on a leaf boundary keeps its
+    and the layout. Every variable-length field (a name, a role value, a list of them) is
+    fed with its length first, so the digest is injective: two tables that differ in any
+    name or value cannot share it, however the names are chosen. A chunk of rows that does not start or end on a leaf boundary keeps its
     partial leaves raw until a neighbouring chunk completes them (:meth:`__add__`), so
     memory, a stream of batches and Dask partitions give the same digest.
 
@@ -405,12 +429,13 @@ class Digest:
         if self.head is not None:
             leaves.insert(0, self.head.hash())
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"<f8({self.end}, {self.k}) leaves of {self.leaf}".encode())
+        _frame(h, f"<f8({self.end}, {self.k}) leaves of {self.leaf}".encode())
+        _frame(h, len(leaves).to_bytes(8, "little"))
         for leaf in leaves:
-            h.update(leaf)
-        h.update("\x1f".join(names).encode())
-        h.update(b"binary" if binary else b"matrix")
-        h.update(",".join(self.roles).encode())
+            h.update(leaf)  # fixed size: 16 bytes each
+        _strings(h, names)
+        _frame(h, b"binary" if binary else b"matrix")
+        _strings(h, self.roles)
         return h.hexdigest()
 
 

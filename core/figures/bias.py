@@ -42,6 +42,7 @@ from core.figures.style import (
     TEMPLATE,
     centres,
     filled_band,
+    literal,
     log_n_axis,
     margin,
 )
@@ -67,6 +68,11 @@ _LAYOUT = {"template": TEMPLATE, "margin": margin(40)}
 def _style(name: str, binning: str, k: int) -> dict[str, Any]:
     color = FAMILY_COLORS.get(name, OTHER_COLORS[k % len(OTHER_COLORS)])
     return {"color": color, "dash": DASH.get(binning, "dot"), "width": 2}
+
+
+def _title(title: str | None) -> str | None:
+    """Return a figure title drawn as it is (see :func:`core.figures.style.literal`)."""
+    return None if title is None else literal(title)
 
 
 def _series_color(k: int, first: str = RED) -> str:
@@ -110,22 +116,23 @@ def bias_curve_figure(
         if metric == "bias":
             err = {"type": "data", "array": 196 * part["se"].to_numpy(), "visible": True}
         name, binning = part["name"].iloc[0], part["binning"].iloc[0]
+        text = literal(label)
         fig.add_trace(
             go.Scatter(
                 x=part["n"],
                 y=y,
                 error_y=err,
                 mode="lines+markers",
-                name=str(label),
+                name=text,
                 line=_style(name, binning, k),
-                hovertemplate=f"{label}<br>n = %{{x:,}}<br>{metric} = %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{text}<br>n = %{{x:,}}<br>{metric} = %{{y:.3f}}<extra></extra>",
             )
         )
     if metric == "bias":
         fig.add_hline(y=0, line={"color": "black", "dash": "dot", "width": 1})
     log_n_axis(fig, table["n"].unique(), user_n)
     fig.update_yaxes(title_text=METRIC_TITLES[metric])
-    fig.update_layout(title=title, height=height, legend={"orientation": "v"}, **_LAYOUT)
+    fig.update_layout(title=_title(title), height=height, legend={"orientation": "v"}, **_LAYOUT)
     return fig
 
 
@@ -156,7 +163,7 @@ def bias_heatmap_figure(
         go.Heatmap(
             z=np.abs(z),
             x=[f"{n:,}" for n in cols],
-            y=[r if r == "sweep" else f"{r} bins" for r in rows],
+            y=[literal(r if r == "sweep" else f"{r} bins") for r in rows],
             text=np.vectorize(lambda v: f"{v:.2f}")(z),
             texttemplate="%{text}",
             colorscale="Reds",
@@ -180,7 +187,7 @@ def bias_heatmap_figure(
             )
     fig.update_xaxes(title_text="sample size n")
     fig.update_yaxes(title_text="number of bins", autorange="reversed")
-    fig.update_layout(title=title, height=height, **_LAYOUT)
+    fig.update_layout(title=_title(title), height=height, **_LAYOUT)
     return fig
 
 
@@ -218,7 +225,8 @@ def estimate_distribution_figure(
     edges = 100 * histogram.edges
     width = edges[1] - edges[0]
     fig = go.Figure()
-    for k, label in enumerate(histogram.labels):
+    for k, raw in enumerate(histogram.labels):
+        label = literal(raw)
         color = list(FAMILY_COLORS.values())[k % 4] if k < 4 else OTHER_COLORS[k % 6]
         fig.add_trace(
             go.Bar(
@@ -246,7 +254,7 @@ def estimate_distribution_figure(
         fig.add_vline(
             x=100 * reference,
             line={"color": "black", "width": 2},
-            annotation_text=f"{reference_label} {100 * reference:.2f} %",
+            annotation_text=f"{literal(reference_label)} {100 * reference:.2f} %",
         )
     if observed is not None:
         fig.add_vline(
@@ -258,7 +266,7 @@ def estimate_distribution_figure(
     # start a little left of 0 so a point mass at exactly 0 stands clear of the axis
     fig.update_xaxes(title_text="estimate (%)", range=[-0.03 * edges[-1], edges[-1]])
     fig.update_yaxes(title_text="share of simulated datasets", rangemode="tozero")
-    fig.update_layout(barmode="overlay", title=title, height=height, **_LAYOUT)
+    fig.update_layout(barmode="overlay", title=_title(title), height=height, **_LAYOUT)
     return fig
 
 
@@ -298,7 +306,8 @@ def ece_vs_tce_figure(
             name="estimate = true CE",
         )
     )
-    for k, (label, t) in enumerate(tables.items()):
+    for k, (raw, t) in enumerate(tables.items()):
+        label = literal(raw)
         color = _series_color(k, FAMILY_COLORS["plugin"])
         x = 100 * t["tce"].to_numpy()
         fig.add_trace(
@@ -332,7 +341,7 @@ def ece_vs_tce_figure(
         )
     fig.update_xaxes(title_text="true calibration error (%)", rangemode="tozero")
     fig.update_yaxes(title_text="estimated calibration error (%)", rangemode="tozero")
-    fig.update_layout(title=title, height=height, **_LAYOUT)
+    fig.update_layout(title=_title(title), height=height, **_LAYOUT)
     return fig
 
 
@@ -371,13 +380,13 @@ def power_figure(
                     mode="lines+markers",
                     line={"color": _series_color(k), "width": 2},
                     marker={"symbol": ["circle", "square", "diamond", "x"][len(fig.data) % 4]},
-                    name=f"{label}, true CE {100 * float(target):g} %",
+                    name=f"{literal(label)}, true CE {100 * float(target):g} %",
                 )
             )
     fig.add_hline(y=0.8, line={"color": "#555", "dash": "dot"}, annotation_text="80 %")
     log_n_axis(fig, ns, user_n)
     fig.update_yaxes(title_text="detection rate (1 − miss rate)", range=[0, 1.02])
-    fig.update_layout(title=title, height=height, **_LAYOUT)
+    fig.update_layout(title=_title(title), height=height, **_LAYOUT)
     return fig
 
 
@@ -424,7 +433,7 @@ def beta_fit_figure(
     )
     fig.update_xaxes(title_text="score", range=[0, 1])
     fig.update_yaxes(title_text="density (log scale)", type="log")
-    fig.update_layout(title=title, height=height, bargap=0, **_LAYOUT)
+    fig.update_layout(title=_title(title), height=height, bargap=0, **_LAYOUT)
     return fig
 
 
@@ -463,7 +472,7 @@ def fitted_curve_figure(
                 y=np.asarray(curve(grid), dtype=np.float64),
                 mode="lines",
                 line={"color": _series_color(k), "width": 2},
-                name=label,
+                name=literal(label),
             ),
             row=1,
             col=1,

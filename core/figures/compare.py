@@ -34,6 +34,7 @@ from core.figures.style import (
     TEMPLATE,
     diagonal,
     interval_trace,
+    literal,
     margin,
 )
 
@@ -76,8 +77,9 @@ def reliability_overlay_figure(
     traces: list[go.BaseTraceType] = [diagonal()]
     rows = [1]
     bars = []
-    for i, model in enumerate(comparison.models):
-        bins = comparison.bins[model][component]
+    for i, raw in enumerate(comparison.models):
+        bins = comparison.bins[raw][component]
+        model = literal(raw)
         counts = np.asarray(bins.counts)
         ok = counts > 0
         color = model_color(i)
@@ -120,7 +122,7 @@ def reliability_overlay_figure(
             )
         )
     fig.add_traces(traces + bars, rows=rows + [2] * len(bars), cols=[1] * (len(rows) + len(bars)))
-    name = comparison.component_names[component]
+    name = literal(comparison.component_names[component])
     lens = comparison.config.lens
     x_title = "P(y = 1)" if lens == "binary" else f"{lens} score ({name})"
     if lens == "top-label":
@@ -141,7 +143,7 @@ def _panels(comparison: ModelComparison, n_rows_per_panel: int, height_per_row: 
     fig = make_subplots(
         rows=len(specs),
         cols=1,
-        subplot_titles=[s.label for s in specs],
+        subplot_titles=[literal(s.label) for s in specs],
         vertical_spacing=min(0.12, 0.5 / max(len(specs), 1)),
     )
     fig.update_layout(
@@ -174,16 +176,18 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
     fig = _panels(comparison, len(comparison.models), height_per_model)
     colors = [model_color(i) for i in range(len(comparison.models))]
     percent = f"{comparison.confidence_level:.0%}"
+    models = [literal(m) for m in comparison.models]
     for r, spec in enumerate(comparison.metrics, start=1):
         part = _metric_rows(comparison.table, spec.key, comparison.models)
         value, low, high = (part[c].to_numpy(dtype=np.float64) for c in ("value", "low", "high"))
+        label = literal(spec.label)
         fig.add_trace(
             interval_trace(
                 value,
-                list(comparison.models),
+                models,
                 low,
                 high,
-                name=spec.label,
+                name=label,
                 whisker=_WHISKER,
                 marker={
                     "size": 11,
@@ -192,7 +196,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
                 },
                 customdata=np.column_stack([low, high, part["rank"].to_numpy()]),
                 hovertemplate=(
-                    f"%{{y}}<br>{spec.label} = %{{x:.5f}}<br>{percent} interval "
+                    f"%{{y}}<br>{label} = %{{x:.5f}}<br>{percent} interval "
                     "[%{customdata[0]:.5f}, %{customdata[1]:.5f}]"
                     "<br>rank %{customdata[2]:.0f}<extra></extra>"
                 ),
@@ -227,8 +231,10 @@ def paired_difference_figure(
     others = [m for m in comparison.models if m != comparison.reference]
     fig = _panels(comparison, len(others), height_per_model)
     kind = "paired" if comparison.paired else "unpaired"
+    reference = literal(comparison.reference)
     for r, spec in enumerate(comparison.metrics, start=1):
         part = _metric_rows(comparison.differences, spec.key, others)
+        label = literal(spec.label)
         diff, low, high = (
             part[c].to_numpy(dtype=np.float64) for c in ("difference", "low", "high")
         )
@@ -238,15 +244,15 @@ def paired_difference_figure(
         fig.add_trace(
             interval_trace(
                 diff,
-                others,
+                [literal(m) for m in others],
                 low,
                 high,
-                name=spec.label,
+                name=label,
                 whisker=_WHISKER,
                 marker={"size": 10, "color": colors},
                 customdata=np.column_stack([low, high]),
                 hovertemplate=(
-                    f"%{{y}} − {comparison.reference}<br>{spec.label}: %{{x:+.5f}}"
+                    f"%{{y}} − {reference}<br>{label}: %{{x:+.5f}}"
                     f"<br>{comparison.confidence_level:.0%} {kind} interval "
                     "[%{customdata[0]:+.5f}, %{customdata[1]:+.5f}]<extra></extra>"
                 ),
@@ -258,9 +264,7 @@ def paired_difference_figure(
             x=0.0, line={"dash": "dot", "color": DIAGONAL_COLOR, "width": 1}, row=r, col=1
         )
         fig.update_yaxes(autorange="reversed", row=r, col=1)
-    fig.update_xaxes(
-        title_text=f"model − {comparison.reference}", row=len(comparison.metrics), col=1
-    )
+    fig.update_xaxes(title_text=f"model − {reference}", row=len(comparison.metrics), col=1)
     return fig
 
 
@@ -291,8 +295,8 @@ def rank_heatmap_figure(comparison: ModelComparison, *, height_per_model: int = 
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=keys,
-            y=list(comparison.models),
+            x=[literal(k) for k in keys],
+            y=[literal(m) for m in comparison.models],
             text=np.where(np.isfinite(z), z, 0).astype(int).astype(str),
             texttemplate="%{text}",
             customdata=values,

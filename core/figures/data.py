@@ -23,6 +23,7 @@ from core.figures.style import (
     SLATE,
     TEMPLATE,
     centres,
+    literal,
     margin,
 )
 
@@ -102,7 +103,7 @@ def class_balance(summary: DataSummary, *, height: int = 300) -> go.Figure:
     """
     if summary.label_counts is None:
         raise DataError("The class balance compares with the labels; summarize labelled data.")
-    names = list(summary.class_names)
+    names = [literal(c) for c in summary.class_names]
     fig = go.Figure(
         [
             go.Bar(

@@ -23,6 +23,7 @@ from core.figures.style import (
     RED,
     TEMPLATE,
     interval_trace,
+    literal,
     margin,
 )
 
@@ -81,7 +82,7 @@ def error_versus_bins_figure(
                     "width": 5 if wide else 2,
                 },
                 opacity=0.45 if wide else 1.0,
-                name=f"{group.label.iloc[0]} · {binning}",
+                name=literal(f"{group.label.iloc[0]} · {binning}"),
                 hovertemplate="B = %{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>",
             )
         )
@@ -120,7 +121,7 @@ def error_versus_bins_figure(
         margin=margin(70),
         legend=LEGEND_ABOVE,
         xaxis_title="number of bins B",
-        yaxis_title=f"{norm_label} calibration error",
+        yaxis_title=f"{literal(norm_label)} calibration error",
         hovermode="closest",
     )
     return fig
@@ -163,7 +164,7 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
             fig.add_trace(
                 go.Scatter(
                     x=sel.b.to_numpy(),
-                    y=sel.component.astype(str).to_numpy(),
+                    y=[literal(c) for c in sel.component],
                     mode="markers",
                     marker={"symbol": "square", "size": 9, "color": color},
                     name=name,
@@ -179,7 +180,7 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
         fig.add_trace(
             go.Scatter(
                 x=chosen.b.to_numpy(),
-                y=chosen.component.astype(str).to_numpy(),
+                y=[literal(c) for c in chosen.component],
                 # with one row per class the labels would collide; hover tells b* there
                 mode="markers+text" if n_comp == 1 else "markers",
                 marker={"symbol": "star", "size": 17 if n_comp == 1 else 13, "color": _STAR},
@@ -223,7 +224,7 @@ def estimator_intervals_figure(table: pd.DataFrame, *, group: str = "binned") ->
         One row per computed estimate; whiskers where an interval exists.
     """
     rows = table[(table.group == group) & table.value.notna()].iloc[::-1]
-    names = [f"{r.label} · {r.lens}" for r in rows.itertuples()]
+    names = [literal(f"{r.label} · {r.lens}") for r in rows.itertuples()]
     has = rows.low.notna() & rows.high.notna()
     fig = go.Figure(
         interval_trace(

@@ -35,6 +35,7 @@ from core.figures.style import (
     TEMPLATE,
     asymmetric_error,
     diagonal,
+    literal,
     margin,
 )
 
@@ -83,7 +84,7 @@ def before_after_reliability(
         cols=ncol,
         shared_xaxes="all",
         shared_yaxes="all",
-        subplot_titles=[labels.get(k, k) for k in keys],
+        subplot_titles=[literal(labels.get(k, k)) for k in keys],
         horizontal_spacing=0.04,
         vertical_spacing=0.12 / max(nrow, 1) + 0.04,
     )
@@ -111,7 +112,7 @@ def before_after_reliability(
                     "line": {"width": 0.5, "color": "white"},
                 },
                 customdata=n,
-                name=labels.get(key, key),
+                name=literal(labels.get(key, key)),
                 showlegend=False,
                 hovertemplate="score %{x:.3f}<br>observed %{y:.3f}<br>n = %{customdata:,}<extra></extra>",
             ),
@@ -121,7 +122,7 @@ def before_after_reliability(
     fig.update_xaxes(range=[0, 1], showgrid=True)
     fig.update_yaxes(range=[0, 1], showgrid=True)
     for c in range(ncol):
-        fig.update_xaxes(title_text=lens_label, row=nrow, col=c + 1)
+        fig.update_xaxes(title_text=literal(lens_label), row=nrow, col=c + 1)
     for r in range(nrow):
         fig.update_yaxes(title_text="observed frequency", row=r + 1, col=1)
     fig.update_layout(
@@ -161,8 +162,9 @@ def tradeoff_figure(
     names = [m for m in xs.index if m in ys.index]
     xs, ys = xs.loc[names], ys.loc[names]
     fig = go.Figure()
-    for i, name in enumerate(names):
-        xr, yr = xs.loc[name], ys.loc[name]
+    for i, raw in enumerate(names):
+        xr, yr = xs.loc[raw], ys.loc[raw]
+        name = literal(raw)
         fig.add_trace(
             go.Scatter(
                 x=[xr.value],
@@ -177,8 +179,8 @@ def tradeoff_figure(
         )
     fig.update_layout(
         template=TEMPLATE,
-        xaxis_title=x_label or x_metric,
-        yaxis_title=y_label,
+        xaxis_title=literal(x_label or x_metric),
+        yaxis_title=literal(y_label),
         height=460,
         margin=margin(),
     )
@@ -329,7 +331,7 @@ def coverage_accuracy_figure(
         fig.add_trace(
             go.Scatter(
                 x=[m.coverage], y=[m.coverage_accuracy], mode="markers", marker={"size": 13, "symbol": "star", "color": RED},
-                name=f"{labels.get(key, key)}: coverage {m.coverage:.3f}, accuracy {m.coverage_accuracy:.3f}",
+                name=f"{literal(labels.get(key, key))}: coverage {m.coverage:.3f}, accuracy {m.coverage_accuracy:.3f}",
             )
         )  # fmt: skip
     fig.update_layout(

@@ -29,6 +29,7 @@ from core.figures.style import (
     centres,
     diagonal,
     filled_band,
+    literal,
     margin,
 )
 
@@ -234,7 +235,7 @@ def reliability_figure(
     counts = np.asarray(bins.counts)
     fig = diagram_with_counts((0.78, 0.22))
     fig.add_trace(diagonal(), row=1, col=1)
-    label = f"{name} ({interval_label})" if interval_label else name
+    label = literal(f"{name} ({interval_label})" if interval_label else name)
     fig.add_trace(_observed_trace(bins, low, high, name=label), row=1, col=1)
     fig.add_trace(
         go.Bar(
@@ -259,7 +260,7 @@ def reliability_figure(
         x_title="predicted probability (mean score per bin)",
         height=height,
         top=50 if title else 20,
-        title=title,
+        title=None if title is None else literal(title),
     )
     return fig
 
@@ -301,7 +302,7 @@ def classwise_grid(
     for i, c in enumerate(components):
         n = int(np.asarray(c.bins.counts).sum())
         extra = f" · CE {values[i]:.4f}" if values is not None else ""
-        titles.append(f"{c.name} (n = {n:,}){extra}")
+        titles.append(f"{literal(c.name)} (n = {n:,}){extra}")
     fig = make_subplots(
         rows=rows,
         cols=cols,

@@ -38,6 +38,40 @@ DIAGONAL_COLOR = "#333333"
 #: A little margin so markers and error bars at 0 and 1 are not clipped.
 UNIT_RANGE = (-0.02, 1.02)
 
+
+def literal(text: object) -> str:
+    """Return text that Plotly shows as it is, for names that come from the data.
+
+    Plotly reads figure text as a small HTML dialect (``<a href>`` links, ``<span style>``,
+    ``<b>``, entities) and hover templates substitute ``%{...}``; a model, class or file
+    name is data, so its ``&``, ``<``, ``>`` and ``%{`` become entities that Plotly draws
+    as those characters. Every figure passes each such name (trace names, titles, axis
+    titles, annotations, hover text, categorical tick labels) through this one function.
+
+    Parameters
+    ----------
+    text : object
+        A name (converted with ``str``).
+
+    Returns
+    -------
+    str
+        The escaped text (unchanged when it holds none of those characters).
+
+    Examples
+    --------
+    >>> literal('<a href="https://x">y</a> 5%{x}')
+    '&lt;a href="https://x"&gt;y&lt;/a&gt; 5&#37;{x}'
+    """
+    return (
+        str(text)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("%{", "&#37;{")
+    )
+
+
 LEGEND_TOP_LEFT = {
     "x": 0.01,
     "y": 0.99,

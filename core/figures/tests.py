@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.errors import ConfigError
-from core.figures.style import OBSERVED_MARK, TEMPLATE, margin
+from core.figures.style import OBSERVED_MARK, TEMPLATE, literal, margin
 
 if TYPE_CHECKING:
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
@@ -120,7 +120,9 @@ def error_rate_figure(simulation: TestErrorSimulation, *, height: int = 420) -> 
         )
     for name, part in simulation.to_frame().groupby("test", sort=False):
         fig.add_trace(
-            go.Scatter(x=part["alpha"], y=part["error"], mode="lines", name=TESTS.get(name).label)
+            go.Scatter(
+                x=part["alpha"], y=part["error"], mode="lines", name=literal(TESTS.get(name).label)
+            )
         )
     fig.update_layout(
         template=TEMPLATE,

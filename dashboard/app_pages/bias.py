@@ -32,6 +32,7 @@ from core.bias import (
     simulation_lens,
     specs_with_bins,
 )
+from core.export import safe_csv
 from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
@@ -48,6 +49,9 @@ from dashboard import cache, state, widgets
 FIT_AUTO_ROWS = 100_000
 
 NS_CHOICES = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
+#: Fewest rows simulated from: the smallest n of the ECE-vs-true-CE study (fewer rows fit no
+#: world and leave nothing to subsample).
+MIN_DATA_ROWS = 20
 SOURCES = {
     "world": "Preset world (known truth)",
     "fitted": "World fitted to my data",
@@ -164,6 +168,9 @@ cache.stopped_notice()
 pred = state.current_predictions()
 config = state.analysis_config()
 seed = int(config.seed) if config is not None else 0
+too_few = pred.n if pred is not None and pred.n < MIN_DATA_ROWS else None
+if too_few is not None:
+    pred = None  # every part below that reads the data treats it as absent
 user_n = int(pred.n) if pred is not None else None
 
 st.subheader("Teaching presets", anchor=False)
@@ -180,7 +187,20 @@ if lesson in TEACHING_PRESETS:
             st.rerun()
 
 st.subheader("Simulate", anchor=False)
-if pred is None:
+if too_few is not None:
+    st.warning(
+        f"The current data ({widgets.literal(state.data_source())}"
+        + (
+            f", model {widgets.literal(st.session_state.get(state.MODEL))}"
+            if state.model_names()
+            else ""
+        )
+        + f") has {too_few} rows: simulating from it needs at least {MIN_DATA_ROWS}, so the "
+        "preset worlds and teaching presets are offered alone. Pick another model in the "
+        "sidebar or load more rows to fit a world to your data or subsample it.",
+        icon=":material/warning:",
+    )
+elif pred is None:
     st.info(
         "No predictions are loaded: the preset worlds and teaching presets work without data. "
         "Load a file or a bundled sample on the Data page to simulate a world fitted to your "
@@ -226,12 +246,10 @@ with st.form("bias_form", border=True):
     ns = c3.multiselect(
         "Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns", bind="query-params"
     )
-    n_resamples = c4.number_input(
-        "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates", bind="query-params"
+    n_resamples = widgets.number_input(
+        c4, "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates"
     )
-    n_bins = c5.number_input(
-        "Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins", bind="query-params"
-    )
+    n_bins = widgets.number_input(c5, "Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins")
     norm_key = c6.selectbox(
         "Norm", list(NORMS), format_func=NORMS.get, key="bias_norm", bind="query-params"
     )
@@ -256,9 +274,10 @@ def _fit(progress: Any = None) -> Any:
     return fit_data(pred, lens, name=f"fitted to {state.data_source()}")
 
 
-fit_key = ("fit", pred.digest if pred is not None else None, lens)
-digest = pred.digest if pred is not None else None
-src_key = world_name if source == "world" else (source, digest, lens)
+# keyed like every cached call: a fit is named after the data's source
+data_key = cache.data_key(pred) if pred is not None else None
+fit_key = ("fit", data_key, lens)
+src_key = world_name if source == "world" else (source, data_key, lens)
 sim_key = ("sim", src_key, tuple(s.label for s in specs), ns_run, int(n_resamples), seed, norm_key)
 result = cache.recall(sim_key)
 if run and result is None:
@@ -300,7 +319,7 @@ with tabs[0]:
     else:
         table = result.summary()
         st.markdown(
-            f"**{result.source_label}** — reference: {result.reference_kind}"
+            f"**{widgets.literal(result.source_label)}** — reference: {result.reference_kind}"
             + (
                 f" = {100 * np.nanmax(result.reference):.3f} %"
                 if result.reference_kind != "full-data estimate"
@@ -339,7 +358,7 @@ with tabs[0]:
             )
             st.download_button(
                 "Download the table (CSV)",
-                data=lambda: table.to_csv(index=False).encode(),
+                data=lambda: safe_csv(table).encode(),
                 file_name="bias_vs_n.csv",
                 mime="text/csv",
                 on_click="ignore",
@@ -393,9 +412,7 @@ with tabs[2]:
         horizontal=True,
         bind="query-params",
     )
-    hm_reps = c3.number_input(
-        "Replicates", 10, 5000, 500, step=100, key="bias_hm_reps", bind="query-params"
-    )
+    hm_reps = widgets.number_input(c3, "Replicates", 10, 5000, 500, step=100, key="bias_hm_reps")
     hm_world = world_name if source == "world" else None
     if hm_world is None and source == "fitted":
         fitted = cache.recall(fit_key)
@@ -441,12 +458,8 @@ with tabs[3]:
         key="bias_tce_est",
         bind="query-params",
     )
-    tce_n = c3.number_input(
-        "n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n", bind="query-params"
-    )
-    tce_reps = c4.number_input(
-        "Replicates", 50, 5000, 300, step=50, key="bias_tce_reps", bind="query-params"
-    )
+    tce_n = widgets.number_input(c3, "n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n")
+    tce_reps = widgets.number_input(c4, "Replicates", 50, 5000, 300, step=50, key="bias_tce_reps")
     observed_default = 12.0
     if pred is not None:
         spec = specs_with_bins([tce_est], int(n_bins))[0]
@@ -454,13 +467,13 @@ with tabs[3]:
             observed_default = 100 * cache.compute(
                 observed_estimate, pred, spec, config.lens if config else "top-label"
             )
-    observed = st.number_input(
+    observed = widgets.number_input(
+        st,
         "Observed estimate (%)",
         0.0,
         100.0,
         round(observed_default, 3),
         key="bias_tce_obs",
-        bind="query-params",
     )
     tce_key = ("tce", fam, tce_est, int(n_bins), int(tce_n), int(tce_reps), seed)
     tce_table = cache.recall(tce_key)
@@ -510,9 +523,7 @@ with tabs[4]:
         key="bias_pw_est",
         bind="query-params",
     )
-    pw_reps = c3.number_input(
-        "Replicates", 50, 5000, 300, step=50, key="bias_pw_reps", bind="query-params"
-    )
+    pw_reps = widgets.number_input(c3, "Replicates", 50, 5000, 300, step=50, key="bias_pw_reps")
     pw_ns = (200, 500, 1000, 2000, 5000, 10000, 20000)
     pw_key = ("power", pw_fam, tuple(pw_est), int(n_bins), int(pw_reps), seed)
     power = cache.recall(pw_key)
@@ -535,7 +546,12 @@ with tabs[4]:
             st.dataframe(t, hide_index=True, key=f"bias_power_{label}")
 
 with tabs[5]:
-    if pred is None:
+    if too_few is not None:
+        st.info(
+            f"Fit diagnostics need at least {MIN_DATA_ROWS} rows; the current data has {too_few}.",
+            icon=":material/info:",
+        )
+    elif pred is None:
         st.info(
             "Fit diagnostics need data: load predictions on the Data page.", icon=":material/info:"
         )

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.calibration_tests import TESTS
+from core.export import safe_csv
 from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
@@ -133,14 +134,14 @@ reference = c3.selectbox(
     bind="query-params",
     help="Differences are each model minus this one.",
 )
-n_resamples = c4.number_input(
+n_resamples = widgets.number_input(
+    c4,
     "Bootstrap resamples",
     min_value=0,
     max_value=20_000,
     value=DEFAULT_RESAMPLES,
     step=100,
     key="compare_resamples",
-    bind="query-params",
     help="Percentile bootstrap over rows; 0 turns intervals off.",
 )
 test = widgets.test_picker(c5, key="compare_test", default=DEFAULT_TEST)
@@ -153,7 +154,8 @@ if not metrics:
     st.stop()
 if reference and reference not in chosen_models:
     st.warning(
-        f"The reference {reference!r} is not among the chosen models; the best model by the "
+        f"The reference “{widgets.literal(reference)}” is not among the chosen models; the "
+        "best model by the "
         "first metric is used instead.",
         icon=":material/warning:",
     )
@@ -187,7 +189,7 @@ with state.show_errors(stop=True):
 
 # ---------------------------------------------------------------- metrics table
 for note in cmp.notes:
-    st.caption(note)
+    st.caption(widgets.literal(note))
 st.subheader("Metrics", anchor=False)
 interval_text = (
     f"{cmp.confidence_level:.0%} percentile-bootstrap intervals from {cmp.n_resamples:,} resamples "
@@ -217,7 +219,10 @@ noted = cmp.table[cmp.table.note.str.len() > 0]
 if len(noted):
     with st.expander(f"Notes on {len(noted)} value(s)", icon=":material/sticky_note_2:"):
         for row in noted.itertuples(index=False):
-            st.markdown(f"- **{row.model}** · {row.label}: {row.note}")
+            st.markdown(
+                f"- **{widgets.literal(row.model)}** · {widgets.literal(row.label)}: "
+                f"{widgets.literal(row.note)}"
+            )
 if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
     with st.expander("How the p-values were computed", icon=":material/science:"):
         st.dataframe(
@@ -227,7 +232,7 @@ if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
         )
 st.download_button(
     "Download the table (CSV)",
-    data=lambda: cmp.wide().to_csv(index=False).encode(),
+    data=lambda: safe_csv(cmp.wide()).encode(),
     file_name="model_comparison.csv",
     mime="text/csv",
     on_click="ignore",
@@ -237,7 +242,7 @@ st.download_button(
 widgets.chart(metric_forest_figure(cmp), "compare_forest_chart")
 
 # ---------------------------------------------------------------- paired differences
-st.subheader(f"Differences to {cmp.reference}", anchor=False)
+st.subheader(f"Differences to {widgets.literal(cmp.reference)}", anchor=False)
 st.markdown(
     (
         "Each model minus the reference on the **same resampled rows** (paired bootstrap), "

@@ -48,8 +48,10 @@ st.divider()
 current = state.current_predictions()
 names = state.model_names()
 model = st.session_state.get(state.MODEL) if names else None
-title = f"Summary · {state.data_source()}"
-st.subheader(f"{title} · model {model}" if model in names else title, anchor=False)
+title = f"Summary · {widgets.literal(state.data_source())}"
+if model in names:
+    title += f" · model {widgets.literal(model)}"
+st.subheader(title, anchor=False)
 facts = state.summary(current)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Rows (n)", f"{current.n:,}")
@@ -58,11 +60,12 @@ c3.metric("Accuracy", f"{facts.accuracy:.4f}")
 c4.metric("Models", len(names) if names else 1)
 if names:
     st.caption(
-        f"The file holds {len(names)} models ({', '.join(names)}); the model picker in the sidebar "
+        f"The file holds {len(names)} models ({widgets.literal(', '.join(names))}); the model "
+        "picker in the sidebar "
         "chooses which rows every page analyses."
     )
 
-widgets.lint_report(current.lint)
+widgets.lint_report(current.lint, state.data_source() or current.source)
 
 left, right = st.columns(2)
 with left:

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from core.estimators import ESTIMATORS
+from core.export import safe_csv
 from core.figures import (
     before_after_reliability,
     coverage_accuracy_figure,
@@ -86,10 +87,8 @@ with st.form("recal_form"):
         key="recal_protocol",
         bind="query-params",
     )
-    fraction = c2.slider(
-        "Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction", bind="query-params"
-    )
-    repeats = c3.number_input("Repeats / folds", 2, 50, 5, key="recal_repeats", bind="query-params")
+    fraction = widgets.slider(c2, "Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction")
+    repeats = widgets.number_input(c3, "Repeats / folds", 2, 50, 5, key="recal_repeats")
     estimators = st.multiselect(
         "Calibration errors in the table",
         binned,
@@ -100,13 +99,13 @@ with st.form("recal_form"):
     )
     with st.expander("Recalibrator options"):
         o1, o2 = st.columns(2)
-        rec_bins = o1.number_input(
+        rec_bins = widgets.number_input(
+            o1,
             "Bins of the binning recalibrators",
             1,
             500,
             10,
             key="recal_bins",
-            bind="query-params",
             help="n_bins of every recalibrator that takes it: "
             + ", ".join(e.label for e in RECALIBRATORS if "n_bins" in e.options),
         )
@@ -189,7 +188,7 @@ st.markdown(
 if result.evaluation == "in-sample":
     st.warning("In-sample: these numbers use the rows the recalibrators were fitted on.")
 for key, message in result.errors.items():
-    st.warning(f"{result.labels_of.get(key, key)} could not be fitted: {message}")
+    st.warning(widgets.literal(f"{result.labels_of.get(key, key)} could not be fitted: {message}"))
 
 discrete = [result.labels_of[k] for k, b in result.evaluation_binning.items() if b == "discrete"]
 if discrete:
@@ -288,7 +287,7 @@ frame = result.predictions_frame(pred.class_names)
 d1, d2, d3 = st.columns(3)
 d1.download_button(
     "Recalibrated predictions (CSV)",
-    frame.to_csv(index=False).encode(),
+    safe_csv(frame).encode(),
     file_name="recalibrated_predictions.csv",
     mime="text/csv",
     key="recal_download_csv",

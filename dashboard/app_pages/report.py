@@ -51,7 +51,7 @@ with st.spinner("Building the report (analysis, bootstrap, test, figures)…", s
     with state.show_errors(stop=True):
         html_text, json_text, summary = cache.compute(_report_files, pred, config, title, test)
 
-st.subheader(summary["title"], anchor=False)
+st.subheader(widgets.literal(summary["title"]), anchor=False)
 rows = [
     {
         "model": "all rows" if name is None else name,
@@ -66,7 +66,8 @@ if summary["comparison"]:
     st.caption("With several models the report also compares them on identical bins.")
 elif len(state.model_names()) > 1:
     st.info(
-        f"This report covers the model picked in the sidebar ({summary['models'][0][0]}). "
+        "This report covers the model picked in the sidebar "
+        f"({widgets.literal(summary['models'][0][0])}). "
         f"Pick “{state.ALL_MODELS}” there to report on all {len(state.model_names())} models "
         "of the file and compare them.",
         icon=":material/info:",

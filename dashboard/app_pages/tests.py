@@ -93,14 +93,14 @@ else:
         "confidence only.",
     )
     n_resamples = int(
-        c3.number_input(
+        widgets.number_input(
+            c3,
             "Resamples (bootstrap, consistency)",
             min_value=100,
             max_value=10_000,
             value=1000,
             step=100,
             key="tests_resamples",
-            bind="query-params",
         )
     )
     if config is None:
@@ -162,7 +162,7 @@ else:
         f"(1 + #{{T* ≥ T}})/(1 + R). Seed {config.seed}."
     )
     for name, reason in suite.skipped.items():
-        st.caption(f"**{TESTS.get(name).label}** did not run: {reason}")
+        st.caption(f"**{TESTS.get(name).label}** did not run: {widgets.literal(reason)}")
 
     resampled = [r for r in suite.results if r.null_distribution is not None]
     if resampled:
@@ -194,14 +194,10 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
     t1, t2, t3 = st.columns(3)
     world = t1.selectbox("Model", list(WORLDS), key="tests_teach_world", bind="query-params")
     n = int(
-        t2.number_input(
-            "Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n", bind="query-params"
-        )
+        widgets.number_input(t2, "Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n")
     )
     n_resamples = int(
-        t3.number_input(
-            "Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets", bind="query-params"
-        )
+        widgets.number_input(t3, "Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets")
     )
     chosen_tests = st.multiselect(
         "Tests",

@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.export import safe_csv
 from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 from core.guarantees import guarantee_calculator
 from core.recalibration import RECALIBRATORS
@@ -74,11 +75,10 @@ st.markdown(
     "Theorem 4). Valid for $n \\ge 2B$."
 )
 c1, c2, c3, c4 = st.columns(4)
-calc_n = c1.number_input(
-    "Calibration rows n", 1, 10**9, 1000, step=100, key="validity_n", bind="query-params"
-)
-calc_b = c2.number_input("Bins B", 1, 100_000, 10, step=1, key="validity_bins", bind="query-params")
-calc_alpha = c3.number_input(
+calc_n = widgets.number_input(c1, "Calibration rows n", 1, 10**9, 1000, step=100, key="validity_n")
+calc_b = widgets.number_input(c2, "Bins B", 1, 100_000, 10, step=1, key="validity_bins")
+calc_alpha = widgets.number_input(
+    c3,
     "Failure probability α",
     0.001,
     0.999,
@@ -86,10 +86,10 @@ calc_alpha = c3.number_input(
     step=0.01,
     format="%.3f",
     key="validity_alpha",
-    bind="query-params",
     help="Typical: 0.1; 0.01 for a highly sensitive domain.",
 )
-calc_eps = c4.number_input(
+calc_eps = widgets.number_input(
+    c4,
     "Target ε",
     0.001,
     0.999,
@@ -97,7 +97,6 @@ calc_eps = c4.number_input(
     step=0.01,
     format="%.3f",
     key="validity_target",
-    bind="query-params",
     help="For the inverse questions: the n needed and the largest B.",
 )
 report = None
@@ -184,24 +183,24 @@ method = p1.selectbox(
     help="Only recalibrators with piecewise-constant output: the estimator groups test rows "
     "by distinct output value. The theory curve exists for UMD and Zadrozny–Elkan.",
 )
-cal_fraction = p2.slider(
+cal_fraction = widgets.slider(
+    p2,
     "Calibration fraction",
     0.1,
     0.9,
     0.5,
     0.05,
     key="validity_cal",
-    bind="query-params",
     help="Share of the rows each run fits on; the rest judge it.",
 )
-n_resamples = p3.number_input(
+n_resamples = widgets.number_input(
+    p3,
     "Runs R",
     1,
     1000,
     default_runs(pred.n),
     step=10,
     key="validity_runs",
-    bind="query-params",
     help="Random calibration/test splits averaged (the paper uses 100). The default is 50, "
     f"fewer above {RUN_ROWS // 50:,} rows (runs × rows ≤ {RUN_ROWS:,}): each run refits on "
     "its own split.",
@@ -300,7 +299,7 @@ if result.pooled_bins is not None:
         st.dataframe(result.pooled_bins, hide_index=True, key="validity_pooled_table")
 st.download_button(
     "Download the curves (CSV)",
-    result.to_frame().to_csv(index=False),
+    safe_csv(result.to_frame()),
     file_name="validity_curves.csv",
     mime="text/csv",
     key="validity_download",
