@@ -19,7 +19,7 @@ rows on the top-label and the classwise lens (``--quick``: 10⁵ and 3,000 × 10
 
 Floor: one pass that bins the lens's scores into 15 equal-width bins and sums counts,
 scores and outcomes per bin with ``bincount`` (for the top-label lens after the max and
-argmax; for classwise, every class's column with class offsets) — the least work behind a
+argmax, or the larger of two columns; for classwise, every class's column with class offsets) — the least work behind a
 reliability diagram. Targets (``benchmarks.common.TARGETS``): first view ≤150× the floor and
 under 2 s, a change of bins ≤50×, the Estimators page under 3 s.
 """

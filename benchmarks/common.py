@@ -42,19 +42,26 @@ class Target:
     max_seconds: float | None = None
     max_rss_mb: float | None = None
 
-    def met(self, result: dict[str, Any]) -> bool:
-        """Whether a result row satisfies every limit (a missing measurement does not)."""
+    def missed(self, result: dict[str, Any]) -> list[str]:
+        """The limits a result row misses, e.g. ``["ratio 15.9 > 3"]`` (a missing value misses)."""
         checks = (
-            (self.max_ratio, result.get("ratio_to_floor")),
-            (self.max_seconds, result.get("seconds")),
-            (self.max_rss_mb, result.get("peak_rss_mb")),
+            ("ratio", self.max_ratio, result.get("ratio_to_floor"), "{:.3g}"),
+            ("seconds", self.max_seconds, result.get("seconds"), "{:.3g}"),
+            ("peak RSS MB", self.max_rss_mb, result.get("peak_rss_mb"), "{:.0f}"),
         )
-        for limit, value in checks:
+        out = []
+        for what, limit, value, fmt in checks:
             if limit is None:
                 continue
-            if value is None or math.isnan(value) or value > limit:
-                return False
-        return True
+            if value is None or math.isnan(value):
+                out.append(f"{what} not measured")
+            elif value > limit:
+                out.append(f"{what} {fmt.format(value)} > {limit:g}")
+        return out
+
+    def met(self, result: dict[str, Any]) -> bool:
+        """Whether a result row satisfies every limit (a missing measurement does not)."""
+        return not self.missed(result)
 
 
 #: Every target of the benchmarks, in one place (ratios to a numpy floor of the same run).
@@ -151,4 +158,5 @@ def row(
     goal = None if target is None else TARGETS[target]
     out["target"] = "" if goal is None else goal.text
     out["met"] = None if goal is None else goal.met(out)
+    out["missed"] = [] if goal is None else goal.missed(out)
     return out

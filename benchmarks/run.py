@@ -16,7 +16,7 @@ import pkgutil
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import find_peers
+from benchmarks.common import find_peers, row
 
 
 def _modules(only: str | None) -> list[str]:
@@ -50,7 +50,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         missed = [r for r in targeted if not r["met"]]
         print(f"\ntargets: {len(targeted) - len(missed)} of {len(targeted)} met")
         for r in missed:
-            print(f"  NOT met: {r['name']} (target {r['target']})")
+            print(f"  NOT met: {r['name']} ({'; '.join(r['missed'])}; target {r['target']})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     for name in _modules(args.only):
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"running {name} ...", flush=True)
-        rows.extend({"module": name, **r} for r in module.run(args.quick))
+        try:
+            rows.extend({"module": name, **r} for r in module.run(args.quick))
+        except Exception as exc:  # noqa: BLE001 - one broken module must not lose the others
+            print(f"{name} failed: {type(exc).__name__}: {exc}", flush=True)
+            rows.append(
+                {
+                    "module": name,
+                    **row(f"{name} failed", float("nan"), None, f"{type(exc).__name__}: {exc}"),
+                }
+            )
     if args.quick:
         # the targets are stated at the full sizes, where fixed costs no longer dominate
         for r in rows:
