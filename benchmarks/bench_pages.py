@@ -193,7 +193,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rng = np.random.default_rng(20240601)
     _warm_up(rng)
     n_bin, (n_mc, k) = (100_000, (3_000, 10)) if quick else (1_000_000, (200_000, 10))
-    repeat = 1 if quick else 2
+    repeat = 1 if quick else 3
     rows: list[dict[str, Any]] = []
     binary = as_predictions(_binary(n_bin, rng))
     rows.extend(
