@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # the bundled sample the dashboard opens with
 SAMPLE ?= breast-cancer (binary)
 
-.PHONY: run test install install-test browser lint bench clean
+.PHONY: run test install install-test install-bench browser lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,10 @@ install: $(BIN)/python
 
 install-test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
+
+# the benchmarks' peers too (torch, torchmetrics, netcal, relplot, ...): see pyproject's bench extra
+install-bench: $(BIN)/python
+	$(BIN)/pip install -q -e ".[test,bench]"
 
 browser:
 	@if [ ! -x /usr/bin/chromium ]; then \
@@ -36,7 +40,7 @@ lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: install-test
+bench: install-bench
 	$(BIN)/python -m benchmarks.run
 
 clean:

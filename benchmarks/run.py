@@ -1,17 +1,22 @@
 """Run every ``benchmarks/bench_*.py`` module and print one table.
 
-Usage: ``python -m benchmarks.run [--quick] [--only NAME]``.
+Usage: ``python -m benchmarks.run [--quick] [--only NAME] [--json FILE]``.
+
+Rows with a target (``benchmarks.common.TARGETS``) say whether it is met; a missed target
+is reported, never an error: the exit code is 0 whatever the timings.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import math
 import pkgutil
 from pathlib import Path
+from typing import Any
 
-from benchmarks.common import find_peers
+from benchmarks.common import find_peers, row
 
 
 def _modules(only: str | None) -> list[str]:
@@ -20,11 +25,40 @@ def _modules(only: str | None) -> list[str]:
     return [n for n in names if only is None or only in n]
 
 
+def _verdict(r: dict[str, Any]) -> str:
+    if r.get("met") is None:
+        return ""
+    return "met" if r["met"] else "NOT met"
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """Print the rows: seconds, ratio to the floor, target and verdict, notes."""
+    width = max((len(r["name"]) for r in rows), default=10)
+    tw = max((len(r.get("target", "")) for r in rows), default=6)
+    print(
+        f"\n{'benchmark':<{width}}  {'seconds':>10}  {'× floor':>8}  {'target':<{tw}}  {'':<7}  notes"
+    )
+    for r in rows:
+        ratio = "" if math.isnan(r["ratio_to_floor"]) else f"{r['ratio_to_floor']:.2f}"
+        seconds = "" if math.isnan(r["seconds"]) else f"{r['seconds']:.4f}"
+        print(
+            f"{r['name']:<{width}}  {seconds:>10}  {ratio:>8}  {r.get('target', ''):<{tw}}  "
+            f"{_verdict(r):<7}  {r['notes']}"
+        )
+    targeted = [r for r in rows if r.get("met") is not None]
+    if targeted:
+        missed = [r for r in targeted if not r["met"]]
+        print(f"\ntargets: {len(targeted) - len(missed)} of {len(targeted)} met")
+        for r in missed:
+            print(f"  NOT met: {r['name']} ({'; '.join(r['missed'])}; target {r['target']})")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmarks and print the table; return the exit code."""
+    """Run the benchmarks and print the table; return the exit code (0)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--only", help="run only bench modules whose name contains this")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows to FILE as JSON")
     args = parser.parse_args(argv)
     peers = find_peers()
     print("optional peers:", ", ".join(f"{d} {v or '(not installed)'}" for d, v in peers.items()))
@@ -32,12 +66,26 @@ def main(argv: list[str] | None = None) -> int:
     for name in _modules(args.only):
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"running {name} ...", flush=True)
-        rows.extend({"module": name, **r} for r in module.run(args.quick))
-    width = max((len(r["name"]) for r in rows), default=10)
-    print(f"\n{'benchmark':<{width}}  {'seconds':>10}  {'× floor':>8}  notes")
-    for r in rows:
-        ratio = "" if math.isnan(r["ratio_to_floor"]) else f"{r['ratio_to_floor']:.2f}"
-        print(f"{r['name']:<{width}}  {r['seconds']:>10.4f}  {ratio:>8}  {r['notes']}")
+        try:
+            rows.extend({"module": name, **r} for r in module.run(args.quick))
+        except Exception as exc:  # noqa: BLE001 - one broken module must not lose the others
+            print(f"{name} failed: {type(exc).__name__}: {exc}", flush=True)
+            rows.append(
+                {
+                    "module": name,
+                    **row(f"{name} failed", float("nan"), None, f"{type(exc).__name__}: {exc}"),
+                }
+            )
+    if args.quick:
+        # the targets are stated at the full sizes, where fixed costs no longer dominate
+        for r in rows:
+            r["met"] = None
+    print_table(rows)
+    if args.quick:
+        print("--quick: targets are stated for the full sizes and not judged here")
+    if args.json:
+        record = {"quick": args.quick, "peers": peers, "rows": rows}
+        Path(args.json).write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
     return 0
 
 

@@ -1,0 +1,211 @@
+"""The dashboard pages' core work, without Streamlit, against a one-pass ``bincount`` floor.
+
+What each page computes with the sidebar's defaults (``AnalysisConfig()``: top-label or
+classwise lens as stated, 15 equal-width bins, plug-in headline, 1,000 resamples, seed 0,
+Wilson per-bin intervals, consistency band on):
+
+- **Reliability, first view** (``dashboard/app_pages/reliability.py``): ``analyze`` with the
+  bootstrap off (the diagram and point estimates), then ``analyze`` with the config itself
+  (the bootstrap gate: exact up to 10⁷ row-resamples, the cell bootstrap beyond). Kernel
+  memos are cleared first: a fresh upload has none. The figure is timed on its own row.
+- **Reliability, number of bins changed** (15 → 20): the same two calls at the new ``n_bins``,
+  with the kernel memos the first view left (as in a running session).
+- **Estimators, default view** (``dashboard/app_pages/estimators.py``): ``compare_estimators``
+  with binned intervals (kernel intervals wait for a click) and ``error_versus_bins`` for
+  B = 2 … 50, kernel memos cleared (a visit straight to the page).
+
+Data: 10⁶ binary rows (one P(y=1) column, as an upload gives), and 2·10⁵ × 10 multiclass
+rows on the top-label and the classwise lens (``--quick``: 10⁵ and 3,000 × 10, a smoke run).
+
+Floor: one pass that bins the lens's scores into 15 equal-width bins and sums counts,
+scores and outcomes per bin with ``bincount`` (for the top-label lens after the max and
+argmax, or the larger of two columns; for classwise, every class's column with class offsets) — the least work behind a
+reliability diagram. Targets (``benchmarks.common.TARGETS``): first view ≤150× the floor and
+under 2 s, a change of bins ≤50×, the Estimators page under 3 s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import best_of, row
+from core.analysis import AnalysisConfig, analyze, bootstrap_mode
+from core.binned_view import BinnedViews
+from core.cells import cells_of
+from core.data import Predictions, as_predictions
+from core.estimator_comparison import compare_estimators, error_versus_bins
+from core.estimators import kernel as kern
+from core.figures.reliability import analysis_figure
+
+B = 15
+
+
+def _binary(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    s = rng.beta(2.0, 1.0, n)
+    # a true curve that crosses the diagonal, so the diagram has something to show
+    t = 1.0 / (1.0 + np.exp(-(1.6 * np.log(s / (1.0 - s + 1e-12) + 1e-12) + 0.35)))
+    return s, (rng.random(n) < t).astype(np.int64)
+
+
+def _multiclass(n: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    logits = rng.normal(size=(n, k)) * 3.0
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    # labels from a tempered version of the model: miscalibrated on purpose
+    top = probs.argmax(axis=1)
+    y = np.where(rng.random(n) < 0.8, top, rng.integers(0, k, n))
+    return probs, y
+
+
+def _bincounts(k: np.ndarray, s: np.ndarray, hits: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    return (
+        np.bincount(k, minlength=size),
+        np.bincount(k, weights=s, minlength=size),
+        np.bincount(k, weights=hits, minlength=size),
+    )
+
+
+def _top_label_floor(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Top-label scores and outcomes, then one equal-width bincount pass."""
+    if p.shape[1] == 2:
+        # two columns: the larger one is the confidence, no argmax and gather needed
+        conf = np.maximum(p[:, 0], p[:, 1])
+        correct = (p[:, 1] >= p[:, 0]) == (y == 1)
+    else:
+        pred = p.argmax(axis=1)
+        conf = p[np.arange(p.shape[0]), pred]
+        correct = pred == y
+    k = np.minimum((conf * B).astype(np.intp), B - 1)
+    return _bincounts(k, conf, correct.astype(np.float64), B)
+
+
+def _classwise_floor(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every class column binned with an offset per class; outcomes only where they are 1."""
+    n, c = p.shape
+    k = np.minimum((p * B).astype(np.intp), B - 1)
+    k += np.arange(c) * B
+    return (
+        np.bincount(k.ravel(), minlength=c * B),
+        np.bincount(k.ravel(), weights=p.ravel(), minlength=c * B),
+        np.bincount(k[np.arange(n), y], minlength=c * B),
+    )
+
+
+def _clear_kernel_memos() -> None:
+    """Forget memoised kernel sums and bandwidths: what a fresh upload finds."""
+    kern._SUM_CACHE.clear()
+    kern._MEDIAN_CACHE.clear()
+
+
+def _reliability(pred: Predictions, config: AnalysisConfig) -> Any:
+    """The Reliability page's two core calls: bootstrap off, then the bootstrap gate's."""
+    analyze(pred, dataclasses.replace(config, n_resamples=0))
+    return analyze(pred, config)
+
+
+def _estimators(pred: Predictions, config: AnalysisConfig) -> None:
+    """The Estimators page's default work: binned intervals and the error against B."""
+    config = dataclasses.replace(config, estimator="plugin")
+    compare_estimators(pred, config, intervals="binned")
+    error_versus_bins(pred, config, n_bins_range=(2, 50))
+
+
+def _warm_up(rng: np.random.Generator) -> None:
+    """First calls import scipy, pandas and plotly; a small run pays that outside the timings."""
+    small = as_predictions(_multiclass(2_000, 4, rng))
+    for lens in ("top-label", "classwise"):
+        config = AnalysisConfig(lens=lens, n_resamples=50)
+        analysis_figure(_reliability(small, config))
+        _estimators(small, config)
+
+
+def _page_rows(
+    label: str,
+    pred: Predictions,
+    config: AnalysisConfig,
+    floor_func: Any,
+    repeat: int,
+) -> list[dict[str, Any]]:
+    p, y = pred.probs, pred.labels
+    floor = best_of(lambda: floor_func(p, y), repeat=7)
+    components = pred.n_classes if config.lens == "classwise" else 1
+    mode = bootstrap_mode(config, pred.n, components)
+    rows = [row(f"floor {label}: one-pass EW bincount", floor, floor, f"{config.lens} lens")]
+    how = f"{config.n_resamples:,} resamples, {mode}"
+    if mode == "cells":
+        view = BinnedViews(p, y, tuple(pred.class_names), None).binned(
+            config.lens, config.binning, config.n_bins, config.tie_policy
+        )
+        how += f" bootstrap of {cells_of(view, {}).n_cells:,} cells"
+
+    def first_view() -> None:
+        _clear_kernel_memos()
+        _reliability(pred, config)
+
+    t = best_of(first_view, repeat=repeat, warmup=0)
+    rows.append(
+        row(
+            f"Reliability page first view, {label}",
+            t,
+            floor,
+            f"analyze ×2 (no bootstrap, then {how})",
+            target="page-first-view",
+        )
+    )
+    result = analyze(pred, config)
+    t = best_of(lambda: analysis_figure(result), repeat=repeat, warmup=0)
+    rows.append(row(f"Reliability figure, {label}", t, floor, "core.figures (plotly), no target"))
+    rebinned = dataclasses.replace(config, n_bins=20)
+    t = best_of(lambda: _reliability(pred, rebinned), repeat=repeat, warmup=0)
+    rows.append(
+        row(
+            f"Reliability page, bins 15 → 20, {label}",
+            t,
+            floor,
+            "analyze ×2 at B = 20, kernel memos warm",
+            target="page-change-bins",
+        )
+    )
+
+    def estimators_page() -> None:
+        _clear_kernel_memos()
+        _estimators(pred, config)
+
+    t = best_of(estimators_page, repeat=repeat, warmup=0)
+    rows.append(
+        row(
+            f"Estimators page default view, {label}",
+            t,
+            floor,
+            "compare_estimators (binned intervals) + error_versus_bins B = 2…50",
+            target="estimators-page",
+        )
+    )
+    return rows
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Time the pages' core work; return benchmark rows."""
+    rng = np.random.default_rng(20240601)
+    _warm_up(rng)
+    n_bin, (n_mc, k) = (100_000, (3_000, 10)) if quick else (1_000_000, (200_000, 10))
+    repeat = 1 if quick else 3
+    rows: list[dict[str, Any]] = []
+    binary = as_predictions(_binary(n_bin, rng))
+    rows.extend(
+        _page_rows(f"binary n={n_bin:,}", binary, AnalysisConfig(), _top_label_floor, repeat)
+    )
+    multi = as_predictions(_multiclass(n_mc, k, rng))
+    size = f"{n_mc:,}×{k}"
+    rows.extend(_page_rows(f"top-label {size}", multi, AnalysisConfig(), _top_label_floor, repeat))
+    # the classwise page takes tens of seconds at full size: one timing each
+    rows.extend(
+        _page_rows(
+            f"classwise {size}", multi, AnalysisConfig(lens="classwise"), _classwise_floor, 1
+        )
+    )
+    return rows

@@ -1,0 +1,309 @@
+"""End to end at scale: ``calibscope metrics`` on files, the stream engine and the Dask engine.
+
+Every command runs in its own Python process (``python -m core.cli metrics ... --json``, the
+JSON discarded), started from this checkout, so its time is what a user waits for: the
+interpreter, the imports, reading the file and the analysis with the defaults (top-label
+lens for a binary file means ``binary``: 15 equal-width bins, 1,000 resamples). The peak
+resident memory of that process is its ``VmHWM`` at exit (Linux ``/proc``). The floor of each row is another
+process that reads the same file with pyarrow alone (``pyarrow.parquet.read_table``,
+``pyarrow.csv.read_csv``, or a batch-by-batch ``pyarrow.dataset`` scan of the same columns
+for a dataset of parts), interpreter start included.
+
+Data are generated here, seeded (``numpy.random.default_rng(SEED)``), in chunks of at most
+2·10⁶ rows so generation stays bounded in memory, into a temporary folder removed at the
+end: one binary score column (float64, ``score``) and an int8 ``label`` column.
+
+- ``metrics`` (memory engine) on single files of 10⁶ and 10⁷ rows, Parquet and CSV.
+- Stream: a 10⁸-row dataset of 50 Parquet parts (0.9 GB) read by ``--engine stream``
+  (batches of 10⁶ rows); target ``stream`` of :data:`benchmarks.common.TARGETS` (within 3× of
+  the pyarrow scan, peak RSS under 1 GB).
+- Dask: ``--engine dask`` with the local cluster the command starts (2 worker processes, one
+  thread each; their start is included) on the first 10⁷ rows (5 parts), beside the stream
+  engine and the pyarrow scan of the same parts. Its peak RSS is the client's only.
+
+``--quick``: 10⁵-row files and a 10⁶-row dataset (Dask on all of it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from benchmarks.common import row
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 20240601
+#: Rows generated at once (and rows per Parquet row group).
+CHUNK = 1_000_000
+#: Rows per part of the streamed dataset.
+PART_ROWS = 2_000_000
+
+_READ_PARQUET = "import sys, pyarrow.parquet as pq; pq.read_table(sys.argv[1])"
+_READ_CSV = "import sys, pyarrow.csv as pc; pc.read_csv(sys.argv[1])"
+_SCAN = (
+    "import sys, pyarrow.dataset as ds\n"
+    "for _ in ds.dataset(sys.argv[1:], format='parquet').to_batches(columns=['score', 'label']):\n"
+    "    pass\n"
+)
+
+
+#: Runs a module (``-m NAME ARGS``) or code (``-c CODE ARGS``) and, at exit, writes the
+#: process's peak resident memory (``VmHWM``, KiB) to the file named by ``_RSS_FILE``. Read
+#: in the process itself: a child's ``ru_maxrss`` also counts the parent's memory it was
+#: forked (or vforked) from before ``exec``.
+_LAUNCHER = """
+import atexit, os, runpy, sys
+
+def _peak():
+    with open("/proc/self/status") as status:
+        kib = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["CALIBSCOPE_BENCH_RSS"], "w") as out:
+        out.write(kib)
+
+atexit.register(_peak)
+mode, target, *rest = sys.argv[1:]
+if mode == "-m":
+    sys.argv = [target, *rest]
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    sys.argv = ["-c", *rest]
+    exec(compile(target, "<benchmark>", "exec"), {"__name__": "__main__"})
+"""
+_RSS_FILE = "CALIBSCOPE_BENCH_RSS"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished process: wall time, peak resident memory, exit code and its stderr."""
+
+    seconds: float
+    peak_rss_mb: float
+    returncode: int
+    stderr: str
+
+
+def _python(args: Sequence[str], scratch: Path) -> Run:
+    """Run ``python ARGS`` (``-m`` or ``-c`` first) from the checkout: wall time, peak RSS."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    rss = scratch / "peak-rss"
+    rss.unlink(missing_ok=True)
+    env[_RSS_FILE] = str(rss)
+    # stderr to a file: a pipe read only after the exit could fill up and stall the child
+    with tempfile.TemporaryFile(dir=scratch) as err:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        err.seek(0)
+        text = err.read().decode(errors="replace")
+    peak = int(rss.read_text()) * 1024 / 1e6 if rss.exists() else float("nan")
+    return Run(seconds, peak, proc.returncode, text)
+
+
+def _best(args: Sequence[str], scratch: Path, repeat: int) -> Run:
+    runs = [_python(args, scratch) for _ in range(repeat)]
+    for r in runs:
+        if r.returncode != 0:
+            last = r.stderr.strip().splitlines()[-1:] or ["(no message)"]
+            raise RuntimeError(f"{' '.join(args[:4])} failed: {last[0]}")
+    return min(runs, key=lambda r: r.seconds)
+
+
+def _metrics(source: str, *options: str) -> list[str]:
+    return ["-m", "core.cli", "metrics", source, "--json", *options]
+
+
+def _chunks(n: int, rng: np.random.Generator) -> Any:
+    """Yield seeded binary (score, label) tables of at most :data:`CHUNK` rows."""
+    done = 0
+    while done < n:
+        m = min(CHUNK, n - done)
+        s = rng.beta(2.0, 1.0, m)
+        # the true curve crosses the diagonal: a miscalibrated model
+        t = 1.0 / (1.0 + np.exp(-(1.6 * np.log(s / (1.0 - s + 1e-12) + 1e-12) + 0.35)))
+        y = (rng.random(m) < t).astype(np.int8)
+        yield pa.table({"score": s, "label": y})
+        done += m
+
+
+def write_parquet(path: Path, n: int, rng: np.random.Generator) -> Path:
+    """Write ``n`` seeded rows to one Parquet file, a row group per chunk."""
+    writer = None
+    for table in _chunks(n, rng):
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=CHUNK)
+    if writer is not None:
+        writer.close()
+    return path
+
+
+def write_csv(path: Path, n: int, rng: np.random.Generator) -> Path:
+    """Write ``n`` seeded rows to one CSV file, chunk by chunk."""
+    writer = None
+    for table in _chunks(n, rng):
+        if writer is None:
+            writer = pacsv.CSVWriter(path, table.schema)
+        writer.write_table(table)
+    if writer is not None:
+        writer.close()
+    return path
+
+
+def write_dataset(folder: Path, n: int, part_rows: int, rng: np.random.Generator) -> list[Path]:
+    """Write ``n`` seeded rows as Parquet parts of ``part_rows`` rows in ``folder``."""
+    folder.mkdir()
+    parts = []
+    for i, start in enumerate(range(0, n, part_rows)):
+        parts.append(
+            write_parquet(folder / f"part-{i:05d}.parquet", min(part_rows, n - start), rng)
+        )
+    return parts
+
+
+def _file_rows(scratch: Path, n: int, rng: np.random.Generator, repeat: int) -> list[dict]:
+    rows = []
+    for fmt, write, read in (
+        ("Parquet", write_parquet, _READ_PARQUET),
+        ("CSV", write_csv, _READ_CSV),
+    ):
+        path = write(scratch / f"rows-{n}.{fmt.lower()}", n, rng)
+        size = f"{path.stat().st_size / 1e6:.0f} MB"
+        floor = _best(["-c", read, str(path)], scratch, repeat)
+        rows.append(
+            row(
+                f"read {fmt} n={n:,} with pyarrow alone (process)",
+                floor.seconds,
+                floor.seconds,
+                f"{size}; peak RSS {floor.peak_rss_mb:.0f} MB",
+                peak_rss_mb=floor.peak_rss_mb,
+            )
+        )
+        run = _best(_metrics(str(path)), scratch, repeat)
+        rows.append(
+            row(
+                f"calibscope metrics {fmt} n={n:,} (process)",
+                run.seconds,
+                floor.seconds,
+                f"memory engine, defaults; peak RSS {run.peak_rss_mb:.0f} MB",
+                peak_rss_mb=run.peak_rss_mb,
+            )
+        )
+        path.unlink()
+    return rows
+
+
+def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generator) -> list[dict]:
+    folder = scratch / "dataset"
+    parts = write_dataset(folder, n, part_rows, rng)
+    size = sum(p.stat().st_size for p in parts) / 1e9
+    label = f"{n:,} rows, {len(parts)} Parquet parts ({size:.2f} GB)"
+    scan = _best(["-c", _SCAN, *map(str, parts)], scratch, 1)
+    rows = [
+        row(
+            f"scan score+label with pyarrow alone, {n:,} rows",
+            scan.seconds,
+            scan.seconds,
+            f"{label}; peak RSS {scan.peak_rss_mb:.0f} MB",
+            peak_rss_mb=scan.peak_rss_mb,
+        )
+    ]
+    stream = _best(_metrics(str(folder), "--engine", "stream"), scratch, 1)
+    rows.append(
+        row(
+            f"calibscope metrics --engine stream, {n:,} rows",
+            stream.seconds,
+            scan.seconds,
+            f"{n / stream.seconds / 1e6:.1f} M rows/s; peak RSS {stream.peak_rss_mb:.0f} MB",
+            target="stream",
+            peak_rss_mb=stream.peak_rss_mb,
+        )
+    )
+
+    # Dask on the first 10⁷ rows (all of a quick run's dataset), beside the same parts streamed
+    some = parts[: max(1, 10_000_000 // part_rows)]
+    source = folder
+    if len(some) < len(parts):
+        # a folder of links to the first parts: Dask's globs have no character ranges
+        source = scratch / "dataset-head"
+        source.mkdir()
+        for p in some:
+            os.link(p, source / p.name)
+        n = sum(pq.ParquetFile(p).metadata.num_rows for p in some)
+        scan = _best(["-c", _SCAN, *map(str, some)], scratch, 1)
+        rows.append(
+            row(
+                f"scan score+label with pyarrow alone, {n:,} rows",
+                scan.seconds,
+                scan.seconds,
+                f"{len(some)} parts; peak RSS {scan.peak_rss_mb:.0f} MB",
+                peak_rss_mb=scan.peak_rss_mb,
+            )
+        )
+        stream = _best(_metrics(str(source), "--engine", "stream"), scratch, 1)
+        rows.append(
+            row(
+                f"calibscope metrics --engine stream, {n:,} rows",
+                stream.seconds,
+                scan.seconds,
+                f"{n / stream.seconds / 1e6:.1f} M rows/s; peak RSS {stream.peak_rss_mb:.0f} MB",
+                peak_rss_mb=stream.peak_rss_mb,
+            )
+        )
+    dask = _best(_metrics(str(source), "--engine", "dask"), scratch, 1)
+    rows.append(
+        row(
+            f"calibscope metrics --engine dask, {n:,} rows",
+            dask.seconds,
+            scan.seconds,
+            f"LocalCluster 2 processes × 1 thread, start included; "
+            f"{dask.seconds / stream.seconds:.2f}× the stream engine; "
+            f"client peak RSS {dask.peak_rss_mb:.0f} MB",
+            peak_rss_mb=dask.peak_rss_mb,
+        )
+    )
+    shutil.rmtree(folder)
+    if source != folder:
+        shutil.rmtree(source)
+    return rows
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Write the files, time the commands against pyarrow reads; return benchmark rows."""
+    sizes = [100_000] if quick else [1_000_000, 10_000_000]
+    n_stream, part_rows = (1_000_000, 200_000) if quick else (100_000_000, PART_ROWS)
+    rng = np.random.default_rng(SEED)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="calibscope-bench-") as tmp:
+        scratch = Path(tmp)
+        free = shutil.disk_usage(scratch).free
+        # 10⁸ float64 scores and int8 labels: about 0.9 GB of Parquet, plus the single files
+        need = n_stream * 9.5 + 400e6
+        if free < need:
+            n_stream = int(max(free - 400e6, 0) / 9.5 // part_rows * part_rows)
+            print(f"bench_scale: {free / 1e9:.1f} GB free, dataset cut to {n_stream:,} rows")
+        for n in sizes:
+            rows.extend(_file_rows(scratch, n, rng, repeat=2 if n <= 1_000_000 else 1))
+        if n_stream > 0:
+            rows.extend(_dataset_rows(scratch, n_stream, part_rows, rng))
+    return rows

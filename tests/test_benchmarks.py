@@ -1,0 +1,59 @@
+"""The benchmarks run (a quick smoke run of one module), their floors compute the estimand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import bench_binned, bench_kernel
+from benchmarks.common import TARGETS, Target, row
+from benchmarks.run import main
+
+
+def test_pages_quick_run_prints_every_row(capsys):
+    assert main(["--quick", "--only", "pages"]) == 0
+    out = capsys.readouterr().out
+    for name in (
+        "Reliability page first view",
+        "Reliability page, bins 15 → 20",
+        "Estimators page default view",
+    ):
+        assert out.count(name) == 3  # binary, top-label and classwise
+    assert "≤150×" in out and "not judged" in out
+
+
+def test_least_work_floors_give_the_sorted_floors_numbers():
+    rng = np.random.default_rng(3)
+    s = rng.random(10_001)
+    y = (rng.random(10_001) < s).astype(np.int64)
+    for got, want in zip(bench_binned._em_floor(s, y), bench_binned._em_argsort(s, y), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    p = rng.dirichlet(np.ones(4), 2_003)
+    labels = rng.integers(0, 4, 2_003)
+    counts, scores, hits = bench_binned._classwise_em_floor(p, labels)
+    ref = bench_binned._classwise_em_argsort(p, labels)
+    np.testing.assert_array_equal(np.tile(counts, 4), ref[0])
+    np.testing.assert_allclose(scores.ravel(), ref[1], rtol=1e-12)
+    np.testing.assert_allclose(hits.ravel(), ref[2], rtol=1e-12)
+
+
+def test_tiled_skce_floor_equals_the_broadcast():
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.full(3, 0.5), 700)
+    y = rng.integers(0, 3, 700)
+    want = bench_kernel.naive_skce_uq(p, y, 0.3)
+    assert bench_kernel.tiled_skce_uq(p, y, 0.3, rows=64, cols=256) == pytest.approx(
+        want, rel=1e-12
+    )
+
+
+def test_targets_are_judged_on_every_limit():
+    goal = Target("≤3×, RSS <1 GB", max_ratio=3.0, max_rss_mb=1000.0)
+    assert goal.met({"ratio_to_floor": 2.9, "peak_rss_mb": 900.0})
+    assert not goal.met({"ratio_to_floor": 3.1, "peak_rss_mb": 900.0})
+    assert not goal.met({"ratio_to_floor": 2.0, "peak_rss_mb": math.nan})
+    r = row("x", 4.0, 2.0, target="stream", peak_rss_mb=10.0)
+    assert r["target"] == TARGETS["stream"].text and r["met"] is True
+    assert row("y", 1.0, None)["met"] is None
