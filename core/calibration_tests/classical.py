@@ -17,6 +17,7 @@ mean and variance (the scores weighted by ``s`` or ``1 − s``), as the cell boo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -39,6 +40,14 @@ from core.estimators import kernel as kern
 from core.estimators.base import KernelContext, NormalStream, lens_view
 
 
+def _values(call: EstimatorCall, batch: Any, m: int) -> np.ndarray:
+    """Return the estimator's values on a batch of ``m`` resamples of one component."""
+    ctx = KernelContext(call.options, NormalStream(0), np.zeros(m, dtype=np.int64))
+    values = call.info.kernel(batch, call.norm, ctx)  # type: ignore[misc]
+    values = values[0] if isinstance(values, tuple) else values
+    return call.info.combine(values[:, None], np.ones(1), call.norm)
+
+
 def _batched_null(
     call: EstimatorCall, p: np.ndarray, y: np.ndarray, r: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -51,7 +60,6 @@ def _batched_null(
     view = lens_view(p, y, call.lens, class_names=call.class_names)
     comp = bin_view(view, call.binning, call.n_bins, call.tie_policy).components[0]
     scores, n = comp.scores, p.shape[0]
-    weights = np.ones(1)
     out = np.empty(r)
     step = max(1, 4_000_000 // n)
     for s in range(0, r, step):
@@ -59,10 +67,7 @@ def _batched_null(
         rows = rng.integers(0, n, size=(m, n))
         outcome = rng.random((m, n)) < scores[rows]
         batch = RowBatch(comp.index[rows], scores[rows], outcome, comp.n_bins)
-        ctx = KernelContext(call.options, NormalStream(0), np.zeros(m, dtype=np.int64))
-        values = call.info.kernel(batch, call.norm, ctx)  # type: ignore[misc]
-        values = values[0] if isinstance(values, tuple) else values
-        out[s : s + m] = call.info.combine(values[:, None], weights, call.norm)
+        out[s : s + m] = _values(call, batch, m)
     return out
 
 
@@ -117,17 +122,13 @@ def _cells_null(
     n = p.shape[0]
     shares = np.maximum(cells.counts, 0.0)
     shares = shares / shares.sum()
-    weights = np.ones(1)
     out = np.empty(r)
     step = max(1, CHUNK_CELLS // cells.n_cells)
     for s in range(0, r, step):
         m = min(step, r - s)
         draws = rng.multinomial(n, shares, size=m).astype(np.float64)
         batch = CellBatch(cells, 0, draws, rng)  # type: ignore[arg-type]
-        ctx = KernelContext(call.options, NormalStream(0), np.zeros(m, dtype=np.int64))
-        values = call.info.kernel(batch, call.norm, ctx)  # type: ignore[misc]
-        values = values[0] if isinstance(values, tuple) else values
-        out[s : s + m] = call.info.combine(values[:, None], weights, call.norm)
+        out[s : s + m] = _values(call, batch, m)
     return out
 
 
