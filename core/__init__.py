@@ -52,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "EstimatorInfo": "core.estimators",
     "CalibrationErrorResult": "core.calibration",
     "calibration_error": "core.calibration",
+    # reliability diagrams
+    "DIAGRAMS": "core.diagrams",
+    "DiagramInfo": "core.diagrams",
+    "reliability_diagram": "core.diagrams",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",

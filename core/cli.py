@@ -782,6 +782,7 @@ def _run_compare(args: argparse.Namespace) -> str:
 
 def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
     from core.calibration_tests import TESTS
+    from core.diagrams import DIAGRAMS
     from core.report import DEFAULT_TEST
 
     _add_metrics_arguments(cmd)
@@ -799,6 +800,15 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         metavar="R",
         help="resampling tests (1000)",
     )
+    cmd.add_argument(
+        "--diagram",
+        action="append",
+        choices=DIAGRAMS.names(from_analysis=False),
+        default=[],
+        metavar="KIND",
+        help="another reliability diagram per model, besides the binned one (repeatable): "
+        + ", ".join(DIAGRAMS.names(from_analysis=False)),
+    )
 
 
 def _run_report(args: argparse.Namespace) -> str:
@@ -811,6 +821,12 @@ def _run_report(args: argparse.Namespace) -> str:
         raise _Failure("the HTML report goes to a file: give -o report.html (or --json).")
     if args.engine != "memory":
         from core.report import build_stream_report
+
+        if args.diagram:
+            raise _Failure(
+                f"--diagram {args.diagram[0]} draws from the rows in memory; "
+                "leave out --engine (or use --engine memory)."
+            )
         from core.stream.analysis import check_stream_config, run_analysis
 
         with _runner(args) as runner:
@@ -837,6 +853,7 @@ def _run_report(args: argparse.Namespace) -> str:
         test=None if args.test == "none" else args.test,
         test_options={"n_resamples": args.test_resamples},
         labels_source=args.labels,
+        diagrams=tuple(args.diagram),
     )
     return report.to_json() if as_json else report.to_html()
 

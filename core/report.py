@@ -43,6 +43,7 @@ from core.calibration_tests import (
     calibration_test,
     test_settings,
 )
+from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
@@ -86,6 +87,9 @@ class ModelReport:
         The calibration test, or None when no test was asked for or it could not run.
     test_error : str or None
         Why the test could not run on these rows.
+    diagrams : tuple of (str, object)
+        ``(kind, result)`` of every reliability diagram asked for besides the binned one
+        (:func:`core.diagrams.reliability_diagram`).
     """
 
     model: str | None
@@ -95,6 +99,7 @@ class ModelReport:
     analysis: ReliabilityAnalysis
     test: CalibrationTestResult | None = None
     test_error: str | None = None
+    diagrams: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +160,8 @@ class Report:
         )
         for out, m in zip(record["results"], self.models, strict=True):
             out["test"] = _test_record(m)
+            if m.diagrams:  # kinds asked for besides the binned one
+                out["diagrams"] = {kind: result.to_record() for kind, result in m.diagrams}
         record.update(
             command="report",
             title=self.title,
@@ -209,6 +216,11 @@ class Report:
                 comp = a.components[0]
                 fig = reliability_figure(comp, interval_label=interval, **band_arguments(comp))
             out.append((f"Reliability diagram — {name}", fig))
+        for m in self.models:
+            name = "all rows" if m.model is None else m.model
+            for kind, result in m.diagrams:
+                label = DIAGRAMS.get(kind).label
+                out.append((f"{label} reliability diagram — {name}", diagram_figure(kind, result)))
         if self.comparison is not None:
             from core.figures import metric_forest_figure, reliability_overlay_figure
 
@@ -282,6 +294,16 @@ class Report:
         caption = f"Reliability diagram — {name}"
         if caption in figures:
             out.append(_figure_html(caption, figures[caption]))
+        for kind, result in m.diagrams:
+            info = DIAGRAMS.get(kind)
+            out.append(f"<h3>{_esc(info.label)} reliability diagram</h3>")
+            out.append(f"<p>{_esc(getattr(result, 'summary', '') or info.description)}</p>")
+            caption = f"{info.label} reliability diagram — {name}"
+            if caption in figures:
+                out.append(_figure_html(caption, figures[caption]))
+            table = result.table() if hasattr(result, "table") else None
+            if table is not None:
+                out.append(_table(table))
         out.append("<h3>Metrics</h3>")
         out.append(_table(a.metrics))
         out.append(
@@ -407,6 +429,7 @@ def build_report(
     compare: bool = True,
     seed: int | None = None,
     labels_source: str | None = None,
+    diagrams: tuple[str, ...] = (),
 ) -> Report:
     """Analyse predictions for a report.
 
@@ -432,6 +455,9 @@ def build_report(
         comparison.
     labels_source : str, optional
         Name of a separate labels file, recorded in the report.
+    diagrams : tuple of str, default=()
+        Kinds of reliability diagram (names in :data:`core.diagrams.DIAGRAMS`) drawn for
+        every model after the binned one (the binned one is always there).
 
     Returns
     -------
@@ -441,8 +467,9 @@ def build_report(
     Raises
     ------
     ConfigError
-        For an unknown test or invalid options.
+        For an unknown test, an unknown diagram or invalid options.
     """
+    extra = _extra_diagrams(diagrams)
     if config is None:
         binary = predictions.binary or predictions.n_classes == 2
         config = AnalysisConfig(lens="binary" if binary else "top-label")
@@ -457,7 +484,10 @@ def build_report(
     for name, part in parts:
         analysis = analyze(part, config)
         result, error = _run_test(part, test, config, test_options)
-        models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, result, error))
+        drawn = tuple((kind, reliability_diagram(part, config, kind=kind)) for kind in extra)
+        models.append(
+            ModelReport(name, part.n, part.digest, part.lint, analysis, result, error, drawn)
+        )
     comparison = comparison_error = None
     if compare and len(parts) >= 2:
         from core.model_comparison import compare_models
@@ -541,6 +571,15 @@ def build_stream_report(
             "not on a stream: the paired comparison resamples rows" if len(models) >= 2 else None
         ),
     )
+
+
+def _extra_diagrams(kinds: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Validate diagram kinds; the binned one is always drawn, so it is dropped here."""
+    out: list[str] = []
+    for kind in kinds:
+        if not DIAGRAMS.get(kind).from_analysis and kind not in out:
+            out.append(kind)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -414,6 +414,33 @@ def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> A
     return analysis_figure(analyze(predictions, config), interval_label=interval)
 
 
+def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
+    """Return :func:`core.diagrams.reliability_diagram` of one kind (one cache)."""
+    from core.diagrams import DIAGRAMS
+
+    label = DIAGRAMS.get(kind).label.lower()
+    return cache.compute(
+        _diagram, predictions, config, kind, spinner=f"Computing the {label} diagram…"
+    )
+
+
+def _diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
+    from core.diagrams import reliability_diagram
+
+    return reliability_diagram(predictions, config, kind=kind)
+
+
+def diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
+    """Return the figure of :func:`diagram` (:func:`core.diagrams.diagram_figure`), cached."""
+    return cache.compute(_diagram_chart, predictions, config, kind)
+
+
+def _diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
+    from core.diagrams import diagram_figure
+
+    return diagram_figure(kind, diagram(predictions, config, kind))
+
+
 def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
     """Return the config with the bootstrap off (the fast part of the analysis)."""
     return dataclasses.replace(config, n_resamples=0)

@@ -367,6 +367,69 @@ def analysis_controls() -> None:
         )
 
 
+def diagram_choice() -> str:
+    """Render the Reliability page's choice of diagram (URL key ``diagram``); return its name."""
+    from core.diagrams import DIAGRAMS
+
+    options = DIAGRAMS.names()
+    check_url_choice(st, "diagram", "Diagram", options, options[0])
+    labels = _labels(DIAGRAMS)
+    choice = st.segmented_control(
+        "Diagram",
+        options,
+        default=options[0],
+        required=True,
+        format_func=labels.get,
+        key="diagram",
+        bind="query-params",
+        help="\n".join(f"- **{e.label}**: {e.description}" for e in DIAGRAMS),
+    )
+    return choice if choice in options else options[0]
+
+
+def binned_diagram(pred: Any, result: Any, config: Any) -> None:
+    """Lay out the binned reliability diagram of an analysis with its captions."""
+    interval = f"{config.confidence_level:.0%} {interval_label(config.interval_method)}"
+    if config.lens == "classwise":
+        st.markdown(
+            f"**Classwise reliability** — one panel per class, per-bin {interval} intervals"
+        )
+    fig = state.reliability_chart(pred, result.config, interval=interval)
+    chart(fig, "reliability_chart", filename="reliability")
+    st.caption(bin_convention(config))
+    bands = [c.band for c in result.components if c.band is not None]
+    if bands:
+        outside = int(result.bin_table["outside_band"].fillna(False).astype(bool).sum())
+        st.caption(
+            ("Band columns of the bin table" if config.lens == "classwise" else "Shaded")
+            + f": the {config.confidence_level:.0%} consistency band (Bröcker & Smith 2007). If "
+            "the model were calibrated, each label would be y* ~ Bernoulli(s) for its own score "
+            f"s; redrawing the labels {bands[0].n_resamples:,} times with the scores and bins "
+            f"fixed (seed {config.seed}), the band holds the central "
+            f"{config.confidence_level:.0%} of each bin's redrawn observed frequency. A point "
+            f"outside it ({outside} bin(s) here, flagged in the table) is evidence of "
+            "miscalibration in that bin — pointwise, one bin at a time, not for all bins at once."
+        )
+    elif config.consistency_band:
+        from core.analysis import CONSISTENCY_BAND_MAX_BINS
+
+        st.caption(
+            f"No consistency band: it is drawn for up to {CONSISTENCY_BAND_MAX_BINS:,} bins "
+            "(the discrete binning gives one bin per distinct score)."
+        )
+
+
+def diagram(pred: Any, config: Any, kind: str) -> None:
+    """Lay out a reliability diagram of another kind: figure, one-sentence summary, table."""
+    with state.show_errors():
+        drawn = state.diagram(pred, config, kind)
+        chart(state.diagram_chart(pred, config, kind), f"{kind}_chart", filename=kind)
+        st.caption(literal(drawn.summary))
+        table = drawn.table()
+        if table is not None:
+            st.dataframe(table, hide_index=True, key=f"{kind}_table")
+
+
 def _config_select(
     label: str, key: str, options: list[str], default: str, labels: dict[str, str], intro: str
 ) -> None:

@@ -1,9 +1,10 @@
-"""Reliability page: diagram with per-bin intervals and counts, bin table, metrics with intervals."""
+"""Reliability page: the chosen diagram (binned, or another kind of :data:`core.diagrams.DIAGRAMS`), bin table, metrics."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.diagrams import DIAGRAMS
 from dashboard import state, widgets
 
 st.title("Reliability", anchor=False)
@@ -23,32 +24,11 @@ with state.show_errors(stop=True):
 
 interval_slot = widgets.headline(result, config)
 
-interval = f"{config.confidence_level:.0%} {widgets.interval_label(config.interval_method)}"
-if config.lens == "classwise":
-    st.markdown(f"**Classwise reliability** — one panel per class, per-bin {interval} intervals")
-fig = state.reliability_chart(pred, result.config, interval=interval)
-widgets.chart(fig, "reliability_chart", filename="reliability")
-st.caption(widgets.bin_convention(config))
-bands = [c.band for c in result.components if c.band is not None]
-if bands:
-    outside = int(result.bin_table["outside_band"].fillna(False).astype(bool).sum())
-    st.caption(
-        ("Band columns of the bin table" if config.lens == "classwise" else "Shaded")
-        + f": the {config.confidence_level:.0%} consistency band (Bröcker & Smith 2007). If the "
-        "model were calibrated, each label would be y* ~ Bernoulli(s) for its own score s; "
-        f"redrawing the labels {bands[0].n_resamples:,} times with the scores and bins fixed "
-        f"(seed {config.seed}), the band holds the central {config.confidence_level:.0%} of each bin's "
-        f"redrawn observed frequency. A point outside it ({outside} bin(s) here, flagged in "
-        "the table) is evidence of miscalibration in that bin — pointwise, one bin at a time, "
-        "not for all bins at once."
-    )
-elif config.consistency_band:
-    from core.analysis import CONSISTENCY_BAND_MAX_BINS
-
-    st.caption(
-        f"No consistency band: it is drawn for up to {CONSISTENCY_BAND_MAX_BINS:,} bins "
-        "(the discrete binning gives one bin per distinct score)."
-    )
+kind = widgets.diagram_choice()
+if DIAGRAMS.get(kind).from_analysis:
+    widgets.binned_diagram(pred, result, config)
+else:
+    widgets.diagram(pred, config, kind)
 
 st.subheader("Bins", anchor=False)
 st.dataframe(
