@@ -93,3 +93,38 @@ def test_a_bad_partition_is_reported(tmp_path, client, frame):
 def _concat(path, frame: pd.DataFrame):
     frame.to_parquet(path, index=False)
     return path
+
+
+def _nested(folder) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.table(
+        {"p": [0.2, 0.7], "y": [0, 1], "extra": pa.array([[1], [2, 3]], pa.list_(pa.int64()))}
+    )
+    pq.write_table(table, folder / "part-000.parquet")
+    return str(folder)
+
+
+def test_nested_columns_are_refused_before_dask_reads(tmp_path, client):
+    folder = _nested(tmp_path / "nested")
+    with pytest.raises(DataError, match=r"part-000.parquet: column 'extra' holds lists"):
+        analyze_dask(folder, AnalysisConfig(lens="binary"), client=client)
+    # the same through fsspec, as a remote dataset is read
+    with pytest.raises(DataError, match="column 'extra' holds lists"):
+        analyze_dask(f"file://{folder}", AnalysisConfig(lens="binary"), client=client)
+
+
+def test_the_column_limit_holds_for_dask(tmp_path, client, frame, monkeypatch):
+    pattern = _write(tmp_path / "wide", frame, [4_000])
+    monkeypatch.setenv("CALIBSCOPE_MAX_COLUMNS", "2")
+    with pytest.raises(DataError, match="CALIBSCOPE_MAX_COLUMNS"):
+        analyze_dask(pattern, AnalysisConfig(lens="binary"), client=client)
+
+
+def test_a_csv_dataset_is_sent_to_the_stream_engine(tmp_path, client, frame):
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError, match="stream engine"):
+        analyze_dask(str(path), AnalysisConfig(lens="binary"), client=client)

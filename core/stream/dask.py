@@ -9,6 +9,10 @@ numbers are those of the stream engine and of memory. Ties at equal-mass boundar
 ordered by partition: when a partition holds a tied boundary score, the pass runs again with
 the counts of the partitions before it.
 
+Before Dask reads anything, :func:`check_dataset` reads every file's footer and applies the
+stream's checks: the column limit of :class:`core.data.limits.LoadLimits` and no extension or
+nested column type (:func:`core.data.tables.check_parquet_schema`).
+
 Dask is an optional dependency (``pip install calibscope[dask]``); the tasks run on the
 client's cluster (:class:`dask.distributed.Client`), or on a local cluster the command line
 starts when no scheduler is given.
@@ -18,14 +22,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.analysis import AnalysisConfig, check_config
+from core.data.limits import LoadLimits
+from core.data.tables import check_parquet_schema
 from core.errors import ConfigError, DataError
 from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
-from core.stream.sources import Batch, Layout, Part
+from core.stream.sources import Batch, Layout, Part, parquet_file, resolve_parts
 from core.stream.stats import ALL_ROWS, Offsets, merge_groups
 
 #: Rows of the first partition the columns are inferred from.
@@ -114,6 +121,54 @@ def tree_reduce(items: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0]
 
 
+def check_dataset(source: str, limits: LoadLimits) -> None:
+    """Check every Parquet footer of a dataset before Dask reads it.
+
+    The same checks as the stream's (:func:`core.data.tables.check_parquet_schema`): the
+    column count of ``limits`` and no extension or nested column, read from each file's
+    footer only. Local sources resolve as the stream's do (file, folder, glob); remote
+    ones (``scheme://``) through fsspec.
+
+    Raises
+    ------
+    DataError
+        Naming the file and the column.
+    """
+    import pyarrow.parquet as pq
+
+    if "://" not in source:
+        for part in resolve_parts(source):
+            if part.format != "parquet":
+                raise DataError(
+                    f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
+                    "(use the stream engine for CSV)."
+                )
+            parquet_file(part, limits)
+        return
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(source)
+        if any(ch in path for ch in "*?["):
+            files = sorted(fs.glob(path))
+        elif fs.isdir(path):
+            files = sorted(f for f in fs.find(path) if not Path(f).name.startswith((".", "_")))
+        else:
+            files = [path]
+    except Exception as exc:  # fsspec backends raise their own types
+        raise DataError(
+            f"{source} cannot be listed: {str(exc).strip() or type(exc).__name__}"
+        ) from None
+    for f in files:
+        try:
+            with fs.open(f, "rb") as fh:
+                schema = pq.read_schema(fh)
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DataError(f"{f} is not a readable Parquet file: {text}") from None
+        check_parquet_schema(schema, f, limits)
+
+
 class DaskRunner:
     """Passes over the partitions of a Parquet dataset on Dask.
 
@@ -146,6 +201,8 @@ class DaskRunner:
         self.load = load
         self.client = client
         self.progress = progress
+        self.limits = LoadLimits.from_env()
+        check_dataset(self.source, self.limits)
         try:
             self.frame = dd.read_parquet(self.source)
         except Exception as exc:  # fsspec and pyarrow raise many types for a bad dataset

@@ -228,7 +228,7 @@ def layout(parts: Sequence[Part], limits: LoadLimits | None = None) -> Layout:
     limits = LoadLimits.from_env() if limits is None else limits
     first = parts[0]
     if first.format == "parquet":
-        raw = [str(c) for c in _parquet_file(first, limits).schema_arrow.names]
+        raw = [str(c) for c in parquet_file(first, limits).schema_arrow.names]
         names, dupes = unique_names(raw)
         return Layout(tuple(names), findings=_dupe_findings(dupes), limits=limits)
     csv = _csv_layout(first, limits)
@@ -304,7 +304,7 @@ def count_rows(parts: Sequence[Part], lay: Layout) -> list[int]:
     out = []
     for part in parts:
         if part.format == "parquet":
-            out.append(int(_parquet_file(part, lay.limits).metadata.num_rows))
+            out.append(int(parquet_file(part, lay.limits).metadata.num_rows))
         else:
             out.append(sum(b.frame.shape[0] for b in read_batches([part], lay, lay.columns[:1])))
     return out
@@ -313,7 +313,14 @@ def count_rows(parts: Sequence[Part], lay: Layout) -> list[int]:
 # --------------------------------------------------------------------------- Parquet
 
 
-def _parquet_file(part: Part, limits: LoadLimits) -> Any:
+def parquet_file(part: Part, limits: LoadLimits) -> Any:
+    """Open a Parquet part (its footer only) and check its schema within ``limits``.
+
+    Raises
+    ------
+    DataError
+        For a damaged file, too many columns, or a column type that is not read.
+    """
     import pyarrow.parquet as pq
 
     try:
@@ -345,7 +352,7 @@ def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
 
 
 def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
-    pf = _parquet_file(part, lay.limits)
+    pf = parquet_file(part, lay.limits)
     raw = [str(c) for c in pf.schema_arrow.names]
     _check_columns(part, raw, lay)
     # columns were made unique: read them by position under their unique names
