@@ -119,6 +119,8 @@ _EXPORTS: dict[str, str] = {
     "LoadOptions": "core.stream.load",
     "analyze_dask": "core.stream.dask",
     # the self-contained report
+    "GateResult": "core.gate",
+    "check_calibration": "core.gate",
     "Report": "core.report",
     "build_report": "core.report",
     # CSV for spreadsheets

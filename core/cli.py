@@ -45,6 +45,8 @@ PROG = "calibscope"
 ENGINES = ("memory", "stream", "dask")
 
 EXIT_OK = 0
+#: ``calibscope check``: the gate failed (the data say the model is not calibrated enough).
+EXIT_FAILED = 1
 #: An unexpected failure (a bug): one line, and the traceback with --debug.
 EXIT_INTERNAL = 1
 EXIT_ERROR = 2
@@ -124,7 +126,7 @@ def _main(argv: list[str]) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
-    return EXIT_OK
+    return getattr(args, "exit_code", EXIT_OK)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -152,17 +154,21 @@ def check_output(args: argparse.Namespace) -> None:
     _Failure
         Naming the output and the input it would overwrite.
     """
-    if not getattr(args, "output", None):
-        return
-    out = Path(args.output)
-    if out.is_dir():
-        raise _Failure(f"-o {args.output} is a folder; give the name of the file to write.")
-    for given in (args.file, getattr(args, "labels", None)):
-        if given and _is_input(out, str(given)):
-            raise _Failure(
-                f"-o {args.output} would overwrite the input {given}; write the output to "
-                "another file."
-            )
+    for flag, given_out in (
+        ("-o", getattr(args, "output", None)),
+        ("--junit", getattr(args, "junit", None)),
+    ):
+        if not given_out:
+            continue
+        out = Path(given_out)
+        if out.is_dir():
+            raise _Failure(f"{flag} {given_out} is a folder; give the name of the file to write.")
+        for given in (args.file, getattr(args, "labels", None)):
+            if given and _is_input(out, str(given)):
+                raise _Failure(
+                    f"{flag} {given_out} would overwrite the input {given}; write the output to "
+                    "another file."
+                )
 
 
 def _is_input(out: Path, given: str) -> bool:
@@ -858,6 +864,76 @@ def _run_report(args: argparse.Namespace) -> str:
     return report.to_json() if as_json else report.to_html()
 
 
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
+    from core.calibration_tests import TESTS
+
+    _add_metrics_arguments(cmd)
+    cmd.add_argument(
+        "--max-ece",
+        "--max-error",
+        dest="max_error",
+        type=float,
+        required=True,
+        metavar="X",
+        help="largest acceptable upper bound of the estimator's bootstrap interval",
+    )
+    cmd.add_argument(
+        "--test", choices=TESTS.names(), help="also fail when this calibration test rejects"
+    )
+    cmd.add_argument("--alpha", type=float, default=0.05, help="level of --test (0.05)")
+    cmd.add_argument(
+        "--test-resamples",
+        type=_size("test resamples", 1, MAX_RESAMPLES),
+        default=1000,
+        metavar="R",
+        help="resampling tests (1000)",
+    )
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=30,
+        metavar="N",
+        help="groups with fewer rows are skipped (30)",
+    )
+    cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+
+
+def _run_check(args: argparse.Namespace) -> str:
+    from core.gate import check_calibration
+
+    if args.engine != "memory":
+        raise _Failure("check reads the rows in memory; leave out --engine.")
+    pred = _load(args)
+    parts = _select_models(pred, args.model)
+    if args.model is not None:
+        pred = parts[0][1]
+    _step(args, f"checking {pred.n:,} rows")
+    result = check_calibration(
+        pred,
+        max_error=args.max_error,
+        config=_config(args, pred.n_classes),
+        test=args.test,
+        alpha=args.alpha,
+        test_options={"n_resamples": args.test_resamples},
+        min_group_rows=args.min_group_rows,
+    )
+    if args.junit:
+        write_atomically(Path(args.junit), result.to_junit())
+    args.exit_code = EXIT_OK if result.passed else EXIT_FAILED
+    if args.json:
+        return records.dumps(result.to_record())
+    lines = [result.summary]
+    if len(result.rows) > 1:
+        lines += [
+            f"  {r.status.upper():7} {r.scope} (n = {r.n:,}): {r.reason}" for r in result.rows
+        ]
+    return "\n".join(lines) + "\n"
+
+
 #: name -> (help, add_arguments(parser), run(args) -> text)
 COMMANDS: dict[
     str,
@@ -878,6 +954,11 @@ COMMANDS: dict[
         "A self-contained HTML report (figures, tables, every parameter) or JSON of every number.",
         _add_report_arguments,
         _run_report,
+    ),
+    "check": (
+        "A calibration gate for CI: exit 0 when the error's upper bound is at most --max-ece, 1 if not.",
+        _add_check_arguments,
+        _run_check,
     ),
 }
 
