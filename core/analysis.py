@@ -364,7 +364,8 @@ class ReliabilityAnalysis:
         dict
             ``headline`` (estimator, lens, binning, ``n_bins``, norm, value, interval,
             per-component values, details), ``metrics`` (one dict per row of
-            :attr:`metrics`) and ``bins`` (per component: name, weight, bin table rows).
+            :attr:`metrics`), ``bins`` (per component: name, weight, bin table rows) and
+            ``brier_decomposition`` (its terms, or None).
         """
         head = self.headline
         boot = self.headline_interval
@@ -387,6 +388,9 @@ class ReliabilityAnalysis:
                 {"component": c.name, "weight": c.weight, "rows": c.to_frame().to_dict("records")}
                 for c in self.components
             ],
+            "brier_decomposition": (
+                None if self.brier_decomposition is None else self.brier_decomposition.to_record()
+            ),
         }
 
     @property
@@ -406,6 +410,17 @@ class ReliabilityAnalysis:
         if not frames:
             return pd.DataFrame(columns=["component", "bin"])
         return pd.concat(frames, ignore_index=True)
+
+
+def brier_caption(analysis: ReliabilityAnalysis) -> str:
+    """One sentence on the Brier decomposition of an analysis: its bins and its identity."""
+    d = analysis.brier_decomposition
+    where = "the P(y=1) bins" if analysis.binary else "each class's bins, summed over classes"
+    return (
+        f"Murphy's decomposition on {where} ({d.binning}, {d.n_bins} bins): Brier = REL − RES "
+        "+ UNC + within-bin variance + within-bin covariance, exactly; the two within-bin "
+        "terms (Stephenson, Coelho & Jolliffe 2008) vanish when every bin holds one score."
+    )
 
 
 def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:

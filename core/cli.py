@@ -611,6 +611,13 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             interval = "" if _missing(row.low) else f"[{_fmt(row.low)}, {_fmt(row.high)}]"
             table.append((row.label, _fmt(row.value), interval, row.note or ""))
         lines.extend(_columns(table))
+        d = analysis.brier_decomposition
+        if d is not None:
+            lines.append(
+                f"  Brier decomposition ({d.binning}, {d.n_bins} bins): {_fmt(d.brier)} = "
+                f"REL {_fmt(d.reliability)} − RES {_fmt(d.resolution)} + UNC {_fmt(d.uncertainty)}"
+                f" + within-bin {_fmt(d.within_bin_variance)} {_signed(d.within_bin_covariance)}"
+            )
         if name is not None:
             lines.extend(_finding_lines(_value_findings(part), indent="  "))
     shown = pred.lint.findings if not pred.models else _load_findings(pred)
@@ -619,6 +626,10 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
         lines.append("data checks:")
         lines.extend(_finding_lines(shown, indent="  "))
     return "\n".join(lines) + "\n"
+
+
+def _signed(x: float) -> str:
+    return f"− {_fmt(-x)}" if x < 0 else f"+ {_fmt(x)}"
 
 
 def _value_findings(pred: Any) -> list:

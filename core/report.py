@@ -35,7 +35,7 @@ import pandas as pd
 
 from core import records
 from core._files import write_atomically
-from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
+from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
 from core.calibration_tests import (
     TEST_RESAMPLES,
     TESTS,
@@ -311,6 +311,9 @@ class Report:
             "intervals of the observed frequency.</p>"
         )
         out.append(_table(a.bin_table))
+        if a.brier_decomposition is not None:
+            out.append(f"<h3>Brier score decomposition</h3><p>{_esc(brier_caption(a))}</p>")
+            out.append(_table(a.brier_decomposition.to_frame()))
         if m.test is not None:
             t = m.test
             bound = " (an upper bound)" if t.pvalue_is_bound else ""
