@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "core.errors",
     "EstimationError": "core.errors",
     "FitError": "core.errors",
+    "ExportError": "core.errors",
     "Registry": "core.registry",
     # data
     "Predictions": "core.data",

@@ -818,6 +818,17 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="resampling tests (1000)",
     )
     cmd.add_argument(
+        "--figures",
+        metavar="DIR",
+        help="also write every figure as PNG and SVG files in DIR (needs kaleido and Chromium)",
+    )
+    cmd.add_argument(
+        "--figure-format",
+        choices=("png", "svg", "both"),
+        default="both",
+        help="image format of --figures (both)",
+    )
+    cmd.add_argument(
         "--diagram",
         action="append",
         choices=DIAGRAMS.names(from_analysis=False),
@@ -857,6 +868,7 @@ def _run_report(args: argparse.Namespace) -> str:
             test=None if args.test == "none" else args.test,
             test_options={"n_resamples": args.test_resamples},
         )
+        _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()
     pred = _load(args)
     parts = _select_models(pred, args.model)
@@ -872,7 +884,16 @@ def _run_report(args: argparse.Namespace) -> str:
         labels_source=args.labels,
         diagrams=tuple(args.diagram),
     )
+    _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()
+
+
+def _write_figures(args: argparse.Namespace, report: Any) -> None:
+    if not args.figures:
+        return
+    formats = ("png", "svg") if args.figure_format == "both" else (args.figure_format,)
+    _step(args, f"writing the figures to {args.figures}")
+    report.write_figures(args.figures, formats)
 
 
 # ---------------------------------------------------------------------------------------------

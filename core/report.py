@@ -15,9 +15,10 @@ frozen :class:`Report`.
   ``calibscope compare --json``) and the versions of plotly and calibscope added.
 - :meth:`Report.write` picks the format from the suffix (``.html``/``.htm`` or ``.json``).
 
-PNG figures are not exported: with plotly 7 that needs kaleido ≥ 1 driving a Chrome or
-Chromium binary, an optional dependency this package does not require. Every figure of the
-HTML report has the Plotly toolbar's client-side "download as PNG" button instead.
+- :meth:`Report.write_figures` writes every figure as PNG and SVG files (Plotly's kaleido ≥ 1
+  driving a Chrome or Chromium browser, the optional ``figures`` extra; without them it
+  raises :class:`core.errors.ExportError` saying what to install). Every figure of the HTML
+  report also has the Plotly toolbar's client-side "download as PNG" button.
 """
 
 from __future__ import annotations
@@ -229,6 +230,32 @@ class Report:
             )
             out.append(("Metrics with intervals", metric_forest_figure(self.comparison)))
         return out
+
+    def write_figures(
+        self, folder: str | Path, formats: tuple[str, ...] = ("png", "svg")
+    ) -> list[Path]:
+        """Write every figure of :meth:`figures` as image files named after its caption.
+
+        Parameters
+        ----------
+        folder : str or Path
+            Where to write (created if missing).
+        formats : tuple of str
+            Some of ``"png"``, ``"svg"``.
+
+        Returns
+        -------
+        list of Path
+            The files written.
+
+        Raises
+        ------
+        core.errors.ExportError
+            Without kaleido or a Chrome/Chromium browser (the message says what to install).
+        """
+        from core.figures.export import write_figures
+
+        return write_figures(self.figures(), folder, formats)
 
     def to_html(self) -> str:
         """Return the report as one self-contained HTML document.
