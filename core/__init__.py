@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "LintFinding": "core.data",
     "LintReport": "core.data",
     "load_predictions": "core.data",
+    "load_models": "core.data",
     "ColumnError": "core.data",
     "read_table": "core.data",
     "combine_models": "core.data",

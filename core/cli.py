@@ -118,6 +118,10 @@ def _main(argv: list[str]) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    if isinstance(getattr(args, "file", None), list):
+        # several files are several models; args.file names them as given
+        args.files = args.file
+        args.file = args.files[0] if len(args.files) == 1 else " + ".join(args.files)
     check_output(args)
     with Progress(sys.stderr) as progress:
         args.progress = progress
@@ -163,7 +167,7 @@ def check_output(args: argparse.Namespace) -> None:
         out = Path(given_out)
         if out.is_dir():
             raise _Failure(f"{flag} {given_out} is a folder; give the name of the file to write.")
-        for given in (args.file, getattr(args, "labels", None)):
+        for given in (*getattr(args, "files", [args.file]), getattr(args, "labels", None)):
             if given and _is_input(out, str(given)):
                 raise _Failure(
                     f"{flag} {given_out} would overwrite the input {given}; write the output to "
@@ -328,7 +332,13 @@ _EPILOG = (
 
 
 def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("file", metavar="FILE", help="predictions: CSV or Parquet")
+    cmd.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="+",
+        help="predictions: CSV or Parquet; several files are several models (one per file, "
+        "named after it, sharing --labels)",
+    )
     cmd.add_argument(
         "--labels", metavar="FILE", help="separate labels file (one label per row, same order)"
     )
@@ -400,6 +410,12 @@ def _load_options(args: argparse.Namespace) -> Any:
 @contextlib.contextmanager
 def _runner(args: argparse.Namespace) -> Iterator[Any]:
     """Yield the stream or Dask runner of ``--engine`` (a Dask client open meanwhile)."""
+    if len(getattr(args, "files", ())) > 1:
+        raise _Failure(
+            f"--engine {args.engine} reads one dataset (a file, a folder or a glob of its parts), "
+            "not one file per model; leave out --engine to compare the files as models, or give "
+            "the parts as a folder or a quoted glob."
+        )
     load = _load_options(args)
     _step(args, f"reading {args.file} (--engine {args.engine})")
     if args.engine == "stream":
@@ -439,14 +455,16 @@ def _label_column(text: str | None) -> str | int | None:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from core.data import load_predictions
+    from core.data import load_models, load_predictions
 
+    files = getattr(args, "files", [args.file])
     _step(args, f"loading {args.file}")
     prob_columns = None
     if args.prob_columns:
         prob_columns = [c.strip() for c in args.prob_columns.split(",") if c.strip()]
-    pred = load_predictions(
-        args.file,
+    load, source = (load_predictions, files[0]) if len(files) == 1 else (load_models, files)
+    pred = load(
+        source,
         labels=args.labels,
         prob_columns=prob_columns,
         label_column=_label_column(args.label_column),
