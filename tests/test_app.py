@@ -377,3 +377,39 @@ def test_cifar_headerless_upload_with_labels_file():
     expected = calibration_error(pred.probs, pred.labels, n_bins=15)
     tile = next(m for m in at.metric if "Plug-in" in m.label)
     assert tile.value == f"{expected.value:.4f}"
+
+
+def test_several_files_are_several_models_sharing_one_labels_file():
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 200)
+    matrices = {m: rng.dirichlet(np.ones(3), 200) for m in ("resnet", "vgg")}
+
+    def csv(a: np.ndarray) -> bytes:
+        return pd.DataFrame(a).to_csv(index=False, header=False, float_format="%.12f").encode()
+
+    at = _app().run()
+    at.toggle(key="upload_several").set_value(True).run()
+    at.file_uploader(key="upload_models").set_value(
+        [(f"{m}.csv", csv(a), "text/csv") for m, a in matrices.items()]
+    )
+    at.file_uploader(key="upload_labels").set_value(
+        ("labels.csv", "\n".join(map(str, y)).encode(), "text/csv")
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    pred = at.session_state["predictions"]
+    assert pred.models == ("resnet", "vgg") and pred.n == 400
+    assert [m.value for m in at.metric if m.label == "Models"] == ["2"]
+    # one file with other rows is named, and the data loaded before stays
+    at.file_uploader(key="upload_models").set_value(
+        [
+            ("resnet.csv", csv(matrices["resnet"]), "text/csv"),
+            ("short.csv", csv(matrices["vgg"][:150]), "text/csv"),
+        ]
+    )
+    at.run()
+    (message,) = [plain(e.value) for e in at.error]
+    assert message.startswith("2 files (resnet.csv, short.csv) were not loaded: short.csv: ")
+    assert "150 rows" in message
+    assert at.session_state["predictions"].models == ("resnet", "vgg")
