@@ -835,6 +835,8 @@ def _tests(
             )  # fmt: skip
             continue
         note = r.method + (f" (± {r.mc_error:.2g} Monte-Carlo)" if r.mc_error else "")
+        if r.caveat:
+            note += f". {r.caveat}"
         rows.append(
             {"model": m, "test": test, "lens": r.lens, "statistic": float(r.statistic),
              "pvalue": float(r.pvalue), "bound": bool(r.pvalue_is_bound), "note": note}

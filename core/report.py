@@ -49,9 +49,10 @@ from core.errors import CalibscopeError, ConfigError
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
-#: The test of a report unless another is asked for: a linear-time kernel test with an
-#: asymptotic p-value, valid for any number of classes and quick on large files.
-DEFAULT_TEST = "skce-ul-asymptotic"
+#: The test of a report (and of the Compare page) unless another is asked for: the block SKCE
+#: test — linear time (blocks of at most 100 rows), an asymptotic normal p-value, any number
+#: of classes on the canonical lens, and the power the linear test lacks (docs/tests.md).
+DEFAULT_TEST = "skce-block"
 
 _PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 _STYLE = """
@@ -348,7 +349,9 @@ class Report:
             out.append(
                 f"<p>Null hypothesis: the predictions are calibrated. Statistic "
                 f"{_num(t.statistic)}, p-value {_num(t.pvalue)}{bound}; lens {_esc(t.lens)}. "
-                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}</p>"
+                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}"
+                + (f" <b>Read with care:</b> {_esc(t.caveat)}" if t.caveat else "")
+                + "</p>"
             )
         elif m.test_error is not None:
             out.append(f"<p>The calibration test did not run: {_esc(m.test_error)}</p>")

@@ -313,3 +313,32 @@ def test_paper_figure2_type_ii_errors():
     )
     err = float((sim.pvalues["skce-ul-asymptotic"] > 0.05).mean())
     assert abs(err - 0.8146) < 4 * np.sqrt(0.8146 * 0.1854 / 800)
+
+
+def test_low_power_and_vacuous_tests_say_so_beside_their_p_values():
+    from core.calibration_tests import TESTS, calibration_test
+
+    rng = np.random.default_rng(12)
+    p = rng.uniform(0.05, 0.95, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    bound = calibration_test(p, y, test="skce-bound-b", lens="binary")
+    assert bound.pvalue == 1.0 and bound.caveat.startswith("Vacuous here")
+    linear = calibration_test(p, y, test="skce-ul-asymptotic", lens="binary")
+    assert linear.caveat == TESTS.get("skce-ul-asymptotic").power and "Low power" in linear.caveat
+    block = calibration_test(p, y, test="skce-block", lens="binary")
+    assert block.caveat == ""
+    # only the tests with a stated weakness carry one
+    assert {t.name for t in TESTS if t.power} == {
+        "skce-bound-b", "skce-bound-uq", "skce-bound-ul", "skce-ul-asymptotic"
+    }  # fmt: skip
+
+
+def test_the_headline_test_has_power_on_a_visibly_miscalibrated_model():
+    from core.calibration_tests import calibration_test
+    from core.report import DEFAULT_TEST
+
+    rng = np.random.default_rng(13)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < np.clip(p - 0.06, 0, 1)).astype(int)  # ECE ≈ 0.06
+    assert DEFAULT_TEST == "skce-block"
+    assert calibration_test(p, y, test=DEFAULT_TEST).pvalue < 1e-3
