@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 PREDICTIONS = "predictions"
 DIGEST = "predictions_digest"
 SOURCE = "predictions_source"
+#: The lens a newly loaded file opens on, set on the next draw of the sidebar.
+_PENDING_LENS = "_pending_lens"
+_LENS_NOTE = "_lens_note"
 #: Widget key of the model picker (a URL parameter, like the analysis options).
 MODEL = "model"
 ALL_MODELS = "All rows"
@@ -75,9 +78,47 @@ def set_predictions(predictions: Predictions, *, source: str) -> None:
     source : str
         What it came from, shown to the user (file name or sample name).
     """
+    lens = _lens_for(all_predictions(), predictions)
+    if lens is not None:
+        st.session_state[_PENDING_LENS] = lens
     st.session_state[PREDICTIONS] = predictions
     st.session_state[DIGEST] = predictions.digest
     st.session_state[SOURCE] = source
+
+
+def natural_lens(predictions: Predictions | None) -> str:
+    """The lens a file opens on: binary for one P(y=1) column or two classes, else top-label."""
+    if predictions is not None and (predictions.binary or predictions.n_classes == 2):
+        return "binary"
+    return "top-label"
+
+
+def _lens_for(before: Predictions | None, after: Predictions) -> str | None:
+    """The lens to switch to when ``after`` replaces ``before`` (None: keep the user's)."""
+    current = st.session_state.get("lens")
+    if current is None and "lens" in st.query_params:
+        return None  # the link sets the lens
+    new = natural_lens(after)
+    if current is None or current == natural_lens(before):
+        return new if new != current else None
+    if current == "binary" and new != "binary":
+        # the binary lens needs two classes: fall back, and say so when the lens is drawn
+        st.session_state[_LENS_NOTE] = (
+            f"The binary lens needs two classes; this file has {after.n_classes}, so the "
+            f"analysis uses the {new} lens."
+        )
+        return new
+    return None
+
+
+def apply_pending_lens() -> None:
+    """Set the lens chosen by :func:`set_predictions`, before the lens widget is drawn."""
+    lens = st.session_state.pop(_PENDING_LENS, None)
+    if lens is not None:
+        st.session_state["lens"] = lens
+    note = st.session_state.pop(_LENS_NOTE, None)
+    if note is not None:
+        st.toast(note, icon=":material/swap_horiz:")
 
 
 def clear_predictions() -> None:

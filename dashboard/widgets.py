@@ -278,6 +278,7 @@ def analysis_controls() -> None:
     from core.lenses import LENSES
 
     d = state.config_defaults()
+    state.apply_pending_lens()
     _config_select(
         "Lens",
         "lens",
