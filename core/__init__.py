@@ -52,6 +52,11 @@ _EXPORTS: dict[str, str] = {
     "EstimatorInfo": "core.estimators",
     "CalibrationErrorResult": "core.calibration",
     "calibration_error": "core.calibration",
+    # library conventions
+    "CONVENTIONS": "core.conventions",
+    "ConventionInfo": "core.conventions",
+    "PeerTable": "core.conventions",
+    "peer_table": "core.conventions",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",

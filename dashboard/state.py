@@ -59,6 +59,7 @@ CONFIG_KEYS = (
     "confidence_level",
     "interval_method",
     "consistency_band",
+    "convention",
 )
 
 
