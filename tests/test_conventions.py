@@ -15,7 +15,6 @@ from conventions_reference import (
     EDGE_P,
     EDGE_Y,
     FIXTURE,
-    _top,
     case_key,
     datasets,
     fits,

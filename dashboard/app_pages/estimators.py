@@ -7,13 +7,13 @@ import dataclasses
 import streamlit as st
 
 from core.analysis import bootstrap_mode
+from core.conventions import peer_table
 from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
 from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,
 )
-from core.conventions import peer_table
 from dashboard import cache, state, widgets
 from dashboard.text import literal
 
