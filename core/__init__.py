@@ -58,6 +58,11 @@ _EXPORTS: dict[str, str] = {
     "DIAGRAMS": "core.diagrams",
     "DiagramInfo": "core.diagrams",
     "reliability_diagram": "core.diagrams",
+    # library conventions
+    "CONVENTIONS": "core.conventions",
+    "ConventionInfo": "core.conventions",
+    "PeerTable": "core.conventions",
+    "peer_table": "core.conventions",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",

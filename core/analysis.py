@@ -24,6 +24,7 @@ from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
 from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.consistency_bands import BandStats, ConsistencyBand
+from core.conventions import CONVENTIONS
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.intervals import (
@@ -128,6 +129,11 @@ class AnalysisConfig:
         Add each component's consistency band (:func:`core.consistency_bands.
         consistency_band`, ``CONSISTENCY_BAND_RESAMPLES`` outcome redraws at ``level``,
         seeded by ``seed``); strings such as ``"false"`` are accepted.
+    convention : str, default="calibscope"
+        Whose bins the binned estimators, the bin table, the intervals and the band read:
+        a name in :data:`core.conventions.CONVENTIONS`; a library's convention must have
+        the estimator, norm, binning and lens (the metrics table then lists the binned
+        estimators that library has).
 
     Raises
     ------
@@ -150,6 +156,7 @@ class AnalysisConfig:
     consistency_band: bool = True
     bootstrap: str = "auto"
     kernel_sample: int = 5000
+    convention: str = "calibscope"
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -197,6 +204,12 @@ class AnalysisConfig:
                 raise ConfigError("class_weights must be non-negative numbers with a positive sum.")
             put("class_weights", tuple(float(v) for v in arr / arr.sum()))
         ESTIMATORS.check(self.estimator, lens=self.lens, norm=self.norm, binning=self.binning)
+        if ESTIMATORS.get(self.estimator).binned:
+            CONVENTIONS.get(self.convention).check(
+                estimator=self.estimator, norm=self.norm, binning=self.binning, lens=self.lens
+            )
+        else:
+            CONVENTIONS.get(self.convention)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the options as JSON-ready values (``norm`` as ``"1"``, ``"2"`` or ``"inf"``).
@@ -502,7 +515,13 @@ def cell_intervals(
     """
     from core.cells import cells_of
 
-    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    view = views.binned(
+        config.lens,
+        config.binning,
+        config.n_bins,
+        config.tie_policy,
+        convention=config.convention,
+    )
     names = SCORES.names() if scores else []
     rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in names}
     return intervals_from_cells(cells_of(view, rows), config, calls, known, notes, scores=scores)
@@ -608,11 +627,13 @@ def analyze(
     views = BinnedViews(p, y, names, config.class_weights)
     opts = {**config.calibration_options(), "class_names": names}
 
+    conv = CONVENTIONS.get(config.convention)
     calls = {
-        name: EstimatorCall.make(name, **opts)
+        name: EstimatorCall.make(name, **opts, convention=config.convention)
         for name in ESTIMATORS.binned_for(
             lens=config.lens, norm=config.norm, binning=config.binning
         )
+        if conv.native or conv.function(name, config.norm, config.binning)
     }
     if config.estimator not in calls:
         calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
@@ -791,7 +812,13 @@ def _component_tables(
     """Return the bin tables: the headline's bins for a binned headline, else the config's binning."""
     if LENSES.get(config.lens).kernel_only:
         return ()
-    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    view = views.binned(
+        config.lens,
+        config.binning,
+        config.n_bins,
+        config.tie_policy,
+        convention=config.convention,
+    )
     comps = list(view.components)
     if "b_star" in headline.details:  # the sweep's own number of bins, per component
         b = headline.details["b_star"]

@@ -120,6 +120,7 @@ class EstimatorCall:
     class_weights: tuple[float, ...] | None
     class_names: tuple[str, ...] | None
     options: Mapping[str, Any]
+    convention: str = "calibscope"
 
     @classmethod
     def make(
@@ -133,14 +134,20 @@ class EstimatorCall:
         tie_policy: str = "split",
         class_weights: ArrayLike | None = None,
         class_names: tuple[str, ...] | None = None,
+        convention: str = "calibscope",
         **options: Any,
     ) -> EstimatorCall:
         """Validate an estimator's choices (the one :class:`~core.errors.ConfigError`).
 
         Parameters are those of :func:`calibration_error`.
         """
+        from core.conventions import CONVENTIONS
+
         info = ESTIMATORS.get(estimator)
         filled = info.check(lens=lens, norm=norm, binning=binning, options=options)
+        CONVENTIONS.get(convention).check(
+            estimator=estimator, norm=check_norm(norm), binning=binning, lens=lens
+        )
         weights = None if class_weights is None else tuple(np.asarray(class_weights, float).ravel())
         return cls(
             info,
@@ -152,7 +159,21 @@ class EstimatorCall:
             weights,
             None if class_names is None else tuple(class_names),
             filled,
+            convention,
         )
+
+    @property
+    def native(self) -> bool:
+        """Whether the bins are Calibscope's own (no library convention)."""
+        from core.conventions import CONVENTIONS
+
+        return CONVENTIONS.get(self.convention).native
+
+    def combine(self) -> Any:
+        """How per-component values aggregate (the estimator's rule, or the convention's)."""
+        from core.conventions import CONVENTIONS
+
+        return CONVENTIONS.get(self.convention).combine_for(self.info)
 
     def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
         """Return the estimate on validated arrays.
@@ -160,6 +181,10 @@ class EstimatorCall:
         ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
         (:func:`core._validation.as_probs`).
         """
+        if not self.native:  # a library's bins: through the views, which bin as it does
+            from core.binned_view import BinnedViews
+
+            return self.run_on(BinnedViews(p, y, self.class_names, self.class_weights), rng)
         return self.info.func(
             p,
             y,
@@ -178,9 +203,16 @@ class EstimatorCall:
         """Return the estimate on a data set's shared views (binned estimators reuse its bins)."""
         if self.info.binned and self.info.statistics != "rows":
             view = views.binned(
-                self.lens, self.binning, self.n_bins, self.tie_policy, self.view_weights
+                self.lens,
+                self.binning,
+                self.n_bins,
+                self.tie_policy,
+                self.view_weights,
+                convention=self.convention,
             )
-            return estimate_binned(self.info, view, self.norm, check_rng(rng), self.options)
+            return estimate_binned(
+                self.info, view, self.norm, check_rng(rng), self.options, self.combine()
+            )
         return self.run(views.probs, views.labels, rng)
 
     @property
@@ -220,6 +252,7 @@ def calibration_error(
     class_weights: ArrayLike | None = None,
     class_names: tuple[str, ...] | None = None,
     seed: int | np.random.Generator | None = None,
+    convention: str = "calibscope",
     **options: Any,
 ) -> CalibrationErrorResult:
     """Estimate the calibration error of probabilistic predictions.
@@ -249,6 +282,11 @@ def calibration_error(
         Component names for the classwise lens.
     seed : int, Generator or None
         Randomness of random estimators (``None`` means seed 0).
+    convention : str, default "calibscope"
+        Whose bins: a name in :data:`core.conventions.CONVENTIONS` (``calibscope``,
+        ``sklearn``, ``netcal``, ``torchmetrics``, ``uncertainty-calibration``,
+        ``relplot``); a library's convention reproduces that library's value exactly and
+        raises :class:`~core.errors.ConfigError` naming what it offers otherwise.
     **options
         Estimator-specific options (e.g. ``n_resamples`` for ℓ1 debiased, ``max_bins`` for
         the sweep); unknown options raise :class:`~core.errors.ConfigError`.
@@ -280,6 +318,7 @@ def calibration_error(
         tie_policy=tie_policy,
         class_weights=class_weights,
         class_names=class_names,
+        convention=convention,
         **options,
     )
     # binary P(y=1) stays a vector: the lenses read it without the [1 − p, p] matrix

@@ -508,6 +508,7 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
     from core.binning import BINNINGS
+    from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
     from core.intervals import INTERVAL_METHODS
     from core.lenses import LENSES
@@ -532,6 +533,12 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
             "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
         )
     cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
+    cmd.add_argument(
+        "--convention",
+        choices=CONVENTIONS.names(),
+        default="calibscope",
+        help="whose bins: calibscope's or a library's, reproducing its value (calibscope)",
+    )
     cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
     cmd.add_argument(
         "--resamples",
@@ -569,6 +576,7 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
         n_resamples=args.resamples,
         confidence_level=args.confidence_level,
         interval_method=getattr(args, "interval_method", "wilson"),
+        convention=getattr(args, "convention", "calibscope"),
     )
 
 
@@ -611,7 +619,16 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
         "config: "
         + ", ".join(
             f"{k}={cfg[k]}"
-            for k in ("lens", "binning", "n_bins", "norm", "estimator", "tie_policy", "seed")
+            for k in (
+                "lens",
+                "binning",
+                "n_bins",
+                "norm",
+                "estimator",
+                "tie_policy",
+                "convention",
+                "seed",
+            )
         )
         + f", n_resamples={config.n_resamples}, confidence_level={config.confidence_level:g}"
     )

@@ -62,6 +62,7 @@ CONFIG_KEYS = (
     "confidence_level",
     "interval_method",
     "consistency_band",
+    "convention",
 )
 
 

@@ -274,6 +274,7 @@ def model_picker() -> None:
 def analysis_controls() -> None:
     """Render the shared analysis options in the sidebar."""
     from core.binning import BINNINGS
+    from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
     from core.lenses import LENSES
 
@@ -316,6 +317,15 @@ def analysis_controls() -> None:
         key="n_bins",
     )
     bins_suggestion()
+    _config_select(
+        "Bins as in",
+        "convention",
+        CONVENTIONS.names(),
+        d["convention"],
+        _labels(CONVENTIONS),
+        "Calibscope's bins, or a library's (edges, closed side, clipping, float32, the "
+        "extra bin for 1.0) so the value equals what that library reports on this data.",
+    )
     _config_select(
         "Norm",
         "norm",

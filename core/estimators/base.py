@@ -396,6 +396,7 @@ def estimate_binned(
     norm: float,
     rng: np.random.Generator | int,
     options: Mapping[str, Any],
+    combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] | None = None,
 ) -> Estimate:
     """Evaluate a binned estimator on one sample: its kernel on a batch of one.
 
@@ -411,6 +412,9 @@ def estimate_binned(
         Randomness of a random estimator.
     options : mapping
         Its options, defaults filled in (:meth:`EstimatorInfo.check`).
+    combine : callable, optional
+        How per-component values aggregate; default the entry's ``combine`` (a library
+        convention may clip each component first, :mod:`core.conventions`).
 
     Returns
     -------
@@ -428,7 +432,7 @@ def estimate_binned(
         for key, arr in more.items():
             extras.setdefault(key, []).append(arr[0])
     weights = np.asarray(view.weights, dtype=np.float64)
-    value = float(info.combine(signed[None, :], weights, norm)[0])
+    value = float((combine or info.combine)(signed[None, :], weights, norm)[0])
     arrays = {k: np.asarray(v) for k, v in extras.items()}
     component_values, bins, details = info.describe(info, signed, arrays, view, norm, options)
     return Estimate(value, view.names, component_values, bins, details)

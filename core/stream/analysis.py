@@ -689,6 +689,11 @@ def check_stream_config(config: AnalysisConfig) -> None:
             "The exact bootstrap resamples rows, which a stream does not keep; use "
             "bootstrap='cells' (or 'auto') for intervals from the cell bootstrap."
         )
+    if config.convention != "calibscope":
+        raise ConfigError(
+            f"The {config.convention!r} convention bins in memory only: analyse the file "
+            "with --engine memory, or use convention='calibscope' on a stream."
+        )
 
 
 __all__ = [
