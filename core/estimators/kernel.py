@@ -964,6 +964,7 @@ def _kernel_estimate(
 
 _KERNEL_META = {
     "family": "kernel",
+    "default_lens": "canonical",
     "norms": None,
     "lenses": ("canonical", "binary", "top-label", "classwise"),
 }
