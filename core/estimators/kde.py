@@ -228,6 +228,7 @@ def _deviation(ratio: np.ndarray, f: np.ndarray, one_d: bool, norm: float) -> tu
     norms=ALL_NORMS,
     lenses=("canonical", "binary", "top-label", "classwise"),
     default_lens="canonical",
+    quantity="ℓp calibration error by a leave-one-out kernel regression (experimental)",
     options={"bandwidth": "loo-mle", "max_exact_n": MAX_EXACT_N},
     check_option_values=_check_options,
 )
