@@ -438,7 +438,8 @@ def brier_caption(analysis: ReliabilityAnalysis) -> str:
 
 def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:
     d = result.details
-    parts = []
+    # a kernel number says its lens and what it measures (binned rows share the config's)
+    parts = [] if call.info.binned else [f"lens {call.lens}", call.info.quantity]
     if "b_star" in d:
         parts.append(f"b* = {d['b_star']}")
     if "signed_square" in d:
@@ -776,10 +777,10 @@ def kernel_estimates(
             call = EstimatorCall.make(name, **opts)
             values[name] = call.run(p, y, config.seed).value
         except CalibscopeError as exc:
-            values[name], notes[name] = math.nan, str(exc)
+            values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
         notes[name] = (
-            f"kernel estimator {where}not on the ℓp scale of the binned rows; intervals on the "
+            f"lens {config.lens}; {info.quantity}; kernel estimator {where}intervals on the "
             "Estimators page"
         )
     return values, notes

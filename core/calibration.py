@@ -130,7 +130,7 @@ class EstimatorCall:
         binning: str = "equal-width",
         n_bins: int = 15,
         norm: float | str = 1,
-        lens: str = "top-label",
+        lens: str | None = None,
         tie_policy: str = "split",
         class_weights: ArrayLike | None = None,
         class_names: tuple[str, ...] | None = None,
@@ -139,11 +139,13 @@ class EstimatorCall:
     ) -> EstimatorCall:
         """Validate an estimator's choices (the one :class:`~core.errors.ConfigError`).
 
-        Parameters are those of :func:`calibration_error`.
+        Parameters are those of :func:`calibration_error`; ``lens=None`` is the
+        estimator's :attr:`~core.estimators.base.EstimatorInfo.default_lens`.
         """
         from core.conventions import CONVENTIONS
 
         info = ESTIMATORS.get(estimator)
+        lens = info.lens_or_default(lens)
         filled = info.check(lens=lens, norm=norm, binning=binning, options=options)
         CONVENTIONS.get(convention).check(
             estimator=estimator, norm=check_norm(norm), binning=binning, lens=lens
@@ -247,7 +249,7 @@ def calibration_error(
     binning: str = "equal-width",
     n_bins: int = 15,
     norm: float | str = 1,
-    lens: str = "top-label",
+    lens: str | None = None,
     tie_policy: str = "split",
     class_weights: ArrayLike | None = None,
     class_names: tuple[str, ...] | None = None,
@@ -272,8 +274,12 @@ def calibration_error(
         Number of bins (≥ 1).
     norm : {1, 2, inf}, default 1
         The ℓp norm: 1 is the ECE, 2 the ℓ2 calibration error, inf the MCE.
-    lens : str, default "top-label"
+    lens : str, optional
         ``binary``, ``top-label``, ``classwise`` or (kernel estimators) ``canonical``.
+        None (the default) is the estimator's own default lens
+        (:attr:`~core.estimators.base.EstimatorInfo.default_lens`): ``top-label`` for the
+        binned estimators and MMCE, ``canonical`` for the SKCE and KDE estimators. The
+        result's ``lens`` says which was used.
     tie_policy : {"split", "keep"}, default "split"
         Equal-mass treatment of equal scores (see :mod:`core.binning`).
     class_weights : array_like, optional

@@ -517,7 +517,8 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument(
         "--lens",
         choices=LENSES.names(),
-        help="binary for one P(y=1) column or two classes, else top-label (default)",
+        help="default: binary for one P(y=1) column or two classes, else top-label; with a "
+        "kernel --estimator, that estimator's default lens (canonical for SKCE and KDE)",
     )
     cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
     cmd.add_argument(
@@ -563,14 +564,20 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
 
 def _config(args: argparse.Namespace, n_classes: int) -> Any:
     from core.analysis import AnalysisConfig
+    from core.estimators import ESTIMATORS
 
-    lens = args.lens or ("binary" if n_classes == 2 else "top-label")
+    estimator = getattr(args, "estimator", "plugin")
+    info = ESTIMATORS.get(estimator)
+    # no --lens: a kernel headline takes its estimator's default lens (the rule of
+    # calibration_error); a binned one the binary lens on two classes, else top-label
+    default = ("binary" if n_classes == 2 else "top-label") if info.binned else info.default_lens
+    lens = args.lens or default
     return AnalysisConfig(
         lens=lens,
         binning=args.binning,
         n_bins=args.bins,
         norm=args.norm,
-        estimator=getattr(args, "estimator", "plugin"),
+        estimator=estimator,
         tie_policy=args.tie_policy,
         seed=args.seed,
         n_resamples=args.resamples,

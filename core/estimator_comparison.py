@@ -231,11 +231,7 @@ def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, st
 
 
 def _kernel_note(name: str, res: CalibrationErrorResult) -> str:
-    parts = []
-    if name.startswith("skce"):
-        parts.append("squared kernel calibration error (a different quantity from ℓp ECE)")
-    else:
-        parts.append("kernel distance of the confidence (a different quantity from ℓp ECE)")
+    parts = [ESTIMATORS.get(name).quantity]
     bw = res.details.get("bandwidth")
     if bw is not None:
         parts.append(f"bandwidth {bw:.3g}")

@@ -179,12 +179,12 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
     """
     out = []
     for info in ESTIMATORS:
-        if lens not in info.lenses:
+        if lens not in info.lenses or not (info.binned or kernels):
             continue
-        if info.binned:
-            out += [f"{info.name}@{norm_key(v)}" for v in info.norms or ()]
-        elif kernels:
+        if info.norms is None:
             out.append(info.name)
+        else:
+            out += [f"{info.name}@{norm_key(v)}" for v in info.norms]
     return out + SCORES.names()
 
 
@@ -616,6 +616,8 @@ def compare_models(
             values[m, s.key] = known[s.key] = float(res.value)
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
+            if not info.binned:  # a kernel number says its lens and what it measures
+                notes_by[m, s.key] = f"lens {call.lens}; {info.quantity}"
             boot_specs[s.key] = (s.name, o)
         if n_resamples and boot_specs:
             boots = bootstrap_many(

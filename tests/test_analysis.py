@@ -65,7 +65,7 @@ def test_metrics_equal_direct_calls(config):
 def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
     rows = analyze((p, y), AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
-    kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]
+    kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce", "kde"]
     binned = ESTIMATORS.names(binned=True)  # every registered binned estimator, in order
     assert binned[:4] == ["plugin", "label-binned", "debiased", "sweep"]
     assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
@@ -90,6 +90,14 @@ def test_kernel_rows_are_point_estimates_or_say_why_not():
     assert (
         np.isnan(table.loc["skce-uq", "low"]) and "Estimators page" in table.loc["skce-uq", "note"]
     )
+    # every kernel number shows its lens (the config's, given explicitly) beside it
+    for name in ("skce-uq", "mmce", "kde"):
+        assert table.loc[name, "note"].startswith("lens top-label; ")
+    kde = calibration_error(p, y, estimator="kde", lens="top-label", norm=1).value
+    assert table.loc["kde", "value"] == kde
+    # a kernel headline's row says its lens too
+    head = analyze((p, y), AnalysisConfig(estimator="skce-b", n_resamples=0))
+    assert head.metrics.set_index("metric").loc["skce-b", "note"].startswith("lens top-label")
     # identical predictions: the median heuristic has no bandwidth, and the row says so
     flat = np.full_like(p, 1.0 / p.shape[1])
     table = analyze((flat, y), AnalysisConfig(n_resamples=0)).metrics.set_index("metric")

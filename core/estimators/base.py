@@ -250,6 +250,18 @@ class EstimatorInfo(Entry):
         Per-component values, bins and details of one estimate.
     check_option_values : callable or None
         ``check(options) -> options``: validates option values (raises ConfigError).
+    default_lens : str
+        The lens used when a caller gives none (``lens=None``; an entry declared without
+        one takes ``"top-label"`` if it accepts it, else its first lens): ``"top-label"`` for the
+        binned estimators and MMCE (its definition), ``"canonical"`` for the SKCE and KDE
+        estimators (the full vector, as in their papers). The one rule of every entry
+        point (:func:`core.calibration.calibration_error`, the bootstrap, the CLI).
+    quantity : str
+        What a kernel estimator's number is, for the notes beside it in tables (empty
+        for binned estimators: the ℓp calibration error of their bins).
+    experimental : bool
+        Not yet checked against enough published numbers to be relied on; pages and
+        tables say so (its label and description carry the word).
     """
 
     family: str
@@ -264,8 +276,18 @@ class EstimatorInfo(Entry):
     combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = combine_lp
     describe: Describe = describe_plain
     check_option_values: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    default_lens: str = None  # type: ignore[assignment]  (None: set in __post_init__)
+    quantity: str = ""
+    experimental: bool = False
 
     def __post_init__(self) -> None:
+        if self.default_lens is None:  # top-label when accepted, else its first lens
+            own = "top-label" if "top-label" in self.lenses else self.lenses[0]
+            object.__setattr__(self, "default_lens", own)
+        if self.default_lens not in self.lenses:
+            raise ValueError(
+                f"default lens {self.default_lens!r} of {self.name} is not one of its lenses"
+            )
         if self.statistics not in STATISTICS:
             raise ValueError(f"unknown statistics {self.statistics!r} of {self.name}")
         if self.binned and self.kernel is None:
@@ -275,6 +297,10 @@ class EstimatorInfo(Entry):
     def binned(self) -> bool:
         """Whether the estimator bins the scores."""
         return self.family == "binned"
+
+    def lens_or_default(self, lens: str | None) -> str:
+        """Return ``lens``, or the estimator's :attr:`default_lens` for None."""
+        return self.default_lens if lens is None else lens
 
     @property
     def from_bins(self) -> bool:

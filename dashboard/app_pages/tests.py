@@ -235,3 +235,8 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
                 f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "
                 "curves for 10,000 data sets."
             )
+            for name, count in sim.not_applicable.items():
+                st.caption(
+                    f"{TESTS.get(name).label}: not applicable on {count} of {n_resamples} data "
+                    "sets (too few expected counts); its curve uses the others."
+                )
