@@ -181,9 +181,9 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
     for info in ESTIMATORS:
         if lens not in info.lenses:
             continue
-        if info.binned:
-            out += [f"{info.name}@{norm_key(v)}" for v in info.norms or ()]
-        elif kernels:
+        if info.binned and info.norms is not None:
+            out += [f"{info.name}@{norm_key(v)}" for v in info.norms]
+        elif info.binned or kernels:  # no norm; binned ones bootstrap cheaply
             out.append(info.name)
     return out + SCORES.names()
 
@@ -654,7 +654,12 @@ def compare_models(
     )
     for s in specs:
         info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-        if info is not None and info.binned:
+        if info is not None and info.own_binning is not None:
+            notes.append(
+                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+                "score), so it is not computed on the shared bins."
+            )
+        elif info is not None and info.binned:
             own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
             notes.append(
                 f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "

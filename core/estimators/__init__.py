@@ -5,6 +5,7 @@ add one import line per new module below.
 """
 
 from core.estimators import binned, kernel  # noqa: F401  (register plugin, label-binned, debiased, sweep; skce-*, mmce)
+from core.estimators import corp  # noqa: F401, E402  (registers mcb)
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,
