@@ -88,7 +88,7 @@ HISTOGRAM_BINS = 50
 
 
 def corp_groups(scores: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Distinct forecasts with their counts and numbers of positive outcomes.
+    """Return the distinct forecasts with their counts and numbers of positive outcomes.
 
     Parameters
     ----------
@@ -115,14 +115,14 @@ def corp_groups(scores: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, .
 
 
 def _fit(counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
-    """The CORP estimate at each group with a positive count (PAV of the mean outcomes)."""
+    """Return the CORP estimate of each group (PAV of the mean outcomes, weighted by count)."""
     return weighted_pav(positives / counts, counts)
 
 
 def decompose_from_stats(
     counts: np.ndarray, score_sums: np.ndarray, label_sums: np.ndarray
 ) -> tuple[float, float, float, float, np.ndarray]:
-    """MCB, DSC, UNC and the mean Brier score of one component from its tie groups.
+    """Return MCB, DSC, UNC and the mean Brier score of one component from its tie groups.
 
     Parameters
     ----------
@@ -165,7 +165,7 @@ def decompose_from_stats(
 def mcb_from_stats(
     counts: np.ndarray, score_sums: np.ndarray, label_sums: np.ndarray
 ) -> np.ndarray:
-    """CORP miscalibration of each row of a batch of discrete-bin statistics.
+    """Return the CORP miscalibration of each row of a batch of discrete-bin statistics.
 
     Parameters
     ----------
@@ -303,7 +303,7 @@ def _combine(values: list[tuple[float, ...]], weights: np.ndarray) -> tuple[floa
 def corp_decomposition(
     data: Any, labels: Any = None, *, lens: str = "binary", class_weights: Any = None
 ) -> CorpDecomposition:
-    """The CORP decomposition ``S = MCB − DSC + UNC`` of the mean Brier score.
+    """Decompose the mean Brier score as ``S = MCB − DSC + UNC`` (CORP).
 
     Parameters
     ----------
@@ -385,13 +385,16 @@ class CorpBand:
 
 
 def band_resamples(m: int) -> int:
-    """Resamples of a band over ``m`` distinct forecasts: :data:`BAND_RESAMPLES` within
-    :data:`BAND_WORK`, else ``BAND_WORK // m`` but at least :data:`BAND_MIN_RESAMPLES`."""
+    """Return the resamples of a band over ``m`` distinct forecasts.
+
+    :data:`BAND_RESAMPLES` within :data:`BAND_WORK`, else ``BAND_WORK // m`` but at least
+    :data:`BAND_MIN_RESAMPLES`.
+    """
     return max(BAND_MIN_RESAMPLES, min(BAND_RESAMPLES, BAND_WORK // max(m, 1)))
 
 
 def band_points(m: int, most: int = BAND_POINTS) -> np.ndarray:
-    """Indices of the distinct forecasts a band is read at: all, or ``most`` evenly in rank."""
+    """Return the distinct forecasts a band is read at: all, or ``most`` evenly in rank."""
     if m <= most:
         return np.arange(m)
     return np.unique(np.round(np.linspace(0, m - 1, most)).astype(np.intp))
@@ -423,7 +426,7 @@ def corp_band(
     points: np.ndarray | None = None,
     fitted: np.ndarray | None = None,
 ) -> CorpBand:
-    """Resampling band of the CORP curve (see the module docstring).
+    """Return a resampling band of the CORP curve (see the module docstring).
 
     Parameters
     ----------
@@ -538,7 +541,7 @@ class CorpComponent:
         return self.x[first], self.x[last], f[first]
 
     def curve(self) -> tuple[np.ndarray, np.ndarray]:
-        """The drawn curve: each block's ends at its value, joined block to block."""
+        """Return the drawn curve: each block's ends at its value, joined block to block."""
         lo, hi, v = self.blocks
         two = hi != lo
         xs = np.column_stack([lo, hi]).ravel()[np.column_stack([np.ones_like(two), two]).ravel()]
@@ -591,7 +594,7 @@ class CorpDiagram:
         return text + "." + "".join(" " + n for n in self.notes)
 
     def table(self) -> pd.DataFrame:
-        """The decomposition table (:meth:`CorpDecomposition.table`)."""
+        """Return the decomposition table (:meth:`CorpDecomposition.table`)."""
         return self.decomposition.table()
 
     def to_record(self) -> dict[str, Any]:

@@ -4,8 +4,9 @@ Importing this package imports every estimator module so that each registers its
 add one import line per new module below.
 """
 
-from core.estimators import binned, kernel  # noqa: F401  (register plugin, label-binned, debiased, sweep; skce-*, mmce)
-from core.estimators import corp  # noqa: F401, E402  (registers mcb)
+# noqa: F401 on each: imported to register plugin, label-binned, debiased, sweep, average;
+# skce-*, mmce; mcb
+from core.estimators import binned, corp, kernel  # noqa: F401
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,
