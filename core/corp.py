@@ -70,9 +70,10 @@ __all__ = [
 #: Resamples of each band (fixed, like the binned diagram's consistency band, so that the
 #: page's fast pass without a bootstrap draws the same band; the package's default is 100).
 BAND_RESAMPLES = 1000
-#: Distinct forecasts × resamples a band may cost: above, fewer resamples (at least
-#: :data:`BAND_MIN_RESAMPLES`, the package's default), each one a PAV over the distinct forecasts.
-BAND_WORK = 20_000_000
+#: Draws × resamples a band may cost (a resample draws ``n`` rows, or one count per distinct
+#: forecast when forecasts repeat, and runs a PAV over the distinct forecasts): above, fewer
+#: resamples, at least :data:`BAND_MIN_RESAMPLES` (the package's default).
+BAND_WORK = 5_000_000
 BAND_MIN_RESAMPLES = 100
 #: Most distinct forecasts a band is read at (evenly spaced in rank, ends included).
 BAND_POINTS = 400
@@ -384,13 +385,23 @@ class CorpBand:
     confidence_level: float
 
 
-def band_resamples(m: int) -> int:
-    """Return the resamples of a band over ``m`` distinct forecasts.
+def _rows_drawn(counts: np.ndarray) -> bool:
+    """Whether a band draws rows (most forecasts distinct) rather than a count per forecast."""
+    return 8 * counts.size > counts.sum()
 
-    :data:`BAND_RESAMPLES` within :data:`BAND_WORK`, else ``BAND_WORK // m`` but at least
-    :data:`BAND_MIN_RESAMPLES`.
+
+def _draws(counts: np.ndarray) -> int:
+    """Draws per resample of a band: ``n`` rows, or one count per distinct forecast."""
+    return int(counts.sum()) if _rows_drawn(counts) else counts.size
+
+
+def band_resamples(draws: int) -> int:
+    """Return the resamples of a band whose resamples cost ``draws`` draws each.
+
+    :data:`BAND_RESAMPLES` within :data:`BAND_WORK`, else ``BAND_WORK // draws`` but at
+    least :data:`BAND_MIN_RESAMPLES`.
     """
-    return max(BAND_MIN_RESAMPLES, min(BAND_RESAMPLES, BAND_WORK // max(m, 1)))
+    return max(BAND_MIN_RESAMPLES, min(BAND_RESAMPLES, BAND_WORK // max(draws, 1)))
 
 
 def band_points(m: int, most: int = BAND_POINTS) -> np.ndarray:
@@ -466,9 +477,9 @@ def corp_band(
     n = int(counts.sum())
     idx = band_points(m) if points is None else np.asarray(points, dtype=np.intp)
     # rows when most forecasts are distinct (one count each), else a multinomial per resample
-    group_of_row = (
-        np.repeat(np.arange(m, dtype=np.intp), counts.astype(np.intp)) if 8 * m > n else None
-    )
+    group_of_row = None
+    if _rows_drawn(counts):
+        group_of_row = np.repeat(np.arange(m, dtype=np.intp), counts.astype(np.intp))
     per_chunk = max(1, _CHUNK_ELEMENTS // max(n if group_of_row is not None else m, 1))
     values = np.empty((r_total, idx.size))
     done = 0
@@ -656,11 +667,11 @@ def corp_diagram(data: Any, config: Any = None) -> CorpDiagram:
     if config.consistency_band and not banded:
         notes.append(f"No bands above {BAND_MAX_COMPONENTS} components.")
     groups = [corp_groups(s, o) for s, o in zip(view.scores, view.outcomes, strict=True)]
-    r = band_resamples(max(g[0].size for g in groups)) if banded else 0
+    r = band_resamples(max(_draws(g[1]) for g in groups)) if banded else 0
     if 0 < r < BAND_RESAMPLES:
         notes.append(
-            f"Bands from {r:,} resamples (a PAV over every distinct forecast each; "
-            f"{BAND_RESAMPLES:,} up to {BAND_WORK // BAND_RESAMPLES:,} distinct forecasts)."
+            f"Fewer resamples than {BAND_RESAMPLES:,} at this size (each draws the rows and "
+            "runs a PAV over every distinct forecast)."
         )
     rng = np.random.default_rng(config.seed)
     comps, values = [], []
