@@ -449,6 +449,8 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
     small = d.get("small_bins")
     if small is not None and sum(np.atleast_1d(small)) > 0:
         parts.append(f"{int(np.sum(small))} one-point bin(s) skipped")
+    if "note" in d:
+        parts.append(str(d["note"]))
     if call.info.random(call.norm):
         parts.append(f"seed {seed}")
     return "; ".join(parts)

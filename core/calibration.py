@@ -96,7 +96,8 @@ class EstimatorCall:
     info : EstimatorInfo
         The registry entry.
     lens, binning : str
-        Registry names.
+        Registry names (``binning``: the estimator's own binning when it has one,
+        :attr:`~core.estimators.base.EstimatorInfo.own_binning`).
     norm : float
         ``1.0``, ``2.0`` or ``inf``.
     n_bins : int
@@ -155,7 +156,7 @@ class EstimatorCall:
             info,
             lens,
             check_norm(norm),
-            binning,
+            info.binning_for(binning),
             check_n_bins(n_bins),
             check_tie_policy(tie_policy),
             weights,

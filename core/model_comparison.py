@@ -656,7 +656,12 @@ def compare_models(
     )
     for s in specs:
         info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-        if info is not None and info.binned:
+        if info is not None and info.own_binning is not None:
+            notes.append(
+                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+                "score), so it is not computed on the shared bins."
+            )
+        elif info is not None and info.binned:
             own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
             notes.append(
                 f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "

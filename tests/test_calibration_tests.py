@@ -215,7 +215,7 @@ def test_consistency_runs_for_every_binned_estimator():
             if "equal-width" not in (entry.binnings or ("equal-width",))
             else "equal-width"
         )
-        norm = 2 if 1.0 not in entry.norms else 1
+        norm = 2 if entry.norms is not None and 1.0 not in entry.norms else 1
         r = core.calibration_test(
             p,
             y,

@@ -148,6 +148,7 @@ def every_figure():
     from core.bias import estimate_histogram
     from core.binning import bin_stats
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
+    from core.corp import corp_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
     from core.guarantees import guarantee_calculator
     from core.model_comparison import compare_models
@@ -251,6 +252,7 @@ def every_figure():
         "validity_figure": figures.validity_figure(validity),
         "bin_validity_figure": figures.bin_validity_figure(validity),
         "epsilon_versus_n_figure": figures.epsilon_versus_n_figure(guarantee_calculator(1000, 10)),
+        "corp_figure": figures.corp_figure(corp_diagram(one, classwise), title=LINK),
     }
     return built
 

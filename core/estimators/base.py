@@ -234,6 +234,11 @@ class EstimatorInfo(Entry):
         ``norm``).
     binnings : tuple of str or None
         Binnings a binned estimator accepts (None: every registered binning).
+    own_binning : str or None
+        A binning the estimator always uses, whatever binning it is asked for (the CORP
+        ``mcb`` reads the ``"discrete"`` bins: its definition has no binning choice); its
+        calls (:class:`core.calibration.EstimatorCall`) carry this binning. None: the
+        caller's binning.
     random_norms : tuple of float
         Norms at which the value depends on the seed.
     quadratic : bool
@@ -268,6 +273,7 @@ class EstimatorInfo(Entry):
     lenses: tuple[str, ...]
     norms: tuple[float, ...] | None = ALL_NORMS
     binnings: tuple[str, ...] | None = None
+    own_binning: str | None = None
     random_norms: tuple[float, ...] = ()
     quadratic: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -292,6 +298,8 @@ class EstimatorInfo(Entry):
             raise ValueError(f"unknown statistics {self.statistics!r} of {self.name}")
         if self.binned and self.kernel is None:
             raise ValueError(f"binned estimator {self.name} needs a kernel")
+        if self.own_binning is not None and not self.binned:
+            raise ValueError(f"own_binning applies to binned estimators, not {self.name}")
 
     @property
     def binned(self) -> bool:
@@ -312,8 +320,20 @@ class EstimatorInfo(Entry):
         return norm in self.random_norms
 
     def accepts_binning(self, binning: str) -> bool:
-        """Whether a binned estimator accepts ``binning`` (kernel estimators: always)."""
-        return not self.binned or self.binnings is None or binning in self.binnings
+        """Whether a binned estimator accepts ``binning`` (kernel estimators: always).
+
+        An estimator with its own binning accepts any: it ignores the choice.
+        """
+        return (
+            not self.binned
+            or self.own_binning is not None
+            or self.binnings is None
+            or binning in self.binnings
+        )
+
+    def binning_for(self, binning: str) -> str:
+        """Return the binning a call asking for ``binning`` runs with (its own, if any)."""
+        return self.own_binning if self.own_binning is not None else binning
 
     def supports(
         self, *, lens: str | None = None, norm: float | None = None, binning: str | None = None
