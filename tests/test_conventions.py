@@ -292,3 +292,24 @@ def test_estimators_page_shows_the_library_table():
         pred.probs, pred.labels, lens="binary", n_bins=10, convention="torchmetrics"
     ).value
     assert tm["value"] == pytest.approx(want, abs=1e-12)
+
+
+def test_cli_convention_gives_the_library_value(tmp_path, capsys):
+    from core.cli import main
+
+    path = tmp_path / "edge.csv"
+    path.write_text(
+        "p,label\n"
+        + "".join(f"{float(p)!r},{int(y)}\n" for p, y in zip(EDGE_P, EDGE_Y, strict=True))
+    )
+    for name in ("sklearn", "torchmetrics"):
+        args = ["metrics", str(path), "--bins", "10", "--resamples", "0", "--json"]
+        assert main([*args, "--convention", name]) == 0
+        record = json.loads(capsys.readouterr().out)
+        expected = core.calibration_error(EDGE_P, EDGE_Y, lens="binary", n_bins=10, convention=name)
+        assert record["results"][0]["headline"]["value"] == expected.value
+        assert record["config"]["convention"] == name
+    assert (
+        main(["metrics", str(path), "--convention", "torchmetrics", "--binning", "equal-mass"]) == 2
+    )
+    assert "torchmetrics" in capsys.readouterr().err
