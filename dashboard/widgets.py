@@ -63,6 +63,52 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
     figure_downloads(where, fig, name, key)
 
 
+def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
+    """Draw a table with ``st.dataframe`` and a CSV download of it beside.
+
+    The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
+    precision, and every text cell or header that a spreadsheet would run as a formula
+    (``=``, ``+``, ``-``, ``@`` ...) neutralised. Streamlit's own export, which writes cells
+    as they are, is turned off (``client.disableDataExport`` in ``.streamlit/config.toml``).
+
+    Parameters
+    ----------
+    data : DataFrame, Styler or list of dicts
+        The table.
+    key : str
+        Widget key; the file is ``<key>.csv``.
+    container : streamlit container, optional
+        Where to draw it; default the page.
+    **kwargs
+        Passed to ``st.dataframe`` (``hide_index``, ``column_config``, ...).
+    """
+    where = container or st
+    where.dataframe(data, key=key, **kwargs)
+    where.download_button(
+        "CSV",
+        data=functools.partial(_table_csv, data, bool(not kwargs.get("hide_index", False))),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/download:",
+        type="tertiary",
+        help="Download this table as CSV (full precision; names that a spreadsheet would "
+        "run as formulas are neutralised).",
+    )
+
+
+def _table_csv(data: Any, index: bool) -> bytes:
+    import pandas as pd
+
+    from core.export import safe_csv
+
+    frame = getattr(data, "data", data)  # a Styler's table
+    if not isinstance(frame, pd.DataFrame):
+        frame = pd.DataFrame(frame)
+    return safe_csv(frame, index=index).encode("utf-8")
+
+
 def figure_downloads(container: Any, fig: Any, name: str, key: str) -> None:
     """PNG and SVG downloads of a figure (drawn by kaleido when clicked), or why there are none."""
     from core.figures.export import FORMATS, export_problem, figure_bytes
@@ -458,9 +504,9 @@ def diagram(pred: Any, config: Any, kind: str) -> None:
         drawn = state.diagram(pred, config, kind)
         chart(state.diagram_chart(pred, config, kind), f"{kind}_chart", filename=kind)
         st.caption(literal(drawn.summary))
-        table = drawn.table()
-        if table is not None:
-            st.dataframe(table, hide_index=True, key=f"{kind}_table")
+        frame = drawn.table()
+        if frame is not None:
+            table(frame, hide_index=True, key=f"{kind}_table")
 
 
 def _config_select(
@@ -659,7 +705,7 @@ def lint_report(report: Any, source: str) -> None:
     with st.expander(label, expanded=bool(n_err or n_warn), icon=":material/rule:"):
         frame = report.to_frame()
         frame["severity"] = frame["severity"].map(SEVERITY_ICONS)
-        st.dataframe(
+        table(
             frame[["severity", "code", "message", "columns", "rows", "count"]],
             hide_index=True,
             column_config={

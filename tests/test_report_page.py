@@ -74,6 +74,7 @@ def test_sample_gives_html_and_json_downloads(sample_available):
     assert at.title[0].value == "Report"
     buttons = at.get("download_button")
     assert [b.proto.label for b in buttons] == [
+        "CSV",  # the summary table's
         "Download the report (HTML)",
         "Download every number (JSON)",
     ]

@@ -338,7 +338,7 @@ with tabs[0]:
             shown = table.copy()
             for col in ("mean", "reference", "bias", "sd", "se", "rmse", "bias_low", "bias_high"):
                 shown[col] = 100 * shown[col]
-            st.dataframe(
+            widgets.table(
                 shown,
                 hide_index=True,
                 key="bias_table",
@@ -543,7 +543,7 @@ with tabs[4]:
     if power:
         widgets.chart(power_figure(power, user_n=user_n), "bias_power_chart")
         for label, t in power.items():
-            st.dataframe(t, hide_index=True, key=f"bias_power_{label}")
+            widgets.table(t, hide_index=True, key=f"bias_power_{label}")
 
 with tabs[5]:
     if too_few is not None:
@@ -581,7 +581,7 @@ with tabs[5]:
                 f"fitted world {100 * fitted.true_calibration_error:.2f} % (ℓ2)."
             )
             widgets.chart(beta_fit_figure(fitted.beta_histogram), "bias_beta_fit")
-            st.dataframe(glms.table, hide_index=True, key="bias_glm_table")
+            widgets.table(glms.table, hide_index=True, key="bias_glm_table")
             st.caption(
                 f"{glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
                 "(their transforms are infinite), as in the reference implementation."

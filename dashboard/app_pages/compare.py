@@ -202,7 +202,7 @@ st.markdown(
     "best value of each column is shaded."
     + (f" p-values: {TESTS.get(cmp.test).label}." if cmp.test else "")
 )
-st.dataframe(_metrics_display(cmp), key="compare_table")
+widgets.table(_metrics_display(cmp), key="compare_table")
 if cmp.test:
     entry = TESTS.get(cmp.test)
     st.caption(
@@ -219,7 +219,7 @@ if len(noted):
             )
 if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
     with st.expander("How the p-values were computed", icon=":material/science:"):
-        st.dataframe(
+        widgets.table(
             cmp.tests[["model", "lens", "statistic", "pvalue", "note"]],
             hide_index=True,
             key="compare_tests_table",
@@ -253,7 +253,7 @@ st.markdown(
 )
 diff = cmp.differences.copy()
 diff["metric"] = diff.label
-st.dataframe(
+widgets.table(
     diff[["model", "metric", "difference", "low", "high", "significant", "better"]],
     hide_index=True,
     key="compare_differences",
@@ -289,7 +289,7 @@ left, right = st.columns([3, 2])
 with left:
     widgets.chart(rank_heatmap_figure(cmp), "compare_rank_chart")
 with right:
-    st.dataframe(
+    widgets.table(
         cmp.kendall.rename(index=_metric_label, columns=_metric_label).style.format("{:.2f}"),
         key="compare_kendall",
     )
@@ -315,7 +315,7 @@ else:
             for s in flips.significant
         ],
     )
-    st.dataframe(
+    widgets.table(
         shown[
             ["model_a", "model_b", "metric_a", "better_by_a", "metric_b", "better_by_b", "verdict"]
         ],

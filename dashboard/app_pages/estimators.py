@@ -115,7 +115,7 @@ table = comparison.table
 shown = table.drop(columns=["key", "estimator", "group"])
 if shown[["low", "high"]].isna().all().all():
     shown = shown.drop(columns=["low", "high"])
-st.dataframe(
+widgets.table(
     shown[[c for c in TABLE_COLUMNS if c in shown.columns]],
     hide_index=True,
     key="estimators_table",
@@ -148,7 +148,7 @@ st.caption(
 )
 with state.show_errors():
     peers = cache.compute(peer_table, pred, config, spinner="Binning as each library does…")
-    st.dataframe(
+    widgets.table(
         peers.to_frame(),
         hide_index=True,
         key="estimators_peer_table",

@@ -235,7 +235,7 @@ wide = wide.reindex([result.labels_of[m] for m in result.methods])
 wide = wide.fillna("—")
 wide.index.name = "method"
 wide.columns.name = None
-st.dataframe(wide, key="recal_table")
+widgets.table(wide, key="recal_table")
 st.caption(
     "Value [bootstrap interval]"
     + (" · mean ± sd over the repeated splits" if repeated else "")

@@ -32,7 +32,7 @@ else:
     widgets.diagram(pred, config, kind)
 
 st.subheader("Bins", anchor=False)
-st.dataframe(
+widgets.table(
     result.bin_table,
     hide_index=True,
     key="bin_table",
@@ -47,12 +47,12 @@ if full is not None:
 metrics = result.metrics
 if metrics[["low", "high"]].isna().all().all():
     metrics = metrics.drop(columns=["low", "high"])  # no intervals computed
-st.dataframe(metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS)
+widgets.table(metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS)
 
 if result.brier_decomposition is not None:
     st.subheader("Brier score decomposition", anchor=False)
     st.caption(brier_caption(result))
-    st.dataframe(
+    widgets.table(
         result.brier_decomposition.to_frame(),
         hide_index=True,
         key="brier_table",

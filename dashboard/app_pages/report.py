@@ -74,7 +74,7 @@ rows = [
     }
     for name, n, value, pvalue in summary["models"]
 ]
-st.dataframe(rows, hide_index=True, key="report_summary")
+widgets.table(rows, hide_index=True, key="report_summary")
 if summary["comparison"]:
     st.caption("With several models the report also compares them on identical bins.")
 stem = "calibscope-report"

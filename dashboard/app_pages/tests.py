@@ -151,7 +151,7 @@ else:
         ]
     ]
     st.subheader("One row per test", anchor=False)
-    st.dataframe(
+    widgets.table(
         table,
         hide_index=True,
         key="tests_table",

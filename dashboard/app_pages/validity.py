@@ -289,14 +289,14 @@ with right:
     shown = result.bins.drop(columns=["positives"])
     if shown["cal_count"].isna().all():
         shown = shown.drop(columns=["cal_count", "halfwidth"])
-    st.dataframe(shown, hide_index=True, key="validity_bins_table", column_config=BIN_COLUMNS)
+    widgets.table(shown, hide_index=True, key="validity_bins_table", column_config=BIN_COLUMNS)
 if result.pooled_bins is not None:
     with st.expander(f"Bins pooled over the {result.n_resamples} runs (by rank of the output)"):
         st.caption(
             "UMD's edges move between runs, so bins are matched by the rank of their value. "
             "share_within: the share of runs whose bin gap is at most the conditional ε."
         )
-        st.dataframe(result.pooled_bins, hide_index=True, key="validity_pooled_table")
+        widgets.table(result.pooled_bins, hide_index=True, key="validity_pooled_table")
 st.download_button(
     "Download the curves (CSV)",
     safe_csv(result.to_frame()),

@@ -32,3 +32,14 @@ def test_reliability_diagram_downloads_as_png_and_svg(page: Page, app_url: str):
         assert download.value.suggested_filename == f"reliability.{fmt.lower()}"
         assert data.startswith(magic), data[:20]
     expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def test_a_table_downloads_as_csv(page: Page, app_url: str):
+    query = urlencode({"sample": SAMPLE, "lens": "binary", "n_resamples": 0})
+    page.goto(f"{app_url}/reliability?{query}")
+    expect(page.get_by_role("heading", name="Bins", exact=True)).to_be_visible()
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="CSV").first.click()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "bin_table.csv"
+    assert text.splitlines()[0].startswith("component,bin,")
