@@ -528,6 +528,11 @@ def _set_n_bins(value: int) -> None:
     st.session_state["n_bins"] = value
 
 
+#: Fewer bins than this make a reliability diagram that shows little: the bin suggestion
+#: never offers them.
+MIN_DIAGRAM_BINS = 5
+
+
 def bins_suggestion() -> None:
     """Caption with the Gupta–Ramdas guidance on the number of bins for the loaded data."""
     pred = state.current_predictions()
@@ -537,20 +542,23 @@ def bins_suggestion() -> None:
     eps = histogram_binning_epsilon(pred.n, n_bins)
     best = largest_n_bins(pred.n)
     now = f"ε ≈ {eps:.3f}" if math.isfinite(eps) else "no guarantee (needs n ≥ 2B)"
-    text = (
-        f"Gupta–Ramdas (α = {DEFAULT_ALPHA}): with n = {pred.n:,}, B = {n_bins} gives {now}; "
-        + (
-            f"the largest B with ε ≤ {DEFAULT_EPSILON} is **{best}**."
-            if best
-            else f"no B reaches ε ≤ {DEFAULT_EPSILON} at this n."
+    useful = best is not None and best >= MIN_DIAGRAM_BINS
+    if useful:
+        tail = f"the largest B with ε ≤ {DEFAULT_EPSILON} is **{best}**."
+    elif best:
+        tail = (
+            f"only B ≤ {best} reaches ε ≤ {DEFAULT_EPSILON} at this n, too few bins for a "
+            "useful diagram: read every bin's interval instead."
         )
-    )
+    else:
+        tail = f"no B reaches ε ≤ {DEFAULT_EPSILON} at this n."
     st.caption(
-        text,
+        f"Gupta–Ramdas (α = {DEFAULT_ALPHA}): with n = {pred.n:,}, B = {n_bins} gives {now}; "
+        + tail,
         help="Theorem 3, Eq. (8) of Gupta & Ramdas (2021): with probability "
         "1 − α every bin's mean label is within ε of its true value.",
     )
-    if best and best != n_bins:
+    if useful and best != n_bins:
         st.button(f"Use B = {best}", key="use_suggested_bins", on_click=_set_n_bins, args=(best,))
 
 

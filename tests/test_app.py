@@ -432,3 +432,15 @@ def test_binary_data_opens_on_the_binary_lens_and_multiclass_on_top_label():
     assert at.selectbox(key="lens").value == "top-label"
     at = _app(sample="breast-cancer (binary)").run()
     assert at.selectbox(key="lens").value == "binary"
+
+
+def test_bins_suggestion_never_offers_a_useless_number_of_bins():
+    # n = 569 (the breast-cancer sample's size): only B ≤ 2 reaches ε ≤ 0.1
+    from core.guarantees import largest_n_bins
+
+    assert largest_n_bins(569) == 2
+    at = _app().run()
+    _upload(at, _binary_csv(569))
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "too few bins for a useful diagram" in captions
+    assert not [b for b in at.sidebar.button if b.key == "use_suggested_bins"]
