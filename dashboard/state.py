@@ -407,11 +407,36 @@ def analysis_config() -> AnalysisConfig | None:
         ``None`` (after showing the error in place) when a value is invalid.
     """
     from core.analysis import AnalysisConfig
+    from core.errors import ConfigError
 
     values = {k: st.session_state[k] for k in CONFIG_KEYS if k in st.session_state}
-    with show_errors():
+    try:
         return AnalysisConfig.from_dict(values)
+    except ConfigError as exc:
+        refused = exc
+    # a headline estimator (or library convention) that does not fit the other choices falls
+    # back to the default, with a note: the diagram and the tables stay
+    for field, default in FALLBACKS:
+        if values.get(field, default) == default:
+            continue
+        try:
+            config = AnalysisConfig.from_dict({**values, field: default})
+        except ConfigError:
+            continue
+        st.warning(
+            f"{literal(str(refused))} The analysis uses the default {FALLBACK_WORDS[field]} "
+            f"({default}) instead; change the sidebar to choose another.",
+            icon=":material/swap_horiz:",
+        )
+        return config
+    with show_errors():
+        raise refused
     return None
+
+
+#: Sidebar choices that fall back to their default when they do not fit the others.
+FALLBACKS = (("estimator", "plugin"), ("convention", "calibscope"))
+FALLBACK_WORDS = {"estimator": "headline estimator", "convention": "bins (Calibscope's)"}
 
 
 def require_config() -> AnalysisConfig:

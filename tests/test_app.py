@@ -223,13 +223,20 @@ def test_a_lens_the_data_cannot_have_falls_back_with_a_note():
     assert at.sidebar.selectbox(key="lens").value == "top-label"
 
 
-def test_incompatible_options_are_refused_in_place():
+def test_incompatible_options_fall_back_with_a_note_and_keep_the_page():
     at = _app(estimator="sweep", binning="discrete", n_resamples="0").run()
     _upload(at, _binary_csv(300))
     at.switch_page(RELIABILITY).run()
-    assert not at.exception
-    assert at.error and "sweep" in at.error[0].value and "discrete" in at.error[0].value
-    assert not at.get("plotly_chart")  # nothing drawn from a refused config
+    assert not at.exception and not at.error
+    (note,) = [plain(w.value) for w in at.warning if "sweep" in plain(w.value)]
+    assert "discrete" in note and "default headline estimator (plugin)" in note
+    assert at.get("plotly_chart")  # the diagram and the tables stay
+    assert at.session_state["estimator"] == "sweep"  # the user's choice is not overwritten
+    # ℓ∞ with the debiased estimator, the same way
+    at.sidebar.selectbox(key="binning").set_value("equal-width")
+    at.sidebar.selectbox(key="estimator").set_value("debiased")
+    at.sidebar.selectbox(key="norm").set_value("inf").run()
+    assert not at.error and any("debiased" in plain(w.value) for w in at.warning)
 
 
 def test_bins_suggestion_follows_gupta_ramdas():
