@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _stats
 
-from core.analysis import AnalysisConfig
+from core.analysis import AnalysisConfig, check_config
 from core.binned_view import BinnedViews, ComponentBins
 from core.binning import BinStats, RowBatch, assign_to_edges, shared_edges
 from core.calibration import EstimatorCall
@@ -49,7 +49,8 @@ from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.intervals import check_confidence_level, check_n_resamples, check_seed
-from core.model_comparison import MetricSpec, _check_config, parse_metric
+from core.lenses import LENSES
+from core.model_comparison import MetricSpec, parse_metric
 from core.resampling import chunks
 
 __all__ = [
@@ -225,9 +226,7 @@ class SubgroupAnalysis:
         if math.isnan(r.gap_low):
             return text + "."
         level = f"{self.confidence_level:.0%}"
-        verdict = (
-            "the gap is significant" if r.significant else "the gap is within noise"
-        )
+        verdict = "the gap is significant" if r.significant else "the gap is within noise"
         return (
             text + f"; paired {level} interval of the gap [{_num(r.gap_low)}, "
             f"{_num(r.gap_high)}]: {verdict}."
@@ -368,7 +367,7 @@ def equal_calibration_test(
     tested: Sequence[int],
     names: Sequence[str],
 ) -> EqualCalibrationTest | None:
-    """The stratified χ² test of equal calibration across groups.
+    """Test equal calibration across groups (a stratified χ² test).
 
     For each lens component, rows carry a residual ``r = y − s`` (outcome minus score) and
     a bin ``b``. In bin ``b`` with ``n_b`` rows of ``G_b`` tested groups (``n_gb`` rows,
@@ -470,7 +469,12 @@ def _grouped_analysis(
     run_test: bool,
     what: str,
 ) -> SubgroupAnalysis:
-    config = _check_config(config)
+    config = check_config(config)
+    if LENSES.get(config.lens).kernel_only:
+        raise ConfigError(
+            f"{what.capitalize()} are measured on identical bins; the {config.lens!r} lens has "
+            "none. Use the binary, top-label or classwise lens."
+        )
     n_resamples = config.n_resamples if n_resamples is None else n_resamples
     if n_resamples != 0:
         n_resamples = check_n_resamples(n_resamples)
@@ -501,8 +505,14 @@ def _grouped_analysis(
         )  # fmt: skip
         comps.append(
             ComponentBins(
-                lv.names[c], lv.scores[c], lv.outcomes[c], assign_to_edges(lv.scores[c], e),
-                e, config.binning, config.tie_policy, config.n_bins,
+                lv.names[c],
+                lv.scores[c],
+                lv.outcomes[c],
+                assign_to_edges(lv.scores[c], e),
+                e,
+                config.binning,
+                config.tie_policy,
+                config.n_bins,
             )  # fmt: skip
         )
     call = EstimatorCall.make(
@@ -727,7 +737,7 @@ def subgroup_metrics(result: SubgroupAnalysis) -> pd.DataFrame:
 
 
 def _times(values: np.ndarray, column: str) -> np.ndarray:
-    """A time column as ``datetime64[ns]`` (strings parsed; NaT where missing)."""
+    """Return a time column as ``datetime64[ns]`` (strings parsed; NaT where missing)."""
     if values.dtype.kind == "M":
         return values.astype("datetime64[ns]")
     if values.dtype == object:
@@ -782,9 +792,7 @@ def window_codes(
         names = tuple(f"rows {i * every + 1}–{min(n, (i + 1) * every)}" for i in range(k))
         return codes, names
     if every not in WINDOW_UNITS:
-        raise ConfigError(
-            f"Windows are 'day', 'week' or a number of rows; got {every!r}."
-        )
+        raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
     if raw is None:
         raise ConfigError("Windows of a day or a week need a time column (time=...).")
     t = _times(raw, time)  # type: ignore[arg-type]

@@ -208,9 +208,7 @@ def load_predictions(
             arr = arr[keep] if keep is not None else arr
             arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
         role_arrays[role] = arr
-    extra = _kept_columns(
-        frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep
-    )
+    extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
     mapping = {
         "label": label_name,
         "probs": list(prob_names),
