@@ -236,7 +236,12 @@ class SubgroupAnalysis:
     def test_sentence(self) -> str:
         """The equal-calibration test's verdict, in one sentence."""
         if self.test is None:
-            return "The equal-calibration test needs two groups or more with enough rows."
+            return (
+                "No test of equal calibration: it needs two groups or more with at least "
+                f"{self.min_rows} rows, and bins in which two of them each expect at least "
+                f"{MIN_CELL_EVENTS} events and {MIN_CELL_EVENTS} non-events (scores of exactly "
+                "0 or 1 expect none)."
+            )
         t = self.test
         return (
             f"Equal calibration across {len(t.groups)} groups: T = {_num(t.statistic)} on "
