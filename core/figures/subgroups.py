@@ -193,7 +193,7 @@ def subgroup_forest_figure(result: SubgroupAnalysis, *, height_per_group: int = 
 
 
 def window_figure(window: WindowAnalysis, *, height: int = 380) -> go.Figure:
-    """The calibration error per time window with its interval, and the threshold.
+    """Draw the calibration error per time window with its interval, and the threshold.
 
     Parameters
     ----------
