@@ -21,6 +21,7 @@ from core.data.columns import (
     _find_label_column,
     _find_prob_columns,
     _find_roles,
+    _ignored_note,
     repeated_names,
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
@@ -209,6 +210,17 @@ def load_predictions(
             arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
         role_arrays[role] = arr
     extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
+    if extra:
+        # a kept column is not an ignored one
+        notes = []
+        for f in findings:
+            if f.code == "ignored-columns":
+                rest = [c for c in f.columns if str(c) not in extra]
+                if rest:
+                    notes.append(_ignored_note(rest))
+                continue
+            notes.append(f)
+        findings = notes
     mapping = {
         "label": label_name,
         "probs": list(prob_names),
