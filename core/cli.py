@@ -616,6 +616,10 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
 def _run_metrics(args: argparse.Namespace) -> str:
     from core.analysis import analyze
 
+    by, window = getattr(args, "by", None), getattr(args, "window", None)
+    if (by or window) and args.engine != "memory":
+        raise _Failure("--by and --window read the rows in memory; leave out --engine.")
+
     if args.engine != "memory":
         from core.stream.analysis import check_stream_config, run_analysis
 
@@ -629,9 +633,6 @@ def _run_metrics(args: argparse.Namespace) -> str:
                 records.metrics_record(source, config, results, file=args.file, labels=None)
             )
         return _metrics_text(source, config, results)
-    by, window = getattr(args, "by", None), getattr(args, "window", None)
-    if (by or window) and args.engine != "memory":
-        raise _Failure("--by and --window read the rows in memory; leave out --engine.")
     if getattr(args, "threshold", None) is not None and window is None:
         raise _Failure("--threshold applies to --window; add --window day|week|N.")
     if getattr(args, "time", None) is not None and window is None:
@@ -692,7 +693,7 @@ def _kept(columns: list[str]) -> list[str] | None:
 
 
 def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
-    """The subgroup (or window) table of one model, as ``calibscope metrics`` prints it."""
+    """Return the subgroup (or window) table of one model as ``calibscope metrics`` prints it."""
     level = f"{result.confidence_level:.0%}"
     what = "windows" if window is not None else f"subgroups by {', '.join(result.by)}"
     lines = [
@@ -967,6 +968,20 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="another reliability diagram per model, besides the binned one (repeatable): "
         + ", ".join(DIAGRAMS.names(from_analysis=False)),
     )
+    cmd.add_argument(
+        "--by",
+        action="append",
+        metavar="COLUMN",
+        help="a Subgroups section per model by COLUMN (repeatable: intersections); default the "
+        "`group` column when there is one",
+    )
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=30,
+        metavar="N",
+        help="groups with fewer rows are shown, not judged (30)",
+    )
 
 
 def _run_report(args: argparse.Namespace) -> str:
@@ -980,6 +995,8 @@ def _run_report(args: argparse.Namespace) -> str:
     if args.engine != "memory":
         from core.report import build_stream_report
 
+        if args.by:
+            raise _Failure("--by reads the rows in memory; leave out --engine.")
         if args.diagram:
             raise _Failure(
                 f"--diagram {args.diagram[0]} draws from the rows in memory; "
@@ -1000,7 +1017,7 @@ def _run_report(args: argparse.Namespace) -> str:
         )
         _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()
-    pred = _load(args)
+    pred = _load(args, keep_columns=_kept(args.by or []))
     parts = _select_models(pred, args.model)
     if args.model is not None:
         pred = parts[0][1]
@@ -1013,6 +1030,8 @@ def _run_report(args: argparse.Namespace) -> str:
         test_options={"n_resamples": args.test_resamples},
         labels_source=args.labels,
         diagrams=tuple(args.diagram),
+        by=None if not args.by else tuple(args.by),
+        min_group_rows=args.min_group_rows,
     )
     _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()
