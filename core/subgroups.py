@@ -609,13 +609,9 @@ def _grouped_analysis(
             f"Too small to judge: {len(small_names)} {what} with fewer than {min_rows} rows "
             f"({shown}); they are shown but neither ranked nor tested."
         )
-    bins = {}
-    for g, name in enumerate(names):
-        mask = codes == g
-        bins[name] = tuple(
-            _stats_of(comp.index[mask], comp.scores[mask], comp.outcomes[mask], comp)
-            for comp in comps
-        )
+    # every group's bin statistics at once: one bincount of g·B + bin per component
+    per_comp = [_group_stats(comp, codes, n_groups) for comp in comps]
+    bins = {name: tuple(stats[g] for stats in per_comp) for g, name in enumerate(names)}
     return SubgroupAnalysis(
         config=config,
         by=by,
@@ -641,15 +637,26 @@ def _grouped_analysis(
     )
 
 
-def _stats_of(idx: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, comp: Any) -> BinStats:
+def _group_stats(comp: ComponentBins, codes: np.ndarray, n_groups: int) -> list[BinStats]:
+    """Each group's :class:`BinStats` of one component on its fixed bins."""
     b = comp.n_bins
-    return BinStats(
-        edges=comp.edges,
-        counts=np.bincount(idx, minlength=b).astype(np.int64),
-        score_sums=np.bincount(idx, weights=scores, minlength=b),
-        label_sums=np.bincount(idx, weights=outcomes.astype(np.float64), minlength=b),
-        scheme=comp.binning,
+    cell = codes * b + comp.index
+    size = n_groups * b
+    counts = np.bincount(cell, minlength=size).reshape(n_groups, b).astype(np.int64)
+    scores = np.bincount(cell, weights=comp.scores, minlength=size).reshape(n_groups, b)
+    labels = np.bincount(cell, weights=comp.outcomes.astype(np.float64), minlength=size).reshape(
+        n_groups, b
     )
+    return [
+        BinStats(
+            edges=comp.edges,
+            counts=counts[g],
+            score_sums=scores[g],
+            label_sums=labels[g],
+            scheme=comp.binning,
+        )
+        for g in range(n_groups)
+    ]
 
 
 # --------------------------------------------------------------------------- public

@@ -419,3 +419,18 @@ def test_window_analysis_finds_the_first_breaking_window():
     )
     assert "2024-03-05" in res.breach_sentence
     assert json.loads(dumps(res.to_record()))["first_breach"] == "2024-03-05"
+
+
+def test_group_bins_are_the_groups_own_bin_statistics(frame, pred):
+    from core.binning import bin_stats
+
+    res = subgroup_analysis(pred, BINARY)
+    for name in res.groups:
+        m = (frame.group == name).to_numpy()
+        want = bin_stats(frame.p[m], frame.y[m], binning="equal-width", n_bins=15)
+        got = res.bins[name][0]
+        assert np.array_equal(got.counts, want.counts)
+        assert np.allclose(got.score_sums, want.score_sums)
+        assert np.allclose(got.label_sums, want.label_sums)
+    total = sum(np.asarray(res.bins[g][0].counts) for g in res.groups)
+    assert np.array_equal(total, res.pooled_bins[0].counts)
