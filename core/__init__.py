@@ -132,6 +132,12 @@ _EXPORTS: dict[str, str] = {
     "build_report": "core.report",
     # CSV for spreadsheets
     "safe_csv": "core.export",
+    # subgroups and time windows
+    "subgroup_analysis": "core.subgroups",
+    "SubgroupAnalysis": "core.subgroups",
+    "window_analysis": "core.subgroups",
+    "WindowAnalysis": "core.subgroups",
+    "find_groups": "core.data.groups",
 }
 
 __all__ = sorted(_EXPORTS)

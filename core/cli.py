@@ -454,7 +454,7 @@ def _label_column(text: str | None) -> str | int | None:
     return text
 
 
-def _load(args: argparse.Namespace) -> Any:
+def _load(args: argparse.Namespace, *, keep_columns: list[str] | None = None) -> Any:
     from core.data import load_models, load_predictions
 
     files = getattr(args, "files", [args.file])
@@ -472,6 +472,7 @@ def _load(args: argparse.Namespace) -> Any:
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
         drop_missing=args.drop_missing,
+        keep_columns=keep_columns,
     )
     return pred
 
@@ -562,6 +563,46 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         )
 
 
+def _add_metrics_command_arguments(cmd: argparse.ArgumentParser) -> None:
+    _add_metrics_arguments(cmd)
+    cmd.add_argument(
+        "--by",
+        action="append",
+        metavar="COLUMN",
+        help="calibration per subgroup of COLUMN (`group` or any column of the file); repeat "
+        "for intersections of several columns",
+    )
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=30,
+        metavar="N",
+        help="groups or windows with fewer rows are shown, not judged (30)",
+    )
+    cmd.add_argument(
+        "--window",
+        metavar="day|week|N",
+        help="calibration per time window: calendar days, weeks, or N rows (in --time order)",
+    )
+    cmd.add_argument("--time", metavar="COLUMN", help="the time column of --window")
+    cmd.add_argument(
+        "--threshold",
+        type=float,
+        metavar="X",
+        help="with --window: name the first window whose error exceeds X",
+    )
+
+
+def _window_every(text: str) -> str | int:
+    from core.subgroups import WINDOW_UNITS
+
+    if text.strip().isdigit() and int(text) >= 1:
+        return int(text)
+    if text.strip() in WINDOW_UNITS:
+        return text.strip()
+    raise _Failure(f"--window {text}: give day, week or a number of rows (e.g. 1000).")
+
+
 def _config(args: argparse.Namespace, n_classes: int) -> Any:
     from core.analysis import AnalysisConfig
     from core.estimators import ESTIMATORS
@@ -590,6 +631,10 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
 def _run_metrics(args: argparse.Namespace) -> str:
     from core.analysis import analyze
 
+    by, window = getattr(args, "by", None), getattr(args, "window", None)
+    if (by or window) and args.engine != "memory":
+        raise _Failure("--by and --window read the rows in memory; leave out --engine.")
+
     if args.engine != "memory":
         from core.stream.analysis import check_stream_config, run_analysis
 
@@ -603,20 +648,88 @@ def _run_metrics(args: argparse.Namespace) -> str:
                 records.metrics_record(source, config, results, file=args.file, labels=None)
             )
         return _metrics_text(source, config, results)
-    pred = _load(args)
+    if getattr(args, "threshold", None) is not None and window is None:
+        raise _Failure("--threshold applies to --window; add --window day|week|N.")
+    if getattr(args, "time", None) is not None and window is None:
+        raise _Failure("--time names the column of --window; add --window day|week|N.")
+    keep = [*(by or []), *([args.time] if window and args.time else [])]
+    pred = _load(args, keep_columns=_kept(keep))
     config = _config(args, pred.n_classes)
     results = []
+    groups: dict[str | None, Any] = {}
+    windows: dict[str | None, Any] = {}
     selected = _select_models(pred, args.model)
     for i, (name, part) in enumerate(selected, start=1):
         what = "all rows" if name is None else f"model {name!r} ({i} of {len(selected)})"
         _step(args, f"analysing {what}, {part.n:,} rows")
         analysis = analyze(part, config, progress=_updates(args))
         results.append((name, part, analysis))
+        if by:
+            from core.subgroups import subgroup_analysis
+
+            _step(args, f"subgroups of {what} by {', '.join(by)}")
+            groups[name] = subgroup_analysis(
+                part, config, by=tuple(by), min_rows=args.min_group_rows
+            )
+        if window:
+            from core.subgroups import window_analysis
+
+            _step(args, f"windows of {what}")
+            windows[name] = window_analysis(
+                part,
+                config,
+                time=args.time,
+                every=_window_every(window),
+                threshold=args.threshold,
+                min_rows=args.min_group_rows,
+            )
     if args.json:
-        return records.dumps(
-            records.metrics_record(pred, config, results, file=args.file, labels=args.labels)
+        record = records.metrics_record(pred, config, results, file=args.file, labels=args.labels)
+        for entry in record["results"]:
+            if by:
+                entry["subgroups"] = groups[entry["model"]].to_record()
+            if window:
+                entry["windows"] = windows[entry["model"]].to_record()
+        return records.dumps(record)
+    text = _metrics_text(pred, config, results)
+    for name, _, _ in results:
+        title = "all rows" if name is None else f"model {name!r}"
+        if by:
+            text += "\n" + _subgroup_text(groups[name], title)
+        if window:
+            text += "\n" + _subgroup_text(windows[name].result, title, window=windows[name])
+    return text
+
+
+def _kept(columns: list[str]) -> list[str] | None:
+    """Columns to keep at load for --by/--time (the role column `group` is always there)."""
+    out = [c for c in columns if c not in ("group", "split")]
+    return out or None
+
+
+def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
+    """Return the subgroup (or window) table of one model as ``calibscope metrics`` prints it."""
+    level = f"{result.confidence_level:.0%}"
+    what = "windows" if window is not None else f"subgroups by {', '.join(result.by)}"
+    lines = [
+        f"{title}: {what}: {result.metric.label} on {result.config.n_bins} "
+        f"{result.config.binning} bins of all rows"
+    ]
+    table = [("group", "n", "value", f"{level} interval", "gap to all rows", "paired interval", "")]
+    for row in result.to_frame().itertuples(index=False):
+        interval = "" if _missing(row.low) else f"[{_fmt(row.low)}, {_fmt(row.high)}]"
+        gap_interval = (
+            "" if _missing(row.gap_low) else f"[{_fmt(row.gap_low)}, {_fmt(row.gap_high)}]"
         )
-    return _metrics_text(pred, config, results)
+        flag = "too small" if row.small else ("significant" if row.significant else "")
+        gap = "" if row.group == "(all rows)" else _fmt(row.gap)
+        table.append((row.group, f"{row.n:,}", _fmt(row.value), interval, gap, gap_interval, flag))
+    lines.extend(_columns(table))
+    lines.append("  " + result.worst_sentence)
+    lines.append("  " + result.test_sentence)
+    if window is not None and window.threshold is not None:
+        lines.append("  " + window.breach_sentence)
+    return "\n".join(lines) + "\n"
 
 
 def _metrics_text(pred: Any, config: Any, results: list) -> str:
@@ -879,6 +992,20 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="another reliability diagram per model, besides the binned one (repeatable): "
         + ", ".join(DIAGRAMS.names(from_analysis=False)),
     )
+    cmd.add_argument(
+        "--by",
+        action="append",
+        metavar="COLUMN",
+        help="a Subgroups section per model by COLUMN (repeatable: intersections); default the "
+        "`group` column when there is one",
+    )
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=30,
+        metavar="N",
+        help="groups with fewer rows are shown, not judged (30)",
+    )
 
 
 def _run_report(args: argparse.Namespace) -> str:
@@ -892,6 +1019,8 @@ def _run_report(args: argparse.Namespace) -> str:
     if args.engine != "memory":
         from core.report import build_stream_report
 
+        if args.by:
+            raise _Failure("--by reads the rows in memory; leave out --engine.")
         if args.diagram:
             raise _Failure(
                 f"--diagram {args.diagram[0]} draws from the rows in memory; "
@@ -912,7 +1041,7 @@ def _run_report(args: argparse.Namespace) -> str:
         )
         _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()
-    pred = _load(args)
+    pred = _load(args, keep_columns=_kept(args.by or []))
     parts = _select_models(pred, args.model)
     if args.model is not None:
         pred = parts[0][1]
@@ -925,6 +1054,8 @@ def _run_report(args: argparse.Namespace) -> str:
         test_options={"n_resamples": args.test_resamples},
         labels_source=args.labels,
         diagrams=tuple(args.diagram),
+        by=None if not args.by else tuple(args.by),
+        min_group_rows=args.min_group_rows,
     )
     _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()
@@ -1014,8 +1145,9 @@ COMMANDS: dict[
     tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], str]],
 ] = {
     "metrics": (
-        "Calibration errors and scores with bootstrap intervals.",
-        _add_metrics_arguments,
+        "Calibration errors and scores with bootstrap intervals (per subgroup: --by; per time "
+        "window: --window).",
+        _add_metrics_command_arguments,
         _run_metrics,
     ),
     "lint": ("Check a predictions file and list the findings.", _add_input_arguments, _run_lint),

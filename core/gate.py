@@ -21,13 +21,14 @@ from typing import Any
 
 from core.analysis import AnalysisConfig, analyze
 from core.calibration_tests import TESTS, calibration_test, test_settings
+from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import CalibscopeError, ConfigError
 
 __all__ = ["GateResult", "GateRow", "check_calibration"]
 
-#: Groups smaller than this are skipped, not judged (an interval on a handful of rows is
-#: so wide that the gate would fail for lack of data, not for miscalibration).
-MIN_GROUP_ROWS = 30
+# Groups smaller than MIN_GROUP_ROWS (core.data.groups, shared with the Subgroups page) are
+# skipped, not judged: an interval on a handful of rows is so wide that the gate would fail
+# for lack of data, not for miscalibration.
 
 
 @dataclass(frozen=True)
@@ -236,9 +237,9 @@ def check_calibration(
     for name, part in models:
         scopes.append((name, None, part))
         if part.group is not None:
-            for value in sorted({str(g) for g in part.group}):
-                mask = part.group.astype(str) == value
-                scopes.append((name, value, part.subset(mask)))
+            # the groups of the `group` column, as the Subgroups page and calibscope see them
+            for value, rows in find_groups(part, ("group",)).parts(part).items():
+                scopes.append((name, value, rows))
     rows = [
         _judge(m, g, part, config, max_error, test, alpha, test_options, min_group_rows)
         for m, g, part in scopes

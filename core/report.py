@@ -27,6 +27,7 @@ import datetime as _dt
 import html
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from core.calibration_tests import (
     calibration_test,
     test_settings,
 )
+from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
 
@@ -92,6 +94,10 @@ class ModelReport:
     diagrams : tuple of (str, object)
         ``(kind, result)`` of every reliability diagram asked for besides the binned one
         (:func:`core.diagrams.reliability_diagram`).
+    subgroups : core.subgroups.SubgroupAnalysis or None
+        Calibration per subgroup of the model's rows (see ``build_report(by=...)``).
+    subgroups_error : str or None
+        Why the subgroups could not be analysed.
     """
 
     model: str | None
@@ -102,6 +108,8 @@ class ModelReport:
     test: CalibrationTestResult | None = None
     test_error: str | None = None
     diagrams: tuple[tuple[str, Any], ...] = ()
+    subgroups: Any = None
+    subgroups_error: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,6 +172,10 @@ class Report:
             out["test"] = _test_record(m)
             if m.diagrams:  # kinds asked for besides the binned one
                 out["diagrams"] = {kind: result.to_record() for kind, result in m.diagrams}
+            if m.subgroups is not None:  # the record of calibscope metrics --by
+                out["subgroups"] = m.subgroups.to_record()
+            elif m.subgroups_error is not None:
+                out["subgroups_error"] = m.subgroups_error
         record.update(
             command="report",
             title=self.title,
@@ -223,6 +235,20 @@ class Report:
             for kind, result in m.diagrams:
                 label = DIAGRAMS.get(kind).label
                 out.append((f"{label} reliability diagram — {name}", diagram_figure(kind, result)))
+        for m in self.models:
+            if m.subgroups is not None:
+                from core.figures import subgroup_forest_figure, subgroup_reliability_figure
+
+                name = "all rows" if m.model is None else m.model
+                out.append(
+                    (f"Reliability per subgroup — {name}", subgroup_reliability_figure(m.subgroups))
+                )
+                out.append(
+                    (
+                        f"Calibration error per subgroup — {name}",
+                        subgroup_forest_figure(m.subgroups),
+                    )
+                )
         if self.comparison is not None:
             from core.figures import metric_forest_figure, reliability_overlay_figure
 
@@ -355,6 +381,11 @@ class Report:
             )
         elif m.test_error is not None:
             out.append(f"<p>The calibration test did not run: {_esc(m.test_error)}</p>")
+        if m.subgroups is not None:
+            out.extend(_subgroups_html(m.subgroups, name, figures))
+        elif m.subgroups_error is not None:
+            out.append("<h3>Subgroups</h3>")
+            out.append(f"<p>The subgroups were not analysed: {_esc(m.subgroups_error)}</p>")
         return out
 
     def _comparison_html(self, figures: dict[str, Any]) -> list[str]:
@@ -440,6 +471,32 @@ class Report:
         return write_atomically(target, text)
 
 
+def _subgroups_html(sub: Any, name: str, figures: dict[str, Any]) -> list[str]:
+    """Return the Subgroups section of one model: sentences, figures, table and notes."""
+    from core.subgroups import TEST_FORMULA
+
+    out = [
+        f"<h3>Subgroups by {_esc(', '.join(sub.by))}</h3>",
+        f"<p><b>{_esc(sub.worst_sentence)}</b></p>",
+        f"<p>{_esc(sub.test_sentence)} Test: {_esc(TEST_FORMULA)}; H₀: within each bin the "
+        "mean residual y − s is the same in every group.</p>",
+    ]
+    if sub.small:
+        out.append(
+            f"<p>Too small to judge (fewer than {sub.min_rows} rows): "
+            f"{_esc(', '.join(sub.small))}.</p>"
+        )
+    for caption in (
+        f"Reliability per subgroup — {name}",
+        f"Calibration error per subgroup — {name}",
+    ):
+        if caption in figures:
+            out.append(_figure_html(caption, figures[caption]))
+    out.append(_table(sub.to_frame()))
+    out.extend(f'<p class="meta">{_esc(note)}</p>' for note in sub.notes)
+    return out
+
+
 def versions() -> dict[str, str | None]:
     """Return the versions of Python and of the packages the numbers depend on.
 
@@ -463,6 +520,8 @@ def build_report(
     seed: int | None = None,
     labels_source: str | None = None,
     diagrams: tuple[str, ...] = (),
+    by: Sequence[str] | None = None,
+    min_group_rows: int = MIN_GROUP_ROWS,
 ) -> Report:
     """Analyse predictions for a report.
 
@@ -491,6 +550,12 @@ def build_report(
     diagrams : tuple of str, default=()
         Kinds of reliability diagram (names in :data:`core.diagrams.DIAGRAMS`) drawn for
         every model after the binned one (the binned one is always there).
+    by : sequence of str, optional
+        Grouping columns of a Subgroups section per model
+        (:func:`core.subgroups.subgroup_analysis` with ``config``); default ``("group",)``
+        when the data has a ``group`` column, else none; ``()`` for none.
+    min_group_rows : int, default=MIN_GROUP_ROWS
+        Groups with fewer rows are shown, not judged.
 
     Returns
     -------
@@ -513,13 +578,26 @@ def build_report(
     parts = (
         [(None, predictions)] if predictions.model is None else list(predictions.by_model().items())
     )
+    if by is None:
+        by = ("group",) if predictions.group is not None else ()
+    by = (by,) if isinstance(by, str) else tuple(by)
     models = []
     for name, part in parts:
         analysis = analyze(part, config)
         result, error = _run_test(part, test, config, test_options)
         drawn = tuple((kind, reliability_diagram(part, config, kind=kind)) for kind in extra)
+        sub = sub_error = None
+        if by:
+            from core.subgroups import subgroup_analysis
+
+            try:
+                sub = subgroup_analysis(part, config, by=by, min_rows=min_group_rows)
+            except CalibscopeError as exc:
+                sub_error = str(exc)
         models.append(
-            ModelReport(name, part.n, part.digest, part.lint, analysis, result, error, drawn)
+            ModelReport(
+                name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
+            )
         )
     comparison = comparison_error = None
     if compare and len(parts) >= 2:

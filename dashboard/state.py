@@ -201,6 +201,9 @@ def point_to_data_page(message: str) -> None:
 
 #: Widget key of the bundled-sample picker (a URL parameter, so a shared link reloads it).
 SAMPLE = "sample"
+#: Columns kept at load besides the predictions and roles: all (the Subgroups page groups by
+#: any of them, and cuts time windows from them).
+KEEP_COLUMNS = "all"
 _UPLOAD_TOKEN = "_upload_token"
 _UPLOAD_ERROR = "_upload_error"
 _COLUMN_ERROR = "_upload_column_error"
@@ -245,7 +248,9 @@ def _load_path(path: str) -> Predictions:
     # a bundled file never changes while the app runs: parse it once for all sessions
     from core.data import load_predictions
 
-    return cache.compute(load_predictions, path, spinner="Loading the sample…")
+    return cache.compute(
+        load_predictions, path, keep_columns=KEEP_COLUMNS, spinner="Loading the sample…"
+    )
 
 
 def load_sample_from_url(default: str | None = None) -> None:
@@ -314,10 +319,19 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
         try:
             labels = None if labels_file is None else _named_bytes(labels_file)
             if len(files) == 1:
-                pred = load_predictions(first.getvalue(), labels=labels, name=first.name, **options)
+                pred = load_predictions(
+                    first.getvalue(),
+                    labels=labels,
+                    name=first.name,
+                    keep_columns=KEEP_COLUMNS,
+                    **options,
+                )
             else:
                 pred = load_models(
-                    [(f.name, f.getvalue()) for f in files], labels=labels, **options
+                    [(f.name, f.getvalue()) for f in files],
+                    labels=labels,
+                    keep_columns=KEEP_COLUMNS,
+                    **options,
                 )
         except ColumnError as exc:
             st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {exc}"
@@ -516,6 +530,45 @@ def _diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) 
     from core.diagrams import diagram_figure
 
     return diagram_figure(kind, diagram(predictions, config, kind))
+
+
+def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
+    """Return :func:`core.subgroups.subgroup_analysis` (cached by digest, config and options).
+
+    ``options`` are its keywords (``by`` a tuple, ``min_rows``, ``estimator``, ...).
+    """
+    from core.subgroups import subgroup_analysis
+
+    return cache.compute(
+        subgroup_analysis, predictions, config, spinner="Computing the subgroups…", **options
+    )
+
+
+def windows(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
+    """Return :func:`core.subgroups.window_analysis` (cached by digest, config and options)."""
+    from core.subgroups import window_analysis
+
+    return cache.compute(
+        window_analysis, predictions, config, spinner="Computing the windows…", **options
+    )
+
+
+def subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
+    """Return the overlay and forest figures of a subgroup analysis (cached with it)."""
+    return cache.compute(_subgroup_charts, result, component)
+
+
+def _subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
+    from core.figures import subgroup_forest_figure, subgroup_reliability_figure
+
+    return subgroup_reliability_figure(result, component=component), subgroup_forest_figure(result)
+
+
+def window_chart(result: Any) -> Any:
+    """Return the figure of a window analysis (cached with it)."""
+    from core.figures import window_figure
+
+    return cache.compute(window_figure, result)
 
 
 def without_resamples(config: AnalysisConfig) -> AnalysisConfig:

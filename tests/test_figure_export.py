@@ -42,7 +42,8 @@ def test_cli_report_writes_every_figure(tmp_path):
     names = sorted(p.name for p in folder.iterdir())
     assert "reliability-diagram-adaboost.svg" in names
     assert "metrics-with-intervals.svg" in names
-    assert all(n.endswith(".svg") for n in names) and len(names) == 4 + 2
+    assert "reliability-per-subgroup-adaboost.svg" in names  # the sample's group column
+    assert all(n.endswith(".svg") for n in names) and len(names) == 3 * 4 + 2
 
 
 def test_names_follow_captions_and_repeat_with_a_number():

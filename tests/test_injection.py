@@ -198,6 +198,21 @@ def every_figure():
     sim = TestErrorSimulation(
         {"spiegelhalter": np.array([0.01, 0.5])}, np.array([0.05, 1.0]), True, 50, 2
     )
+    from core.data import load_predictions
+    from core.subgroups import subgroup_analysis, window_analysis
+
+    grouped = load_predictions(
+        pd.DataFrame(
+            {
+                "p": s,
+                "y": (rng.uniform(size=500) < s).astype(int),
+                "group": [MODELS[i % 3] for i in range(500)],
+            }
+        )
+    )
+    binary = AnalysisConfig(lens="binary", n_resamples=20)
+    sub = subgroup_analysis(grouped, binary, min_rows=200)
+    win = window_analysis(grouped, binary, every=100, threshold=0.05)
     p = one.probs
     recal = compare_recalibrators(
         p, one.labels, ["temperature", "meta-cal"], n_resamples=5, estimators=("plugin",)
@@ -253,6 +268,9 @@ def every_figure():
         "bin_validity_figure": figures.bin_validity_figure(validity),
         "epsilon_versus_n_figure": figures.epsilon_versus_n_figure(guarantee_calculator(1000, 10)),
         "corp_figure": figures.corp_figure(corp_diagram(one, classwise), title=LINK),
+        "subgroup_reliability_figure": figures.subgroup_reliability_figure(sub),
+        "subgroup_forest_figure": figures.subgroup_forest_figure(sub),
+        "window_figure": figures.window_figure(win),
     }
     return built
 
@@ -273,7 +291,7 @@ def test_every_figure_builder_is_checked(every_figure):
         "error_versus_bins_figure", "bias_curve_figure", "bias_heatmap_figure",
         "estimate_distribution_figure", "ece_vs_tce_figure", "power_figure", "beta_fit_figure",
         "fitted_curve_figure", "before_after_reliability", "tradeoff_figure",
-        "coverage_accuracy_figure",
+        "coverage_accuracy_figure", "subgroup_reliability_figure", "subgroup_forest_figure",
     ],
 )  # fmt: skip
 def test_names_in_figures_are_text_not_markup(every_figure, name):

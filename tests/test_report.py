@@ -177,7 +177,8 @@ def test_json_numbers_equal_analyze_exactly(toy_report):
 def test_json_matches_the_metrics_command(tmp_path):
     args = [str(BREAST), "--model", "adaboost", "--lens", "binary", "--resamples", "40"]
     metrics_out, report_out = tmp_path / "m.json", tmp_path / "r.json"
-    assert main(["metrics", *args, "--json", "-o", str(metrics_out)]) == 0
+    # the sample has a group column: the report's Subgroups section is metrics --by group
+    assert main(["metrics", *args, "--by", "group", "--json", "-o", str(metrics_out)]) == 0
     assert main(["report", *args, "-o", str(report_out)]) == 0
     metrics, report = json.loads(metrics_out.read_text()), json.loads(report_out.read_text())
     assert report["results"] == [
@@ -260,7 +261,8 @@ def test_model_comparison_only_with_two_or_more_models(breast, toy_html):
     assert [m.model for m in report.models] == list(breast.models)
     html = report.to_html()
     assert "<h2>Model comparison</h2>" in html
-    assert html.count('class="plotly-graph-div"') == len(breast.models) + 2
+    # a diagram per model, its two subgroup figures (the group column), the comparison's two
+    assert html.count('class="plotly-graph-div"') == 3 * len(breast.models) + 2
     record = json.loads(report.to_json())
     assert record["comparison"]["models"] == list(breast.models)
     assert [r["model"] for r in record["results"]] == list(breast.models)

@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 
 from core.data.columns import (
+    ColumnError,
     _find_label_column,
     _find_prob_columns,
     _find_roles,
+    _ignored_note,
     repeated_names,
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
@@ -46,6 +48,7 @@ def load_predictions(
     class_names: Sequence[str] | None = None,
     name: str | None = None,
     limits: LoadLimits | None = None,
+    keep_columns: Sequence[str] | str | None = None,
 ) -> Predictions:
     """Load predictions and labels, infer their layout and lint them.
 
@@ -89,6 +92,10 @@ def load_predictions(
     limits : LoadLimits, optional
         Bytes, rows and columns a file may hold (default :meth:`LoadLimits.from_env`:
         the defaults, or those of the ``CALIBSCOPE_MAX_*`` environment variables).
+    keep_columns : sequence of str or "all", optional
+        Further columns to keep on :attr:`Predictions.extra` (grouping or time columns),
+        by name (matched case-insensitively); ``"all"`` keeps every column that is not a
+        probability, label or role column. Default: none (every other column is dropped).
 
     Returns
     -------
@@ -202,6 +209,18 @@ def load_predictions(
             arr = arr[keep] if keep is not None else arr
             arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
         role_arrays[role] = arr
+    extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
+    if extra:
+        # a kept column is not an ignored one
+        notes = []
+        for f in findings:
+            if f.code == "ignored-columns":
+                rest = [c for c in f.columns if str(c) not in extra]
+                if rest:
+                    notes.append(_ignored_note(rest))
+                continue
+            notes.append(f)
+        findings = notes
     mapping = {
         "label": label_name,
         "probs": list(prob_names),
@@ -209,7 +228,60 @@ def load_predictions(
         "positive_class": positive,
         "logits": any(f.code == "logits-converted" for f in findings),
     }
-    return _make(P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping)
+    return _make(
+        P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping, extra
+    )
+
+
+def _kept_columns(
+    frame: pd.DataFrame,
+    keep_columns: Sequence[str] | str | None,
+    used: set[Any],
+    keep: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """Return the columns to keep on :attr:`Predictions.extra` (see :func:`load_predictions`)."""
+    if keep_columns is None:
+        return {}
+    columns = [str(c) for c in frame.columns]
+    if isinstance(keep_columns, str):
+        if keep_columns != "all":
+            keep_columns = [keep_columns]
+        else:
+            keep_columns = [c for c in columns if c not in {str(u) for u in used if u is not None}]
+    out = {}
+    lower = {c.lower(): c for c in reversed(columns)}
+    for want in keep_columns:
+        found = want if want in columns else lower.get(str(want).strip().lower())
+        if found is None:
+            raise ColumnError(
+                f"No column named {want!r} to keep. Columns: {', '.join(map(repr, columns))}.",
+                argument="keep_columns",
+                candidates=columns,
+                columns=columns,
+            )
+        series = frame[frame.columns[columns.index(found)]]
+        if keep is not None:
+            series = series[keep]
+        out[found] = kept_values(series)
+    return out
+
+
+def kept_values(series: pd.Series) -> np.ndarray:
+    """Return a kept column's values: numbers, times, or strings (missing as ``""``)."""
+    missing = series.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(series.dtype) and not missing.any():
+        return series.to_numpy(dtype=bool)
+    if pd.api.types.is_integer_dtype(series.dtype) and not missing.any():
+        return series.to_numpy(dtype=np.int64)
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        values = series
+        if getattr(series.dtype, "tz", None) is not None:
+            values = series.dt.tz_convert("UTC").dt.tz_localize(None)
+        return values.to_numpy(dtype="datetime64[ns]")
+    arr = series.to_numpy(dtype=object)
+    return np.where(missing, "", arr).astype(str).astype(object)
 
 
 def models_of(models: Any, mask: np.ndarray, limit: int = 3) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,13 @@ class Predictions:
     columns : dict
         The column mapping used: ``label``, ``probs``, ``model``, ``split``,
         ``group`` (source column names or None), ``positive_class``, ``logits``.
+    extra : mapping of str to numpy.ndarray
+        Further columns of the source kept at load (``load_predictions(keep_columns=...)``),
+        read-only, row for row: numbers as int64/float64/bool, times as ``datetime64[ns]``,
+        anything else as an object array of strings (a missing value is ``""``). Grouping
+        columns for :func:`core.subgroups.subgroup_analysis` and time columns for
+        :func:`core.subgroups.window_analysis`. Part of the digest; carried by
+        :meth:`subset`, :meth:`by_model` and :func:`combine_models`.
     """
 
     probs: np.ndarray
@@ -62,6 +70,7 @@ class Predictions:
     source: str
     digest: str
     columns: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, np.ndarray] = field(default_factory=lambda: types.MappingProxyType({}))
 
     @property
     def n(self) -> int:
@@ -130,6 +139,7 @@ class Predictions:
             LintReport(tuple(kept + found)),
             self.source,
             dict(self.columns),
+            {name: values[idx] for name, values in self.extra.items()},
         )
 
     def by_model(self) -> dict[str, Predictions]:
@@ -269,6 +279,12 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
     findings += lint_values(probs, labels, binary=first.binary, class_names=first.class_names)
     mapping = dict(first.columns, model="model")
     source = " + ".join(p.source for _, p in items)
+    # a kept column every part has (with one kind of values) is kept
+    extra = {}
+    for name, values in first.extra.items():
+        arrays = [p.extra.get(name) for _, p in items]
+        if all(a is not None and a.dtype == values.dtype for a in arrays):
+            extra[name] = np.concatenate(arrays)
     return _make(
         probs,
         labels,
@@ -278,6 +294,7 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
         LintReport(tuple(findings)),
         source,
         mapping,
+        extra,
     )
 
 
@@ -468,6 +485,7 @@ def _make(
     lint: LintReport,
     source: str,
     mapping: dict[str, Any],
+    extra: Mapping[str, np.ndarray] | None = None,
 ) -> Predictions:
     probs = trust(np.ascontiguousarray(probs, dtype=np.float64))
     labels = np.ascontiguousarray(labels, dtype=np.int64)
@@ -479,6 +497,18 @@ def _make(
             arr = np.asarray(arr, dtype=object)
             arr.setflags(write=False)
         frozen[role] = arr
+    kept = {}
+    for name, values in (extra or {}).items():
+        arr = np.asarray(values).view()  # the loaders hand over fresh arrays
+        if arr.shape != labels.shape:
+            raise DataError(
+                f"The kept column {name!r} has {arr.shape[0]} values for {labels.shape[0]} rows."
+            )
+        arr.setflags(write=False)
+        kept[str(name)] = arr
+    digest = _digest(probs, labels, tuple(names), binary, frozen)
+    if kept:
+        digest = _extra_digest(digest, kept)
     return Predictions(
         probs=probs,
         labels=labels,
@@ -489,6 +519,26 @@ def _make(
         group=frozen["group"],
         lint=lint,
         source=source,
-        digest=_digest(probs, labels, tuple(names), binary, frozen),
+        digest=digest,
         columns=mapping,
+        extra=types.MappingProxyType(kept),
     )
+
+
+def _extra_digest(digest: str, extra: Mapping[str, np.ndarray]) -> str:
+    """Fold the kept columns into the digest of the predictions (injectively, framed).
+
+    Without kept columns the digest is that of the predictions alone, as the stream computes
+    it; a kept column adds its name, its kind and its values.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    _frame(h, digest.encode())
+    _strings(h, list(extra))
+    for values in extra.values():
+        _frame(h, values.dtype.str.encode())
+        if values.dtype == object:
+            _strings(h, values)
+        else:
+            raw = values.view("<i8") if values.dtype.kind in "mM" else values
+            _frame(h, memoryview(np.ascontiguousarray(raw)).cast("B"))
+    return h.hexdigest()

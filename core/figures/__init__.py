@@ -9,8 +9,8 @@ figures from the same objects. plotly is imported nowhere else in :mod:`core`.
 
 One module per subject: :mod:`~core.figures.reliability`, :mod:`~core.figures.data`,
 :mod:`~core.figures.bias`, :mod:`~core.figures.compare`, :mod:`~core.figures.estimators`,
-:mod:`~core.figures.recalibration`, :mod:`~core.figures.validity` and
-:mod:`~core.figures.tests`; :mod:`~core.figures.style` holds the shared look and
+:mod:`~core.figures.recalibration`, :mod:`~core.figures.validity`,
+:mod:`~core.figures.subgroups` and :mod:`~core.figures.tests`; :mod:`~core.figures.style` holds the shared look and
 :func:`plotly_js` the library for self-contained HTML.
 """
 
@@ -51,6 +51,11 @@ from core.figures.reliability import (
     classwise_grid,
     reliability_figure,
 )
+from core.figures.subgroups import (
+    subgroup_forest_figure,
+    subgroup_reliability_figure,
+    window_figure,
+)
 from core.figures.tests import error_rate_figure, null_distribution_figure
 from core.figures.validity import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 
@@ -85,7 +90,10 @@ __all__ = [
     "reliability_overlay_figure",
     "score_separation_figure",
     "selective_threshold_figure",
+    "subgroup_forest_figure",
+    "subgroup_reliability_figure",
     "sweep_trace_figure",
     "tradeoff_figure",
     "validity_figure",
+    "window_figure",
 ]
