@@ -32,7 +32,7 @@ def test_csv_is_the_table_at_full_precision_with_formulas_neutralised():
     assert _table_csv(rows, False).decode().splitlines() == ["model,n", "m,3"]
 
 
-@pytest.mark.parametrize("page", ["reliability", "estimators", "tests", "compare"])
+@pytest.mark.parametrize("page", ["reliability", "estimators", "tests", "compare", "subgroups"])
 def test_every_table_has_its_csv_button(page):
     from dashboard.state import sample_catalog
 

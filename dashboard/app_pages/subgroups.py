@@ -7,9 +7,8 @@ import dataclasses
 import streamlit as st
 
 from core.data.groups import MIN_GROUP_ROWS, group_columns
-from core.export import safe_csv
 from core.model_comparison import metric_choices, parse_metric
-from core.subgroups import SUBGROUP_COLUMNS, WINDOW_UNITS
+from core.subgroups import WINDOW_UNITS
 from dashboard import cache, state, widgets
 
 ROWS = "rows"  # windows of N rows
@@ -144,15 +143,7 @@ with tab_groups:
                     icon=":material/groups:",
                 )
             frame = result.to_frame()
-            st.dataframe(frame, hide_index=True, key="subgroups_table", column_config=_COLUMNS)
-            st.download_button(
-                "Download the table (CSV)",
-                safe_csv(frame[SUBGROUP_COLUMNS]),
-                file_name="subgroups.csv",
-                mime="text/csv",
-                key="subgroups_csv",
-                icon=":material/download:",
-            )
+            widgets.table(frame, hide_index=True, key="subgroups_table", column_config=_COLUMNS)
             component = 0
             if len(result.component_names) > 1:
                 component = st.selectbox(
@@ -223,6 +214,6 @@ with tab_time:
         else:
             st.success(widgets.literal(win.breach_sentence), icon=":material/check_circle:")
         widgets.chart(state.window_chart(win), "windows_chart")
-        st.dataframe(
+        widgets.table(
             win.result.to_frame(), hide_index=True, key="windows_table", column_config=_COLUMNS
         )
