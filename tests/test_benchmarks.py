@@ -57,3 +57,11 @@ def test_targets_are_judged_on_every_limit():
     r = row("x", 4.0, 2.0, target="stream", peak_rss_mb=10.0)
     assert r["target"] == TARGETS["stream"].text and r["met"] is True
     assert row("y", 1.0, None)["met"] is None
+
+
+def test_conventions_quick_run_agrees_with_every_installed_library(capsys):
+    assert main(["--quick", "--only", "conventions"]) == 0
+    out = capsys.readouterr().out
+    for name in ("sklearn", "netcal", "torchmetrics", "uncertainty-calibration"):
+        assert f"calibration_error(convention='{name}')" in out
+    assert "values differ" not in out
