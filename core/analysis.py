@@ -422,6 +422,9 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
         parts.append(f"{int(np.sum(small))} one-point bin(s) skipped")
     if call.info.random(call.norm):
         parts.append(f"seed {seed}")
+    if not call.info.binned and "bandwidth" in d:
+        bw = np.atleast_1d(d["bandwidth"])
+        parts.append("bandwidth σ = " + ", ".join(f"{v:.4g}" for v in bw))
     return "; ".join(parts)
 
 
@@ -595,9 +598,7 @@ def analyze(
 
     calls = {
         name: EstimatorCall.make(name, **opts)
-        for name in ESTIMATORS.binned_for(
-            lens=config.lens, norm=config.norm, binning=config.binning
-        )
+        for name in ESTIMATORS.lp_for(lens=config.lens, norm=config.norm, binning=config.binning)
     }
     if config.estimator not in calls:
         calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
@@ -733,7 +734,7 @@ def kernel_estimates(
         "" if m == n else f"on a seeded subsample of {m:,} of the {n:,} rows (seed {config.seed}); "
     )
     for info in ESTIMATORS:
-        if info.binned or config.lens not in info.lenses or info.name in exclude:
+        if info.lp_scale or config.lens not in info.lenses or info.name in exclude:
             continue
         name = info.name
         try:

@@ -4,7 +4,7 @@ Importing this package imports every estimator module so that each registers its
 add one import line per new module below.
 """
 
-from core.estimators import binned, kernel  # noqa: F401  (register plugin, label-binned, debiased, sweep; skce-*, mmce)
+from core.estimators import binned, kernel, smooth  # noqa: F401  (register plugin, label-binned, debiased, sweep; skce-*, mmce; smooth)
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,
