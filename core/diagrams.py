@@ -124,3 +124,7 @@ def diagram_figure(kind: str, result: Any, **options: Any) -> Any:
     import core.figures
 
     return getattr(core.figures, DIAGRAMS.get(kind).figure)(result, **options)
+
+
+# Kinds registered by their own modules (one line each; the module adds its entry on import).
+import core.smooth  # noqa: E402, F401  (registers "smooth")

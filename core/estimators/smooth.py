@@ -147,10 +147,19 @@ class SmoothSample:
         self.scores = np.asarray(scores, dtype=np.float64)
         self.outcomes = np.asarray(outcomes, dtype=np.float64)
         self.residuals = self.scores - self.outcomes
-        self.idx = idx
         self.n_samples = 1 if idx is None else idx.shape[0]
+        # a resample is its rows' multiplicities: (R, n), one bincount of the drawn indices
+        self.mult: np.ndarray | None = None
+        if idx is not None:
+            r, n = idx.shape
+            flat = (idx + (np.arange(r, dtype=np.intp) * n)[:, None]).ravel()
+            self.mult = np.bincount(flat, minlength=r * n).reshape(r, n).astype(np.float64)
         self._grids: dict[tuple[int, str], np.ndarray] = {}
+        self._weighted: dict[str, np.ndarray] = {}
         self._positions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _weights(self, weights: str) -> np.ndarray | None:
+        return {"counts": None, "residuals": self.residuals, "outcomes": self.outcomes}[weights]
 
     def grid(self, m: int, weights: str = "counts") -> np.ndarray:
         """Return the rows' ``weights`` split linearly onto ``m`` grid points, ``(R, m)``.
@@ -158,31 +167,44 @@ class SmoothSample:
         Row ``i`` at ``s_i`` puts ``(1 − φ)·w_i`` on grid point ``k = ⌊s_i (m − 1)⌋`` (at
         most ``m − 2``) and ``φ·w_i`` on ``k + 1``, with ``φ = s_i (m − 1) − k`` and
         ``w_i`` its weight: 1 (``"counts"``), ``s_i − o_i`` (``"residuals"``) or ``o_i``
-        (``"outcomes"``). Two ``bincount`` calls per weight: ``Σ w`` and ``Σ φ·w`` per
-        grid point (the lower share is their difference).
+        (``"outcomes"``). One sample: two ``bincount`` calls (``Σ w`` and ``Σ φ·w`` per
+        grid point; the lower share is their difference). Resamples: their multiplicities
+        times the sparse ``(n, m)`` matrix of the shares.
         """
         key = (m, weights)
         if key in self._grids:
             return self._grids[key]
-        if m not in self._positions:
+        if m not in self._positions:  # the grid cells of the last grid size
             pos = self.scores * (m - 1)
             cell = pos.astype(np.intp)
             np.minimum(cell, m - 2, out=cell)
-            self._positions = {m: (cell, pos - cell)}  # the last grid size's only
+            self._positions = {m: (cell, pos - cell)}
         left, frac = self._positions[m]
-        w = {"counts": None, "residuals": self.residuals, "outcomes": self.outcomes}[weights]
-        r = self.n_samples
-        if self.idx is not None:
-            offsets = (np.arange(r, dtype=np.intp) * m)[:, None]
-            flat = self.idx.ravel()
-            left = (left[self.idx] + offsets).ravel()
-            frac = frac[flat]
-            w = None if w is None else w[flat]
-        size = r * m
-        total = np.bincount(left, w, size).reshape(r, m)
-        upper = np.bincount(left, frac if w is None else frac * w, size).reshape(r, m)
-        grid = total - upper
-        grid[:, 1:] += upper[:, :-1]
+        w = self._weights(weights)
+        if self.mult is None:
+            total = np.bincount(left, w, m)
+            upper = np.bincount(left, frac if w is None else frac * w, m)
+            grid = (total - upper)[None, :]
+            grid[:, 1:] += upper[None, :-1]
+        else:
+            import scipy.sparse as sparse
+
+            n = self.scores.shape[0]
+            shares = sparse.csr_matrix(
+                (
+                    np.column_stack([1.0 - frac, frac]).ravel(),
+                    np.column_stack([left, left + 1]).ravel(),
+                    np.arange(0, 2 * n + 1, 2),
+                ),
+                shape=(n, m),
+            )
+            if w is None:
+                counts = self.mult
+            else:
+                if weights not in self._weighted:
+                    self._weighted[weights] = self.mult * w
+                counts = self._weighted[weights]
+            grid = np.asarray(counts @ shares)
         self._grids[key] = grid
         return grid
 
@@ -229,8 +251,9 @@ class SmoothSample:
         sub = SmoothSample.__new__(SmoothSample)
         sub.scores, sub.outcomes, sub.residuals = self.scores, self.outcomes, self.residuals
         sub.n_samples = int(rows.sum())
-        sub.idx = self.idx[rows] if self.idx is not None else None
+        sub.mult = None if self.mult is None else self.mult[rows]
         sub._grids = {key: grid[rows] for key, grid in self._grids.items()}
+        sub._weighted = {key: w[rows] for key, w in self._weighted.items()}
         sub._positions = self._positions
         return sub.ece(sigma[rows])
 
@@ -252,8 +275,7 @@ class SmoothSample:
         counts, outcomes = self.grid(m), self.grid(m, "outcomes")
         both = interpolate(mesh, reflected_smooth(np.concatenate([counts, outcomes]), sigma))
         d, yv = both[: self.n_samples], both[self.n_samples :]
-        n = self.scores.shape[0] if self.idx is None else self.idx.shape[1]
-        return yv / (d + DENSITY_EPS), d / n, d
+        return yv / (d + DENSITY_EPS), d / self.scores.shape[0], d
 
 
 # ----------------------------------------------------------------- one estimate

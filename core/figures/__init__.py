@@ -49,6 +49,7 @@ from core.figures.reliability import (
     band_arguments,
     classwise_grid,
     reliability_figure,
+    smooth_diagram_figure,
 )
 from core.figures.tests import error_rate_figure, null_distribution_figure
 from core.figures.validity import bin_validity_figure, epsilon_versus_n_figure, validity_figure
@@ -80,6 +81,7 @@ __all__ = [
     "power_figure",
     "rank_heatmap_figure",
     "reliability_figure",
+    "smooth_diagram_figure",
     "reliability_overlay_figure",
     "score_separation_figure",
     "selective_threshold_figure",
