@@ -174,14 +174,14 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
     Returns
     -------
     list of str
-        Binned estimators with each supported norm, then kernel estimators (if asked),
-        then scores.
+        ℓp-scale estimators (binned, smooth) with each supported norm, then kernel
+        estimators (if asked), then scores.
     """
     out = []
     for info in ESTIMATORS:
         if lens not in info.lenses:
             continue
-        if info.binned:
+        if info.lp_scale:
             out += [f"{info.name}@{norm_key(v)}" for v in info.norms or ()]
         elif kernels:
             out.append(info.name)
