@@ -269,13 +269,18 @@ class SmoothSample:
 
         Each ``(R, len(mesh))``. The curve is the Nadaraya–Watson ratio of the smoothed
         outcomes and counts, ``Y_σ(t) / (D_σ(t) + 10⁻⁴)`` (relplot's ``KernelSmoother``);
-        the density is ``D_σ(t)/n`` (relplot's ``kde``).
+        the density is ``D_σ(t)/n`` (relplot's ``kde``). The FFT's rounding noise where
+        there are no scores is clipped: sums below 0 become 0 (the curve stays in [0, 1]).
         """
         m = grid_size(sigma)
         counts, outcomes = self.grid(m), self.grid(m, "outcomes")
         both = interpolate(mesh, reflected_smooth(np.concatenate([counts, outcomes]), sigma))
         d, yv = both[: self.n_samples], both[self.n_samples :]
-        return yv / (d + DENSITY_EPS), d / self.scores.shape[0], d
+        # the FFT leaves rounding noise (~1e-16 of the peak) where there are no scores: the
+        # smoothed sums are clipped at 0, as the direct convolution's sums of products are
+        np.maximum(d, 0.0, out=d)
+        np.maximum(yv, 0.0, out=yv)
+        return np.minimum(yv / (d + DENSITY_EPS), 1.0), d / self.scores.shape[0], d
 
 
 # ----------------------------------------------------------------- one estimate
