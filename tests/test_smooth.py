@@ -73,6 +73,9 @@ FIXED = {
     ("calibrated-large", 0.002): 0.02751863408353605,
     ("n3", 0.1): 0.24750657193828443,
     ("ties", 0.3): 0.14092277743221138,
+    # σ = 0.003: an even grid (M = 3334), where relplot's window is half a step off centre
+    ("calibrated-large", 0.003): 0.0239860102663637,
+    ("rounded", 0.003): 0.12823579073301683,
 }
 #: relplot.smECE of the multiclass fixture's confidences (top-label lens).
 TOP_LABEL = (0.09023817922971415, 0.0908203125)
@@ -129,7 +132,7 @@ def test_live_relplot_agrees_on_random_problems_and_bandwidths():
         f = rng.beta(0.7, 0.7, size=n)
         y = (rng.uniform(size=n) < f**1.2).astype(float)
         assert smooth_ece(f, y) == pytest.approx(relplot.smECE(f, y, return_width=True), rel=1e-9)
-        for sigma in (0.004, 0.03, 0.2, 1.0):
+        for sigma in (0.003, 0.004, 0.03, 0.2, 1.0):
             want = relplot.smECE_sigma(f, y, sigma)
             assert smooth_ece(f, y, bandwidth=sigma)[0] == pytest.approx(want, rel=1e-9)
     p, y = multiclass_fixture()
@@ -140,17 +143,19 @@ def test_live_relplot_agrees_on_random_problems_and_bandwidths():
 
 def test_reflection_at_the_boundaries_by_hand():
     # the grid extended by its mirror images about 0 and 1, convolved directly
+    # (relplot's ReflectedGaussianKernel.convolve), odd grids (DCT) and even ones (FFT)
     rng = np.random.default_rng(0)
-    values = rng.uniform(size=(2, 1001))
-    sigma = 0.07
-    m = values.shape[1]
-    t = np.linspace(0, 1, m)
-    ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
-    for row in range(2):
-        ext = np.concatenate([values[row, :0:-1], values[row], values[row, -2::-1]])
-        want = np.convolve(ext, ker, "valid")[m // 2 : m // 2 + m]
-        np.testing.assert_allclose(reflected_smooth(values, sigma)[row], want, rtol=1e-10)
+    for m, sigma in ((1001, 0.07), (1668, 0.006), (3414, 0.003)):
+        values = rng.uniform(size=(2, m))
+        t = np.linspace(0, 1, m)
+        ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+        for row in range(2):
+            ext = np.concatenate([values[row, :0:-1], values[row], values[row, -2::-1]])
+            want = np.convolve(ext, ker, "valid")[m // 2 : m // 2 + m]
+            got = reflected_smooth(values, sigma)[row]
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * want.max())
     assert grid_size(0.05) == 1001 and grid_size(0.002) == 5001
+    assert grid_size(3 / 1024) == 3414  # an even grid: relplot's window is half a step off
 
 
 def test_one_point_closed_form():
