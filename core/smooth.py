@@ -33,7 +33,19 @@ if TYPE_CHECKING:
 
     from core.intervals import BootstrapResult
 
-__all__ = ["SmoothComponent", "SmoothDiagram", "smooth_diagram"]
+__all__ = [
+    "MAX_BAND_WORK",
+    "MIN_BAND_RESAMPLES",
+    "SmoothComponent",
+    "SmoothDiagram",
+    "smooth_diagram",
+]
+
+#: Most row draws (rows × resamples) of the diagram's bootstrap: above it fewer resamples
+#: than ``config.n_resamples`` are drawn (the summary and the record say how many).
+MAX_BAND_WORK = 20_000_000
+#: Fewest resamples of the band when ``MAX_BAND_WORK`` caps them (relplot draws 200).
+MIN_BAND_RESAMPLES = 100
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,7 +102,10 @@ class SmoothDiagram:
     confidence_level : float
         Level of the band and the interval.
     n_resamples : int
-        Bootstrap resamples (0: none).
+        Bootstrap resamples drawn (0: none): ``config.n_resamples``, or fewer at large
+        ``n`` (:data:`MAX_BAND_WORK`).
+    requested_resamples : int
+        ``config.n_resamples``.
     seed : int
         The seed of the resamples.
     """
@@ -102,6 +117,7 @@ class SmoothDiagram:
     confidence_level: float
     n_resamples: int
     seed: int
+    requested_resamples: int = 0
 
     @property
     def summary(self) -> str:
@@ -114,6 +130,11 @@ class SmoothDiagram:
                 f" ({self.confidence_level:.0%} bootstrap interval {ci.low:.4f}–{ci.high:.4f}, "
                 f"{self.n_resamples:,} resamples, seed {self.seed})"
             )
+            if self.n_resamples < self.requested_resamples:
+                text += (
+                    f" (the {self.requested_resamples:,} resamples asked for are capped at "
+                    f"{MAX_BAND_WORK:,} row draws)"
+                )
         text += (
             f" on the {self.lens} lens, bandwidth σ = {bws}: the line is the observed frequency "
             "smoothed by a Gaussian kernel of that width (reflected at 0 and 1), the grey area "
@@ -156,6 +177,7 @@ class SmoothDiagram:
             "interval": None if ci is None else [float(ci.low), float(ci.high)],
             "confidence_level": self.confidence_level,
             "n_resamples": self.n_resamples,
+            "requested_resamples": self.requested_resamples,
             "seed": self.seed,
             "components": [
                 {
@@ -185,7 +207,8 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         The predictions (see :func:`core.data.as_predictions`).
     config : AnalysisConfig, optional
         Its ``lens`` (binary, top-label or classwise), ``class_weights``, ``seed``,
-        ``n_resamples`` (0: no band, no interval) and ``confidence_level`` are used.
+        ``n_resamples`` (0: no band, no interval; at most ``MAX_BAND_WORK / n``, but at
+        least ``MIN_BAND_RESAMPLES``, are drawn) and ``confidence_level`` are used.
 
     Returns
     -------
@@ -225,6 +248,8 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         fits.append((float(value[0]), float(sigma[0]), curve[0], density[0]))
     total = float(combine_lp(np.array([f[0] for f in fits])[None, :], weights, 1.0)[0])
     r = config.n_resamples
+    if r > 0:
+        r = min(r, max(MIN_BAND_RESAMPLES, MAX_BAND_WORK // n))
     bands: list[tuple[Any, Any, Any]] = [(None, None, None)] * len(fits)
     boot = None
     if r > 0:
@@ -278,6 +303,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         confidence_level=config.confidence_level,
         n_resamples=r,
         seed=config.seed,
+        requested_resamples=config.n_resamples,
     )
 
 

@@ -312,3 +312,16 @@ def test_report_and_cli_draw_the_smooth_diagram(tmp_path):
     code = main(["report", str(csv), "--diagram", "smooth", "-o", str(out)])
     assert code == 0
     assert "Smooth reliability diagram" in out.read_text()
+
+
+def test_diagram_caps_its_bootstrap_work(monkeypatch):
+    import core.smooth
+
+    monkeypatch.setattr(core.smooth, "MAX_BAND_WORK", 500 * 120)
+    monkeypatch.setattr(core.smooth, "MIN_BAND_RESAMPLES", 20)
+    f, y = FIXTURES["rounded"]  # 500 rows: 120 resamples fit the cap
+    drawn = reliability_diagram(
+        (f, y.astype(int)), AnalysisConfig(lens="binary", n_resamples=400), kind="smooth"
+    )
+    assert drawn.n_resamples == 120 and drawn.requested_resamples == 400
+    assert drawn.bootstrap.n_resamples == 120 and "capped" in drawn.summary
