@@ -57,3 +57,15 @@ def test_targets_are_judged_on_every_limit():
     r = row("x", 4.0, 2.0, target="stream", peak_rss_mb=10.0)
     assert r["target"] == TARGETS["stream"].text and r["met"] is True
     assert row("y", 1.0, None)["met"] is None
+
+
+def test_smooth_quick_run_sets_relplot_beside_ours():
+    from benchmarks import bench_smooth
+
+    rows = bench_smooth.run(quick=True)
+    names = [r["name"] for r in rows]
+    assert any(n.startswith("smooth ECE (auto σ)") for n in names)
+    assert any("relplot smECE" in n for n in names)
+    for peer in rows:
+        if peer["name"].startswith("relplot") and "rel. diff" in peer["notes"]:
+            assert float(peer["notes"].split("rel. diff ")[1].split(";")[0]) < 1e-6
