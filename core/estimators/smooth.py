@@ -327,7 +327,7 @@ def smooth_ece(
     --------
     >>> value, sigma = smooth_ece([0.2, 0.8], [0, 1], bandwidth=0.1)
     >>> round(value, 6), sigma
-    (0.2, 0.1)
+    (0.199452, 0.1)
     """
     s = np.asarray(scores, dtype=np.float64).ravel()
     if s.size == 0:
