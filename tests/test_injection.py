@@ -148,6 +148,7 @@ def every_figure():
     from core.bias import estimate_histogram
     from core.binning import bin_stats
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
+    from core.diagrams import reliability_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
     from core.guarantees import guarantee_calculator
     from core.model_comparison import compare_models
@@ -251,6 +252,9 @@ def every_figure():
         "validity_figure": figures.validity_figure(validity),
         "bin_validity_figure": figures.bin_validity_figure(validity),
         "epsilon_versus_n_figure": figures.epsilon_versus_n_figure(guarantee_calculator(1000, 10)),
+        "smooth_diagram_figure": figures.smooth_diagram_figure(
+            reliability_diagram(one, AnalysisConfig(lens="classwise", n_resamples=5), kind="smooth")
+        ),
     }
     return built
 
@@ -271,7 +275,7 @@ def test_every_figure_builder_is_checked(every_figure):
         "error_versus_bins_figure", "bias_curve_figure", "bias_heatmap_figure",
         "estimate_distribution_figure", "ece_vs_tce_figure", "power_figure", "beta_fit_figure",
         "fitted_curve_figure", "before_after_reliability", "tradeoff_figure",
-        "coverage_accuracy_figure",
+        "coverage_accuracy_figure", "smooth_diagram_figure",
     ],
 )  # fmt: skip
 def test_names_in_figures_are_text_not_markup(every_figure, name):
