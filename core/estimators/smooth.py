@@ -129,11 +129,8 @@ def reflected_smooth(values: np.ndarray, sigma: float) -> np.ndarray:
         spectrum = _fft.rfft(ext, length, axis=-1) * _fft.rfft(kernel_values(sigma, m), length)
         start = m - 1 + m // 2
         return _fft.irfft(spectrum, length, axis=-1)[..., start : start + m]
-    half = (m - 1) // 2
-    h = np.zeros(m)
-    h[: half + 1] = kernel_values(sigma, m)[half:]
     spectrum = _fft.dct(values, type=1, axis=-1)
-    spectrum *= _fft.dct(h, type=1)
+    spectrum *= _kernel_spectrum(sigma, m)
     return _fft.idct(spectrum, type=1, axis=-1)
 
 
@@ -144,6 +141,42 @@ def interpolate(points: np.ndarray, grid_values: np.ndarray) -> np.ndarray:
     inds = (points * (m - 1)).astype(int).clip(0, m - 2)
     frac = (points - inds * h) / h
     return grid_values[..., inds] * (1.0 - frac) + grid_values[..., inds + 1] * frac
+
+
+def _mesh(points: int) -> np.ndarray:
+    return np.linspace(0.0, 1.0, points)
+
+
+def _kernel_spectrum(sigma: float, m: int) -> np.ndarray:
+    """``dct₁(h)`` of the kernel at ``d`` grid steps (odd ``m``; see :func:`reflected_smooth`)."""
+    half = (m - 1) // 2
+    h = np.zeros(m)
+    h[: half + 1] = kernel_values(sigma, m)[half:]
+    return _fft.dct(h, type=1)
+
+
+_DENSITY_WEIGHTS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _density_weights(m: int, e: int) -> np.ndarray:
+    """``w`` with ``Σ_t D(t) = w · dct₁(counts)·H``: the sum over ``e`` points, read back.
+
+    ``D = idct₁(Ĉ·H)`` is interpolated at ``e`` points and summed: a linear map of ``Ĉ·H``
+    whose coefficients are the adjoint of the interpolation (``u``) through the adjoint of
+    ``idct₁`` (``dct₁`` is ``A = C·diag(c)`` with ``C`` symmetric, ``c = (1, 2, …, 2, 1)``,
+    so ``A^T u = c·dct₁(u/c)``, and ``idct₁ = A/(2(m − 1))``).
+    """
+    key = (m, e)
+    if key not in _DENSITY_WEIGHTS:
+        t = _mesh(e)
+        h = 1.0 / (m - 1)
+        inds = (t * (m - 1)).astype(int).clip(0, m - 2)
+        frac = (t - inds * h) / h
+        u = np.bincount(inds, 1.0 - frac, m) + np.bincount(inds + 1, frac, m)
+        c = np.full(m, 2.0)
+        c[0] = c[-1] = 1.0
+        _DENSITY_WEIGHTS[key] = c * _fft.dct(u / c, type=1) / (2 * (m - 1))
+    return _DENSITY_WEIGHTS[key]
 
 
 class SmoothSample:
@@ -225,19 +258,46 @@ class SmoothSample:
         self._grids[key] = grid
         return grid
 
+    def spectrum(self, m: int, weights: str = "counts") -> np.ndarray:
+        """Return the type-I DCT of :meth:`grid` (odd ``m``), cached: it does not depend on σ."""
+        key = (m, "dct-" + weights)
+        if key not in self._grids:
+            self._grids[key] = _fft.dct(self.grid(m, weights), type=1, axis=-1)
+        return self._grids[key]
+
     def ece(self, sigma: np.ndarray) -> np.ndarray:
-        """Return ``smECE_σ`` of every sample at its own bandwidth ``sigma`` ``(R,)``."""
+        """Return ``smECE_σ`` of every sample at its own bandwidth ``sigma`` ``(R,)``.
+
+        Samples are grouped by grid size. On an odd grid the residuals' smoothing is one
+        inverse DCT of the cached spectrum times each sample's kernel spectrum, and the sum
+        of the smoothed counts over the evaluation points, a linear function of them, is a
+        dot product with the adjoint of the interpolation and of that transform.
+        """
         sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (self.n_samples,))
         out = np.empty(self.n_samples)
-        for value in np.unique(sigma):
-            rows = np.flatnonzero(sigma == value)
-            m = grid_size(value)
-            counts, resid = self.grid(m), self.grid(m, "residuals")
-            both = reflected_smooth(np.concatenate([counts[rows], resid[rows]]), value)
-            t = np.linspace(0.0, 1.0, eval_size(value))
-            smoothed = interpolate(t, both)
-            dens = (smoothed[: rows.size] + DENSITY_EPS).sum(axis=-1)
-            out[rows] = np.abs(smoothed[rows.size :]).sum(axis=-1) / dens
+        sizes = np.array([grid_size(v) for v in sigma.tolist()])
+        for m in np.unique(sizes).tolist():
+            in_m = np.flatnonzero(sizes == m)
+            if m % 2 == 0:
+                for value in np.unique(sigma[in_m]):
+                    rows = in_m[sigma[in_m] == value]
+                    both = np.concatenate([self.grid(m)[rows], self.grid(m, "residuals")[rows]])
+                    smoothed = interpolate(_mesh(eval_size(value)), reflected_smooth(both, value))
+                    dens = (smoothed[: rows.size] + DENSITY_EPS).sum(axis=-1)
+                    out[rows] = np.abs(smoothed[rows.size :]).sum(axis=-1) / dens
+                continue
+            every = in_m.size == self.n_samples
+            counts, resid = self.spectrum(m), self.spectrum(m, "residuals")
+            for value in np.unique(sigma[in_m]).tolist():
+                rows = in_m if every and in_m.size == 1 else np.flatnonzero(sigma == value)
+                whole = rows.size == self.n_samples
+                kernel = _kernel_spectrum(value, m)
+                e = eval_size(value)
+                smoothed = _fft.idct((resid if whole else resid[rows]) * kernel, type=1)
+                total = np.abs(interpolate(_mesh(e), smoothed)).sum(axis=-1)
+                weights = kernel * _density_weights(m, e)
+                dens = (counts if whole else counts[rows]) @ weights + e * DENSITY_EPS
+                out[rows] = total / dens
         return out
 
     def auto(self) -> tuple[np.ndarray, np.ndarray]:
