@@ -27,12 +27,14 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "core.errors",
     "EstimationError": "core.errors",
     "FitError": "core.errors",
+    "ExportError": "core.errors",
     "Registry": "core.registry",
     # data
     "Predictions": "core.data",
     "LintFinding": "core.data",
     "LintReport": "core.data",
     "load_predictions": "core.data",
+    "load_models": "core.data",
     "ColumnError": "core.data",
     "read_table": "core.data",
     "combine_models": "core.data",
@@ -59,6 +61,11 @@ _EXPORTS: dict[str, str] = {
     "reliability_diagram": "core.diagrams",
     "SmoothDiagram": "core.smooth",
     "smooth_diagram": "core.smooth",
+    # library conventions
+    "CONVENTIONS": "core.conventions",
+    "ConventionInfo": "core.conventions",
+    "PeerTable": "core.conventions",
+    "peer_table": "core.conventions",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",
@@ -122,6 +129,8 @@ _EXPORTS: dict[str, str] = {
     "LoadOptions": "core.stream.load",
     "analyze_dask": "core.stream.dask",
     # the self-contained report
+    "GateResult": "core.gate",
+    "check_calibration": "core.gate",
     "Report": "core.report",
     "build_report": "core.report",
     # CSV for spreadsheets

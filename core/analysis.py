@@ -24,6 +24,7 @@ from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
 from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.consistency_bands import BandStats, ConsistencyBand
+from core.conventions import CONVENTIONS
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.intervals import (
@@ -128,6 +129,11 @@ class AnalysisConfig:
         Add each component's consistency band (:func:`core.consistency_bands.
         consistency_band`, ``CONSISTENCY_BAND_RESAMPLES`` outcome redraws at ``level``,
         seeded by ``seed``); strings such as ``"false"`` are accepted.
+    convention : str, default="calibscope"
+        Whose bins the binned estimators, the bin table, the intervals and the band read:
+        a name in :data:`core.conventions.CONVENTIONS`; a library's convention must have
+        the estimator, norm, binning and lens (the metrics table then lists the binned
+        estimators that library has).
 
     Raises
     ------
@@ -150,6 +156,7 @@ class AnalysisConfig:
     consistency_band: bool = True
     bootstrap: str = "auto"
     kernel_sample: int = 5000
+    convention: str = "calibscope"
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -197,6 +204,12 @@ class AnalysisConfig:
                 raise ConfigError("class_weights must be non-negative numbers with a positive sum.")
             put("class_weights", tuple(float(v) for v in arr / arr.sum()))
         ESTIMATORS.check(self.estimator, lens=self.lens, norm=self.norm, binning=self.binning)
+        if ESTIMATORS.get(self.estimator).binned:
+            CONVENTIONS.get(self.convention).check(
+                estimator=self.estimator, norm=self.norm, binning=self.binning, lens=self.lens
+            )
+        else:
+            CONVENTIONS.get(self.convention)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the options as JSON-ready values (``norm`` as ``"1"``, ``"2"`` or ``"inf"``).
@@ -364,7 +377,8 @@ class ReliabilityAnalysis:
         dict
             ``headline`` (estimator, lens, binning, ``n_bins``, norm, value, interval,
             per-component values, details), ``metrics`` (one dict per row of
-            :attr:`metrics`) and ``bins`` (per component: name, weight, bin table rows).
+            :attr:`metrics`), ``bins`` (per component: name, weight, bin table rows) and
+            ``brier_decomposition`` (its terms, or None).
         """
         head = self.headline
         boot = self.headline_interval
@@ -387,6 +401,9 @@ class ReliabilityAnalysis:
                 {"component": c.name, "weight": c.weight, "rows": c.to_frame().to_dict("records")}
                 for c in self.components
             ],
+            "brier_decomposition": (
+                None if self.brier_decomposition is None else self.brier_decomposition.to_record()
+            ),
         }
 
     @property
@@ -408,9 +425,21 @@ class ReliabilityAnalysis:
         return pd.concat(frames, ignore_index=True)
 
 
+def brier_caption(analysis: ReliabilityAnalysis) -> str:
+    """One sentence on the Brier decomposition of an analysis: its bins and its identity."""
+    d = analysis.brier_decomposition
+    where = "the P(y=1) bins" if analysis.binary else "each class's bins, summed over classes"
+    return (
+        f"Murphy's decomposition on {where} ({d.binning}, {d.n_bins} bins): Brier = REL − RES "
+        "+ UNC + within-bin variance + within-bin covariance, exactly; the two within-bin "
+        "terms (Stephenson, Coelho & Jolliffe 2008) vanish when every bin holds one score."
+    )
+
+
 def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:
     d = result.details
-    parts = []
+    # a kernel number says its lens and what it measures (binned rows share the config's)
+    parts = [] if call.info.binned else [f"lens {call.lens}", call.info.quantity]
     if "b_star" in d:
         parts.append(f"b* = {d['b_star']}")
     if "signed_square" in d:
@@ -420,6 +449,8 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
     small = d.get("small_bins")
     if small is not None and sum(np.atleast_1d(small)) > 0:
         parts.append(f"{int(np.sum(small))} one-point bin(s) skipped")
+    if "note" in d:
+        parts.append(str(d["note"]))
     if call.info.random(call.norm):
         parts.append(f"seed {seed}")
     if not call.info.binned and "bandwidth" in d:
@@ -490,7 +521,13 @@ def cell_intervals(
     """
     from core.cells import cells_of
 
-    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    view = views.binned(
+        config.lens,
+        config.binning,
+        config.n_bins,
+        config.tie_policy,
+        convention=config.convention,
+    )
     names = SCORES.names() if scores else []
     rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in names}
     return intervals_from_cells(cells_of(view, rows), config, calls, known, notes, scores=scores)
@@ -596,9 +633,11 @@ def analyze(
     views = BinnedViews(p, y, names, config.class_weights)
     opts = {**config.calibration_options(), "class_names": names}
 
+    conv = CONVENTIONS.get(config.convention)
     calls = {
-        name: EstimatorCall.make(name, **opts)
+        name: EstimatorCall.make(name, **opts, convention=config.convention)
         for name in ESTIMATORS.lp_for(lens=config.lens, norm=config.norm, binning=config.binning)
+        if conv.native or conv.function(name, config.norm, config.binning)
     }
     if config.estimator not in calls:
         calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
@@ -707,6 +746,9 @@ def kernel_estimates(
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Point estimates of the kernel estimators that support the config's lens.
 
+    Experimental estimators (:attr:`EstimatorInfo.experimental`) are left out unless they
+    are the headline: they are computed on the Estimators page.
+
     Parameters
     ----------
     p, y : numpy.ndarray
@@ -736,15 +778,17 @@ def kernel_estimates(
     for info in ESTIMATORS:
         if info.lp_scale or config.lens not in info.lenses or info.name in exclude:
             continue
+        if info.experimental:  # costly and not settled: on the Estimators page, or as headline
+            continue
         name = info.name
         try:
             call = EstimatorCall.make(name, **opts)
             values[name] = call.run(p, y, config.seed).value
         except CalibscopeError as exc:
-            values[name], notes[name] = math.nan, str(exc)
+            values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
         notes[name] = (
-            f"kernel estimator {where}not on the ℓp scale of the binned rows; intervals on the "
+            f"lens {config.lens}; {info.quantity}; kernel estimator {where}intervals on the "
             "Estimators page"
         )
     return values, notes
@@ -777,7 +821,13 @@ def _component_tables(
     """Return the bin tables: the headline's bins for a binned headline, else the config's binning."""
     if LENSES.get(config.lens).kernel_only:
         return ()
-    view = views.binned(config.lens, config.binning, config.n_bins, config.tie_policy)
+    view = views.binned(
+        config.lens,
+        config.binning,
+        config.n_bins,
+        config.tie_policy,
+        convention=config.convention,
+    )
     comps = list(view.components)
     if "b_star" in headline.details:  # the sweep's own number of bins, per component
         b = headline.details["b_star"]

@@ -30,6 +30,9 @@ from core.binning import (
 )
 from core.lenses import LensView, lens_view
 
+#: Calibscope's own bins (:data:`core.conventions.DEFAULT_CONVENTION`).
+DEFAULT_CONVENTION = "calibscope"
+
 
 @dataclass(frozen=True, eq=False)
 class ComponentBins:
@@ -270,6 +273,43 @@ def bin_view(
     )
 
 
+def convention_view(
+    view: LensView, binning: str, n_bins: int, tie_policy: str, convention: str
+) -> BinnedView:
+    """Bin every component of a lens view as a library does (:mod:`core.conventions`).
+
+    Parameters
+    ----------
+    view : LensView
+        The lens components.
+    binning : str
+        A binning the convention has.
+    n_bins : int
+        Number of bins asked for (a library's extra bin for 1.0 makes ``B + 1``).
+    tie_policy : str
+        Recorded only: a library's equal-mass edges are its own.
+    convention : str
+        A name in :data:`core.conventions.CONVENTIONS`.
+
+    Returns
+    -------
+    BinnedView
+        The binned components; their scores are the library's (cast, clipped).
+    """
+    from core.conventions import CONVENTIONS
+
+    conv = CONVENTIONS.get(convention)
+    n_bins = check_n_bins(n_bins)
+    comps = []
+    for name, scores, outcomes in zip(view.names, view.scores, view.outcomes, strict=True):
+        s = conv.transform(scores, view.lens)
+        idx, edges = conv.bins(s, binning, n_bins, view.lens)
+        comps.append(ComponentBins(name, s, outcomes, idx, edges, binning, tie_policy, n_bins))
+    return BinnedView(
+        view.lens, binning, n_bins, tie_policy, tuple(comps), view.names, view.weights
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class SortedComponent:
     """One lens component in score order (what the bootstrap's sorted engine reads).
@@ -358,12 +398,22 @@ class BinnedViews:
         n_bins: int,
         tie_policy: str = "split",
         class_weights: Any = OWN_WEIGHTS,
+        convention: str = "calibscope",
     ) -> BinnedView:
         """Return the binned view of ``lens`` (computed on first use, then shared).
 
-        Views that differ only in their class weights share their components' bins.
+        Views that differ only in their class weights share their components' bins. A
+        library ``convention`` (:data:`core.conventions.CONVENTIONS`) bins the scores as
+        that library does (its casting and clipping applied to the component's scores).
         """
         weights = self._weights(class_weights)
+        if convention != DEFAULT_CONVENTION:
+            key = (lens, binning, int(n_bins), convention, weights)
+            if key not in self._binned:
+                self._binned[key] = convention_view(
+                    self.lens(lens, weights), binning, n_bins, tie_policy, convention
+                )
+            return self._binned[key]
         key = (lens, binning, int(n_bins), tie_policy, weights)
         if key not in self._binned:
             view = self.lens(lens, weights)

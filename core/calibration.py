@@ -96,7 +96,8 @@ class EstimatorCall:
     info : EstimatorInfo
         The registry entry.
     lens, binning : str
-        Registry names.
+        Registry names (``binning``: the estimator's own binning when it has one,
+        :attr:`~core.estimators.base.EstimatorInfo.own_binning`).
     norm : float
         ``1.0``, ``2.0`` or ``inf``.
     n_bins : int
@@ -120,6 +121,7 @@ class EstimatorCall:
     class_weights: tuple[float, ...] | None
     class_names: tuple[str, ...] | None
     options: Mapping[str, Any]
+    convention: str = "calibscope"
 
     @classmethod
     def make(
@@ -129,30 +131,52 @@ class EstimatorCall:
         binning: str = "equal-width",
         n_bins: int = 15,
         norm: float | str = 1,
-        lens: str = "top-label",
+        lens: str | None = None,
         tie_policy: str = "split",
         class_weights: ArrayLike | None = None,
         class_names: tuple[str, ...] | None = None,
+        convention: str = "calibscope",
         **options: Any,
     ) -> EstimatorCall:
         """Validate an estimator's choices (the one :class:`~core.errors.ConfigError`).
 
-        Parameters are those of :func:`calibration_error`.
+        Parameters are those of :func:`calibration_error`; ``lens=None`` is the
+        estimator's :attr:`~core.estimators.base.EstimatorInfo.default_lens`.
         """
+        from core.conventions import CONVENTIONS
+
         info = ESTIMATORS.get(estimator)
+        lens = info.lens_or_default(lens)
         filled = info.check(lens=lens, norm=norm, binning=binning, options=options)
+        CONVENTIONS.get(convention).check(
+            estimator=estimator, norm=check_norm(norm), binning=binning, lens=lens
+        )
         weights = None if class_weights is None else tuple(np.asarray(class_weights, float).ravel())
         return cls(
             info,
             lens,
             check_norm(norm),
-            binning,
+            info.binning_for(binning),
             check_n_bins(n_bins),
             check_tie_policy(tie_policy),
             weights,
             None if class_names is None else tuple(class_names),
             filled,
+            convention,
         )
+
+    @property
+    def native(self) -> bool:
+        """Whether the bins are Calibscope's own (no library convention)."""
+        from core.conventions import CONVENTIONS
+
+        return CONVENTIONS.get(self.convention).native
+
+    def combine(self) -> Any:
+        """How per-component values aggregate (the estimator's rule, or the convention's)."""
+        from core.conventions import CONVENTIONS
+
+        return CONVENTIONS.get(self.convention).combine_for(self.info)
 
     def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
         """Return the estimate on validated arrays.
@@ -160,6 +184,10 @@ class EstimatorCall:
         ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
         (:func:`core._validation.as_probs`).
         """
+        if not self.native:  # a library's bins: through the views, which bin as it does
+            from core.binned_view import BinnedViews
+
+            return self.run_on(BinnedViews(p, y, self.class_names, self.class_weights), rng)
         return self.info.func(
             p,
             y,
@@ -178,9 +206,16 @@ class EstimatorCall:
         """Return the estimate on a data set's shared views (binned estimators reuse its bins)."""
         if self.info.binned and self.info.statistics != "rows":
             view = views.binned(
-                self.lens, self.binning, self.n_bins, self.tie_policy, self.view_weights
+                self.lens,
+                self.binning,
+                self.n_bins,
+                self.tie_policy,
+                self.view_weights,
+                convention=self.convention,
             )
-            return estimate_binned(self.info, view, self.norm, check_rng(rng), self.options)
+            return estimate_binned(
+                self.info, view, self.norm, check_rng(rng), self.options, self.combine()
+            )
         return self.run(views.probs, views.labels, rng)
 
     @property
@@ -215,11 +250,12 @@ def calibration_error(
     binning: str = "equal-width",
     n_bins: int = 15,
     norm: float | str = 1,
-    lens: str = "top-label",
+    lens: str | None = None,
     tie_policy: str = "split",
     class_weights: ArrayLike | None = None,
     class_names: tuple[str, ...] | None = None,
     seed: int | np.random.Generator | None = None,
+    convention: str = "calibscope",
     **options: Any,
 ) -> CalibrationErrorResult:
     """Estimate the calibration error of probabilistic predictions.
@@ -239,8 +275,12 @@ def calibration_error(
         Number of bins (≥ 1).
     norm : {1, 2, inf}, default 1
         The ℓp norm: 1 is the ECE, 2 the ℓ2 calibration error, inf the MCE.
-    lens : str, default "top-label"
+    lens : str, optional
         ``binary``, ``top-label``, ``classwise`` or (kernel estimators) ``canonical``.
+        None (the default) is the estimator's own default lens
+        (:attr:`~core.estimators.base.EstimatorInfo.default_lens`): ``top-label`` for the
+        binned estimators and MMCE, ``canonical`` for the SKCE and KDE estimators. The
+        result's ``lens`` says which was used.
     tie_policy : {"split", "keep"}, default "split"
         Equal-mass treatment of equal scores (see :mod:`core.binning`).
     class_weights : array_like, optional
@@ -249,6 +289,11 @@ def calibration_error(
         Component names for the classwise lens.
     seed : int, Generator or None
         Randomness of random estimators (``None`` means seed 0).
+    convention : str, default "calibscope"
+        Whose bins: a name in :data:`core.conventions.CONVENTIONS` (``calibscope``,
+        ``sklearn``, ``netcal``, ``torchmetrics``, ``uncertainty-calibration``,
+        ``relplot``); a library's convention reproduces that library's value exactly and
+        raises :class:`~core.errors.ConfigError` naming what it offers otherwise.
     **options
         Estimator-specific options (e.g. ``n_resamples`` for ℓ1 debiased, ``max_bins`` for
         the sweep); unknown options raise :class:`~core.errors.ConfigError`.
@@ -280,6 +325,7 @@ def calibration_error(
         tie_policy=tie_policy,
         class_weights=class_weights,
         class_names=class_names,
+        convention=convention,
         **options,
     )
     # binary P(y=1) stays a vector: the lenses read it without the [1 − p, p] matrix

@@ -45,6 +45,8 @@ PROG = "calibscope"
 ENGINES = ("memory", "stream", "dask")
 
 EXIT_OK = 0
+#: ``calibscope check``: the gate failed (the data say the model is not calibrated enough).
+EXIT_FAILED = 1
 #: An unexpected failure (a bug): one line, and the traceback with --debug.
 EXIT_INTERNAL = 1
 EXIT_ERROR = 2
@@ -116,6 +118,10 @@ def _main(argv: list[str]) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    if isinstance(getattr(args, "file", None), list):
+        # several files are several models; args.file names them as given
+        args.files = args.file
+        args.file = args.files[0] if len(args.files) == 1 else " + ".join(args.files)
     check_output(args)
     with Progress(sys.stderr) as progress:
         args.progress = progress
@@ -124,7 +130,7 @@ def _main(argv: list[str]) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
-    return EXIT_OK
+    return getattr(args, "exit_code", EXIT_OK)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -152,17 +158,21 @@ def check_output(args: argparse.Namespace) -> None:
     _Failure
         Naming the output and the input it would overwrite.
     """
-    if not getattr(args, "output", None):
-        return
-    out = Path(args.output)
-    if out.is_dir():
-        raise _Failure(f"-o {args.output} is a folder; give the name of the file to write.")
-    for given in (args.file, getattr(args, "labels", None)):
-        if given and _is_input(out, str(given)):
-            raise _Failure(
-                f"-o {args.output} would overwrite the input {given}; write the output to "
-                "another file."
-            )
+    for flag, given_out in (
+        ("-o", getattr(args, "output", None)),
+        ("--junit", getattr(args, "junit", None)),
+    ):
+        if not given_out:
+            continue
+        out = Path(given_out)
+        if out.is_dir():
+            raise _Failure(f"{flag} {given_out} is a folder; give the name of the file to write.")
+        for given in (*getattr(args, "files", [args.file]), getattr(args, "labels", None)):
+            if given and _is_input(out, str(given)):
+                raise _Failure(
+                    f"{flag} {given_out} would overwrite the input {given}; write the output to "
+                    "another file."
+                )
 
 
 def _is_input(out: Path, given: str) -> bool:
@@ -322,7 +332,13 @@ _EPILOG = (
 
 
 def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("file", metavar="FILE", help="predictions: CSV or Parquet")
+    cmd.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="+",
+        help="predictions: CSV or Parquet; several files are several models (one per file, "
+        "named after it, sharing --labels)",
+    )
     cmd.add_argument(
         "--labels", metavar="FILE", help="separate labels file (one label per row, same order)"
     )
@@ -394,6 +410,12 @@ def _load_options(args: argparse.Namespace) -> Any:
 @contextlib.contextmanager
 def _runner(args: argparse.Namespace) -> Iterator[Any]:
     """Yield the stream or Dask runner of ``--engine`` (a Dask client open meanwhile)."""
+    if len(getattr(args, "files", ())) > 1:
+        raise _Failure(
+            f"--engine {args.engine} reads one dataset (a file, a folder or a glob of its parts), "
+            "not one file per model; leave out --engine to compare the files as models, or give "
+            "the parts as a folder or a quoted glob."
+        )
     load = _load_options(args)
     _step(args, f"reading {args.file} (--engine {args.engine})")
     if args.engine == "stream":
@@ -433,14 +455,16 @@ def _label_column(text: str | None) -> str | int | None:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from core.data import load_predictions
+    from core.data import load_models, load_predictions
 
+    files = getattr(args, "files", [args.file])
     _step(args, f"loading {args.file}")
     prob_columns = None
     if args.prob_columns:
         prob_columns = [c.strip() for c in args.prob_columns.split(",") if c.strip()]
-    pred = load_predictions(
-        args.file,
+    load, source = (load_predictions, files[0]) if len(files) == 1 else (load_models, files)
+    pred = load(
+        source,
         labels=args.labels,
         prob_columns=prob_columns,
         label_column=_label_column(args.label_column),
@@ -484,6 +508,7 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
     from core.binning import BINNINGS
+    from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
     from core.intervals import INTERVAL_METHODS
     from core.lenses import LENSES
@@ -492,7 +517,8 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument(
         "--lens",
         choices=LENSES.names(),
-        help="binary for one P(y=1) column or two classes, else top-label (default)",
+        help="default: binary for one P(y=1) column or two classes, else top-label; with a "
+        "kernel --estimator, that estimator's default lens (canonical for SKCE and KDE)",
     )
     cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
     cmd.add_argument(
@@ -508,6 +534,12 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
             "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
         )
     cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
+    cmd.add_argument(
+        "--convention",
+        choices=CONVENTIONS.names(),
+        default="calibscope",
+        help="whose bins: calibscope's or a library's, reproducing its value (calibscope)",
+    )
     cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
     cmd.add_argument(
         "--resamples",
@@ -532,19 +564,26 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
 
 def _config(args: argparse.Namespace, n_classes: int) -> Any:
     from core.analysis import AnalysisConfig
+    from core.estimators import ESTIMATORS
 
-    lens = args.lens or ("binary" if n_classes == 2 else "top-label")
+    estimator = getattr(args, "estimator", "plugin")
+    info = ESTIMATORS.get(estimator)
+    # no --lens: a kernel headline takes its estimator's default lens (the rule of
+    # calibration_error); a binned one the binary lens on two classes, else top-label
+    default = ("binary" if n_classes == 2 else "top-label") if info.binned else info.default_lens
+    lens = args.lens or default
     return AnalysisConfig(
         lens=lens,
         binning=args.binning,
         n_bins=args.bins,
         norm=args.norm,
-        estimator=getattr(args, "estimator", "plugin"),
+        estimator=estimator,
         tie_policy=args.tie_policy,
         seed=args.seed,
         n_resamples=args.resamples,
         confidence_level=args.confidence_level,
         interval_method=getattr(args, "interval_method", "wilson"),
+        convention=getattr(args, "convention", "calibscope"),
     )
 
 
@@ -587,7 +626,16 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
         "config: "
         + ", ".join(
             f"{k}={cfg[k]}"
-            for k in ("lens", "binning", "n_bins", "norm", "estimator", "tie_policy", "seed")
+            for k in (
+                "lens",
+                "binning",
+                "n_bins",
+                "norm",
+                "estimator",
+                "tie_policy",
+                "convention",
+                "seed",
+            )
         )
         + f", n_resamples={config.n_resamples}, confidence_level={config.confidence_level:g}"
     )
@@ -605,6 +653,13 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             interval = "" if _missing(row.low) else f"[{_fmt(row.low)}, {_fmt(row.high)}]"
             table.append((row.label, _fmt(row.value), interval, row.note or ""))
         lines.extend(_columns(table))
+        d = analysis.brier_decomposition
+        if d is not None:
+            lines.append(
+                f"  Brier decomposition ({d.binning}, {d.n_bins} bins): {_fmt(d.brier)} = "
+                f"REL {_fmt(d.reliability)} − RES {_fmt(d.resolution)} + UNC {_fmt(d.uncertainty)}"
+                f" + within-bin {_fmt(d.within_bin_variance)} {_signed(d.within_bin_covariance)}"
+            )
         if name is not None:
             lines.extend(_finding_lines(_value_findings(part), indent="  "))
     shown = pred.lint.findings if not pred.models else _load_findings(pred)
@@ -613,6 +668,10 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
         lines.append("data checks:")
         lines.extend(_finding_lines(shown, indent="  "))
     return "\n".join(lines) + "\n"
+
+
+def _signed(x: float) -> str:
+    return f"− {_fmt(-x)}" if x < 0 else f"+ {_fmt(x)}"
 
 
 def _value_findings(pred: Any) -> list:
@@ -801,6 +860,17 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="resampling tests (1000)",
     )
     cmd.add_argument(
+        "--figures",
+        metavar="DIR",
+        help="also write every figure as PNG and SVG files in DIR (needs kaleido and Chromium)",
+    )
+    cmd.add_argument(
+        "--figure-format",
+        choices=("png", "svg", "both"),
+        default="both",
+        help="image format of --figures (both)",
+    )
+    cmd.add_argument(
         "--diagram",
         action="append",
         choices=DIAGRAMS.names(from_analysis=False),
@@ -840,6 +910,7 @@ def _run_report(args: argparse.Namespace) -> str:
             test=None if args.test == "none" else args.test,
             test_options={"n_resamples": args.test_resamples},
         )
+        _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()
     pred = _load(args)
     parts = _select_models(pred, args.model)
@@ -855,7 +926,86 @@ def _run_report(args: argparse.Namespace) -> str:
         labels_source=args.labels,
         diagrams=tuple(args.diagram),
     )
+    _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()
+
+
+def _write_figures(args: argparse.Namespace, report: Any) -> None:
+    if not args.figures:
+        return
+    formats = ("png", "svg") if args.figure_format == "both" else (args.figure_format,)
+    _step(args, f"writing the figures to {args.figures}")
+    report.write_figures(args.figures, formats)
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
+    from core.calibration_tests import TESTS
+
+    _add_metrics_arguments(cmd)
+    cmd.add_argument(
+        "--max-ece",
+        "--max-error",
+        dest="max_error",
+        type=float,
+        required=True,
+        metavar="X",
+        help="largest acceptable upper bound of the estimator's bootstrap interval",
+    )
+    cmd.add_argument(
+        "--test", choices=TESTS.names(), help="also fail when this calibration test rejects"
+    )
+    cmd.add_argument("--alpha", type=float, default=0.05, help="level of --test (0.05)")
+    cmd.add_argument(
+        "--test-resamples",
+        type=_size("test resamples", 1, MAX_RESAMPLES),
+        default=1000,
+        metavar="R",
+        help="resampling tests (1000)",
+    )
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=30,
+        metavar="N",
+        help="groups with fewer rows are skipped (30)",
+    )
+    cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+
+
+def _run_check(args: argparse.Namespace) -> str:
+    from core.gate import check_calibration
+
+    if args.engine != "memory":
+        raise _Failure("check reads the rows in memory; leave out --engine.")
+    pred = _load(args)
+    parts = _select_models(pred, args.model)
+    if args.model is not None:
+        pred = parts[0][1]
+    _step(args, f"checking {pred.n:,} rows")
+    result = check_calibration(
+        pred,
+        max_error=args.max_error,
+        config=_config(args, pred.n_classes),
+        test=args.test,
+        alpha=args.alpha,
+        test_options={"n_resamples": args.test_resamples},
+        min_group_rows=args.min_group_rows,
+    )
+    if args.junit:
+        write_atomically(Path(args.junit), result.to_junit())
+    args.exit_code = EXIT_OK if result.passed else EXIT_FAILED
+    if args.json:
+        return records.dumps(result.to_record())
+    lines = [result.summary]
+    if len(result.rows) > 1:
+        lines += [
+            f"  {r.status.upper():7} {r.scope} (n = {r.n:,}): {r.reason}" for r in result.rows
+        ]
+    return "\n".join(lines) + "\n"
 
 
 #: name -> (help, add_arguments(parser), run(args) -> text)
@@ -878,6 +1028,11 @@ COMMANDS: dict[
         "A self-contained HTML report (figures, tables, every parameter) or JSON of every number.",
         _add_report_arguments,
         _run_report,
+    ),
+    "check": (
+        "A calibration gate for CI: exit 0 when the error's upper bound is at most --max-ece, 1 if not.",
+        _add_check_arguments,
+        _run_check,
     ),
 }
 

@@ -49,3 +49,7 @@ class EstimationError(CalibscopeError):
 
 class FitError(CalibscopeError):
     """A recalibrator cannot be fitted on this data (e.g. a single class)."""
+
+
+class ExportError(CalibscopeError):
+    """A figure cannot be written as an image here (no kaleido, or no Chrome/Chromium)."""

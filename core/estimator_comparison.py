@@ -79,7 +79,9 @@ TABLE_COLUMNS = [
 #: Columns of :func:`error_versus_bins`.
 CURVE_COLUMNS = ["estimator", "label", "binning", "n_bins", "value", "rows_per_bin"]
 #: Binned estimators drawn against the number of bins: those on fixed bins (not the sweep).
-CURVE_ESTIMATORS: tuple[str, ...] = tuple(e.name for e in ESTIMATORS if e.binned and e.from_bins)
+CURVE_ESTIMATORS: tuple[str, ...] = tuple(
+    e.name for e in ESTIMATORS if e.binned and e.from_bins and e.own_binning is None
+)
 #: The binnings of the monotone sweep.
 SWEEP_BINNINGS: tuple[str, ...] = ("equal-width", "equal-mass")
 #: Which estimators :func:`compare_estimators` bootstraps.
@@ -207,7 +209,7 @@ def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, st
     for info in ESTIMATORS:
         name = info.name
         if info.binned:
-            binning, note = config.binning, ""
+            binning, note = info.binning_for(config.binning), ""
             allowed = info.binnings
             if not info.accepts_binning(binning):
                 binning = "equal-mass" if "equal-mass" in allowed else allowed[0]  # type: ignore[index, operator]
@@ -236,11 +238,7 @@ def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, st
 
 
 def _kernel_note(name: str, res: CalibrationErrorResult) -> str:
-    parts = []
-    if name.startswith("skce"):
-        parts.append("squared kernel calibration error (a different quantity from ℓp ECE)")
-    else:
-        parts.append("kernel distance of the confidence (a different quantity from ℓp ECE)")
+    parts = [ESTIMATORS.get(name).quantity]
     bw = res.details.get("bandwidth")
     if bw is not None:
         parts.append(f"bandwidth {bw:.3g}")

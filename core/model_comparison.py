@@ -179,12 +179,12 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
     """
     out = []
     for info in ESTIMATORS:
-        if lens not in info.lenses:
+        if lens not in info.lenses or not (info.lp_scale or kernels):
             continue
-        if info.lp_scale:
-            out += [f"{info.name}@{norm_key(v)}" for v in info.norms or ()]
-        elif kernels:
+        if info.norms is None:
             out.append(info.name)
+        else:
+            out += [f"{info.name}@{norm_key(v)}" for v in info.norms]
     return out + SCORES.names()
 
 
@@ -616,6 +616,8 @@ def compare_models(
             values[m, s.key] = known[s.key] = float(res.value)
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
+            if not info.binned:  # a kernel number says its lens and what it measures
+                notes_by[m, s.key] = f"lens {call.lens}; {info.quantity}"
             boot_specs[s.key] = (s.name, o)
         if n_resamples and boot_specs:
             boots = bootstrap_many(
@@ -654,7 +656,12 @@ def compare_models(
     )
     for s in specs:
         info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-        if info is not None and info.binned:
+        if info is not None and info.own_binning is not None:
+            notes.append(
+                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+                "score), so it is not computed on the shared bins."
+            )
+        elif info is not None and info.binned:
             own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
             notes.append(
                 f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
@@ -835,6 +842,8 @@ def _tests(
             )  # fmt: skip
             continue
         note = r.method + (f" (± {r.mc_error:.2g} Monte-Carlo)" if r.mc_error else "")
+        if r.caveat:
+            note += f". {r.caveat}"
         rows.append(
             {"model": m, "test": test, "lens": r.lens, "statistic": float(r.statistic),
              "pvalue": float(r.pvalue), "bound": bool(r.pvalue_is_bound), "note": note}

@@ -15,9 +15,10 @@ frozen :class:`Report`.
   ``calibscope compare --json``) and the versions of plotly and calibscope added.
 - :meth:`Report.write` picks the format from the suffix (``.html``/``.htm`` or ``.json``).
 
-PNG figures are not exported: with plotly 7 that needs kaleido ≥ 1 driving a Chrome or
-Chromium binary, an optional dependency this package does not require. Every figure of the
-HTML report has the Plotly toolbar's client-side "download as PNG" button instead.
+- :meth:`Report.write_figures` writes every figure as PNG and SVG files (Plotly's kaleido ≥ 1
+  driving a Chrome or Chromium browser, the optional ``figures`` extra; without them it
+  raises :class:`core.errors.ExportError` saying what to install). Every figure of the HTML
+  report also has the Plotly toolbar's client-side "download as PNG" button.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import pandas as pd
 
 from core import records
 from core._files import write_atomically
-from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze
+from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
 from core.calibration_tests import (
     TEST_RESAMPLES,
     TESTS,
@@ -48,9 +49,10 @@ from core.errors import CalibscopeError, ConfigError
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
-#: The test of a report unless another is asked for: a linear-time kernel test with an
-#: asymptotic p-value, valid for any number of classes and quick on large files.
-DEFAULT_TEST = "skce-ul-asymptotic"
+#: The test of a report (and of the Compare page) unless another is asked for: the block SKCE
+#: test — linear time (blocks of at most 100 rows), an asymptotic normal p-value, any number
+#: of classes on the canonical lens, and the power the linear test lacks (docs/tests.md).
+DEFAULT_TEST = "skce-block"
 
 _PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 _STYLE = """
@@ -230,6 +232,32 @@ class Report:
             out.append(("Metrics with intervals", metric_forest_figure(self.comparison)))
         return out
 
+    def write_figures(
+        self, folder: str | Path, formats: tuple[str, ...] = ("png", "svg")
+    ) -> list[Path]:
+        """Write every figure of :meth:`figures` as image files named after its caption.
+
+        Parameters
+        ----------
+        folder : str or Path
+            Where to write (created if missing).
+        formats : tuple of str
+            Some of ``"png"``, ``"svg"``.
+
+        Returns
+        -------
+        list of Path
+            The files written.
+
+        Raises
+        ------
+        core.errors.ExportError
+            Without kaleido or a Chrome/Chromium browser (the message says what to install).
+        """
+        from core.figures.export import write_figures
+
+        return write_figures(self.figures(), folder, formats)
+
     def to_html(self) -> str:
         """Return the report as one self-contained HTML document.
 
@@ -311,6 +339,9 @@ class Report:
             "intervals of the observed frequency.</p>"
         )
         out.append(_table(a.bin_table))
+        if a.brier_decomposition is not None:
+            out.append(f"<h3>Brier score decomposition</h3><p>{_esc(brier_caption(a))}</p>")
+            out.append(_table(a.brier_decomposition.to_frame()))
         if m.test is not None:
             t = m.test
             bound = " (an upper bound)" if t.pvalue_is_bound else ""
@@ -318,7 +349,9 @@ class Report:
             out.append(
                 f"<p>Null hypothesis: the predictions are calibrated. Statistic "
                 f"{_num(t.statistic)}, p-value {_num(t.pvalue)}{bound}; lens {_esc(t.lens)}. "
-                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}</p>"
+                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}"
+                + (f" <b>Read with care:</b> {_esc(t.caveat)}" if t.caveat else "")
+                + "</p>"
             )
         elif m.test_error is not None:
             out.append(f"<p>The calibration test did not run: {_esc(m.test_error)}</p>")

@@ -392,6 +392,8 @@ def estimator_plan(
     ranked = binning == "equal-mass" and call.tie_policy == "split"
     if info.resample is not None and not info.random(call.norm):
         return rows_batch_plan(call, views, value)
+    if not call.native:  # a library's bins: its fixed bins by bincount, else recomputed
+        fixed, ranked = fixed and info.statistics == "bins", False
     if not info.binned or order != "rows" or not (fixed or ranked):
         return generic_plan(
             info.name,
@@ -401,7 +403,14 @@ def estimator_plan(
             value,
             order,
         )
-    view = views.binned(call.lens, binning, call.n_bins, call.tie_policy, call.view_weights)
+    view = views.binned(
+        call.lens,
+        binning,
+        call.n_bins,
+        call.tie_policy,
+        call.view_weights,
+        convention=call.convention,
+    )
     lens = view.lens
     weights = np.asarray(view.weights, dtype=np.float64)
     bincount_engine = info.statistics == "bins" and fixed
@@ -457,8 +466,10 @@ def estimator_plan(
         out = info.kernel(data, call.norm, ctx)  # type: ignore[misc]
         return out[0] if isinstance(out, tuple) else out
 
+    combine_rule = call.combine()
+
     def combine(per_component: np.ndarray) -> np.ndarray:
-        return info.combine(per_component, weights, call.norm)
+        return combine_rule(per_component, weights, call.norm)
 
     path = "sweep" if swept else "fixed-bins" if fixed else "equal-mass"
     return Plan(info.name, value, path, component, len(view.components), combine)

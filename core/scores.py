@@ -321,6 +321,47 @@ class BrierDecomposition:
     binning: str
     n_bins: int
 
+    #: (attribute, term, what it says) of each row of :meth:`to_frame`.
+    TERMS = (
+        ("brier", "Brier score", "the sum of the terms below"),
+        ("reliability", "Reliability (REL)", "miscalibration: lower is better"),
+        (
+            "resolution",
+            "Resolution (RES)",
+            "subtracted: how far bins' outcomes are from the base rate; higher is better",
+        ),
+        ("uncertainty", "Uncertainty (UNC)", "of the labels alone: base rate × (1 − base rate)"),
+        ("within_bin_variance", "Within-bin variance", "spread of the scores inside each bin"),
+        (
+            "within_bin_covariance",
+            "Within-bin covariance",
+            "−2 × covariance of scores and outcomes inside each bin",
+        ),
+    )
+
+    def to_frame(self) -> Any:
+        """Return ``term, value, meaning`` rows: Brier = REL − RES + UNC + the two within-bin terms.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per term of :attr:`TERMS`.
+        """
+        import pandas as pd
+
+        return pd.DataFrame(
+            [(label, float(getattr(self, name)), meaning) for name, label, meaning in self.TERMS],
+            columns=["term", "value", "meaning"],
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the terms, the binning and the number of bins as JSON-ready values."""
+        return {
+            **{name: float(getattr(self, name)) for name, _, _ in self.TERMS},
+            "binning": self.binning,
+            "n_bins": self.n_bins,
+        }
+
 
 def brier_decomposition(
     probs: ArrayLike,

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 PREDICTIONS = "predictions"
 DIGEST = "predictions_digest"
 SOURCE = "predictions_source"
+#: The lens a newly loaded file opens on, set on the next draw of the sidebar.
+_PENDING_LENS = "_pending_lens"
+_LENS_NOTE = "_lens_note"
 #: Widget key of the model picker (a URL parameter, like the analysis options).
 MODEL = "model"
 ALL_MODELS = "All rows"
@@ -59,6 +62,7 @@ CONFIG_KEYS = (
     "confidence_level",
     "interval_method",
     "consistency_band",
+    "convention",
 )
 
 
@@ -75,9 +79,47 @@ def set_predictions(predictions: Predictions, *, source: str) -> None:
     source : str
         What it came from, shown to the user (file name or sample name).
     """
+    lens = _lens_for(all_predictions(), predictions)
+    if lens is not None:
+        st.session_state[_PENDING_LENS] = lens
     st.session_state[PREDICTIONS] = predictions
     st.session_state[DIGEST] = predictions.digest
     st.session_state[SOURCE] = source
+
+
+def natural_lens(predictions: Predictions | None) -> str:
+    """The lens a file opens on: binary for one P(y=1) column or two classes, else top-label."""
+    if predictions is not None and (predictions.binary or predictions.n_classes == 2):
+        return "binary"
+    return "top-label"
+
+
+def _lens_for(before: Predictions | None, after: Predictions) -> str | None:
+    """The lens to switch to when ``after`` replaces ``before`` (None: keep the user's)."""
+    current = st.session_state.get("lens")
+    if current is None and "lens" in st.query_params:
+        return None  # the link sets the lens
+    new = natural_lens(after)
+    if current is None or current == natural_lens(before):
+        return new if new != current else None
+    if current == "binary" and new != "binary":
+        # the binary lens needs two classes: fall back, and say so when the lens is drawn
+        st.session_state[_LENS_NOTE] = (
+            f"The binary lens needs two classes; this file has {after.n_classes}, so the "
+            f"analysis uses the {new} lens."
+        )
+        return new
+    return None
+
+
+def apply_pending_lens() -> None:
+    """Set the lens chosen by :func:`set_predictions`, before the lens widget is drawn."""
+    lens = st.session_state.pop(_PENDING_LENS, None)
+    if lens is not None:
+        st.session_state["lens"] = lens
+    note = st.session_state.pop(_LENS_NOTE, None)
+    if note is not None:
+        st.toast(note, icon=":material/swap_horiz:")
 
 
 def clear_predictions() -> None:
@@ -235,25 +277,32 @@ def load_sample_from_url(default: str | None = None) -> None:
 
 
 def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
-    """Parse an uploaded file (once per distinct upload and options) into the session.
+    """Parse uploaded files (once per distinct upload and options) into the session.
 
-    A broken file leaves the previously loaded data in place and shows why it was refused,
-    and what is still loaded, on this and every following rerun, until the file or the
-    options change.
+    One file is loaded as it is; several are one model each (named after the file,
+    :func:`core.data.load_models`), sharing the labels file. A broken upload leaves the
+    previously loaded data in place and shows why it was refused, and what is still loaded,
+    on this and every following rerun, until the files or the options change.
 
     Parameters
     ----------
-    uploaded : streamlit.runtime.uploaded_file_manager.UploadedFile
-        The predictions file.
+    uploaded : UploadedFile or list of UploadedFile
+        The predictions file(s).
     labels_file : UploadedFile, optional
         A separate labels file (headerless probability matrix format).
     **options
         Loader options (``label_column``, ``prob_columns``, ``positive_class``, ...).
     """
-    from core.data import ColumnError, load_predictions
+    from core.data import ColumnError, load_models, load_predictions
 
+    files = list(uploaded) if isinstance(uploaded, (list, tuple)) else [uploaded]
+    first = files[0]
+    if len(files) == 1:
+        what, verb = first.name, "was"
+    else:
+        what, verb = f"{len(files)} files ({', '.join(f.name for f in files)})", "were"
     token = (
-        uploaded.file_id,
+        tuple(f.file_id for f in files),
         None if labels_file is None else labels_file.file_id,
         tuple(sorted((k, repr(v)) for k, v in options.items())),
     )
@@ -264,13 +313,16 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
         previous = st.session_state.get(_COLUMN_ERROR)
         try:
             labels = None if labels_file is None else _named_bytes(labels_file)
-            pred = load_predictions(
-                uploaded.getvalue(), labels=labels, name=uploaded.name, **options
-            )
+            if len(files) == 1:
+                pred = load_predictions(first.getvalue(), labels=labels, name=first.name, **options)
+            else:
+                pred = load_models(
+                    [(f.name, f.getvalue()) for f in files], labels=labels, **options
+                )
         except ColumnError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name} was not loaded: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {exc}"
             st.session_state[_COLUMN_ERROR] = ColumnProblem(
-                uploaded.file_id,
+                first.file_id,
                 exc.argument,
                 tuple(map(str, exc.candidates)),
                 tuple(map(str, exc.columns)),
@@ -279,15 +331,15 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
                 # the mapping controls above were drawn before the loader said what it needs
                 st.rerun()
         except CalibscopeError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{uploaded.name} was not loaded: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {exc}"
         except (ValueError, OSError, UnicodeError) as exc:
             # parsers raise their own errors for files that are not tables at all
             st.session_state[_UPLOAD_ERROR] = (
-                f"{uploaded.name} was not loaded: it could not be read as a CSV or Parquet "
+                f"{what} {verb} not loaded: it could not be read as a CSV or Parquet "
                 f"table ({exc}). Check the file type and that it holds one row per prediction."
             )
         else:
-            set_predictions(pred, source=uploaded.name)
+            set_predictions(pred, source=first.name if len(files) == 1 else pred.source)
             st.session_state[SAMPLE] = ""
             # the sidebar (data badge, model picker, bin guidance) was drawn before the upload
             st.rerun()
@@ -300,7 +352,7 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
             # the summary below and every page still show the data loaded before
             st.warning(
                 f"Still showing **{literal(loaded)}**, the data loaded before; every page "
-                f"analyses it until a file loads. Nothing of {literal(uploaded.name)} is used.",
+                f"analyses it until a file loads. Nothing of {literal(what)} is used.",
                 icon=":material/history:",
             )
 

@@ -11,6 +11,7 @@ through :func:`literal`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -54,11 +55,32 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
     filename : str, optional
         Name of the downloaded PNG.
     """
-    config: dict[str, Any] = CHART_CONFIG
-    if filename is not None:
-        download = {**CHART_CONFIG["toImageButtonOptions"], "filename": filename}
-        config = {**CHART_CONFIG, "toImageButtonOptions": download}
-    (container or st).plotly_chart(fig, theme=None, key=key, config=config)
+    name = filename or key
+    download = {**CHART_CONFIG["toImageButtonOptions"], "filename": name}
+    config = {**CHART_CONFIG, "toImageButtonOptions": download}
+    where = container or st
+    where.plotly_chart(fig, theme=None, key=key, config=config)
+    figure_downloads(where, fig, name, key)
+
+
+def figure_downloads(container: Any, fig: Any, name: str, key: str) -> None:
+    """PNG and SVG downloads of a figure (drawn by kaleido when clicked), or why there are none."""
+    from core.figures.export import FORMATS, export_problem, figure_bytes
+
+    problem = export_problem()
+    with container.popover("Download figure", icon=":material/download:"):
+        if problem is not None:
+            st.caption(problem)
+            return
+        for fmt in FORMATS:
+            st.download_button(
+                fmt.upper(),
+                data=functools.partial(figure_bytes, fig, fmt),
+                file_name=f"{name}.{fmt}",
+                mime="image/png" if fmt == "png" else "image/svg+xml",
+                key=f"{key}_{fmt}",
+                on_click="ignore",
+            )
 
 
 def number_input(
@@ -252,10 +274,12 @@ def model_picker() -> None:
 def analysis_controls() -> None:
     """Render the shared analysis options in the sidebar."""
     from core.binning import BINNINGS
+    from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
     from core.lenses import LENSES
 
     d = state.config_defaults()
+    state.apply_pending_lens()
     _config_select(
         "Lens",
         "lens",
@@ -293,6 +317,15 @@ def analysis_controls() -> None:
         key="n_bins",
     )
     bins_suggestion()
+    _config_select(
+        "Bins as in",
+        "convention",
+        CONVENTIONS.names(),
+        d["convention"],
+        _labels(CONVENTIONS),
+        "Calibscope's bins, or a library's (edges, closed side, clipping, float32, the "
+        "extra bin for 1.0) so the value equals what that library reports on this data.",
+    )
     _config_select(
         "Norm",
         "norm",

@@ -65,7 +65,7 @@ def test_metrics_equal_direct_calls(config):
 def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
     rows = analyze((p, y), AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
-    kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]
+    kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]  # not the experimental kde
     binned = ESTIMATORS.names(lp_scale=True)  # every binned (and smooth) estimator, in order
     assert binned[:4] == ["plugin", "label-binned", "debiased", "sweep"]
     assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
@@ -90,6 +90,17 @@ def test_kernel_rows_are_point_estimates_or_say_why_not():
     assert (
         np.isnan(table.loc["skce-uq", "low"]) and "Estimators page" in table.loc["skce-uq", "note"]
     )
+    # every kernel number shows its lens (the config's, given explicitly) beside it
+    for name in ("skce-uq", "mmce"):
+        assert table.loc[name, "note"].startswith("lens top-label; ")
+    # the experimental KDE is left out of the table unless it is the headline
+    assert "kde" not in table.index
+    head = analyze((p, y), AnalysisConfig(estimator="kde", n_resamples=0)).metrics
+    kde = calibration_error(p, y, estimator="kde", lens="top-label", norm=1).value
+    assert head.set_index("metric").loc["kde", "value"] == kde
+    # a kernel headline's row says its lens too
+    head = analyze((p, y), AnalysisConfig(estimator="skce-b", n_resamples=0))
+    assert head.metrics.set_index("metric").loc["skce-b", "note"].startswith("lens top-label")
     # identical predictions: the median heuristic has no bandwidth, and the row says so
     flat = np.full_like(p, 1.0 / p.shape[1])
     table = analyze((flat, y), AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
@@ -358,10 +369,12 @@ def test_analyze_bins_each_component_once(monkeypatch, binning):
     # the estimators, bin table, band, bootstrap and Brier decomposition share one binning;
     # the sweep takes its b* bins from the rows it sorted, without binning again
     assert "b* = " in a.metrics.set_index("metric").loc["sweep", "note"]
-    assert calls == [(binning, 15, 800)], calls
+    # estimators with their own binning (mcb: discrete bins) bin once more, with it
+    own = [(e.own_binning, 15, 800) for e in ESTIMATORS if e.own_binning is not None]
+    assert calls == [(binning, 15, 800), *own], calls
     # classwise: one binning per class, shared with the decomposition
     calls.clear()
     p3, y3 = _data(n=500, k=4)
     analyze((p3, y3), AnalysisConfig(lens="classwise", binning=binning, n_resamples=20))
-    fixed = [c for c in calls if c[1] == 15]
+    fixed = [c for c in calls if c[1] == 15 and c[0] == binning]
     assert len(fixed) == 4, calls

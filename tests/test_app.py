@@ -149,13 +149,13 @@ def test_switch_pages_keeps_data_and_settings():
     (spec,) = _chart_specs(at)
     names = [t.get("name") for t in spec["data"]]
     assert names[0] == "perfect calibration" and names[1].startswith("observed frequency")
-    # the diagram's points are the analysis' bins (7 equal-width bins, top-label lens)
+    # the diagram's points are the analysis' bins (7 equal-width bins, the binary lens a
+    # binary file opens on)
     from core.binning import bin_stats
-    from core.lenses import top_label
 
+    assert at.sidebar.selectbox(key="lens").value == "binary"
     pred = at.session_state["predictions"]
-    conf, predicted = top_label(pred.probs)
-    st = bin_stats(conf, (predicted == pred.labels).astype(float), n_bins=7)
+    st = bin_stats(pred.probs[:, 1], pred.labels.astype(float), n_bins=7)
     ok = st.counts > 0
     assert_allclose(_decode(spec["data"][1]["x"]), st.mean_score[ok], rtol=1e-12)
     assert_allclose(_decode(spec["data"][1]["y"]), st.mean_label[ok], rtol=1e-12)
@@ -213,13 +213,14 @@ def test_classwise_grid_has_one_panel_per_class():
     assert set(frame["component"]) == set(at.session_state["predictions"].class_names)
 
 
-def test_bad_config_shows_error():
-    # the binary lens needs two classes: a 3-class file must get a clear message
+def test_a_lens_the_data_cannot_have_falls_back_with_a_note():
+    # the binary lens needs two classes: a 3-class file falls back to top-label, and says so
     at = _app(lens="binary", n_resamples="0").run()
     _upload(at, _multiclass_csv(300, 3))
+    assert any("two classes" in t.value for t in at.toast), [t.value for t in at.toast]
     at.switch_page(RELIABILITY).run()
-    assert not at.exception
-    assert at.error and "two classes" in at.error[0].value
+    assert not at.exception and not at.error
+    assert at.sidebar.selectbox(key="lens").value == "top-label"
 
 
 def test_incompatible_options_are_refused_in_place():
@@ -377,3 +378,57 @@ def test_cifar_headerless_upload_with_labels_file():
     expected = calibration_error(pred.probs, pred.labels, n_bins=15)
     tile = next(m for m in at.metric if "Plug-in" in m.label)
     assert tile.value == f"{expected.value:.4f}"
+
+
+def test_several_files_are_several_models_sharing_one_labels_file():
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 200)
+    matrices = {m: rng.dirichlet(np.ones(3), 200) for m in ("resnet", "vgg")}
+
+    def csv(a: np.ndarray) -> bytes:
+        return pd.DataFrame(a).to_csv(index=False, header=False, float_format="%.12f").encode()
+
+    at = _app().run()
+    at.toggle(key="upload_several").set_value(True).run()
+    at.file_uploader(key="upload_models").set_value(
+        [(f"{m}.csv", csv(a), "text/csv") for m, a in matrices.items()]
+    )
+    at.file_uploader(key="upload_labels").set_value(
+        ("labels.csv", "\n".join(map(str, y)).encode(), "text/csv")
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    pred = at.session_state["predictions"]
+    assert pred.models == ("resnet", "vgg") and pred.n == 400
+    assert [m.value for m in at.metric if m.label == "Models"] == ["2"]
+    # one file with other rows is named, and the data loaded before stays
+    at.file_uploader(key="upload_models").set_value(
+        [
+            ("resnet.csv", csv(matrices["resnet"]), "text/csv"),
+            ("short.csv", csv(matrices["vgg"][:150]), "text/csv"),
+        ]
+    )
+    at.run()
+    (message,) = [plain(e.value) for e in at.error]
+    assert message.startswith("2 files (resnet.csv, short.csv) were not loaded: short.csv: ")
+    assert "150 rows" in message
+    assert at.session_state["predictions"].models == ("resnet", "vgg")
+
+
+def test_binary_data_opens_on_the_binary_lens_and_multiclass_on_top_label():
+    at = _app().run()
+    assert at.selectbox(key="lens").value == "top-label"  # nothing loaded yet
+    _upload(at, _binary_csv())
+    assert not at.exception, at.exception
+    assert at.selectbox(key="lens").value == "binary"
+    _upload(at, _multiclass_csv(), name="three.csv")
+    assert at.selectbox(key="lens").value == "top-label"  # the binary lens needs two classes
+    at.selectbox(key="lens").set_value("classwise").run()
+    _upload(at, _multiclass_csv(seed=9), name="other.csv")
+    assert at.selectbox(key="lens").value == "classwise"  # the user's choice is kept
+    # a lens in the link wins over the data's
+    at = _app(sample="breast-cancer (binary)", lens="top-label").run()
+    assert at.selectbox(key="lens").value == "top-label"
+    at = _app(sample="breast-cancer (binary)").run()
+    assert at.selectbox(key="lens").value == "binary"

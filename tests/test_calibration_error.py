@@ -232,7 +232,9 @@ def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
         "tie_policy",
     ]
     with pytest.raises(ConfigError, match="Estimators for 'top-label'"):
-        calibration_error(probs, [0, 2], estimator="fake-kernel")
+        calibration_error(probs, [0, 2], estimator="fake-kernel", lens="top-label")
+    # no lens: the estimator's own default lens (its only one here)
+    assert calibration_error(probs, [0, 2], estimator="fake-kernel").lens == "canonical"
     # a binning name is only checked for binned estimators
     calibration_error(probs, [0, 2], estimator="fake-kernel", lens="canonical", binning="none")
 

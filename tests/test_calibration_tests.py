@@ -156,6 +156,40 @@ def test_hosmer_lemeshow_by_hand():
     assert fitted.pvalue == pytest.approx(stats.chi2.sf(stat, 3), rel=1e-12)
 
 
+def test_hosmer_lemeshow_refuses_too_few_expected_counts():
+    # 12 rows in 10 groups: about one row per group, expected counts far below 1
+    rng = np.random.default_rng(5)
+    s = rng.uniform(0.2, 0.8, 12)
+    y = (rng.random(12) < s).astype(int)
+    with pytest.raises(EstimationError, match="not applicable: too few expected counts"):
+        core.calibration_test(s, y, test="hosmer-lemeshow")
+    # the message names a number of groups that works, and it does
+    with pytest.raises(EstimationError, match=r"n_groups=(\d+)") as info:
+        core.calibration_test(s, y, test="hosmer-lemeshow")
+    import re
+
+    g = int(re.search(r"n_groups=(\d+)", str(info.value)).group(1))
+    r = core.calibration_test(s, y, test="hosmer-lemeshow", n_groups=g)
+    assert np.all(r.details["expected"] >= 1) and np.all(
+        r.details["group_counts"] - r.details["expected"] >= 1
+    )
+    # the boundary: exactly 1 expected non-event in a group passes, just below refuses
+    s_ok = np.array([0.5, 0.5, 0.5, 0.5])  # one group: 2 expected of each
+    assert core.calibration_test(s_ok, [0, 1, 0, 1], test="hosmer-lemeshow", n_groups=1).pvalue >= 0
+    s_low = np.array([0.9, 0.9, 0.95, 0.99])  # expects 0.26 non-events
+    with pytest.raises(EstimationError, match="too few expected counts"):
+        core.calibration_test(s_low, [1, 1, 1, 0], test="hosmer-lemeshow", n_groups=1)
+
+
+def test_suite_reports_hosmer_lemeshow_as_not_applicable():
+    rng = np.random.default_rng(6)
+    p = rng.dirichlet(np.full(10, 0.1), 60)  # six confident rows per group
+    y = np.array([rng.choice(10, p=row) for row in p])
+    suite = ct.run_tests((p, y), tests=["hosmer-lemeshow", "spiegelhalter"])
+    assert "too few expected counts" in suite.skipped["hosmer-lemeshow"]
+    assert [r.test for r in suite.results] == ["spiegelhalter"]
+
+
 def test_spiegelhalter_by_hand():
     s = np.array([0.1, 0.4, 0.7, 0.9, 0.3])
     y = np.array([0, 1, 1, 1, 0])
@@ -181,7 +215,7 @@ def test_consistency_runs_for_every_lp_estimator():
             if "equal-width" not in (entry.binnings or ("equal-width",))
             else "equal-width"
         )
-        norm = 2 if 1.0 not in entry.norms else 1
+        norm = 2 if entry.norms is not None and 1.0 not in entry.norms else 1
         r = core.calibration_test(
             p,
             y,
@@ -269,7 +303,6 @@ UNIFORM_UNDER_NULL = [
     "skce-uq-bootstrap",
     "skce-block",
     "consistency",
-    "hosmer-lemeshow",
     "spiegelhalter",
 ]
 OPTS = {
@@ -291,6 +324,10 @@ def test_pvalues_are_uniform_under_a_calibrated_model():
             assert lo <= rate <= hi, (name, alpha, rate)
     for name in bounds:  # valid but conservative: they never reject a calibrated model
         assert (sim.pvalues[name] <= 0.5).mean() == 0.0
+    # Hosmer–Lemeshow on 250 confident top-label rows: too few expected non-events in the
+    # top groups, so it is refused (NaN, counted) rather than given a χ² p-value
+    hl = ct.simulate_test_errors(["hosmer-lemeshow"], M1.sample, n=250, n_resamples=20, seed=11)
+    assert hl.not_applicable["hosmer-lemeshow"] == np.isnan(hl.pvalues["hosmer-lemeshow"]).sum() > 0
 
 
 @pytest.mark.slow
@@ -313,3 +350,32 @@ def test_paper_figure2_type_ii_errors():
     )
     err = float((sim.pvalues["skce-ul-asymptotic"] > 0.05).mean())
     assert abs(err - 0.8146) < 4 * np.sqrt(0.8146 * 0.1854 / 800)
+
+
+def test_low_power_and_vacuous_tests_say_so_beside_their_p_values():
+    from core.calibration_tests import TESTS, calibration_test
+
+    rng = np.random.default_rng(12)
+    p = rng.uniform(0.05, 0.95, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    bound = calibration_test(p, y, test="skce-bound-b", lens="binary")
+    assert bound.pvalue == 1.0 and bound.caveat.startswith("Vacuous here")
+    linear = calibration_test(p, y, test="skce-ul-asymptotic", lens="binary")
+    assert linear.caveat == TESTS.get("skce-ul-asymptotic").power and "Low power" in linear.caveat
+    block = calibration_test(p, y, test="skce-block", lens="binary")
+    assert block.caveat == ""
+    # only the tests with a stated weakness carry one
+    assert {t.name for t in TESTS if t.power} == {
+        "skce-bound-b", "skce-bound-uq", "skce-bound-ul", "skce-ul-asymptotic"
+    }  # fmt: skip
+
+
+def test_the_headline_test_has_power_on_a_visibly_miscalibrated_model():
+    from core.calibration_tests import calibration_test
+    from core.report import DEFAULT_TEST
+
+    rng = np.random.default_rng(13)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < np.clip(p - 0.06, 0, 1)).astype(int)  # ECE ≈ 0.06
+    assert DEFAULT_TEST == "skce-block"
+    assert calibration_test(p, y, test=DEFAULT_TEST).pvalue < 1e-3

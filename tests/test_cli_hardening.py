@@ -118,11 +118,13 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch, small_csv):
     assert line == "calibscope: interrupted"
 
 
-def test_sigint_in_a_process_exits_130(small_csv):
+def test_sigint_in_a_process_exits_130(small_csv, tmp_path):
     # a real Ctrl-C: the process is interrupted mid-run, without a traceback
+    started = tmp_path / "started"
     script = (
-        "import time, core.analysis, core.cli\n"
-        "core.analysis.analyze = lambda *a, **k: time.sleep(60)\n"
+        "import pathlib, time, core.analysis, core.cli\n"
+        f"def slow(*a, **k):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(60)\n"
+        "core.analysis.analyze = slow\n"
         f"raise SystemExit(core.cli.main(['metrics', {str(small_csv)!r}]))\n"
     )
     proc = subprocess.Popen(
@@ -132,7 +134,10 @@ def test_sigint_in_a_process_exits_130(small_csv):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)
+    deadline = time.monotonic() + 120  # imports are slow on a busy machine
+    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert started.exists(), "the command never reached the analysis"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and out == ""

@@ -148,6 +148,7 @@ def every_figure():
     from core.bias import estimate_histogram
     from core.binning import bin_stats
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
+    from core.corp import corp_diagram
     from core.diagrams import reliability_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
     from core.guarantees import guarantee_calculator
@@ -252,6 +253,7 @@ def every_figure():
         "validity_figure": figures.validity_figure(validity),
         "bin_validity_figure": figures.bin_validity_figure(validity),
         "epsilon_versus_n_figure": figures.epsilon_versus_n_figure(guarantee_calculator(1000, 10)),
+        "corp_figure": figures.corp_figure(corp_diagram(one, classwise), title=LINK),
         "smooth_diagram_figure": figures.smooth_diagram_figure(
             reliability_diagram(one, AnalysisConfig(lens="classwise", n_resamples=5), kind="smooth")
         ),
@@ -442,7 +444,9 @@ def test_every_page_shows_hostile_names_and_title_literally():
             assert any(s.value == "Comparison on held-out rows" for s in at.subheader)
         elif page.endswith("report.py"):
             assert any(MD_TITLE in plain(t) for t in shown)
-            assert any(MD_MODELS[0] in plain(t) for t in shown)  # "covers the model ..."
+            # every model is in the report's summary table, as it is
+            summary = next(d.value for d in at.dataframe if "model" in d.value.columns)
+            assert set(MD_MODELS) <= set(summary["model"])
     # the classwise lens names the classes
     at.selectbox(key="lens").set_value("classwise")
     for page in PAGES:

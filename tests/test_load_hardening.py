@@ -311,6 +311,15 @@ def test_semicolon_file_with_decimal_commas_in_memory_and_stream(tmp_path):
     assert "decimal-comma" in _loads_the_truth(path).lint.codes
 
 
+def test_semicolon_file_mixing_decimal_marks_is_named(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"p;label\n0,3;0\n0.6;1\n0,8;1\n0.1;0\n")
+    for load in (load_predictions, _stream):
+        with pytest.raises(DataError, match=r"decimal commas \(0,3\) and decimal points \(0.6\)"):
+            load(path)
+    assert "one decimal mark" in _one_line_error(capsys, "lint", str(path))
+
+
 def test_huge_integer_labels_are_named_as_they_are(tmp_path, capsys):
     for label in ("100000000000000000000", "18446744073709551615", "1e300"):
         path = tmp_path / "x.csv"

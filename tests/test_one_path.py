@@ -72,6 +72,13 @@ def test_every_surface_shows_the_same_numbers(sample, file, lens, tmp_path):
     for m in models:
         _same(cli[m], api[m], f"CLI vs API, {m}")
         _same(report[m], api[m], f"report vs API, {m}")
+    # the Brier decomposition, too
+    cli_terms = {
+        r["model"]: r["brier_decomposition"] for r in json.loads(out.read_text())["results"]
+    }
+    brier = {m: analyze(part, config).brier_decomposition for m, part in models.items()}
+    for r in record["results"]:
+        assert r["brier_decomposition"] == cli_terms[r["model"]] == brier[r["model"]].to_record()
 
     # the Reliability page, one model at a time
     for m in models:
@@ -84,6 +91,8 @@ def test_every_surface_shows_the_same_numbers(sample, file, lens, tmp_path):
         assert not at.exception, at.exception
         (shown,) = [d.value for d in at.dataframe if "metric" in d.value.columns]
         _same(_frame(shown.to_dict("records")), api[m], f"Reliability page vs API, {m}")
+        (terms,) = [d.value for d in at.dataframe if "term" in d.value.columns]
+        pd.testing.assert_frame_equal(terms, brier[m].to_frame())
 
     # the Compare page's table: the metrics of the config's norm, on identical bins
     keys = ["plugin@1", "label-binned@1", "sweep@1", "brier", "log-loss"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,3 +298,63 @@ def test_single_class_and_unfitted_errors():
             make_recalibrator(name).fit(np.full(50, 0.3), np.zeros(50, int))
     with pytest.raises(FitError, match="not fitted"):
         make_recalibrator("platt").predict_proba(np.array([0.5]))
+
+
+# ----------------------------------------------------------------- exact log-probabilities
+
+
+def test_temperature_from_probabilities_with_exact_zeros_equals_the_fit_from_logits():
+    from core.recalibration import make_recalibrator
+
+    rng = np.random.default_rng(3)
+    n, k = 2000, 5
+    z = rng.normal(0.0, 3.0, (n, k))
+    z[rng.random((n, k)) < 0.2] -= 900.0  # softmax underflows to exact zeros there
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = np.array([rng.choice(k, p=row) for row in p])
+    assert (p == 0).sum() > 100 and np.all(p[np.arange(n), y] > 0)
+    from_probs = make_recalibrator("temperature").fit(p, y)
+    from_logits = make_recalibrator("temperature").fit(z, y, logits=True)
+    t_p = from_probs.params_.values["temperature"]
+    t_z = from_logits.params_.values["temperature"]
+    assert t_p == pytest.approx(t_z, rel=1e-9)
+    # a class with p = 0 stays at 0 after scaling
+    q = from_probs.predict_proba(p)
+    assert np.all(q[p == 0] == 0) and np.allclose(q.sum(1), 1)
+
+
+def test_rows_whose_label_has_probability_zero_do_not_inform_the_temperature():
+    from core.recalibration import make_recalibrator
+
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(3), 500)
+    y = rng.integers(0, 3, 500)
+    bad = np.array([[0.0, 0.5, 0.5]] * 5)
+    both = make_recalibrator("temperature").fit(np.vstack([p, bad]), np.r_[y, [0] * 5])
+    alone = make_recalibrator("temperature").fit(p, y)
+    t = both.params_.values["temperature"]
+    assert t == pytest.approx(alone.params_.values["temperature"], rel=1e-12)
+
+
+CIFAR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cifar10-14-networks"
+
+
+@pytest.mark.skipif(not (CIFAR / "resnet_orig.csv").exists(), reason="CIFAR-10 data not present")
+def test_cifar10_resnet_orig_temperature_from_probabilities_equals_log_p_as_logits():
+    from core.recalibration import make_recalibrator
+
+    p = np.loadtxt(CIFAR / "resnet_orig.csv", delimiter=",")
+    y = np.loadtxt(CIFAR / "labels.csv", dtype=np.int64) - 1  # 1-indexed in the file
+    p /= p.sum(1, keepdims=True)
+    assert (p < 1e-12).sum() > 1000  # the rows the old floor moved
+    t_p = make_recalibrator("temperature").fit(p, y).params_.values["temperature"]
+    z = np.log(p)
+    t_z = make_recalibrator("temperature").fit(z, y, logits=True).params_.values["temperature"]
+    assert t_p == pytest.approx(t_z, rel=1e-10)
+    # the floor log max(p, 1e-12) the fit used before moved it by about 3e-5
+    floored = np.log(np.maximum(p, 1e-12))
+    t_f = (
+        make_recalibrator("temperature").fit(floored, y, logits=True).params_.values["temperature"]
+    )
+    assert abs(t_f - t_p) > 1e-5

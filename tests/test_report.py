@@ -344,3 +344,12 @@ def test_canonical_lens_reports_why_models_are_not_compared():
     assert record["comparison"] is None and "canonical" in record["comparison_error"]
     # identical rows for both models: identical numbers
     assert record["results"][0]["headline"] == record["results"][1]["headline"]
+
+
+def test_html_shows_the_brier_decomposition(toy_report, toy_html):
+    d = toy_report.models[0].analysis.brier_decomposition
+    assert "<h3>Brier score decomposition</h3>" in toy_html
+    for label, value in zip(d.to_frame()["term"], d.to_frame()["value"], strict=True):
+        assert label in toy_html
+        assert np.isfinite(value)
+    assert d.to_frame()["value"].iloc[1:].to_numpy() @ [1, -1, 1, 1, 1] == pytest.approx(d.brier)

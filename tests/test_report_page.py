@@ -66,7 +66,8 @@ def test_without_data_the_page_explains_what_to_do():
 
 
 def test_sample_gives_html_and_json_downloads(sample_available):
-    at = _app(sample=SAMPLE, model="All rows", lens="binary", n_resamples="40", seed="5").run()
+    # the sidebar picks one model, the report still covers all four by default
+    at = _app(sample=SAMPLE, model="adaboost", lens="binary", n_resamples="40", seed="5").run()
     served = _run_capturing(at)
     assert not at.exception, at.exception
     assert not at.error
@@ -95,6 +96,7 @@ def test_url_settings_reach_the_report(sample_available):
         report_title="Quarterly check",
         report_test="hosmer-lemeshow",
         model="adaboost",
+        report_one_model="true",
     ).run()
     served = _run_capturing(at)
     assert not at.exception, at.exception
@@ -112,9 +114,13 @@ def test_url_settings_reach_the_report(sample_available):
     assert json.loads(served["calibscope-report.json"])["test"]["name"] is None
 
 
-def test_one_model_picked_out_of_several_says_how_to_report_on_all(sample_available):
-    at = _app(sample=SAMPLE, model="adaboost", lens="binary", n_resamples="40").run()
-    at.switch_page(PAGE).run()
+def test_the_report_covers_every_model_unless_told_otherwise(sample_available):
+    at = _app(sample=SAMPLE, model="adaboost", lens="binary", n_resamples="0").run()
+    served = _run_capturing(at)
     assert not at.exception, at.exception
-    notes = [i.value for i in at.info]
-    assert any("(adaboost)" in v and "All rows" in v and "all 4 models" in v for v in notes), notes
+    assert len(json.loads(served["calibscope-report.json"])["results"]) == 4
+    at.toggle(key="report_one_model").set_value(True)
+    served = _run_capturing(at, switch=False)
+    assert [r["model"] for r in json.loads(served["calibscope-report.json"])["results"]] == [
+        "adaboost"
+    ]

@@ -55,7 +55,8 @@ def test_choosing_smooth_draws_the_smooth_diagram():
     from core.diagrams import reliability_diagram
 
     pred = at.session_state["predictions"]
-    config = AnalysisConfig(lens="top-label", n_resamples=40)  # the sidebar's default lens
+    lens = at.sidebar.selectbox(key="lens").value  # binary data opens on the binary lens
+    config = AnalysisConfig(lens=lens, n_resamples=40)
     want = reliability_diagram(pred, config, kind="smooth").components[0]
     assert_allclose(_decode(curve["y"]), want.curve, rtol=1e-12)
     assert any("bootstrap band" in str(t.get("name")) for t in spec["data"])

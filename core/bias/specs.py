@@ -38,7 +38,9 @@ class EstimatorSpec:
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_tie_policy(self.tie_policy)
-        ESTIMATORS.check(self.estimator, binning=self.binning)
+        info = ESTIMATORS.check(self.estimator, binning=self.binning)
+        # an estimator with its own binning (mcb: discrete) runs with it, whatever was asked
+        object.__setattr__(self, "binning", info.binning_for(self.binning))
 
     @classmethod
     def parse(cls, spec: EstimatorSpec | str | tuple[Any, ...]) -> EstimatorSpec:
@@ -69,8 +71,12 @@ class EstimatorSpec:
 
     @property
     def binned(self) -> bool:
-        """Whether the estimator bins (and so estimates the true ℓp calibration error)."""
-        return self.info.binned
+        """Whether the estimator bins with a chosen binning and estimates the true ℓp error.
+
+        Estimators without an ℓp norm (``norms=None``: the kernel estimators, the CORP
+        ``mcb`` on the Brier scale) estimate another quantity: no true-error reference.
+        """
+        return self.info.binned and self.info.norms is not None
 
     @property
     def fixed_bins(self) -> bool:
@@ -120,7 +126,7 @@ def estimator_choices(*, binned_only: bool = False) -> list[str]:
     """
     out = []
     for info in ESTIMATORS:
-        if info.binned:
+        if info.binned and info.norms is not None:
             out += [f"{info.name}:{b}" for b in SIMULATION_BINNINGS if info.accepts_binning(b)]
         elif not binned_only:
             out.append(info.name)

@@ -38,6 +38,9 @@ class TestInfo(Entry):
         Its lens when none is given (None: binary for two classes, else top-label).
     binned : bool
         It tests a binned estimator (options ``estimator``, ``binning``, ``n_bins``, ...).
+    power : str
+        A caveat on its power, shown beside every p-value it gives ("" for none): a test
+        that often misses real miscalibration, or a bound that is vacuous at common ``n``.
     """
 
     __test__ = False  # not a pytest test class
@@ -50,6 +53,7 @@ class TestInfo(Entry):
     assumptions: str
     default_lens: str | None = None
     binned: bool = False
+    power: str = ""
 
 
 #: Tests of calibration.
@@ -93,6 +97,9 @@ class CalibrationTestResult:
         One-sided interval of the estimated quantity, where the test gives one.
     details : dict
         Test-specific numbers (bandwidth, degrees of freedom, exceedances, ...).
+    caveat : str
+        What to keep in mind beside the p-value: the test's power caveat
+        (:attr:`TestInfo.power`), and that a distribution-free bound at 1 is vacuous here.
     """
 
     test: str
@@ -108,6 +115,7 @@ class CalibrationTestResult:
     mc_error: float | None = None
     confidence_interval: tuple[float, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    caveat: str = ""
 
     def reject(self, alpha: float = 0.05) -> bool:
         """Return whether "calibrated" is rejected at level ``alpha`` (``p ≤ alpha``)."""
@@ -176,8 +184,19 @@ def make_result(
         assumptions=info.assumptions,
         lens=lens,
         n=n,
+        caveat=_caveat(info, pvalue),
         **fields,
     )
+
+
+def _caveat(info: TestInfo, pvalue: float) -> str:
+    """Return the test's power caveat, and for a bound at 1 that it is vacuous here."""
+    if info.kind == "bound" and pvalue >= 1.0:
+        return (
+            "Vacuous here: the bound is 1, so it says nothing about these data (it needs a much "
+            "larger n or a much larger error to reject). " + info.power
+        ).strip()
+    return info.power
 
 
 def conservative_pvalue(null: np.ndarray, observed: float) -> tuple[float, float, int]:

@@ -223,6 +223,60 @@ def _binary_view(p: np.ndarray, y: np.ndarray, lens: str) -> tuple[np.ndarray, n
     return prob.probs[:, 1], prob.labels.astype(np.float64)
 
 
+#: Hosmer–Lemeshow's χ² approximation needs at least this many expected events and
+#: expected non-events in every group (see docs/formulas.md#hosmer-lemeshow).
+HL_MIN_EXPECTED = 1.0
+
+
+def _hl_cells_ok(counts: np.ndarray, expected: np.ndarray, used: np.ndarray) -> bool:
+    return bool(
+        np.all(expected[used] >= HL_MIN_EXPECTED)
+        and np.all(counts[used] - expected[used] >= HL_MIN_EXPECTED)
+    )
+
+
+def _check_expected_counts(
+    s: np.ndarray,
+    o: np.ndarray,
+    counts: np.ndarray,
+    expected: np.ndarray,
+    used: np.ndarray,
+    n_groups: int,
+) -> None:
+    """Refuse Hosmer–Lemeshow when a group expects fewer than ``HL_MIN_EXPECTED`` of either outcome."""
+    if _hl_cells_ok(counts, expected, used):
+        return
+    low = np.minimum(expected, counts - expected)
+    worst = int(np.argmin(np.where(used, low, np.inf)))
+    fewer = next(
+        (g for g in range(n_groups - 1, 0, -1) if _hl_ok_with(s, o, g)),
+        None,
+    )
+    hint = (
+        f"n_groups={fewer} meets it on these data"
+        if fewer is not None
+        else "no number of groups meets it on these data"
+    )
+    raise EstimationError(
+        f"Hosmer–Lemeshow is not applicable: too few expected counts. Its χ² approximation "
+        f"needs at least {HL_MIN_EXPECTED:g} expected event and non-event in every group, but "
+        f"group {worst + 1} of {n_groups} ({int(counts[worst])} rows) expects "
+        f"{expected[worst]:.3g} events and {counts[worst] - expected[worst]:.3g} non-events. "
+        f"Use fewer groups ({hint}), more rows, or a test without this requirement "
+        "(consistency resampling, Spiegelhalter's Z)."
+    )
+
+
+def _hl_ok_with(s: np.ndarray, o: np.ndarray, n_groups: int) -> bool:
+    groups = bin_stats(s, o, binning="equal-mass", n_bins=n_groups)
+    counts = groups.counts.astype(np.float64)
+    expected = groups.score_sums
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = expected * (1.0 - expected / counts)
+    used = (counts > 0) & (var > 0)
+    return bool(used.any()) and _hl_cells_ok(counts, expected, used)
+
+
 @TESTS.register(
     "hosmer-lemeshow",
     label="Hosmer–Lemeshow",
@@ -233,7 +287,8 @@ def _binary_view(p: np.ndarray, y: np.ndarray, lens: str) -> tuple[np.ndarray, n
     quadratic=False,
     lenses=BINARY_TEST_LENSES,
     options=("n_groups", "fitted"),
-    assumptions="independent rows; expected counts per group not too small (χ² approximation)",
+    assumptions="independent rows; at least 1 expected event and non-event in every group "
+    "(χ² approximation; refused below)",
 )
 def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> CalibrationTestResult:
     s, o = _binary_view(p, y, lens)
@@ -244,6 +299,7 @@ def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> Calibrati
     with np.errstate(divide="ignore", invalid="ignore"):
         var = expected * (1.0 - expected / counts)
     used = (counts > 0) & (var > 0)
+    _check_expected_counts(s, o, counts, expected, used, g)
     stat = float(np.sum((observed[used] - expected[used]) ** 2 / var[used]))
     dof = int(used.sum()) - (2 if fitted else 0)
     if dof < 1:

@@ -156,6 +156,8 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
         quadratic=_which != "ul",
         options=("clip_negative",),
         assumptions=_BOUND_ASSUMPTIONS,
+        power="A distribution-free bound: valid at any n but very conservative, so it "
+        "rarely rejects before n is in the tens of thousands.",
     )(_bound_test(_which))
 
 
@@ -169,6 +171,8 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
     quadratic=False,
     options=("ddof",),
     assumptions="i.i.d. rows in random order; ⌊n/2⌋ large enough for the CLT",
+    power="Low power: it uses only ⌊n/2⌋ disjoint pairs of rows, so it often misses "
+    "miscalibration the block test or the consistency test detects (Widmann et al. 2019).",
 )
 def _ul_asymptotic(p, y, *, lens, rng, ddof=0, **options) -> CalibrationTestResult:
     prob, spec, how = _kernel_setup(p, y, lens, rng, options)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from core._validation import check_rng
 from core.calibration_tests.base import TESTS
 from core.calibration_tests.run import calibration_test
+from core.errors import EstimationError
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +33,9 @@ class TestErrorSimulation:
         Rows per data set.
     n_resamples : int
         Number of data sets.
+    not_applicable : dict of str to int
+        Data sets on which a test refused to run (its p-value is NaN there), e.g.
+        Hosmer–Lemeshow with too few expected counts; the curves use the others.
     """
 
     __test__ = False  # not a pytest test class
@@ -41,11 +45,15 @@ class TestErrorSimulation:
     calibrated: bool
     n: int
     n_resamples: int
+    not_applicable: dict[str, int] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """Return a long DataFrame ``test, alpha, error`` (one row per test and level)."""
         rows = []
         for name, pv in self.pvalues.items():
+            pv = pv[np.isfinite(pv)]  # data sets the test could not run on are left out
+            if pv.size == 0:
+                continue
             below = (pv[None, :] <= self.alphas[:, None]).mean(axis=1)
             err = below if self.calibrated else 1.0 - below
             rows.append(pd.DataFrame({"test": name, "alpha": self.alphas, "error": err}))
@@ -97,8 +105,19 @@ def simulate_test_errors(
     for i in range(int(n_resamples)):
         probs, labels = sampler(int(n), gen)
         for name in tests:
-            out[name][i] = calibration_test(
-                probs, labels, test=name, seed=gen, **opts.get(name, {})
-            ).pvalue
+            try:
+                out[name][i] = calibration_test(
+                    probs, labels, test=name, seed=gen, **opts.get(name, {})
+                ).pvalue
+            except EstimationError:  # e.g. too few expected counts: not applicable here
+                out[name][i] = np.nan
     grid = np.round(np.linspace(0, 1, 101), 2) if alphas is None else np.asarray(alphas, float)
-    return TestErrorSimulation(out, grid, bool(calibrated), int(n), int(n_resamples))
+    missing = {name: int(np.isnan(pv).sum()) for name, pv in out.items()}
+    return TestErrorSimulation(
+        out,
+        grid,
+        bool(calibrated),
+        int(n),
+        int(n_resamples),
+        {k: v for k, v in missing.items() if v},
+    )

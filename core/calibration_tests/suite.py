@@ -58,7 +58,7 @@ class TestSuiteResult:
         -------
         pandas.DataFrame
             Columns ``test, label, statistic, pvalue, bound, reject, mc_error, method,
-            assumptions, lens``.
+            assumptions, lens, caveat``.
         """
         return pd.DataFrame(
             [
@@ -73,12 +73,13 @@ class TestSuiteResult:
                     "method": r.method,
                     "assumptions": r.assumptions,
                     "lens": r.lens,
+                    "caveat": r.caveat,
                 }
                 for r in self.results
             ],
             columns=[
                 "test", "label", "statistic", "pvalue", "bound", "reject", "mc_error",
-                "method", "assumptions", "lens",
+                "method", "assumptions", "lens", "caveat",
             ],
         )  # fmt: skip
 

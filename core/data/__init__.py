@@ -25,7 +25,8 @@ One module per phase of a load:
 - :mod:`core.data.labels`: label values to class indices, and the class names;
 - :mod:`core.data.lint`: the findings that do not stop a load;
 - :mod:`core.data.predictions`: the :class:`Predictions` object and its digest;
-- :mod:`core.data.loader`: :func:`load_predictions`, which runs the phases in turn.
+- :mod:`core.data.loader`: :func:`load_predictions`, which runs the phases in turn;
+- :mod:`core.data.models`: :func:`load_models`, one model per file with shared labels.
 """
 
 from core import _lazy_exports
@@ -37,6 +38,7 @@ from core.data.predictions import Predictions, as_predictions, combine_models
 _LAZY = {
     "ColumnError": "core.data.columns",
     "load_predictions": "core.data.loader",
+    "load_models": "core.data.models",
     "read_table": "core.data.tables",
 }
 
@@ -47,6 +49,7 @@ __all__ = [
     "Predictions",
     "as_predictions",
     "combine_models",
+    "load_models",
     "load_predictions",
     "read_table",
 ]

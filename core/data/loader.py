@@ -63,8 +63,9 @@ def load_predictions(
     prob_columns : str or sequence of str, optional
         The probability (or logit) columns, in class order. Default: inferred.
     label_column : str or int, optional
-        The label column (a name, matched case-insensitively, or a position for a
-        headerless file). Default: inferred from common names (``label``, ``y``,
+        The label column (a name, matched case-insensitively, or a 0-based position;
+        a negative position counts from the last column, as in Python: ``-1`` is the
+        last). Default: inferred from common names (``label``, ``y``,
         ``target``, ``class``, ...).
     positive_class : optional
         For one probability column with two label values: the value the column

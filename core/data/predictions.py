@@ -252,11 +252,18 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
     for role in ("split", "group"):
         arrays = [getattr(p, role) for _, p in items]
         roles[role] = None if any(a is None for a in arrays) else np.concatenate(arrays)
-    findings = []
+    # a finding of the load every part shares (e.g. one labels file) is said once
+    found: dict[tuple[str, str], list] = {}
     for m, p in items:
         for f in p.lint:
             if f.code not in VALUE_CODES:
-                findings.append(dataclasses.replace(f, message=f"{m}: {f.message}"))
+                found.setdefault((f.code, f.message), []).append((m, f))
+    findings = []
+    for (_, message), where in found.items():
+        if len(where) == len(items) > 1:
+            findings.append(dataclasses.replace(where[0][1], message=f"every model: {message}"))
+        else:
+            findings += [dataclasses.replace(f, message=f"{m}: {message}") for m, f in where]
     probs = np.concatenate([p.probs for _, p in items])
     labels = np.concatenate([p.labels for _, p in items])
     findings += lint_values(probs, labels, binary=first.binary, class_names=first.class_names)

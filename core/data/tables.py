@@ -377,9 +377,15 @@ def read_layout(head: bytes, *, tab: bool = False, name: str = "The file") -> Cs
     decimal = "."
     if sep == ";":
         cells = [c.strip() for ln in data_lines for c in ln.split(";")]
-        if any(_DECIMAL_COMMA.fullmatch(c) for c in cells) and not any(
-            _DECIMAL_POINT.fullmatch(c) for c in cells
-        ):
+        comma = next((c for c in cells if _DECIMAL_COMMA.fullmatch(c)), None)
+        point = next((c for c in cells if _DECIMAL_POINT.fullmatch(c)), None)
+        if comma is not None and point is not None:
+            raise DataError(
+                f"{name} writes numbers with both decimal commas ({comma}) and decimal points "
+                f"({point}) in its semicolon-separated columns, so neither reading is right; "
+                "write every number with one decimal mark."
+            )
+        if comma is not None:
             decimal = ","
     return CsvLayout(sep, fields, headerless, skip, trailing, decimal)
 

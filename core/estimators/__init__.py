@@ -4,7 +4,9 @@ Importing this package imports every estimator module so that each registers its
 add one import line per new module below.
 """
 
-from core.estimators import binned, kernel, smooth  # noqa: F401  (register plugin, label-binned, debiased, sweep; skce-*, mmce; smooth)
+# noqa: F401 on each: imported to register plugin, label-binned, debiased, sweep, average;
+# mcb; kde; skce-*, mmce; smooth
+from core.estimators import binned, corp, kde, kernel, smooth  # noqa: F401
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,

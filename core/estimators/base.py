@@ -234,6 +234,11 @@ class EstimatorInfo(Entry):
         ``norm``).
     binnings : tuple of str or None
         Binnings a binned estimator accepts (None: every registered binning).
+    own_binning : str or None
+        A binning the estimator always uses, whatever binning it is asked for (the CORP
+        ``mcb`` reads the ``"discrete"`` bins: its definition has no binning choice); its
+        calls (:class:`core.calibration.EstimatorCall`) carry this binning. None: the
+        caller's binning.
     random_norms : tuple of float
         Norms at which the value depends on the seed.
     quadratic : bool
@@ -250,6 +255,18 @@ class EstimatorInfo(Entry):
         Per-component values, bins and details of one estimate.
     check_option_values : callable or None
         ``check(options) -> options``: validates option values (raises ConfigError).
+    default_lens : str
+        The lens used when a caller gives none (``lens=None``; an entry declared without
+        one takes ``"top-label"`` if it accepts it, else its first lens): ``"top-label"`` for the
+        binned estimators and MMCE (its definition), ``"canonical"`` for the SKCE and KDE
+        estimators (the full vector, as in their papers). The one rule of every entry
+        point (:func:`core.calibration.calibration_error`, the bootstrap, the CLI).
+    quantity : str
+        What a kernel estimator's number is, for the notes beside it in tables (empty
+        for binned estimators: the ℓp calibration error of their bins).
+    experimental : bool
+        Not yet checked against enough published numbers to be relied on; pages and
+        tables say so (its label and description carry the word).
     resample : callable or None
         A vectorised bootstrap of an estimator that reads rows (``statistics="rows"``):
         ``resample(scores, outcomes, idx, options) -> (R,)``, the values on one lens
@@ -266,6 +283,7 @@ class EstimatorInfo(Entry):
     lenses: tuple[str, ...]
     norms: tuple[float, ...] | None = ALL_NORMS
     binnings: tuple[str, ...] | None = None
+    own_binning: str | None = None
     random_norms: tuple[float, ...] = ()
     quadratic: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -274,21 +292,37 @@ class EstimatorInfo(Entry):
     combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = combine_lp
     describe: Describe = describe_plain
     check_option_values: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    default_lens: str = None  # type: ignore[assignment]  (None: set in __post_init__)
+    quantity: str = ""
+    experimental: bool = False
     resample: Callable[..., np.ndarray] | None = None
     lp_scale: bool | None = None
 
     def __post_init__(self) -> None:
         if self.lp_scale is None:
             object.__setattr__(self, "lp_scale", self.binned)
+        if self.default_lens is None:  # top-label when accepted, else its first lens
+            own = "top-label" if "top-label" in self.lenses else self.lenses[0]
+            object.__setattr__(self, "default_lens", own)
+        if self.default_lens not in self.lenses:
+            raise ValueError(
+                f"default lens {self.default_lens!r} of {self.name} is not one of its lenses"
+            )
         if self.statistics not in STATISTICS:
             raise ValueError(f"unknown statistics {self.statistics!r} of {self.name}")
         if self.binned and self.kernel is None:
             raise ValueError(f"binned estimator {self.name} needs a kernel")
+        if self.own_binning is not None and not self.binned:
+            raise ValueError(f"own_binning applies to binned estimators, not {self.name}")
 
     @property
     def binned(self) -> bool:
         """Whether the estimator bins the scores."""
         return self.family == "binned"
+
+    def lens_or_default(self, lens: str | None) -> str:
+        """Return ``lens``, or the estimator's :attr:`default_lens` for None."""
+        return self.default_lens if lens is None else lens
 
     @property
     def from_bins(self) -> bool:
@@ -300,8 +334,20 @@ class EstimatorInfo(Entry):
         return norm in self.random_norms
 
     def accepts_binning(self, binning: str) -> bool:
-        """Whether a binned estimator accepts ``binning`` (kernel estimators: always)."""
-        return not self.binned or self.binnings is None or binning in self.binnings
+        """Whether a binned estimator accepts ``binning`` (kernel estimators: always).
+
+        An estimator with its own binning accepts any: it ignores the choice.
+        """
+        return (
+            not self.binned
+            or self.own_binning is not None
+            or self.binnings is None
+            or binning in self.binnings
+        )
+
+    def binning_for(self, binning: str) -> str:
+        """Return the binning a call asking for ``binning`` runs with (its own, if any)."""
+        return self.own_binning if self.own_binning is not None else binning
 
     def supports(
         self, *, lens: str | None = None, norm: float | None = None, binning: str | None = None
@@ -416,6 +462,7 @@ def estimate_binned(
     norm: float,
     rng: np.random.Generator | int,
     options: Mapping[str, Any],
+    combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] | None = None,
 ) -> Estimate:
     """Evaluate a binned estimator on one sample: its kernel on a batch of one.
 
@@ -431,6 +478,9 @@ def estimate_binned(
         Randomness of a random estimator.
     options : mapping
         Its options, defaults filled in (:meth:`EstimatorInfo.check`).
+    combine : callable, optional
+        How per-component values aggregate; default the entry's ``combine`` (a library
+        convention may clip each component first, :mod:`core.conventions`).
 
     Returns
     -------
@@ -448,7 +498,7 @@ def estimate_binned(
         for key, arr in more.items():
             extras.setdefault(key, []).append(arr[0])
     weights = np.asarray(view.weights, dtype=np.float64)
-    value = float(info.combine(signed[None, :], weights, norm)[0])
+    value = float((combine or info.combine)(signed[None, :], weights, norm)[0])
     arrays = {k: np.asarray(v) for k, v in extras.items()}
     component_values, bins, details = info.describe(info, signed, arrays, view, norm, options)
     return Estimate(value, view.names, component_values, bins, details)

@@ -964,6 +964,8 @@ def _kernel_estimate(
 
 _KERNEL_META = {
     "family": "kernel",
+    "default_lens": "canonical",
+    "quantity": "squared kernel calibration error (a different quantity from ℓp ECE)",
     "norms": None,
     "lenses": ("canonical", "binary", "top-label", "classwise"),
 }
@@ -1034,6 +1036,7 @@ skce_block = _register_skce(
     quadratic=True,
     norms=None,
     lenses=("top-label",),
+    quantity="kernel distance of the confidence (a different quantity from ℓp ECE)",
     options={
         "kernel": "laplacian",
         "bandwidth": MMCE_BANDWIDTH,

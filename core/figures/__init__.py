@@ -30,6 +30,7 @@ from core.figures.compare import (
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
+from core.figures.corp import corp_figure
 from core.figures.data import class_balance, confidence_histogram
 from core.figures.estimators import (
     error_versus_bins_figure,
@@ -64,6 +65,7 @@ __all__ = [
     "bin_validity_figure",
     "class_balance",
     "classwise_grid",
+    "corp_figure",
     "confidence_histogram",
     "coverage_accuracy_figure",
     "ece_vs_tce_figure",

@@ -167,7 +167,7 @@ class Inputs:
         Whether logits were given.
     """
 
-    __slots__ = ("_log_scores", "_probs", "from_logits", "probs_owned")
+    __slots__ = ("_exact_log", "_log_scores", "_probs", "from_logits", "probs_owned")
 
     def __init__(
         self, probs: np.ndarray | None, log_scores: np.ndarray | None, from_logits: bool
@@ -176,6 +176,7 @@ class Inputs:
             raise ValueError("Inputs needs probabilities or log-scores.")
         self._probs = probs
         self._log_scores = log_scores
+        self._exact_log: np.ndarray | None = None
         self.from_logits = bool(from_logits)
         #: Whether ``probs`` was computed here (a buffer no caller holds, reusable).
         self.probs_owned = False
@@ -207,10 +208,33 @@ class Inputs:
 
     @property
     def log_scores(self) -> np.ndarray:
-        """``(n, K)`` logits, or ``log(clip(probs, CLIP))`` computed once."""
+        """``(n, K)`` logits, or ``log(max(probs, CLIP))`` computed once.
+
+        The floor ``CLIP = 1e-12`` keeps the features finite for the recalibrators whose
+        affine maps mix or re-sign the classes' log-scores (vector and matrix scaling,
+        Dirichlet calibration, Meta-Cal's selector): a probability below ``1e-12``
+        (an exact zero included) enters them as ``log 1e-12 ≈ −27.63``. Temperature
+        scaling reads :attr:`exact_log_scores` instead.
+        """
         if self._log_scores is None:
             self._log_scores = np.log(np.maximum(self._probs, CLIP))
         return self._log_scores
+
+    @property
+    def exact_log_scores(self) -> np.ndarray:
+        """``(n, K)`` logits, or the exact ``log p`` (``−inf`` where ``p = 0``), computed once.
+
+        What temperature scaling fits on: ``softmax(log p / T)`` keeps a class with
+        ``p = 0`` at exactly 0 for every ``T``, as a logit of ``−∞`` would, and tiny
+        probabilities keep their own logarithm (no floor), so the fit from probabilities
+        equals the fit from the logits they came from.
+        """
+        if self.from_logits:
+            return self._log_scores  # type: ignore[return-value]
+        if self._exact_log is None:
+            with np.errstate(divide="ignore"):
+                self._exact_log = np.log(self._probs)
+        return self._exact_log
 
     @property
     def n(self) -> int:

@@ -531,7 +531,7 @@ class MetaCal(Recalibrator):
                     "Too few accepted rows of different classes remain to fit the base temperature; "
                     "use more calibration rows or a looser threshold."
                 )
-            temperature, tinfo = temperature_fit(inputs.log_scores, labels, rows=fit_rows)
+            temperature, tinfo = temperature_fit(inputs.exact_log_scores, labels, rows=fit_rows)
             if tinfo["at_bound"]:
                 notes.append(f"The base temperature stopped at a bound ({temperature:g}).")
         accepted_cal = h[rest] <= threshold
@@ -573,7 +573,7 @@ class MetaCal(Recalibrator):
             acc = h <= threshold
             # every row's tempered softmax in one buffer, then the rejected rows made uniform
             # (softmax rows are independent, so accepted rows are as if computed alone)
-            out = softmax(inputs.log_scores, divide_by=temperature)
+            out = softmax(inputs.exact_log_scores, divide_by=temperature)
             out[~acc] = 1.0 / inputs.n_classes
             return out
         # from logits: one pass of row blocks (scores of the block's softmax, then its

@@ -580,6 +580,8 @@ def _nll_derivatives(
             u -= m[:, None]
             np.exp(u, out=u)
             tot = u.sum(axis=1)
+            if not np.isfinite(zc).all():  # exact zeros (log p = −∞): weight 0, moment 0
+                zc = np.where(np.isfinite(zc), zc, 0.0)
             s1 = np.einsum("ij,ij->i", u, zc) / tot
             u *= zc
             s2 = np.einsum("ij,ij->i", u, zc) / tot
@@ -629,6 +631,18 @@ def temperature_fit(
     info : dict
         ``at_bound`` (str or None), ``n_iter`` and the NLL before and after.
     """
+    # a row whose label has probability exactly 0 (log p = −∞) has an infinite NLL at
+    # every temperature: it carries no information about T and is left out of the fit
+    if not np.isfinite(z).all():
+        idx = np.arange(z.shape[0]) if rows is None else rows
+        keep = np.isfinite(z[idx, y[idx]])
+        if not keep.any():
+            raise FitError(
+                "Every calibration row gives its label probability exactly 0: no "
+                "temperature can fit them. Check the labels, or pass logits."
+            )
+        if not keep.all():
+            rows = idx[keep]
     cache: dict[float, tuple[float, float, float]] = {}
 
     def ev(b: float) -> tuple[float, float, float]:
@@ -699,7 +713,7 @@ class TemperatureScaling(Recalibrator):
         self.bounds = (lo, hi)
 
     def _fit(self, inputs: Inputs, labels: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
-        temp, info = temperature_fit(inputs.log_scores, labels, self.bounds)
+        temp, info = temperature_fit(inputs.exact_log_scores, labels, self.bounds)
         notes = []
         if info["at_bound"] == "lower":
             notes.append(
@@ -711,7 +725,7 @@ class TemperatureScaling(Recalibrator):
         return {"temperature": temp}, {**info, "notes": notes}
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
-        return softmax(inputs.log_scores, divide_by=params.values["temperature"])
+        return softmax(inputs.exact_log_scores, divide_by=params.values["temperature"])
 
 
 # --------------------------------------------------------------------------- vector / matrix

@@ -53,7 +53,7 @@ from core.data.limits import LoadLimits
 from core.data.lint import LintReport, ValueFacts
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
-from core.estimators.base import estimate_binned
+from core.estimators.base import Estimate, estimate_binned
 from core.lenses import LENSES
 from core.scores import BRIER_CONVENTIONS, SCORES, brier_decomposition_from_bins
 from core.stream.bins import (
@@ -312,7 +312,9 @@ class _Analysis:
         """Whether some estimator of the table reads rows (kernel estimators, the sweep)."""
         cfg = self.config
         kernels = any(not info.binned and cfg.lens in info.lenses for info in ESTIMATORS)
-        return kernels or any(not c.info.from_bins for c in self._calls(plan).values())
+        return kernels or any(
+            not c.info.from_bins or c.binning != cfg.binning for c in self._calls(plan).values()
+        )
 
     def _calls(self, plan: Plan) -> dict[str, EstimatorCall]:
         cfg = self.config
@@ -397,10 +399,18 @@ class _Analysis:
         results = {}
         notes: dict[str, str] = {}
         for key, call in calls.items():
-            if call.info.from_bins:
+            if call.info.from_bins and call.binning == cfg.binning:
                 est = estimate_binned(call.info, view, call.norm, cfg.seed, call.options)
                 results[key] = call.result(est)
                 notes[key] = _note(call, results[key], cfg.seed)
+                continue
+            if kernel is None and key != cfg.estimator and call.info.from_bins:
+                # its own bins (mcb: discrete) are not the stream's: it needs rows
+                results[key] = call.result(Estimate(float("nan"), (), ()))
+                notes[key] = (
+                    f"not on a stream with kernel_sample=0: it bins with {call.binning}, the "
+                    f"stream with {cfg.binning}"
+                )
                 continue
             if kernel is None:
                 raise ConfigError(
@@ -688,6 +698,11 @@ def check_stream_config(config: AnalysisConfig) -> None:
         raise ConfigError(
             "The exact bootstrap resamples rows, which a stream does not keep; use "
             "bootstrap='cells' (or 'auto') for intervals from the cell bootstrap."
+        )
+    if config.convention != "calibscope":
+        raise ConfigError(
+            f"The {config.convention!r} convention bins in memory only: analyse the file "
+            "with --engine memory, or use convention='calibscope' on a stream."
         )
 
 

@@ -23,9 +23,9 @@ from core.model_comparison import (
     metric_choices,
     parse_metric,
 )
+from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
 from dashboard import cache, state, widgets
 
-DEFAULT_TEST = "skce-ul-asymptotic"  # linear in n: fast for many models and rows
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
 
@@ -207,13 +207,7 @@ if cmp.test:
     entry = TESTS.get(cmp.test)
     st.caption(
         f"p-values: {entry.label} (assumes {entry.assumptions})."
-        + (
-            " It uses n/2 pairs of rows, so it is fast but has little power: a model with a "
-            "clearly visible calibration error can still get a large p-value. The consistency "
-            "test (resampling the ECE on these bins) is slower and more sensitive."
-            if cmp.test == "skce-ul-asymptotic"
-            else ""
-        )
+        + (f" **Read with care:** {entry.power}" if entry.power else "")
     )
 noted = cmp.table[cmp.table.note.str.len() > 0]
 if len(noted):

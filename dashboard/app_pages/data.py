@@ -20,19 +20,35 @@ upload_col, sample_col = st.columns([3, 2], gap="large")
 
 with upload_col:
     st.subheader("Upload", anchor=False)
-    uploaded = st.file_uploader(
-        "Predictions (CSV or Parquet)",
-        type=list(widgets.UPLOAD_TYPES),
-        key="upload",
-        help="Uploads are parsed as data only (never executed or unpickled).",
+    several = st.toggle(
+        "Several files, one model each",
+        key="upload_several",
+        help="For a model review: one file per model (each named after its file), all "
+        "sharing the labels file below.",
     )
+    if several:
+        uploaded = st.file_uploader(
+            "Predictions, one file per model (CSV or Parquet)",
+            type=list(widgets.UPLOAD_TYPES),
+            key="upload_models",
+            accept_multiple_files=True,
+            help="Uploads are parsed as data only (never executed or unpickled).",
+        )
+    else:
+        one = st.file_uploader(
+            "Predictions (CSV or Parquet)",
+            type=list(widgets.UPLOAD_TYPES),
+            key="upload",
+            help="Uploads are parsed as data only (never executed or unpickled).",
+        )
+        uploaded = [] if one is None else [one]
     labels_file = st.file_uploader(
-        "Labels file (optional, for a headerless probability matrix)",
+        "Labels file (optional, for headerless probability matrices)",
         type=list(widgets.UPLOAD_TYPES),
         key="upload_labels",
     )
-    mapping = widgets.column_mapping(uploaded)
-    if uploaded is not None:
+    mapping = widgets.column_mapping(uploaded[0] if uploaded else None)
+    if uploaded:
         state.load_upload(uploaded, labels_file, **mapping)
 
 with sample_col:

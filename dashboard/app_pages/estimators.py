@@ -7,6 +7,7 @@ import dataclasses
 import streamlit as st
 
 from core.analysis import bootstrap_mode
+from core.conventions import peer_table
 from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
 from core.figures import (
     error_versus_bins_figure,
@@ -14,6 +15,19 @@ from core.figures import (
     sweep_trace_figure,
 )
 from dashboard import cache, state, widgets
+from dashboard.text import literal
+
+PEER_COLUMNS = {
+    "library": st.column_config.TextColumn("library"),
+    "function": st.column_config.TextColumn("its call", width="medium"),
+    "estimator": st.column_config.TextColumn("estimator"),
+    "norm": st.column_config.TextColumn("norm"),
+    "binning": st.column_config.TextColumn("binning"),
+    "value": st.column_config.NumberColumn("its value", format="%.6g"),
+    "calibscope": st.column_config.NumberColumn("Calibscope", format="%.6g"),
+    "difference": st.column_config.NumberColumn("difference", format="%.3g"),
+    "why": st.column_config.TextColumn("why it differs", width="large"),
+}
 
 TABLE_COLUMNS = {
     "label": st.column_config.TextColumn("estimator", width="medium"),
@@ -38,7 +52,8 @@ st.caption(
 pred = state.require_predictions()
 config = state.require_config()
 # every estimator runs here, so the headline choice must not split the cache
-config = dataclasses.replace(config, estimator="plugin")
+# (the library table below shows every library's bins; the rest of the page uses Calibscope's)
+config = dataclasses.replace(config, estimator="plugin", convention="calibscope")
 
 # ---------------------------------------------------------------- the table
 kernel_job = ("estimators-kernel", cache.data_key(pred), config)
@@ -124,6 +139,26 @@ if len(binned_rows):
             widgets.chart(
                 estimator_intervals_figure(table, group="kernel"), "estimators_kernel_chart"
             )
+
+# ---------------------------------------------------------------- the libraries
+st.subheader("What each library would report on your data", anchor=False)
+st.caption(
+    f"Each library's own calibration error on these predictions ({config.lens} lens, "
+    f"B = {config.n_bins}), beside Calibscope's value for the same estimator, norm and "
+    "binning, and why they differ: libraries put scores on bin edges in different bins, "
+    "cast to float32, clip 0 and 1, or keep a bin for a confidence of exactly 1.0. The "
+    "sidebar's *Bins as in* reproduces any of them throughout the app."
+)
+with state.show_errors():
+    peers = cache.compute(peer_table, pred, config, spinner="Binning as each library does…")
+    st.dataframe(
+        peers.to_frame(),
+        hide_index=True,
+        key="estimators_peer_table",
+        column_config=PEER_COLUMNS,
+    )
+    for note in peers.notes:
+        st.caption(literal(note))
 
 # ---------------------------------------------------------------- error against B
 st.subheader("Calibration error against the number of bins", anchor=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.analysis import brier_caption
 from core.diagrams import DIAGRAMS
 from dashboard import state, widgets
 
@@ -47,5 +48,15 @@ metrics = result.metrics
 if metrics[["low", "high"]].isna().all().all():
     metrics = metrics.drop(columns=["low", "high"])  # no intervals computed
 st.dataframe(metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS)
+
+if result.brier_decomposition is not None:
+    st.subheader("Brier score decomposition", anchor=False)
+    st.caption(brier_caption(result))
+    st.dataframe(
+        result.brier_decomposition.to_frame(),
+        hide_index=True,
+        key="brier_table",
+        column_config={"value": st.column_config.NumberColumn(format="%.4g")},
+    )
 
 widgets.explain_estimator(config)

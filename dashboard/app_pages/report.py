@@ -33,8 +33,21 @@ st.caption(
     "as `calibscope report FILE -o report.json` writes it. The options are the sidebar's."
 )
 
-pred = state.require_predictions()
+state.require_predictions()
 config = state.require_config()
+every = state.all_predictions()
+picked = state.current_predictions()
+only_picked = (
+    st.toggle(
+        "Only the model picked in the sidebar",
+        key="report_one_model",
+        bind="query-params",
+        help="By default the report covers every model of the file and compares them.",
+    )
+    if len(state.model_names()) > 1
+    else False
+)
+pred = picked if only_picked else every
 
 c1, c2 = st.columns([3, 2])
 title = c1.text_input(
@@ -64,14 +77,6 @@ rows = [
 st.dataframe(rows, hide_index=True, key="report_summary")
 if summary["comparison"]:
     st.caption("With several models the report also compares them on identical bins.")
-elif len(state.model_names()) > 1:
-    st.info(
-        "This report covers the model picked in the sidebar "
-        f"({widgets.literal(summary['models'][0][0])}). "
-        f"Pick “{state.ALL_MODELS}” there to report on all {len(state.model_names())} models "
-        "of the file and compare them.",
-        icon=":material/info:",
-    )
 stem = "calibscope-report"
 d1, d2 = st.columns(2)
 d1.download_button(
@@ -94,6 +99,6 @@ d2.download_button(
 )
 st.caption(
     f"HTML {len(html_text) / 1e6:.1f} MB (most of it the inlined plotly.js), "
-    f"JSON {len(json_text) / 1e3:.0f} kB. PNG figures: use each figure's camera button in the "
-    "report (drawn in the browser)."
+    f"JSON {len(json_text) / 1e3:.0f} kB. PNG figures: each figure's camera button in the "
+    "report, or `calibscope report FILE --figures DIR` for PNG and SVG files."
 )

@@ -139,7 +139,17 @@ else:
             "p-value": [_pvalue_text(r) for r in suite.results],
             f"reject at α = {alpha:g}": np.where(frame["reject"], "reject", "keep"),
         }
-    )[["label", "statistic", "p-value", f"reject at α = {alpha:g}", "method", "assumptions"]]
+    )[
+        [
+            "label",
+            "statistic",
+            "p-value",
+            f"reject at α = {alpha:g}",
+            "caveat",
+            "method",
+            "assumptions",
+        ]
+    ]
     st.subheader("One row per test", anchor=False)
     st.dataframe(
         table,
@@ -148,6 +158,7 @@ else:
         column_config={
             "label": st.column_config.TextColumn("test"),
             "statistic": st.column_config.NumberColumn("statistic", format="%.4g"),
+            "caveat": st.column_config.TextColumn("read with care", width="large"),
             "method": st.column_config.TextColumn("method", width="large"),
             "assumptions": st.column_config.TextColumn("assumptions", width="large"),
         },
@@ -224,3 +235,8 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
                 f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "
                 "curves for 10,000 data sets."
             )
+            for name, count in sim.not_applicable.items():
+                st.caption(
+                    f"{TESTS.get(name).label}: not applicable on {count} of {n_resamples} data "
+                    "sets (too few expected counts); its curve uses the others."
+                )

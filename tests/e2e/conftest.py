@@ -17,6 +17,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+try:  # a first render on a busy 2-core machine can take longer than Playwright's 5 s
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)
+except ImportError:  # the browser tests skip without Playwright
+    pass
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 REQUIRE_BROWSER = os.environ.get("CALIBSCOPE_REQUIRE_BROWSER") == "1"
 

@@ -1,0 +1,34 @@
+"""Browser test: a figure downloads as PNG and SVG, drawn by kaleido with the same plotly.js."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from core.figures.export import export_problem  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+SAMPLE = "breast-cancer (binary)"
+
+
+def test_reliability_diagram_downloads_as_png_and_svg(page: Page, app_url: str):
+    problem = export_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    query = urlencode({"sample": SAMPLE, "lens": "binary", "n_resamples": 0})
+    page.goto(f"{app_url}/reliability?{query}")
+    expect(page.get_by_role("heading", name="Reliability", exact=True)).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Download figure").first.click()
+    for fmt, magic in (("PNG", b"\x89PNG\r\n\x1a\n"), ("SVG", b"<svg")):
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_role("button", name=fmt, exact=True).click()
+        data = Path(download.value.path()).read_bytes()
+        assert download.value.suggested_filename == f"reliability.{fmt.lower()}"
+        assert data.startswith(magic), data[:20]
+    expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -1,0 +1,77 @@
+"""One default-lens rule: every entry point asks the estimator's entry for its default lens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import core
+from core.calibration_tests import TESTS, calibration_test
+from core.cli import main
+from core.estimators import ESTIMATORS
+from core.intervals import bootstrap_interval
+
+DIGITS = Path(__file__).resolve().parents[1] / "sample_data" / "multiclass_digits.csv"
+
+
+def _data(n=300, k=4, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, 0.6), n)
+    y = rng.integers(0, k, n)  # not calibrated: the lenses give clearly different numbers
+    return p, y
+
+
+def test_declared_default_lenses():
+    for info in ESTIMATORS:
+        assert info.default_lens in info.lenses
+        if info.binned:
+            assert info.default_lens == "top-label"
+    assert ESTIMATORS.get("mmce").default_lens == "top-label"  # its definition
+    for name in ("skce-b", "skce-uq", "skce-ul", "skce-block", "kde"):
+        assert ESTIMATORS.get(name).default_lens == "canonical"
+
+
+@pytest.mark.parametrize("name", ESTIMATORS.names())
+def test_calibration_error_without_lens_uses_the_entry_default(name):
+    p, y = _data(120)
+    got = core.calibration_error(p, y, estimator=name)
+    info = ESTIMATORS.get(name)
+    assert got.lens == info.default_lens
+    explicit = core.calibration_error(p, y, estimator=name, lens=info.default_lens)
+    assert got.value == explicit.value
+
+
+def test_skce_estimate_and_its_test_agree_by_default():
+    # the issue: skce-b defaulted to top-label while its test defaulted to canonical
+    p, y = _data()
+    est = core.calibration_error(p, y, estimator="skce-b")
+    res = calibration_test(p, y, test="skce-bound-b")
+    assert res.lens == est.lens == "canonical" == TESTS.get("skce-bound-b").default_lens
+    assert res.statistic == pytest.approx(est.value, rel=1e-12)
+    top = core.calibration_error(p, y, estimator="skce-b", lens="top-label").value
+    assert abs(top - est.value) > 0.1 * est.value  # the lenses do differ on this data
+
+
+def test_bootstrap_interval_follows_the_same_rule():
+    p, y = _data(150)
+    est = core.calibration_error(p, y, estimator="skce-uq")
+    boot = bootstrap_interval(p, y, statistic="skce-uq", n_resamples=5, seed=1)
+    assert boot.value == pytest.approx(est.value, rel=1e-12)
+
+
+def test_cli_kernel_headline_takes_its_default_lens(capsys):
+    code = main(["metrics", str(DIGITS), "--estimator", "skce-b", "--resamples", "0", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    record = json.loads(out)
+    pred = core.load_predictions(DIGITS)
+    parts = dict(pred.by_model())
+    for result in record["results"]:
+        head = result["headline"]
+        assert head["lens"] == "canonical"
+        part = parts[result["model"]]
+        want = core.calibration_error(part.probs, part.labels, estimator="skce-b").value
+        assert head["value"] == pytest.approx(want, rel=1e-12)
