@@ -54,10 +54,13 @@ _EXPORTS: dict[str, str] = {
     "EstimatorInfo": "core.estimators",
     "CalibrationErrorResult": "core.calibration",
     "calibration_error": "core.calibration",
+    "smooth_ece": "core.estimators.smooth",
     # reliability diagrams
     "DIAGRAMS": "core.diagrams",
     "DiagramInfo": "core.diagrams",
     "reliability_diagram": "core.diagrams",
+    "SmoothDiagram": "core.smooth",
+    "smooth_diagram": "core.smooth",
     # library conventions
     "CONVENTIONS": "core.conventions",
     "ConventionInfo": "core.conventions",

@@ -453,6 +453,9 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
         parts.append(str(d["note"]))
     if call.info.random(call.norm):
         parts.append(f"seed {seed}")
+    if not call.info.binned and "bandwidth" in d:
+        bw = np.atleast_1d(d["bandwidth"])
+        parts.append("bandwidth σ = " + ", ".join(f"{v:.4g}" for v in bw))
     return "; ".join(parts)
 
 
@@ -633,9 +636,7 @@ def analyze(
     conv = CONVENTIONS.get(config.convention)
     calls = {
         name: EstimatorCall.make(name, **opts, convention=config.convention)
-        for name in ESTIMATORS.binned_for(
-            lens=config.lens, norm=config.norm, binning=config.binning
-        )
+        for name in ESTIMATORS.lp_for(lens=config.lens, norm=config.norm, binning=config.binning)
         if conv.native or conv.function(name, config.norm, config.binning)
     }
     if config.estimator not in calls:
@@ -775,7 +776,7 @@ def kernel_estimates(
         "" if m == n else f"on a seeded subsample of {m:,} of the {n:,} rows (seed {config.seed}); "
     )
     for info in ESTIMATORS:
-        if info.binned or config.lens not in info.lenses or info.name in exclude:
+        if info.lp_scale or config.lens not in info.lenses or info.name in exclude:
             continue
         if info.experimental:  # costly and not settled: on the Estimators page, or as headline
             continue

@@ -128,3 +128,4 @@ def diagram_figure(kind: str, result: Any, **options: Any) -> Any:
 
 # Kinds registered by their own modules (one line each; the module adds its entry on import).
 import core.corp  # noqa: E402, F401  (registers "corp")
+import core.smooth  # noqa: E402, F401  (registers "smooth")

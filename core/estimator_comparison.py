@@ -99,7 +99,7 @@ class EstimatorComparison:
     table : pandas.DataFrame
         One row per estimator and lens, columns :data:`TABLE_COLUMNS`: ``key`` (unique row
         id, ``"name"`` or ``"name@lens"``), ``estimator`` (registry name), ``label``,
-        ``group`` (``binned`` or ``kernel``), ``lens``, ``binning`` (empty for kernel
+        ``group`` (the estimator's family: ``binned``, ``smooth`` or ``kernel``), ``lens``, ``binning`` (empty for kernel
         estimators), ``value`` (NaN when not computed), bootstrap ``low`` / ``high`` (NaN
         when not computed), ``note`` (why a value or interval is missing, b*, the quantity
         a kernel estimator measures), and the registry's ``description`` and ``formula``.
@@ -222,6 +222,11 @@ def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, st
             plan.append((name, name, config.lens, binning, note))
             continue
         lenses = info.lenses
+        if not info.supports(norm=config.norm):
+            supported = ", ".join(norm_text(v) for v in info.norms or ())
+            note = f"not defined for the {norm_text(config.norm)} norm (supports {supported})"
+            plan.append((name, name, config.lens, "", "skip: " + note))
+            continue
         if config.lens in lenses:
             plan.append((name, name, config.lens, "", ""))
         else:
@@ -250,6 +255,10 @@ def _binned_note(res: CalibrationErrorResult) -> str:
         parts.append(f"signed square {d['signed_square']:.3g}")
     if "signed_value" in d:
         parts.append(f"signed value {d['signed_value']:.3g}")
+    if "bandwidth" in d:
+        parts.append(
+            "bandwidth σ = " + ", ".join(f"{v:.4g}" for v in np.atleast_1d(d["bandwidth"]))
+        )
     return "; ".join(parts)
 
 
@@ -341,7 +350,7 @@ def compare_estimators(
             "key": key,
             "estimator": name,
             "label": entry.label,
-            "group": "binned" if binned else "kernel",
+            "group": entry.family,
             "lens": lens,
             "binning": binning,
             "value": math.nan,
@@ -358,7 +367,8 @@ def compare_estimators(
         if binned:
             opts["binning"] = binning
         try:
-            on = views if binned else kernel_views
+            # binned and smooth estimators are linear in n: every row
+            on = views if entry.lp_scale else kernel_views
             if entry.quadratic:
                 check_exact_size(on.labels.shape[0], max_exact_n, entry.label)
             call = EstimatorCall.make(name, **opts)
@@ -369,8 +379,8 @@ def compare_estimators(
         results[key] = res
         options[key] = opts
         row["value"] = float(res.value)
-        extra = _binned_note(res) if binned else _kernel_note(name, res)
-        where = "" if binned else subsample_note
+        extra = _binned_note(res) if entry.lp_scale else _kernel_note(name, res)
+        where = "" if entry.lp_scale else subsample_note
         row["note"] = "; ".join(filter(None, [where, row["note"], extra]))
 
     boot: dict[str, BootstrapResult] = {}
@@ -444,14 +454,15 @@ def _bootstrap(
 ) -> dict[str, BootstrapResult]:
     """Bootstrap the computed rows; every call draws the same resamples from ``config.seed``.
 
-    Binned rows take the analysis's rule (:func:`core.analysis.bootstrap_mode`): exact, or the
-    cell bootstrap at large ``n``; kernel rows bootstrap the rows they ran on.
+    Binned and smooth rows (the ℓp scale) take the analysis's rule
+    (:func:`core.analysis.bootstrap_mode`): exact, or the cell bootstrap at large ``n`` (which
+    the smooth ECE cannot read: its row says so); kernel rows bootstrap the rows they ran on.
     """
     by_key = {row["key"]: row for row in rows}
     binned = {
         key: (results[key].estimator, options[key])
         for key in results
-        if by_key[key]["group"] == "binned"
+        if ESTIMATORS.get(results[key].estimator).lp_scale
     }
     common = {
         "n_resamples": config.n_resamples,

@@ -174,12 +174,12 @@ def metric_choices(lens: str = "top-label", *, kernels: bool = False) -> list[st
     Returns
     -------
     list of str
-        Binned estimators with each supported norm, then kernel estimators (if asked),
-        then scores.
+        ℓp-scale estimators (binned, smooth) with each supported norm, then kernel
+        estimators (if asked), then scores.
     """
     out = []
     for info in ESTIMATORS:
-        if lens not in info.lenses or not (info.binned or kernels):
+        if lens not in info.lenses or not (info.lp_scale or kernels):
             continue
         if info.norms is None:
             out.append(info.name)

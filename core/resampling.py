@@ -18,6 +18,9 @@ named here):
 - ``"sweep"``: estimators that read sorted samples (``statistics="sorted"``) on the same
   prefix sums (:class:`ChunkSample`): the search runs on all resamples of a chunk at once.
 - ``"row-mean"``: scores (means of per-row values): the mean of a gather.
+- ``"rows-batch"``: estimators that read rows and declare a vectorised bootstrap
+  (:attr:`~core.estimators.base.EstimatorInfo.resample`, the smooth ECE): every resample
+  of a chunk at once from the drawn indices.
 - ``"generic"``: everything else (kernel estimators, equal-mass with ``tie_policy="keep"``,
   user callables): the statistic once per resample on the resampled rows.
 
@@ -333,6 +336,25 @@ def _run_positions(sorted_bins: np.ndarray, n_bins: int) -> np.ndarray:
     return np.searchsorted(sorted_bins, np.arange(n_bins + 1), side="left")
 
 
+def rows_batch_plan(call: EstimatorCall, views: BinnedViews, value: float) -> Plan:
+    """Return the plan of an estimator with a vectorised bootstrap of its rows (``resample``).
+
+    Its value does not depend on the order of a resample's rows, so ``resample_order`` does
+    not apply.
+    """
+    info = call.info
+    view = views.lens(call.lens, call.view_weights)
+    weights = np.asarray(view.weights, dtype=np.float64)
+
+    def component(idx: np.ndarray, c: int, shared: dict, state: dict) -> np.ndarray:
+        return info.resample(view.scores[c], view.outcomes[c], idx, call.options)  # type: ignore[misc]
+
+    def combine(per_component: np.ndarray) -> np.ndarray:
+        return info.combine(per_component, weights, call.norm)
+
+    return Plan(info.name, value, "rows-batch", component, weights.shape[0], combine)
+
+
 def estimator_plan(
     call: EstimatorCall,
     views: BinnedViews,
@@ -368,6 +390,8 @@ def estimator_plan(
     binning = call.binning
     fixed = binning == "discrete" or not BINNINGS.get(binning).data_dependent
     ranked = binning == "equal-mass" and call.tie_policy == "split"
+    if info.resample is not None and not info.random(call.norm):
+        return rows_batch_plan(call, views, value)
     if not call.native:  # a library's bins: its fixed bins by bincount, else recomputed
         fixed, ranked = fixed and info.statistics == "bins", False
     if not info.binned or order != "rows" or not (fixed or ranked):

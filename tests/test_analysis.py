@@ -66,7 +66,7 @@ def test_metric_rows_follow_the_registry_capabilities():
     p, y = _data()
     rows = analyze((p, y), AnalysisConfig(n_resamples=0)).metrics.metric.tolist()
     kernel = ["skce-b", "skce-uq", "skce-ul", "skce-block", "mmce"]  # not the experimental kde
-    binned = ESTIMATORS.names(binned=True)  # every registered binned estimator, in order
+    binned = ESTIMATORS.names(lp_scale=True)  # every binned (and smooth) estimator, in order
     assert binned[:4] == ["plugin", "label-binned", "debiased", "sweep"]
     assert rows == [*binned, *kernel, "accuracy", "brier", "log-loss"]
     # no ℓ∞ debiased estimator; no sweep over discrete bins

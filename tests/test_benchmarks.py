@@ -65,3 +65,15 @@ def test_conventions_quick_run_agrees_with_every_installed_library(capsys):
     for name in ("sklearn", "netcal", "torchmetrics", "uncertainty-calibration"):
         assert f"calibration_error(convention='{name}')" in out
     assert "values differ" not in out
+
+
+def test_smooth_quick_run_sets_relplot_beside_ours():
+    from benchmarks import bench_smooth
+
+    rows = bench_smooth.run(quick=True)
+    names = [r["name"] for r in rows]
+    assert any(n.startswith("smooth ECE (auto σ)") for n in names)
+    assert any("relplot smECE" in n for n in names)
+    for peer in rows:
+        if peer["name"].startswith("relplot") and "rel. diff" in peer["notes"]:
+            assert float(peer["notes"].split("rel. diff ")[1].split(";")[0]) < 1e-6

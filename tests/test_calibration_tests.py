@@ -206,9 +206,9 @@ def test_spiegelhalter_by_hand():
 # --------------------------------------------------------------- consistency resampling
 
 
-def test_consistency_runs_for_every_binned_estimator():
+def test_consistency_runs_for_every_lp_estimator():
     p, y = M3.sample(120, 2)
-    for name in ESTIMATORS.names(binned=True):
+    for name in ESTIMATORS.names(lp_scale=True):  # binned and smooth
         entry = ESTIMATORS.get(name)
         binning = (
             "equal-mass"
@@ -230,7 +230,7 @@ def test_consistency_runs_for_every_binned_estimator():
         assert r.statistic == pytest.approx(want)
         assert r.null_distribution.shape == (20,)
         assert 1 / 21 <= r.pvalue <= 1
-    with pytest.raises(ConfigError, match="binned estimator"):
+    with pytest.raises(ConfigError, match="binned or smooth"):
         core.calibration_test(p, y, test="consistency", estimator="skce-uq")
 
 

@@ -149,6 +149,7 @@ def every_figure():
     from core.binning import bin_stats
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
     from core.corp import corp_diagram
+    from core.diagrams import reliability_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
     from core.guarantees import guarantee_calculator
     from core.model_comparison import compare_models
@@ -271,6 +272,9 @@ def every_figure():
         "subgroup_reliability_figure": figures.subgroup_reliability_figure(sub),
         "subgroup_forest_figure": figures.subgroup_forest_figure(sub),
         "window_figure": figures.window_figure(win),
+        "smooth_diagram_figure": figures.smooth_diagram_figure(
+            reliability_diagram(one, AnalysisConfig(lens="classwise", n_resamples=5), kind="smooth")
+        ),
     }
     return built
 
@@ -292,6 +296,7 @@ def test_every_figure_builder_is_checked(every_figure):
         "estimate_distribution_figure", "ece_vs_tce_figure", "power_figure", "beta_fit_figure",
         "fitted_curve_figure", "before_after_reliability", "tradeoff_figure",
         "coverage_accuracy_figure", "subgroup_reliability_figure", "subgroup_forest_figure",
+        "smooth_diagram_figure",
     ],
 )  # fmt: skip
 def test_names_in_figures_are_text_not_markup(every_figure, name):

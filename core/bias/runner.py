@@ -281,7 +281,10 @@ def simulate_estimates(
 def _reference(src: World | DataSource, specs: tuple[EstimatorSpec, ...], p: float) -> np.ndarray:
     if isinstance(src, World):
         truth = true_calibration_error(src, norm=p)
-        return np.array([truth if s.binned else np.nan for s in specs])
+        # ℓp estimators (binned or smooth, with a norm: not mcb) against the true ℓp error
+        return np.array(
+            [truth if s.info.lp_scale and s.info.norms is not None else np.nan for s in specs]
+        )
     full = np.empty(len(specs))
     block = _Block(src.scores[None, :], src.outcomes[None, :])
     for e, spec in enumerate(specs):

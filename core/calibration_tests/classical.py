@@ -166,10 +166,10 @@ def _consistency(
     n_resamples=1000,
 ) -> CalibrationTestResult:
     info = ESTIMATORS.get(estimator)
-    if not info.binned:
+    if not info.lp_scale:
         raise ConfigError(
-            f"Consistency resampling runs on a binned estimator; {estimator!r} is not one. "
-            f"Choose one of {', '.join(ESTIMATORS.names(binned=True))}."
+            f"Consistency resampling runs on an ℓp calibration error (binned or smooth); "
+            f"{estimator!r} is not one. Choose one of {', '.join(ESTIMATORS.names(lp_scale=True))}."
         )
     call = EstimatorCall.make(
         estimator, lens=lens, norm=norm, binning=binning, n_bins=n_bins, tie_policy=tie_policy

@@ -195,7 +195,7 @@ def test_settings(
         opts["n_resamples"] = TEST_RESAMPLES
     if info.binned:
         opts.update(
-            estimator=config.estimator if ESTIMATORS.get(config.estimator).binned else "plugin",
+            estimator=config.estimator if ESTIMATORS.get(config.estimator).lp_scale else "plugin",
             binning=config.binning,
             n_bins=config.n_bins,
             norm=config.norm,

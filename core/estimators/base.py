@@ -225,7 +225,7 @@ class EstimatorInfo(Entry):
 
     Attributes
     ----------
-    family : {"binned", "kernel"}
+    family : {"binned", "kernel", "smooth"}
         How it measures calibration.
     lenses : tuple of str
         Lenses it accepts.
@@ -267,6 +267,16 @@ class EstimatorInfo(Entry):
     experimental : bool
         Not yet checked against enough published numbers to be relied on; pages and
         tables say so (its label and description carry the word).
+    resample : callable or None
+        A vectorised bootstrap of an estimator that reads rows (``statistics="rows"``):
+        ``resample(scores, outcomes, idx, options) -> (R,)``, the values on one lens
+        component of the ``R`` resamples drawn as row indices ``idx`` (``(R, n)``), equal
+        to the estimator's per-component value on each resample's rows; the bootstrap
+        combines the components with ``combine`` (path ``"rows-batch"``).
+    lp_scale : bool or None
+        Whether its value is an ℓp calibration error on the scale of the binned ones (None:
+        whether it is binned). The analysis bootstraps these beside the binned estimators,
+        and the consistency test accepts them.
     """
 
     family: str
@@ -285,8 +295,12 @@ class EstimatorInfo(Entry):
     default_lens: str = None  # type: ignore[assignment]  (None: set in __post_init__)
     quantity: str = ""
     experimental: bool = False
+    resample: Callable[..., np.ndarray] | None = None
+    lp_scale: bool | None = None
 
     def __post_init__(self) -> None:
+        if self.lp_scale is None:
+            object.__setattr__(self, "lp_scale", self.binned)
         if self.default_lens is None:  # top-label when accepted, else its first lens
             own = "top-label" if "top-label" in self.lenses else self.lenses[0]
             object.__setattr__(self, "default_lens", own)
@@ -427,6 +441,12 @@ class EstimatorRegistry(Registry[EstimatorInfo]):
         """Names of the binned estimators that accept a lens, norm and binning."""
         return [
             e.name for e in self if e.binned and e.supports(lens=lens, norm=norm, binning=binning)
+        ]
+
+    def lp_for(self, *, lens: str, norm: float, binning: str) -> list[str]:
+        """Names of the ℓp-scale estimators (binned or not) that accept a lens, norm and binning."""
+        return [
+            e.name for e in self if e.lp_scale and e.supports(lens=lens, norm=norm, binning=binning)
         ]
 
 

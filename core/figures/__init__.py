@@ -50,6 +50,7 @@ from core.figures.reliability import (
     band_arguments,
     classwise_grid,
     reliability_figure,
+    smooth_diagram_figure,
 )
 from core.figures.subgroups import (
     subgroup_forest_figure,
@@ -87,6 +88,7 @@ __all__ = [
     "power_figure",
     "rank_heatmap_figure",
     "reliability_figure",
+    "smooth_diagram_figure",
     "reliability_overlay_figure",
     "score_separation_figure",
     "selective_threshold_figure",

@@ -208,22 +208,26 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
     return fig
 
 
-def estimator_intervals_figure(table: pd.DataFrame, *, group: str = "binned") -> go.Figure:
+def estimator_intervals_figure(
+    table: pd.DataFrame, *, group: str | tuple[str, ...] = "binned"
+) -> go.Figure:
     """Estimates of one group with their bootstrap intervals (a dot-and-whisker chart).
 
     Parameters
     ----------
     table : pandas.DataFrame
         :attr:`core.estimator_comparison.EstimatorComparison.table`.
-    group : {"binned", "kernel"}, default="binned"
-        Which rows to draw (kernel estimates are on another scale).
+    group : str or tuple of str, default="binned"
+        The group(s) of rows to draw (``binned``, ``smooth``, ``kernel``: kernel estimates
+        are on another scale).
 
     Returns
     -------
     plotly.graph_objects.Figure
         One row per computed estimate; whiskers where an interval exists.
     """
-    rows = table[(table.group == group) & table.value.notna()].iloc[::-1]
+    groups = (group,) if isinstance(group, str) else tuple(group)
+    rows = table[table.group.isin(groups) & table.value.notna()].iloc[::-1]
     names = [literal(f"{r.label} · {r.lens}") for r in rows.itertuples()]
     has = rows.low.notna() & rows.high.notna()
     fig = go.Figure(

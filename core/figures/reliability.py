@@ -22,7 +22,10 @@ from plotly.subplots import make_subplots
 from core.figures.style import (
     BLUE,
     COUNT_COLOR,
+    GREY,
     LEGEND_TOP_LEFT,
+    PALETTE,
+    RED,
     TEMPLATE,
     UNIT_RANGE,
     asymmetric_error,
@@ -375,3 +378,89 @@ def analysis_figure(analysis: Any, *, interval_label: str = "") -> go.Figure:
         )
     comp = analysis.components[0]
     return reliability_figure(comp, interval_label=interval_label, **band_arguments(comp))
+
+
+def smooth_diagram_figure(diagram: Any, *, height: int = 560) -> go.Figure:
+    """Draw a smooth reliability diagram (:class:`core.smooth.SmoothDiagram`).
+
+    Above: per component, the smoothed observed frequency with its bootstrap band and the
+    diagonal; below, the density of the scores on the same axis (relplot's diagram, in
+    the shared look).
+
+    Parameters
+    ----------
+    diagram : core.smooth.SmoothDiagram
+        The computed diagram.
+    height : int, default=560
+        Figure height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
+    fig = diagram_with_counts((0.75, 0.25))
+    fig.add_trace(diagonal(), row=1, col=1)
+    several = len(diagram.components) > 1
+    level = f"{diagram.confidence_level:.0%}"
+    for i, comp in enumerate(diagram.components):
+        color = PALETTE[i % len(PALETTE)] if several else RED
+        name = literal(comp.name) if several else "smoothed frequency"
+        if comp.lower is not None:
+            fig.add_trace(
+                filled_band(
+                    comp.mesh,
+                    comp.lower,
+                    comp.upper,
+                    fillcolor=color if several else GREY,
+                    opacity=0.25,
+                    name=f"{level} bootstrap band" + (f" ({name})" if several else ""),
+                    showlegend=not several or i == 0,
+                    legendgroup=f"c{i}",
+                ),
+                row=1,
+                col=1,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=comp.mesh,
+                y=comp.curve,
+                mode="lines",
+                name=name,
+                line={"color": color, "width": 2},
+                legendgroup=f"c{i}",
+                hovertemplate="score %{x:.3f}<br>smoothed frequency %{y:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=comp.mesh,
+                y=comp.density,
+                mode="lines",
+                fill="tozeroy",
+                line={"color": color if several else COUNT_COLOR, "width": 1},
+                name="density",
+                showlegend=False,
+                legendgroup=f"c{i}",
+                hovertemplate="score %{x:.3f}<br>density %{y:.3f}<extra></extra>",
+            ),
+            row=2,
+            col=1,
+        )
+    title = f"Smooth ECE {diagram.value:.4f}"
+    if diagram.bootstrap is not None:
+        ci = diagram.bootstrap.confidence_interval
+        title += f" ({level} interval {ci.low:.4f}–{ci.high:.4f})"
+    bws = ", ".join(f"{c.bandwidth:.3g}" for c in diagram.components)
+    title += f", σ = {bws}"
+    lay_out_diagram(
+        fig,
+        x_title=f"predicted score ({literal(diagram.lens)} lens)",
+        height=height,
+        top=40,
+        title={"text": title, "font": {"size": 14}},
+    )
+    fig.update_yaxes(title_text="density", row=2, col=1)
+    return fig

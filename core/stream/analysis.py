@@ -321,7 +321,7 @@ class _Analysis:
         opts = {**cfg.calibration_options(), "class_names": plan.class_names}
         calls = {
             name: EstimatorCall.make(name, **opts)
-            for name in ESTIMATORS.binned_for(lens=cfg.lens, norm=cfg.norm, binning=cfg.binning)
+            for name in ESTIMATORS.lp_for(lens=cfg.lens, norm=cfg.norm, binning=cfg.binning)
         }
         if cfg.estimator not in calls:
             calls = {cfg.estimator: EstimatorCall.make(cfg.estimator, **opts), **calls}
@@ -431,7 +431,7 @@ class _Analysis:
             kernel_values = {
                 info.name: float("nan")
                 for info in ESTIMATORS
-                if not info.binned and cfg.lens in info.lenses and info.name not in results
+                if not info.lp_scale and cfg.lens in info.lenses and info.name not in results
             }
             kernel_notes = dict.fromkeys(
                 kernel_values, "not on a stream with kernel_sample=0 (it would hold every row)"

@@ -123,12 +123,15 @@ widgets.table(
     height=36 * (len(shown) + 1) + 3,  # every estimator visible without scrolling
 )
 
-binned_rows = table[(table.group == "binned") & table.value.notna()]
+binned_rows = table[(table.group != "kernel") & table.value.notna()]
 if len(binned_rows):
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Binned estimates** ({norm_symbol}, {config.lens})")
-        widgets.chart(estimator_intervals_figure(table, group="binned"), "estimators_binned_chart")
+        st.markdown(f"**Binned and smooth estimates** ({norm_symbol}, {config.lens})")
+        widgets.chart(
+            estimator_intervals_figure(table, group=("binned", "smooth")),
+            "estimators_binned_chart",
+        )
     kernel_rows = table[(table.group == "kernel") & table.value.notna()]
     if len(kernel_rows):
         with right:

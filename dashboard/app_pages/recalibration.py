@@ -61,7 +61,8 @@ st.caption(
 pred = state.require_predictions()
 config = state.require_config()
 
-binned = ESTIMATORS.names(binned=True)
+# the ℓp-scale estimators (binned, smooth): the table's calibration errors share one scale
+binned = ESTIMATORS.names(lp_scale=True)
 default_est = ["plugin", "debiased"]
 if config.estimator in binned and config.estimator not in default_est:
     default_est.insert(0, config.estimator)
