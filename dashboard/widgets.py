@@ -447,23 +447,39 @@ def analysis_controls() -> None:
 
 
 def diagram_choice() -> str:
-    """Render the Reliability page's choice of diagram (URL key ``diagram``); return its name."""
+    """Render the Reliability page's choice of diagram; return its registry name.
+
+    The control shows the diagrams' labels and the URL key ``diagram`` holds their names
+    (a bound widget would write the labels into the link), so the link is kept by hand.
+    """
     from core.diagrams import DIAGRAMS
 
     options = DIAGRAMS.names()
     check_url_choice(st, "diagram", "Diagram", options, options[0])
+    raw = st.query_params.get("diagram")
+    if "diagram" not in st.session_state and raw in options:
+        st.session_state["diagram"] = raw
     labels = _labels(DIAGRAMS)
     choice = st.segmented_control(
         "Diagram",
         options,
-        default=options[0],
+        default=None if "diagram" in st.session_state else options[0],
         required=True,
         format_func=labels.get,
         key="diagram",
-        bind="query-params",
+        on_change=_diagram_to_url,
+        args=(options[0],),
         help="\n".join(f"- **{e.label}**: {e.description}" for e in DIAGRAMS),
     )
     return choice if choice in options else options[0]
+
+
+def _diagram_to_url(default: str) -> None:
+    chosen = st.session_state.get("diagram")
+    if chosen in (None, default):
+        st.query_params.pop("diagram", None)
+    else:
+        st.query_params["diagram"] = chosen
 
 
 def binned_diagram(pred: Any, result: Any, config: Any) -> None:

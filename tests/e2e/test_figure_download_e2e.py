@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -43,3 +44,14 @@ def test_a_table_downloads_as_csv(page: Page, app_url: str):
     text = Path(download.value.path()).read_text(encoding="utf-8")
     assert download.value.suggested_filename == "bin_table.csv"
     assert text.splitlines()[0].startswith("component,bin,")
+
+
+def test_the_diagram_choice_round_trips_through_the_link(page: Page, app_url: str):
+    query = urlencode({"sample": SAMPLE, "lens": "binary", "n_resamples": 0, "diagram": "smooth"})
+    page.goto(f"{app_url}/reliability?{query}")
+    control = page.get_by_role("radiogroup", name="Diagram")
+    expect(control.get_by_role("radio", name="Smooth", exact=True)).to_be_checked(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+    control.get_by_role("radio", name="CORP (isotonic)").click()
+    expect(page).to_have_url(re.compile(r"diagram=corp"), timeout=60_000)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
