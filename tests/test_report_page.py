@@ -125,3 +125,16 @@ def test_the_report_covers_every_model_unless_told_otherwise(sample_available):
     assert [r["model"] for r in json.loads(served["calibscope-report.json"])["results"]] == [
         "adaboost"
     ]
+
+
+def test_the_report_draws_the_diagrams_asked_for(sample_available):
+    at = _app(sample=SAMPLE, model="adaboost", lens="binary", n_resamples="0").run()
+    at.switch_page(PAGE).run()
+    at.button_group(key="report_diagrams").set_value(["smooth", "corp"])
+    served = _run_capturing(at, switch=False)
+    assert not at.exception, at.exception
+    html_text = served["calibscope-report.html"].decode()
+    assert "<h3>Smooth reliability diagram</h3>" in html_text
+    assert "<h3>CORP (isotonic) reliability diagram</h3>" in html_text
+    record = json.loads(served["calibscope-report.json"])
+    assert set(record["results"][0]["diagrams"]) == {"smooth", "corp"}

@@ -6,13 +6,18 @@ from typing import Any
 
 import streamlit as st
 
+from core.diagrams import DIAGRAMS
 from core.report import DEFAULT_TEST, build_report
 from dashboard import cache, state, widgets
 
 
-def _report_files(pred: Any, config: Any, title: str, test: str) -> tuple[str, str, dict[str, Any]]:
+def _report_files(
+    pred: Any, config: Any, title: str, test: str, diagrams: tuple[str, ...] = ()
+) -> tuple[str, str, dict[str, Any]]:
     # the strings, not the Report, are kept: they are what the page shows and serves
-    report = build_report(pred, config=config, title=title or None, test=test or None)
+    report = build_report(
+        pred, config=config, title=title or None, test=test or None, diagrams=diagrams
+    )
     summary = {
         "models": [
             (m.model, m.n, m.analysis.headline.value, m.test.pvalue if m.test else None)
@@ -59,10 +64,21 @@ title = c1.text_input(
     help="Heading of the report; empty for the default.",
 )
 test = widgets.test_picker(c2, key="report_test", default=DEFAULT_TEST)
+others = DIAGRAMS.names(from_analysis=False)
+diagrams = st.pills(
+    "Also draw, for every model",
+    others,
+    selection_mode="multi",
+    format_func=lambda k: f"{DIAGRAMS.get(k).label} reliability diagram",
+    key="report_diagrams",
+    help="Reliability diagrams besides the binned one (as `calibscope report --diagram KIND`).",
+)
 
 with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
     with state.show_errors(stop=True):
-        html_text, json_text, summary = cache.compute(_report_files, pred, config, title, test)
+        html_text, json_text, summary = cache.compute(
+            _report_files, pred, config, title, test, tuple(diagrams or ())
+        )
 
 st.subheader(widgets.literal(summary["title"]), anchor=False)
 rows = [
