@@ -563,6 +563,18 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         )
 
 
+def _add_min_group_rows(cmd: argparse.ArgumentParser, what: str) -> None:
+    from core.data.groups import MIN_GROUP_ROWS
+
+    cmd.add_argument(
+        "--min-group-rows",
+        type=_size("group rows", 1, 10**9),
+        default=MIN_GROUP_ROWS,
+        metavar="N",
+        help=f"{what} ({MIN_GROUP_ROWS})",
+    )
+
+
 def _add_metrics_command_arguments(cmd: argparse.ArgumentParser) -> None:
     _add_metrics_arguments(cmd)
     cmd.add_argument(
@@ -572,13 +584,7 @@ def _add_metrics_command_arguments(cmd: argparse.ArgumentParser) -> None:
         help="calibration per subgroup of COLUMN (`group` or any column of the file); repeat "
         "for intersections of several columns",
     )
-    cmd.add_argument(
-        "--min-group-rows",
-        type=_size("group rows", 1, 10**9),
-        default=30,
-        metavar="N",
-        help="groups or windows with fewer rows are shown, not judged (30)",
-    )
+    _add_min_group_rows(cmd, "groups or windows with fewer rows are shown, not judged")
     cmd.add_argument(
         "--window",
         metavar="day|week|N",
@@ -999,13 +1005,7 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         help="a Subgroups section per model by COLUMN (repeatable: intersections); default the "
         "`group` column when there is one",
     )
-    cmd.add_argument(
-        "--min-group-rows",
-        type=_size("group rows", 1, 10**9),
-        default=30,
-        metavar="N",
-        help="groups with fewer rows are shown, not judged (30)",
-    )
+    _add_min_group_rows(cmd, "groups with fewer rows are shown, not judged")
 
 
 def _run_report(args: argparse.Namespace) -> str:
@@ -1097,13 +1097,7 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
         metavar="R",
         help="resampling tests (1000)",
     )
-    cmd.add_argument(
-        "--min-group-rows",
-        type=_size("group rows", 1, 10**9),
-        default=30,
-        metavar="N",
-        help="groups with fewer rows are skipped (30)",
-    )
+    _add_min_group_rows(cmd, "groups with fewer rows are skipped")
     cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
 
 
