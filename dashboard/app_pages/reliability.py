@@ -10,11 +10,12 @@ from dashboard import state, widgets
 
 st.title("Reliability", anchor=False)
 st.caption(
-    "Each point is one bin: the mean predicted score of its predictions (x) against the share "
-    "that came true (y). A calibrated model sits on the diagonal; points below it are "
-    "over-confident. Error bars are per-bin intervals for the observed frequency, the grey "
-    "band is where a calibrated model's points would fall, the bars beneath count the "
-    "predictions per bin. Options are in the sidebar; the URL keeps them."
+    "The observed frequency of the outcome (y) against the predicted score (x): a calibrated "
+    "model sits on the diagonal; below it, it is over-confident. The binned diagram draws one "
+    "point per bin with per-bin intervals, the grey band where a calibrated model's points would "
+    "fall and the count of each bin beneath; the smooth diagram a kernel-smoothed curve; the "
+    "CORP diagram the isotonic (PAV) fit with its bands. Options are in the sidebar; the URL "
+    "keeps them."
 )
 
 pred = state.require_predictions()
