@@ -415,6 +415,49 @@ def _binning_note(config: AnalysisConfig, n_models: int, pooled: int) -> str:
     )
 
 
+def shared_lens_edges(lenses: Sequence[Any], config: AnalysisConfig) -> tuple[np.ndarray, ...]:
+    """Bin edges of each lens component, made from the scores of every lens view pooled.
+
+    Parameters
+    ----------
+    lenses : sequence of core.lenses.LensView
+        Views of one lens on several sets of rows (models, or all rows of a subgroup analysis).
+    config : AnalysisConfig
+        Binning, number of bins and tie policy.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        One edge array per component.
+    """
+    return tuple(
+        shared_edges(
+            [lv.scores[c] for lv in lenses],
+            binning=config.binning,
+            n_bins=config.n_bins,
+            tie_policy=config.tie_policy,
+        )
+        for c in range(len(lenses[0].names))
+    )
+
+
+def on_edges(lv: Any, edges: Sequence[np.ndarray], config: AnalysisConfig) -> list[ComponentBins]:
+    """Each component of a lens view binned on given edges (:func:`shared_lens_edges`)."""
+    return [
+        ComponentBins(
+            lv.names[c],
+            lv.scores[c],
+            lv.outcomes[c],
+            assign_to_edges(lv.scores[c], e),
+            e,
+            config.binning,
+            config.tie_policy,
+            config.n_bins,
+        )
+        for c, e in enumerate(edges)
+    ]
+
+
 def compare_models(
     parts: Mapping[str, Any],
     *,
@@ -530,31 +573,8 @@ def compare_models(
     lenses = {m: views[m].lens(config.lens) for m in models}
     components = lenses[models[0]].names
     weights = np.asarray(lenses[models[0]].weights, dtype=np.float64)
-    edges = tuple(
-        shared_edges(
-            [lenses[m].scores[c] for m in models],
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
-        )
-        for c in range(len(components))
-    )
-    comps: dict[str, list[ComponentBins]] = {}
-    for m in models:
-        lv = lenses[m]
-        comps[m] = [
-            ComponentBins(
-                lv.names[c],
-                lv.scores[c],
-                lv.outcomes[c],
-                assign_to_edges(lv.scores[c], e),
-                e,
-                config.binning,
-                config.tie_policy,
-                config.n_bins,
-            )
-            for c, e in enumerate(edges)
-        ]
+    edges = shared_lens_edges([lenses[m] for m in models], config)
+    comps = {m: on_edges(lenses[m], edges, config) for m in models}
     bins = {m: tuple(comp.stats for comp in comps[m]) for m in models}
 
     opts = {

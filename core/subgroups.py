@@ -41,7 +41,7 @@ from scipy import stats as _stats
 
 from core.analysis import AnalysisConfig, check_config
 from core.binned_view import BinnedViews, ComponentBins
-from core.binning import BinStats, RowBatch, assign_to_edges, shared_edges
+from core.binning import BinStats, RowBatch
 from core.calibration import EstimatorCall
 from core.data import as_predictions
 from core.data.groups import MIN_GROUP_ROWS, find_groups
@@ -50,7 +50,7 @@ from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.intervals import check_confidence_level, check_n_resamples, check_seed
 from core.lenses import LENSES
-from core.model_comparison import MetricSpec, parse_metric
+from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.resampling import chunks
 
 __all__ = [
@@ -502,24 +502,7 @@ def _grouped_analysis(
     views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
     lv = views.lens(config.lens)
     weights = np.asarray(lv.weights, dtype=np.float64)
-    comps = []
-    for c in range(len(lv.names)):
-        e = shared_edges(
-            [lv.scores[c]], binning=config.binning, n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
-        )  # fmt: skip
-        comps.append(
-            ComponentBins(
-                lv.names[c],
-                lv.scores[c],
-                lv.outcomes[c],
-                assign_to_edges(lv.scores[c], e),
-                e,
-                config.binning,
-                config.tie_policy,
-                config.n_bins,
-            )  # fmt: skip
-        )
+    comps = on_edges(lv, shared_lens_edges([lv], config), config)
     call = EstimatorCall.make(
         spec.name,
         lens=config.lens,

@@ -15,7 +15,7 @@ hold one trace per metric panel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,54 @@ def model_color(index: int) -> str:
     return MODEL_COLORS[index % len(MODEL_COLORS)]
 
 
+def overlay_traces(
+    raw: str, bins: Any, edges: np.ndarray, index: int, count: int, *, small: bool = False
+) -> tuple[go.Scatter, go.Bar]:
+    """One overlaid curve and its count bars, for the ``index``-th of ``count`` sets of rows.
+
+    The curve is the set's observed frequency against its mean score in its non-empty
+    bins; the bars sit side by side within each shared bin (set ``i`` takes the ``i``-th
+    slice of the bin's width). ``small`` draws a set too small to judge dotted.
+    """
+    widths = np.diff(edges)
+    name = literal(raw)
+    counts = np.asarray(bins.counts)
+    ok = counts > 0
+    color = model_color(index)
+    curve = go.Scatter(
+        x=np.asarray(bins.mean_score)[ok],
+        y=np.asarray(bins.mean_label)[ok],
+        mode="lines+markers",
+        name=name + (" (too small)" if small else ""),
+        legendgroup=name,
+        line={"color": color, "width": 1.5, "dash": "dot" if small else "solid"},
+        marker={"size": 7, "color": color},
+        customdata=np.column_stack([counts[ok], edges[:-1][ok], edges[1:][ok], np.flatnonzero(ok)]),
+        hovertemplate=(
+            f"<b>{name}</b><br>bin %{{customdata[3]:.0f}} "
+            "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+            "<br>mean score %{x:.4f}<br>observed %{y:.4f}"
+            "<br>n = %{customdata[0]:,.0f}<extra></extra>"
+        ),
+    )
+    slot = widths / count
+    bar = go.Bar(
+        x=edges[:-1] + slot * (index + 0.5),
+        y=counts,
+        width=slot,
+        name=name,
+        legendgroup=name,
+        showlegend=False,
+        marker={"color": color, "line": {"width": 0}},
+        customdata=np.column_stack([edges[:-1], edges[1:]]),
+        hovertemplate=(
+            f"<b>{name}</b> [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]: "
+            "n = %{y:,}<extra></extra>"
+        ),
+    )
+    return curve, bar
+
+
 def reliability_overlay_figure(
     comparison: ModelComparison, *, component: int = 0, height: int = 620
 ) -> go.Figure:
@@ -71,56 +119,16 @@ def reliability_overlay_figure(
         non-empty bins; count bars of the models sit side by side within each shared bin.
     """
     edges = np.asarray(comparison.edges[component], dtype=np.float64)
-    widths = np.diff(edges)
     n_models = len(comparison.models)
     fig = diagram_with_counts((0.76, 0.24))
     traces: list[go.BaseTraceType] = [diagonal()]
     rows = [1]
     bars = []
     for i, raw in enumerate(comparison.models):
-        bins = comparison.bins[raw][component]
-        model = literal(raw)
-        counts = np.asarray(bins.counts)
-        ok = counts > 0
-        color = model_color(i)
-        index = np.flatnonzero(ok)
-        traces.append(
-            go.Scatter(
-                x=np.asarray(bins.mean_score)[ok],
-                y=np.asarray(bins.mean_label)[ok],
-                mode="lines+markers",
-                name=model,
-                legendgroup=model,
-                line={"color": color, "width": 1.5},
-                marker={"size": 7, "color": color},
-                customdata=np.column_stack([counts[ok], edges[:-1][ok], edges[1:][ok], index]),
-                hovertemplate=(
-                    f"<b>{model}</b><br>bin %{{customdata[3]:.0f}} "
-                    "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
-                    "<br>mean score %{x:.4f}<br>observed %{y:.4f}"
-                    "<br>n = %{customdata[0]:,.0f}<extra></extra>"
-                ),
-            )
-        )
+        curve, bar = overlay_traces(raw, comparison.bins[raw][component], edges, i, n_models)
+        traces.append(curve)
         rows.append(1)
-        # side by side within each bin: model i takes the i-th slice of the bin's width
-        slot = widths / n_models
-        bars.append(
-            go.Bar(
-                x=edges[:-1] + slot * (i + 0.5),
-                y=counts,
-                width=slot,
-                name=model,
-                legendgroup=model,
-                showlegend=False,
-                marker={"color": color, "line": {"width": 0}},
-                customdata=np.column_stack([edges[:-1], edges[1:]]),
-                hovertemplate=(
-                    f"<b>{model}</b> [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]: "
-                    "n = %{y:,}<extra></extra>"
-                ),
-            )
-        )
+        bars.append(bar)
     fig.add_traces(traces + bars, rows=rows + [2] * len(bars), cols=[1] * (len(rows) + len(bars)))
     name = literal(comparison.component_names[component])
     lens = comparison.config.lens

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 if TYPE_CHECKING:
     from core.subgroups import SubgroupAnalysis, WindowAnalysis
 
-from core.figures.compare import model_color
+from core.figures.compare import overlay_traces
 from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import SLATE, TEMPLATE, diagonal, interval_trace, literal, margin
 
@@ -62,7 +62,6 @@ def subgroup_reliability_figure(
         group's non-empty bins (groups too small to judge dotted).
     """
     edges = np.asarray(result.edges[component], dtype=np.float64)
-    widths = np.diff(edges)
     groups = result.groups
     fig = diagram_with_counts((0.76, 0.24))
     pooled = result.pooled_bins[component]
@@ -81,42 +80,12 @@ def subgroup_reliability_figure(
     ]
     bars = []
     for i, raw in enumerate(groups):
-        bins = result.bins[raw][component]
-        name = literal(raw)
-        counts = np.asarray(bins.counts)
-        ok = counts > 0
-        color = model_color(i)
         small = result.n[raw] < result.min_rows
-        traces.append(
-            go.Scatter(
-                x=np.asarray(bins.mean_score)[ok],
-                y=np.asarray(bins.mean_label)[ok],
-                mode="lines+markers",
-                name=name + (" (too small)" if small else ""),
-                legendgroup=name,
-                line={"color": color, "width": 1.5, "dash": "dot" if small else "solid"},
-                marker={"size": 7, "color": color},
-                customdata=np.column_stack([counts[ok], edges[:-1][ok], edges[1:][ok]]),
-                hovertemplate=(
-                    f"<b>{name}</b><br>bin [%{{customdata[1]:.3f}}, %{{customdata[2]:.3f}}]"
-                    "<br>mean score %{x:.4f}<br>observed %{y:.4f}"
-                    "<br>n = %{customdata[0]:,.0f}<extra></extra>"
-                ),
-            )
+        curve, bar = overlay_traces(
+            raw, result.bins[raw][component], edges, i, len(groups), small=small
         )
-        slot = widths / len(groups)
-        bars.append(
-            go.Bar(
-                x=edges[:-1] + slot * (i + 0.5),
-                y=counts,
-                width=slot,
-                name=name,
-                legendgroup=name,
-                showlegend=False,
-                marker={"color": color, "line": {"width": 0}},
-                hovertemplate=f"<b>{name}</b>: n = %{{y:,}}<extra></extra>",
-            )
-        )
+        traces.append(curve)
+        bars.append(bar)
     rows = [1] * len(traces) + [2] * len(bars)
     fig.add_traces(traces + bars, rows=rows, cols=[1] * len(rows))
     lay_out_diagram(
