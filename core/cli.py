@@ -563,6 +563,18 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         )
 
 
+def _add_test_resamples(cmd: argparse.ArgumentParser) -> None:
+    from core.calibration_tests import TEST_RESAMPLES
+
+    cmd.add_argument(
+        "--test-resamples",
+        type=_size("test resamples", 1, MAX_RESAMPLES),
+        default=TEST_RESAMPLES,
+        metavar="R",
+        help=f"resampling tests ({TEST_RESAMPLES})",
+    )
+
+
 def _add_min_group_rows(cmd: argparse.ArgumentParser, what: str) -> None:
     from core.data.groups import MIN_GROUP_ROWS
 
@@ -863,13 +875,7 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--reference", metavar="MODEL", help="default: best by the first metric")
     cmd.add_argument("--test", choices=TESTS.names(), help="calibration test run on every model")
-    cmd.add_argument(
-        "--test-resamples",
-        type=_size("test resamples", 1, MAX_RESAMPLES),
-        default=1000,
-        metavar="R",
-        help="resampling tests (1000)",
-    )
+    _add_test_resamples(cmd)
 
 
 def _run_compare(args: argparse.Namespace) -> str:
@@ -971,13 +977,7 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
         default=DEFAULT_TEST,
         help="calibration test run on every model (default: %(default)s)",
     )
-    cmd.add_argument(
-        "--test-resamples",
-        type=_size("test resamples", 1, MAX_RESAMPLES),
-        default=1000,
-        metavar="R",
-        help="resampling tests (1000)",
-    )
+    _add_test_resamples(cmd)
     cmd.add_argument(
         "--figures",
         metavar="DIR",
@@ -1090,13 +1090,7 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
         "--test", choices=TESTS.names(), help="also fail when this calibration test rejects"
     )
     cmd.add_argument("--alpha", type=float, default=0.05, help="level of --test (0.05)")
-    cmd.add_argument(
-        "--test-resamples",
-        type=_size("test resamples", 1, MAX_RESAMPLES),
-        default=1000,
-        metavar="R",
-        help="resampling tests (1000)",
-    )
+    _add_test_resamples(cmd)
     _add_min_group_rows(cmd, "groups with fewer rows are skipped")
     cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
 
