@@ -456,7 +456,7 @@ def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str
     if not call.info.binned and "bandwidth" in d:
         bw = np.atleast_1d(d["bandwidth"])
         parts.append("bandwidth σ = " + ", ".join(f"{v:.4g}" for v in bw))
-    return "; ".join(parts)
+    return "; ".join(p for p in parts if p)  # an estimator may state no quantity
 
 
 def bootstrap_mode(config: AnalysisConfig, n: int, n_components: int) -> str:
@@ -787,10 +787,8 @@ def kernel_estimates(
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
-        notes[name] = (
-            f"lens {config.lens}; {info.quantity}; kernel estimator {where}intervals on the "
-            "Estimators page"
-        )
+        what = f"kernel estimator {where}intervals on the Estimators page"
+        notes[name] = "; ".join(p for p in (f"lens {config.lens}", info.quantity, what) if p)
     return values, notes
 
 

@@ -637,7 +637,7 @@ def compare_models(
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
             if not info.binned:  # a kernel number says its lens and what it measures
-                notes_by[m, s.key] = f"lens {call.lens}; {info.quantity}"
+                notes_by[m, s.key] = "; ".join(p for p in (f"lens {call.lens}", info.quantity) if p)
             boot_specs[s.key] = (s.name, o)
         if n_resamples and boot_specs:
             boots = bootstrap_many(

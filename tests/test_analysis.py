@@ -378,3 +378,11 @@ def test_analyze_bins_each_component_once(monkeypatch, binning):
     analyze((p3, y3), AnalysisConfig(lens="classwise", binning=binning, n_resamples=20))
     fixed = [c for c in calls if c[1] == 15 and c[0] == binning]
     assert len(fixed) == 4, calls
+
+
+def test_notes_have_no_empty_parts():
+    p, y = _data()
+    for lens in ("top-label", "classwise"):
+        notes = analyze((p, y), AnalysisConfig(lens=lens, n_resamples=20)).metrics["note"]
+        assert not notes.str.contains("; ;").any(), notes.tolist()
+        assert notes.loc[notes.str.len() > 0].str.endswith(";").sum() == 0
