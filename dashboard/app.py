@@ -1,7 +1,9 @@
 """Calibscope dashboard entry point: ``streamlit run dashboard/app.py`` from the repository root.
 
 This script runs on every rerun before the page: it sets up the page, builds the navigation
-from :data:`dashboard.pages.PAGES`, reloads a bundled sample named in the URL, and draws the
+from :data:`dashboard.pages.PAGES`, reloads a bundled sample named in the URL, writes the loaded
+data into the URL (``sample=`` and ``data=``, so a copied link names it on every page) and says
+when the link was made on other data, and draws the
 sidebar controls shared by every page (so they keep their values across pages). The sidebar
 and the page run under :func:`dashboard.state.show_errors`, so an error no page caught is
 still told in words, never as a traceback.
@@ -54,7 +56,10 @@ for spec in PAGES:
 page = st.navigation(sections, position="sidebar", expanded=True)
 
 with state.show_errors():
+    state.remember_link_data()
     state.load_sample_from_url(default=_startup_sample())
+    state.keep_data_in_link()
+    state.show_link_data_note()
 
 with st.sidebar:
     with state.show_errors():

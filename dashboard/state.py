@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 PREDICTIONS = "predictions"
 DIGEST = "predictions_digest"
 SOURCE = "predictions_source"
+#: The bundled sample the loaded predictions are (None for an upload or derived data).
+LOADED_SAMPLE = "_loaded_sample"
 #: The lens a newly loaded file opens on, set on the next draw of the sidebar.
 _PENDING_LENS = "_pending_lens"
 _LENS_NOTE = "_lens_note"
@@ -69,7 +71,7 @@ CONFIG_KEYS = (
 # ---------------------------------------------------------------- predictions
 
 
-def set_predictions(predictions: Predictions, *, source: str) -> None:
+def set_predictions(predictions: Predictions, *, source: str, sample: str | None = None) -> None:
     """Store freshly loaded predictions for every page of this session.
 
     Parameters
@@ -78,6 +80,8 @@ def set_predictions(predictions: Predictions, *, source: str) -> None:
         The loaded data (all models).
     source : str
         What it came from, shown to the user (file name or sample name).
+    sample : str, optional
+        The bundled sample's name when the data is one (a link then names it).
     """
     lens = _lens_for(all_predictions(), predictions)
     if lens is not None:
@@ -85,6 +89,7 @@ def set_predictions(predictions: Predictions, *, source: str) -> None:
     st.session_state[PREDICTIONS] = predictions
     st.session_state[DIGEST] = predictions.digest
     st.session_state[SOURCE] = source
+    st.session_state[LOADED_SAMPLE] = sample
 
 
 def natural_lens(predictions: Predictions | None) -> str:
@@ -124,7 +129,7 @@ def apply_pending_lens() -> None:
 
 def clear_predictions() -> None:
     """Forget the loaded predictions."""
-    for key in (PREDICTIONS, DIGEST, SOURCE):
+    for key in (PREDICTIONS, DIGEST, SOURCE, LOADED_SAMPLE):
         st.session_state.pop(key, None)
 
 
@@ -153,6 +158,44 @@ def models_of(pred: Predictions) -> dict[str, Predictions]:
 
 def _by_model(pred: Predictions) -> dict[str, Predictions]:
     return dict(pred.by_model())
+
+
+_MODEL_NOTE = "_model_note"
+
+
+def check_model(container: Any) -> None:
+    """Clear a model choice that is not a model of the loaded data, and say so in ``container``.
+
+    A link's ``model=`` names a model of the sender's data, and the picker keeps the model
+    of the data loaded before; on data without that model the choice is dropped (from the
+    link too) and a note says so while this data stays loaded.
+    """
+    pred = all_predictions()
+    if pred is None:
+        return
+    names = model_names()
+    options = [ALL_MODELS, *names]
+    chosen = st.session_state.get(MODEL)
+    raw = st.query_params.get(MODEL)
+    stale = None
+    if chosen is not None and chosen not in options:
+        del st.session_state[MODEL]
+        if raw is not None:
+            _drop_url_param(MODEL)
+        stale = chosen
+    elif chosen is None and raw is not None and not names:
+        _drop_url_param(MODEL)
+        stale = raw
+    if stale is not None:
+        if names:
+            what = f"its models are {', '.join(names)}; the picker shows {names[0]}"
+        else:
+            what = "it holds one model, so every row is analysed"
+        message = f"The model “{stale}” is not in the loaded data ({data_source()}): {what}."
+        st.session_state[_MODEL_NOTE] = (pred.digest, message)
+    note = st.session_state.get(_MODEL_NOTE)
+    if note is not None and note[0] == pred.digest:
+        container.warning(literal(note[1]), icon=":material/link_off:")
 
 
 def current_predictions() -> Predictions | None:
@@ -239,7 +282,7 @@ def load_sample(name: str) -> bool:
     if sample is None:
         return False
     with show_errors():
-        set_predictions(_load_path(str(sample.path)), source=f"sample: {name}")
+        set_predictions(_load_path(str(sample.path)), source=f"sample: {name}", sample=name)
         return True
     return False
 
@@ -279,6 +322,108 @@ def load_sample_from_url(default: str | None = None) -> None:
         return
     if load_sample(name):
         st.session_state[SAMPLE] = name
+
+
+# ---------------------------------------------------------------- the data of a link
+
+#: URL parameter of the loaded data's fingerprint: the first :data:`DATA_CODE_LENGTH` hex
+#: digits of :attr:`core.data.Predictions.digest` (beside ``sample=`` for a bundled sample).
+DATA = "data"
+DATA_CODE_LENGTH = 12
+#: Session key of the data the opening link names: ``{"sample": ..., "data": ...}``.
+_LINK_DATA = "_link_data"
+
+
+def data_code(predictions: Predictions) -> str:
+    """Return the short fingerprint of the data written into links (``data=``)."""
+    return predictions.digest[:DATA_CODE_LENGTH]
+
+
+def remember_link_data() -> None:
+    """Note, once per session, which data the opening link was made on (before any load)."""
+    if _LINK_DATA in st.session_state:
+        return
+    st.session_state[_LINK_DATA] = {
+        "sample": st.query_params.get(SAMPLE) or None,
+        "data": st.query_params.get(DATA) or None,
+    }
+
+
+def keep_data_in_link() -> None:
+    """Write the loaded data into the link: ``data=`` always, ``sample=`` for a bundled sample.
+
+    Called on every run, before the page: Streamlit drops a page's parameters when another
+    page opens, and a copied link must name the data its numbers were computed on. With
+    nothing loaded, the link's own values stay (they say what the sender had).
+    """
+    pred = all_predictions()
+    if pred is None:
+        return
+    wanted = {DATA: data_code(pred), SAMPLE: st.session_state.get(LOADED_SAMPLE) or None}
+    for key, value in wanted.items():
+        if value is None:
+            if key in st.query_params:
+                del st.query_params[key]
+        elif st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def forget_link_data() -> None:
+    """Stop comparing the loaded data with the opening link's (the user has seen the note)."""
+    st.session_state[_LINK_DATA] = {"sample": None, "data": None}
+
+
+def link_data_note() -> str | None:
+    """Return the note shown while the loaded data is not the data the link was made on.
+
+    Returns
+    -------
+    str or None
+        ``None`` when the link named no data fingerprint, or the loaded data has it.
+    """
+    link = st.session_state.get(_LINK_DATA) or {}
+    want, sample = link.get("data"), link.get("sample")
+    if not want:
+        return None
+    pred = all_predictions()
+    made_on = f"the sample “{sample}”" if sample else "an uploaded file"
+    if pred is None:
+        return (
+            f"This link was made on {made_on} (data {want}), which is not loaded here. Load "
+            "the same data on the Data page to see the sender's numbers; the link's options "
+            "are already set."
+        )
+    have = data_code(pred)
+    if have == want:
+        forget_link_data()  # the link's data is loaded: nothing to say from now on
+        return None
+    loaded = st.session_state.get(LOADED_SAMPLE)
+    if sample and loaded == sample:
+        return (
+            f"This link was made on the sample “{sample}” with data {want}; the sample "
+            f"bundled here is data {have}, a different version, so the numbers may differ "
+            "from the sender's."
+        )
+    return (
+        f"This link was made on other data ({made_on}, data {want}); the loaded data is "
+        f"{data_source()} (data {have}), so every number differs from the sender's. Load "
+        "the link's data on the Data page to reproduce them."
+    )
+
+
+def show_link_data_note() -> None:
+    """Show :func:`link_data_note` above the page, with a button that dismisses it."""
+    note = link_data_note()
+    if note is None:
+        return
+    text, button = st.columns([6, 1], vertical_alignment="center")
+    text.warning(literal(note), icon=":material/link_off:")
+    button.button(
+        "Dismiss",
+        key="link_data_dismiss",
+        on_click=forget_link_data,
+        help="Stop comparing the loaded data with the link's.",
+    )
 
 
 def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:

@@ -303,6 +303,7 @@ def interval_label(method: str) -> str:
 
 def model_picker() -> None:
     """Show the model picker when the loaded file holds several models."""
+    state.check_model(st)
     names = state.model_names()
     if not names:
         return
@@ -590,7 +591,7 @@ def data_badge() -> None:
 
 
 def sample_picker() -> None:
-    """Select box of the bundled samples; picking one loads it (and the choice goes in the URL)."""
+    """Select box of the bundled samples; picking one loads it (and every page's URL names it)."""
     catalog = state.sample_catalog()
     if not catalog:
         st.caption("No bundled samples are available in this installation.")
@@ -601,7 +602,8 @@ def sample_picker() -> None:
         options,
         format_func=lambda name: "— choose a sample —" if not name else name,
         key=state.SAMPLE,
-        bind="query-params",
+        # not bound to the URL: every page writes ``sample=`` (state.keep_data_in_link)
+        persist_state="session",
         on_change=_on_sample_change,
         help="Out-of-fold predictions of scikit-learn models on datasets bundled with "
         "scikit-learn; see sample_data/README.md.",

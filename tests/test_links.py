@@ -1,0 +1,155 @@
+"""Links that reproduce: a copied URL names its data on every page; other data is said, not hidden."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from dashboard.text import plain  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "dashboard" / "app.py")
+RELIABILITY = "app_pages/reliability.py"
+DATA = "app_pages/data.py"
+SAMPLE = "breast-cancer (binary)"
+TIMEOUT = 60
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sample_available():
+    from dashboard.state import sample_catalog
+
+    if SAMPLE not in sample_catalog():
+        pytest.skip("the bundled breast-cancer sample is missing")
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def _csv(n: int, seed: int, models: tuple[str, ...] = ()) -> bytes:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    frame = pd.DataFrame({"p": p.round(6), "label": (rng.uniform(size=n) < p).astype(int)})
+    if models:
+        frame["model"] = [models[i % len(models)] for i in range(n)]
+    return frame.to_csv(index=False).encode()
+
+
+def _upload(at: AppTest, data: bytes, name: str = "preds.csv") -> AppTest:
+    at.file_uploader(key="upload").set_value((name, data, "text/csv"))
+    return at.run()
+
+
+def _code(at: AppTest) -> str:
+    return at.session_state["predictions"].digest[:12]
+
+
+def _param(at: AppTest, key: str) -> str | None:
+    value = at.query_params.get(key)
+    if isinstance(value, list):
+        return value[-1] if value else None
+    return value
+
+
+def _notes(at: AppTest) -> list[str]:
+    return [plain(w.value) for w in [*at.warning, *at.sidebar.warning]]
+
+
+def _expected_code(data: bytes) -> str:
+    from core.data import load_predictions
+    from dashboard.state import KEEP_COLUMNS
+
+    return load_predictions(data, name="x.csv", keep_columns=KEEP_COLUMNS).digest[:12]
+
+
+def test_a_sample_stays_in_the_link_on_every_page():
+    at = _app().run()
+    at.selectbox(key="sample").set_value(SAMPLE).run()
+    code = _code(at)
+    assert _param(at, "sample") == SAMPLE and _param(at, "data") == code
+    at.switch_page(RELIABILITY)
+    at.query_params.clear()  # Streamlit drops a page's parameters when another page opens
+    at.run()
+    assert not at.exception
+    assert _param(at, "sample") == SAMPLE and _param(at, "data") == code
+    assert not _notes(at)
+
+
+def test_an_upload_puts_its_fingerprint_in_the_link():
+    data = _csv(400, 1)
+    at = _upload(_app().run(), data)
+    assert _param(at, "data") == _expected_code(data)
+    assert _param(at, "sample") is None
+    at.switch_page(RELIABILITY)
+    at.query_params.clear()
+    at.run()
+    assert _param(at, "data") == _expected_code(data)
+
+
+def test_a_link_to_an_upload_says_the_data_is_missing_then_other_then_matches():
+    right, wrong = _csv(400, 1), _csv(400, 2)
+    code = _expected_code(right)
+    at = _app(data=code, n_bins="7").run()
+    (note,) = [w for w in _notes(at) if "link was made" in w]
+    assert "an uploaded file" in note and code in note and "not loaded here" in note
+    assert _param(at, "data") == code  # nothing loaded: the link keeps what it names
+    _upload(at, wrong, "wrong.csv")
+    (note,) = [w for w in _notes(at) if "link was made" in w]
+    assert "other data" in note and _expected_code(wrong) in note and "wrong.csv" in note
+    assert _param(at, "data") == _expected_code(wrong)  # the link now names what is shown
+    _upload(at, right, "right.csv")
+    assert not [w for w in _notes(at) if "link was made" in w]
+    assert at.sidebar.number_input(key="n_bins").value == 7  # the link's options stayed
+
+
+def test_a_link_to_a_sample_loads_it_and_checks_its_fingerprint():
+    at = _app().run()
+    at.selectbox(key="sample").set_value(SAMPLE).run()
+    code = _code(at)
+    same = _app(sample=SAMPLE, data=code).run()
+    assert _code(same) == code and not [w for w in _notes(same) if "link was made" in w]
+    other = _app(sample=SAMPLE, data="0123456789ab").run()
+    (note,) = [w for w in _notes(other) if "link was made" in w]
+    assert "different version" in note and code in note
+    # the note can be dismissed
+    other.button(key="link_data_dismiss").click().run()
+    assert not [w for w in _notes(other) if "link was made" in w]
+
+
+def test_a_link_to_a_sample_not_bundled_here_says_what_is_missing():
+    at = _app(sample="no-such-sample", data="0123456789ab").run()
+    assert not at.exception
+    notes = _notes(at)
+    assert any("not bundled here" in w for w in notes)
+    (note,) = [w for w in notes if "link was made" in w]
+    assert "no-such-sample" in note and "0123456789ab" in note and "not loaded here" in note
+
+
+def test_a_stale_model_in_the_link_is_cleared_with_a_note():
+    at = _app(model="no-such-model", data="0123456789ab").run()
+    _upload(at, _csv(300, 3), "one.csv")
+    notes = [w for w in _notes(at) if "no-such-model" in w]
+    assert notes and "one model" in notes[0]
+    assert _param(at, "model") is None
+    assert not at.exception
+
+
+def test_the_model_of_the_data_loaded_before_is_cleared_with_a_note():
+    at = _app().run()
+    _upload(at, _csv(400, 4, ("alpha", "beta")), "two.csv")
+    at.sidebar.selectbox(key="model").set_value("beta").run()
+    _upload(at, _csv(400, 5, ("gamma", "delta")), "other.csv")
+    assert not at.exception
+    notes = [w for w in _notes(at) if "beta" in w]
+    assert notes and "gamma" in notes[0]
+    assert at.sidebar.selectbox(key="model").value == "gamma"
