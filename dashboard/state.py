@@ -782,6 +782,7 @@ def check_url_value(
     default: Any,
     valid: Callable[[str], bool],
     expected: str,
+    default_label: str | None = None,
 ) -> None:
     """Drop a malformed URL value of a bound widget before the widget reads it, and say so.
 
@@ -805,6 +806,8 @@ def check_url_value(
         Whether a raw URL string is a usable value.
     expected : str
         What a valid value is, in words (e.g. "a whole number from 1 to 1,000").
+    default_label : str, optional
+        How the control shows ``default`` (its label), for the message.
     """
     raw = st.query_params.get(key)
     notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
@@ -815,9 +818,20 @@ def check_url_value(
         shown = raw if len(raw) <= 40 else raw[:40] + "…"
         notes[key] = (
             f"The link sets {key} = “{shown}”, which is not {expected}; {label} uses its "
-            f"default, {default}, instead.",
+            f"default, {default if default_label is None else default_label}, instead.",
             default,
         )
+    show_url_note(container, key)
+
+
+def note_url_value(key: str, message: str, fallback: Any) -> None:
+    """Keep a note on a refused URL value of ``key``, shown while the widget holds ``fallback``."""
+    st.session_state.setdefault(_URL_NOTES, {})[key] = (message, fallback)
+
+
+def show_url_note(container: Any, key: str) -> None:
+    """Show the note on a refused URL value of ``key`` until the user sets the widget."""
+    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
     if key in notes:
         message, fallback = notes[key]
         if st.session_state.get(key, fallback) == fallback:

@@ -228,6 +228,190 @@ def check_url_choice(
     )
 
 
+# ---------------------------------------------------------------- choices kept in the URL by code
+
+#: Kinds of single-choice control :func:`choice` draws.
+CHOICE_KINDS = ("selectbox", "radio", "segmented_control", "select_slider")
+
+
+def url_code(option: Any) -> str:
+    """Return how an option is written in the URL: its registry name or number, as text."""
+    return str(option)
+
+
+def _url_lookup(options: list[Any], format_func: Any) -> dict[str, Any]:
+    # codes first; a label is accepted too (links written when controls wrote labels)
+    lookup = {url_code(o): o for o in options}
+    for o in options:
+        lookup.setdefault(str(format_func(o)), o)
+    return lookup
+
+
+def _expected(options: list[Any]) -> str:
+    codes = [url_code(o) for o in options]
+    shown = ", ".join(codes[:12]) + (", …" if len(codes) > 12 else "")
+    return f"one of {shown}"
+
+
+def _write_url(key: str, value: str | list[str] | None) -> None:
+    """Set (or, for None, remove) a URL parameter kept by hand, only when it changes."""
+    if value is None:
+        if key in st.query_params:
+            del st.query_params[key]
+        return
+    current = st.query_params.get_all(key) if isinstance(value, list) else st.query_params.get(key)
+    if current != value:
+        st.query_params[key] = value
+
+
+def choice(
+    container: Any,
+    label: str,
+    options: Any,
+    *,
+    key: str,
+    default: Any = None,
+    format_func: Any = None,
+    kind: str = "selectbox",
+    **kwargs: Any,
+) -> Any:
+    """One choice among ``options``, shown by label, kept in the URL by code.
+
+    Streamlit's URL binding writes what the control shows (the label of ``format_func``)
+    into the link; here the link holds :func:`url_code` of the option (a registry name), the
+    control shows ``format_func`` of it, and the value survives page changes. A link value
+    is read when the control is first drawn in the session: a code (or a label, as older
+    links have) selects its option; anything else is refused with a note beside the control
+    (:func:`dashboard.state.check_url_value`). The URL names the choice while it differs
+    from ``default``.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where to draw it (``st``, a column, ``st.sidebar``).
+    label : str
+        The control's label.
+    options : sequence
+        The options (registry names, numbers).
+    key : str
+        Widget key and URL parameter.
+    default : object, optional
+        The option chosen without a link value (default the first).
+    format_func : callable, optional
+        An option's label (default ``str``).
+    kind : str, default "selectbox"
+        One of :data:`CHOICE_KINDS`.
+    **kwargs
+        Further arguments of the Streamlit control (``help``, ``horizontal``, ...).
+
+    Returns
+    -------
+    object
+        The chosen option.
+    """
+    options = list(options)
+    fmt = format_func or str
+    if not options:
+        return container.selectbox(label, options, key=key, **kwargs)
+    if default not in options:
+        default = options[0]
+    lookup = _url_lookup(options, fmt)
+    state.check_url_value(
+        container,
+        key,
+        label=label,
+        default=default,
+        valid=lookup.__contains__,
+        expected=_expected(options),
+        default_label=str(fmt(default)),
+    )
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[key] = lookup.get(raw, default) if raw is not None else default
+    elif st.session_state[key] not in options:
+        st.session_state[key] = default  # options changed with the data: back to the default
+    draw = getattr(container, kind)
+    common = {"format_func": fmt, "key": key, "persist_state": "session", **kwargs}
+    if kind == "segmented_control":
+        value = draw(label, options, selection_mode="single", required=True, **common)
+    elif kind == "select_slider":
+        value = draw(label, options=options, **common)
+    else:
+        value = draw(label, options, **common)
+    if value not in options:
+        value = default
+    _write_url(key, None if value == default else url_code(value))
+    return value
+
+
+def choices(
+    container: Any,
+    label: str,
+    options: Any,
+    *,
+    key: str,
+    default: Any = (),
+    format_func: Any = None,
+    **kwargs: Any,
+) -> list[Any]:
+    """Several choices among ``options`` (a multiselect), shown by label, kept by code.
+
+    As :func:`choice`; the URL repeats the parameter once per chosen option (``key=`` alone
+    for none), and link values that are no option are left out with a note.
+
+    Returns
+    -------
+    list
+        The chosen options.
+    """
+    options = list(options)
+    fmt = format_func or str
+    default = [o for o in default if o in options]
+    lookup = _url_lookup(options, fmt)
+    if key not in st.session_state:
+        raw = [r for r in st.query_params.get_all(key) if r != ""]
+        if key in st.query_params:
+            picked = [lookup[r] for r in raw if r in lookup]
+            picked = list(dict.fromkeys(picked))
+            bad = [r for r in raw if r not in lookup]
+            if bad:
+                shown = ", ".join(f"“{r if len(r) <= 40 else r[:40] + '…'}”" for r in bad)
+                state.note_url_value(
+                    key,
+                    f"The link sets {key} = {shown}, which is not {_expected(options)}; "
+                    f"{label} leaves it out.",
+                    picked,
+                )
+        else:
+            picked = default
+        st.session_state[key] = picked
+    else:
+        kept = [o for o in st.session_state[key] if o in options]
+        if kept != list(st.session_state[key]):
+            st.session_state[key] = kept  # options changed with the data
+    state.show_url_note(container, key)
+    value = container.multiselect(
+        label, options, format_func=fmt, key=key, persist_state="session", **kwargs
+    )
+    value = [o for o in value if o in options]
+    _write_url(key, None if value == default else ([url_code(o) for o in value] or [""]))
+    return value
+
+
+def toggle(container: Any, label: str, *, key: str, value: bool = False, **kwargs: Any) -> bool:
+    """``container.toggle`` bound to the URL, refusing a link value other than true/false."""
+    state.check_url_value(
+        container,
+        key,
+        label=label,
+        default=value,
+        valid=lambda raw: raw.lower() in ("true", "false"),
+        expected="true or false",
+        default_label="on" if value else "off",
+    )
+    return container.toggle(label, value=value, key=key, bind="query-params", **kwargs)
+
+
 def _norm_choice(norm: float) -> str:
     return "inf" if math.isinf(norm) else str(int(norm))
 
@@ -241,8 +425,8 @@ def _labels(registry: Any) -> dict[str, str]:
 
 
 def _choices_help(labels: dict[str, str], intro: str = "") -> str:
-    # option values are the API names (they go in the URL); the help spells them out
-    lines = "\n".join(f"- `{name}`: {label}" for name, label in labels.items())
+    # the control shows the labels (the URL keeps the registry names); the help lists them
+    lines = "\n".join(f"- {label}" for label in labels.values())
     return f"{intro}\n\n{lines}" if intro else lines
 
 
@@ -266,17 +450,14 @@ def test_picker(container: Any, *, key: str, default: str) -> str:
     from core.calibration_tests import TESTS
 
     tests = ["", *TESTS.names()]
-    return container.selectbox(
+    return choice(
+        container,
         "Calibration test",
         tests,
-        index=tests.index(default),
-        format_func=lambda t: t or "none",
         key=key,
-        bind="query-params",
-        help=_choices_help(
-            {t: TESTS.get(t).label for t in tests if t},
-            "Run on every model: the p-value of “this model is calibrated”.",
-        ),
+        default=default,
+        format_func=lambda t: TESTS.get(t).label if t else "none",
+        help="Run on every model: the p-value of “this model is calibrated”.",
     )
 
 
@@ -351,8 +532,9 @@ def analysis_controls() -> None:
         tie_policies(),
         d["tie_policy"],
         TIE_LABELS,
-        "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (`split`); `keep` moves "
-        "boundaries so equal scores share a bin (fewer bins may result).",
+        "Equal-mass bins hold ranks ⌈k·n/B⌉ … ⌈(k+1)·n/B⌉−1 (ties split at rank "
+        "boundaries); keeping equal scores together moves boundaries so equal scores share "
+        "a bin (fewer bins may result).",
     )
     number_input(
         st,
@@ -529,15 +711,15 @@ def diagram(pred: Any, config: Any, kind: str) -> None:
 def _config_select(
     label: str, key: str, options: list[str], default: str, labels: dict[str, str], intro: str
 ) -> None:
-    """Select box of the config field ``key``, bound to the URL, its options spelled out."""
-    check_url_choice(st, key, label, options, default if default in options else options[0])
-    st.selectbox(
+    """Select box of the config field ``key``: labels shown, registry names in the URL."""
+    choice(
+        st,
         label,
         options,
-        index=_index(options, default),
         key=key,
-        bind="query-params",
-        help=_choices_help(labels, intro),
+        default=default if default in options else options[0],
+        format_func=lambda name: labels.get(name, name),
+        help=intro,
     )
 
 

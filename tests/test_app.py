@@ -89,7 +89,8 @@ def test_default_page_renders_with_sidebar_controls():
     from core.binning import BINNINGS
     from core.estimators import ESTIMATORS
 
-    assert list(sb.selectbox(key="binning").options) == BINNINGS.names()
+    # the controls show the registries' labels (the URL keeps their names)
+    assert list(sb.selectbox(key="binning").options) == [e.label for e in BINNINGS]
     assert len(sb.selectbox(key="estimator").options) == len(ESTIMATORS)
     assert any("Nothing loaded" in i.value for i in at.info)
 

@@ -105,33 +105,31 @@ config = dataclasses.replace(config, estimator="plugin")
 # ---------------------------------------------------------------- settings
 choices = metric_choices(config.lens)
 c1, c2 = st.columns([3, 2])
-chosen_models = c1.multiselect(
+chosen_models = widgets.choices(
+    c1,
     "Models",
     names,
     default=names,
     key="compare_models",
-    bind="query-params",
     help="Models of the loaded file's `model` column; all by default.",
 )
-metrics = c2.multiselect(
+metrics = widgets.choices(
+    c2,
     "Metrics",
     choices,
     default=[m for m in DEFAULT_METRICS if m in choices],
+    format_func=_metric_label,
     key="compare_metrics",
-    bind="query-params",
-    help=widgets._choices_help(
-        {key: _metric_label(key) for key in choices},
-        "Calibration errors as `estimator@p` (ℓp norm) and scores. The first one orders the "
-        "models and picks the default reference.",
-    ),
+    help="Calibration errors (with their ℓp norm) and scores. The first one orders the "
+    "models and picks the default reference.",
 )
 c3, c4, c5 = st.columns(3)
-reference = c3.selectbox(
+reference = widgets.choice(
+    c3,
     "Reference model",
     [AUTO, *names],
     format_func=lambda m: "best by the first metric" if m == AUTO else m,
     key="compare_reference",
-    bind="query-params",
     help="Differences are each model minus this one.",
 )
 n_resamples = widgets.number_input(
@@ -269,12 +267,12 @@ widgets.chart(paired_difference_figure(cmp), "compare_diff_chart")
 st.subheader("Reliability on the shared bins", anchor=False)
 component = 0
 if len(cmp.component_names) > 1:
-    component = st.selectbox(
+    component = widgets.choice(
+        st,
         "Class",
         list(range(len(cmp.component_names))),
         format_func=lambda i: cmp.component_names[i],
         key="compare_component",
-        bind="query-params",
     )
 widgets.chart(reliability_overlay_figure(cmp, component=component), "compare_overlay_chart")
 st.caption(widgets.bin_convention(config))
