@@ -239,11 +239,17 @@ def url_code(option: Any) -> str:
     return str(option)
 
 
-def _url_lookup(options: list[Any], format_func: Any) -> dict[str, Any]:
-    # codes first; a label is accepted too (links written when controls wrote labels)
+def _url_lookup(
+    options: list[Any], format_func: Any, aliases: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    # codes first; a label is accepted too (links written when controls wrote labels), and
+    # the labels older links carry
     lookup = {url_code(o): o for o in options}
     for o in options:
         lookup.setdefault(str(format_func(o)), o)
+    for text, o in (aliases or {}).items():
+        if o in options:
+            lookup.setdefault(text, o)
     return lookup
 
 
@@ -273,6 +279,7 @@ def choice(
     default: Any = None,
     format_func: Any = None,
     kind: str = "selectbox",
+    url_aliases: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """One choice among ``options``, shown by label, kept in the URL by code.
@@ -301,6 +308,8 @@ def choice(
         An option's label (default ``str``).
     kind : str, default "selectbox"
         One of :data:`CHOICE_KINDS`.
+    url_aliases : dict, optional
+        Further link values read as an option (the labels older links carry).
     **kwargs
         Further arguments of the Streamlit control (``help``, ``horizontal``, ...).
 
@@ -315,7 +324,7 @@ def choice(
         return container.selectbox(label, options, key=key, **kwargs)
     if default not in options:
         default = options[0]
-    lookup = _url_lookup(options, fmt)
+    lookup = _url_lookup(options, fmt, url_aliases)
     state.check_url_value(
         container,
         key,
@@ -352,6 +361,7 @@ def choices(
     key: str,
     default: Any = (),
     format_func: Any = None,
+    url_aliases: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> list[Any]:
     """Several choices among ``options`` (a multiselect), shown by label, kept by code.
@@ -367,7 +377,7 @@ def choices(
     options = list(options)
     fmt = format_func or str
     default = [o for o in default if o in options]
-    lookup = _url_lookup(options, fmt)
+    lookup = _url_lookup(options, fmt, url_aliases)
     if key not in st.session_state:
         raw = [r for r in st.query_params.get_all(key) if r != ""]
         if key in st.query_params:

@@ -446,8 +446,9 @@ def test_estimator_choices_follow_the_registry():
             assert info.name in options
     assert "sweep:equal-width" in options and "sweep:discrete" not in options
     assert all(":" in o for o in estimator_choices(binned_only=True))
-    assert option_label("plugin:equal-width") == "plugin EW"
-    assert option_label("sweep:equal-mass") == "sweep EM"
+    assert option_label("plugin:equal-width") == "Plug-in binned (ECE), equal width"
+    assert option_label("sweep:equal-mass") == "ECE_sweep (monotone), equal mass"
+    assert option_label("skce-uq") == "SKCE (unbiased, quadratic)"
     specs = specs_with_bins(["plugin:equal-mass", "sweep:equal-width", "skce-ul"], 7)
     assert [s.n_bins for s in specs[:1]] == [7] and not specs[1].fixed_bins
 

@@ -143,8 +143,8 @@ def _estimator_label(option: str) -> str:
 
 
 def test_settings_are_restored_from_the_url_and_presets_still_work():
-    # every setting is bound to the URL (bind="query-params", key = parameter name); option
-    # widgets with a format_func carry the label shown in the widget
+    # every setting is in the URL (key = parameter name); this link carries the labels shown
+    # in the controls, as links did before the URL held registry names
     url = {
         "bias_world": _world_label("kumar-sine"),
         "bias_estimators": [
@@ -198,6 +198,10 @@ def test_settings_are_restored_from_the_url_and_presets_still_work():
         assert at.number_input(key="bias_pw_reps").value == 100
 
     check()
+    # labels in the link (as older links have) are read; the link now holds registry names
+    assert at.query_params["bias_estimators"] == ["plugin:equal-width", "sweep:equal-mass"]
+    assert at.query_params["bias_norm"] == "1"
+    assert at.query_params["bias_world"] == "kumar-sine"
     assert not at.status  # a shared link restores settings; it does not start a simulation
     # a teaching preset opens its lesson and leaves the URL's settings alone
     at.button(key="preset_fig1").click().run()

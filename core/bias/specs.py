@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.binning import check_n_bins, check_tie_policy
+from core.binning import BINNINGS, check_n_bins, check_tie_policy
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import EstimatorInfo
@@ -134,9 +134,15 @@ def estimator_choices(*, binned_only: bool = False) -> list[str]:
 
 
 def option_label(option: str) -> str:
-    """Return the short label of an option of :func:`estimator_choices` (no bin count)."""
+    """Return the label of an option of :func:`estimator_choices`, as controls show it.
+
+    The estimator's registry label and, for a binned estimator, its binning's, e.g.
+    ``"Plug-in binned (ECE), equal width"`` for ``"plugin:equal-width"`` (no bin count).
+    """
     spec = EstimatorSpec.parse(option)
-    return spec.label.replace(f"-{spec.n_bins}", "") if spec.fixed_bins else spec.label
+    if not spec.binned:
+        return spec.info.label
+    return f"{spec.info.label}, {BINNINGS.get(spec.binning).label.lower()}"
 
 
 def specs_with_bins(options: Sequence[str], n_bins: int) -> tuple[EstimatorSpec, ...]:

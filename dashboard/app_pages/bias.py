@@ -15,6 +15,7 @@ import streamlit as st
 from core.bias import (
     DEFAULT_NS,
     TEACHING_PRESETS,
+    EstimatorSpec,
     TeachingPreset,
     bias_heatmap,
     consistent_tce_range,
@@ -32,6 +33,7 @@ from core.bias import (
     simulation_lens,
     specs_with_bins,
 )
+from core.binning import BINNINGS
 from core.export import safe_csv
 from core.figures import (
     beta_fit_figure,
@@ -58,6 +60,13 @@ SOURCES = {
     "subsample": "Subsamples of my data",
 }
 NORMS = {"2": "ℓ2 (the paper's choice)", "1": "ℓ1 (ECE)", "inf": "ℓ∞ (MCE)"}
+#: The estimator labels that links made before the controls showed labels carry ("plugin EW").
+OLD_LABELS = {
+    (spec := EstimatorSpec.parse(o)).label.replace(f"-{spec.n_bins}", ""): o
+    for o in estimator_choices()
+}
+#: What the bias heat map colours its cells by.
+HEATMAP_VALUES = {"bias": "bias", "sd": "standard deviation", "rmse": "RMSE"}
 SCORE_FAMILIES = {
     "Uniform(0, 1)": UniformScores(),
     "Beta(1.1, 0.1) (CIFAR-100-like)": BetaScores(1.1, 0.1),
@@ -212,47 +221,45 @@ elif pred is None:
 source_options = list(SOURCES) if pred is not None else ["world"]
 with st.form("bias_form", border=True):
     c1, c2 = st.columns([1, 2])
-    source = c1.radio(
+    source = widgets.choice(
+        c1,
         "Source",
         source_options,
         format_func=SOURCES.get,
         key="bias_source",
-        bind="query-params",
+        kind="radio",
         help="A preset world has a known true CE; a fitted world has the true CE of the fit; "
         "subsampling compares with the estimate on all rows (a reference, not the truth).",
     )
-    world_name = c2.selectbox(
+    world_name = widgets.choice(
+        c2,
         "Preset world",
         list(PRESET_WORLDS),
         format_func=lambda k: f"{k} — {PRESET_WORLDS[k].description}",
         key="bias_world",
-        bind="query-params",
     )
     options = estimator_choices()
     default_six = [
         f"{e}:{b}" for e in ("plugin", "debiased", "sweep") for b in ("equal-width", "equal-mass")
     ]
-    chosen = st.multiselect(
+    chosen = widgets.choices(
+        st,
         "Estimators",
         options,
         default=[o for o in default_six if o in options],
         format_func=option_label,
+        url_aliases=OLD_LABELS,
         key="bias_estimators",
-        bind="query-params",
         help="Equal width is drawn dashed, equal mass solid. Kernel estimators run one dataset "
         "at a time and estimate another quantity, so they have no true-CE reference in a world.",
     )
     c3, c4, c5, c6 = st.columns([2, 1, 1, 1])
-    ns = c3.multiselect(
-        "Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns", bind="query-params"
-    )
+    ns = widgets.choices(c3, "Sample sizes n", NS_CHOICES, default=list(DEFAULT_NS), key="bias_ns")
     n_resamples = widgets.number_input(
         c4, "Replicates per n", 10, 10_000, 1000, step=100, key="bias_replicates"
     )
     n_bins = widgets.number_input(c5, "Bins (fixed-bin estimators)", 1, 200, 15, key="bias_n_bins")
-    norm_key = c6.selectbox(
-        "Norm", list(NORMS), format_func=NORMS.get, key="bias_norm", bind="query-params"
-    )
+    norm_key = widgets.choice(c6, "Norm", list(NORMS), format_func=NORMS.get, key="bias_norm")
     run = st.form_submit_button("Run simulation", type="primary", icon=":material/play_arrow:")
 st.caption(f"Seed {seed} (from the sidebar); datasets are shared by all estimators and sizes.")
 
@@ -371,10 +378,8 @@ with tabs[1]:
     else:
         labels = [s.label for s in result.specs]
         c1, c2 = st.columns([2, 1])
-        picked = c1.multiselect(
-            "Estimators", labels, default=labels[:1], key="bias_dist_est", bind="query-params"
-        )
-        n_pick = c2.selectbox("n", list(result.ns), key="bias_dist_n", bind="query-params")
+        picked = widgets.choices(c1, "Estimators", labels, default=labels[:1], key="bias_dist_est")
+        n_pick = widgets.choice(c2, "n", list(result.ns), key="bias_dist_n")
         if picked:
             est = {lab: result.estimates(lab, n_pick) for lab in picked}
             ref = result.reference[labels.index(picked[0])]
@@ -398,19 +403,23 @@ with tabs[2]:
         "adaptive choice as the last row; the least-biased bin count per n is outlined."
     )
     c1, c2, c3 = st.columns(3)
-    hm_binning = c1.radio(
+    hm_binning = widgets.choice(
+        c1,
         "Binning",
         ["equal-width", "equal-mass"],
+        format_func=lambda name: BINNINGS.get(name).label,
         key="bias_hm_binning",
+        kind="radio",
         horizontal=True,
-        bind="query-params",
     )
-    hm_value = c2.radio(
+    hm_value = widgets.choice(
+        c2,
         "Colour by",
-        ["bias", "sd", "rmse"],
+        list(HEATMAP_VALUES),
+        format_func=HEATMAP_VALUES.get,
         key="bias_hm_value",
+        kind="radio",
         horizontal=True,
-        bind="query-params",
     )
     hm_reps = widgets.number_input(c3, "Replicates", 10, 5000, 500, step=100, key="bias_hm_reps")
     hm_world = world_name if source == "world" else None
@@ -447,16 +456,14 @@ with tabs[3]:
     if fitted is not None:
         families["Beta fitted to my data"] = fitted.fit.world.scores
     c1, c2, c3, c4 = st.columns(4)
-    fam = c1.selectbox(
-        "Score distribution", list(families), key="bias_tce_family", bind="query-params"
-    )
-    tce_est = c2.selectbox(
+    fam = widgets.choice(c1, "Score distribution", list(families), key="bias_tce_family")
+    tce_est = widgets.choice(
+        c2,
         "Estimator",
         estimator_choices(binned_only=True),
-        index=0,
         format_func=option_label,
+        url_aliases=OLD_LABELS,
         key="bias_tce_est",
-        bind="query-params",
     )
     tce_n = widgets.number_input(c3, "n", 20, 50_000, min(user_n or 200, 50_000), key="bias_tce_n")
     tce_reps = widgets.number_input(c4, "Replicates", 50, 5000, 300, step=50, key="bias_tce_reps")
@@ -512,16 +519,15 @@ with tabs[4]:
         "rate set by simulating a calibrated model with the same scores (μ(c) = c^d worlds)."
     )
     c1, c2, c3 = st.columns(3)
-    pw_fam = c1.selectbox(
-        "Score distribution", list(SCORE_FAMILIES), key="bias_pw_family", bind="query-params"
-    )
-    pw_est = c2.multiselect(
+    pw_fam = widgets.choice(c1, "Score distribution", list(SCORE_FAMILIES), key="bias_pw_family")
+    pw_est = widgets.choices(
+        c2,
         "Estimators",
         estimator_choices(binned_only=True),
         default=["sweep:equal-mass", "plugin:equal-width"],
         format_func=option_label,
+        url_aliases=OLD_LABELS,
         key="bias_pw_est",
-        bind="query-params",
     )
     pw_reps = widgets.number_input(c3, "Replicates", 50, 5000, 300, step=50, key="bias_pw_reps")
     pw_ns = (200, 500, 1000, 2000, 5000, 10000, 20000)

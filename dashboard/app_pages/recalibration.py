@@ -70,33 +70,33 @@ protocols = [p for p in PROTOCOL_LABELS if p != "column" or pred.split is not No
 summary = state.summary(pred)
 
 with st.form("recal_form"):
-    methods = st.multiselect(
+    methods = widgets.choices(
+        st,
         "Recalibrators",
         RECALIBRATORS.names(),
         default=DEFAULT_METHODS,
         format_func=_label,
         key="recal_methods",
-        bind="query-params",
         help="; ".join(f"{e.label}: {e.description}" for e in RECALIBRATORS),
     )
     c1, c2, c3 = st.columns(3)
-    protocol = c1.selectbox(
+    protocol = widgets.choice(
+        c1,
         "Split protocol",
         protocols,
-        index=protocols.index("column") if "column" in protocols else 0,
+        default="column",
         format_func=PROTOCOL_LABELS.get,
         key="recal_protocol",
-        bind="query-params",
     )
     fraction = widgets.slider(c2, "Calibration fraction", 0.1, 0.9, 0.5, 0.05, key="recal_fraction")
     repeats = widgets.number_input(c3, "Repeats / folds", 2, 50, 5, key="recal_repeats")
-    estimators = st.multiselect(
+    estimators = widgets.choices(
+        st,
         "Calibration errors in the table",
         binned,
         default=[e for e in default_est if e in binned],
         format_func=lambda n: ESTIMATORS.get(n).label,
         key="recal_estimators",
-        bind="query-params",
     )
     with st.expander("Recalibrator options"):
         o1, o2 = st.columns(2)
@@ -110,7 +110,8 @@ with st.form("recal_form"):
             help="n_bins of every recalibrator that takes it: "
             + ", ".join(e.label for e in RECALIBRATORS if "n_bins" in e.options),
         )
-        eval_binning = o2.selectbox(
+        eval_binning = widgets.choice(
+            o2,
             "Evaluation binning",
             ["auto", "config"],
             format_func={
@@ -118,7 +119,6 @@ with st.form("recal_form"):
                 "config": "the sidebar binning for all",
             }.get,
             key="recal_eval_binning",
-            bind="query-params",
         )
         settings = widgets.recalibrator_settings(summary)
     in_sample_ok = st.checkbox(
@@ -295,12 +295,12 @@ d1.download_button(
 )
 fitted_keys = list(result.fitted)
 if fitted_keys:
-    pick = d2.selectbox(
+    pick = widgets.choice(
+        d2,
         "Fitted parameters of",
         fitted_keys,
         format_func=result.labels_of.get,
         key="recal_json_pick",
-        bind="query-params",
     )
     d2.download_button(
         "Parameters (JSON)",

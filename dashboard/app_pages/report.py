@@ -43,10 +43,10 @@ config = state.require_config()
 every = state.all_predictions()
 picked = state.current_predictions()
 only_picked = (
-    st.toggle(
+    widgets.toggle(
+        st,
         "Only the model picked in the sidebar",
         key="report_one_model",
-        bind="query-params",
         help="By default the report covers every model of the file and compares them.",
     )
     if len(state.model_names()) > 1

@@ -60,13 +60,13 @@ default_metric = parse_metric(config.estimator, default_norm=config.norm).key
 if default_metric not in choices:
     default_metric = choices[0]
 c1, c2, c3 = st.columns([3, 2, 1])
-metric = c2.selectbox(
+metric = widgets.choice(
+    c2,
     "Estimator",
     choices,
-    index=choices.index(default_metric),
+    default=default_metric,
     format_func=lambda k: parse_metric(k).label,
     key="subgroups_metric",
-    bind="query-params",
     help="Estimators that read fixed bins (every group is measured on the bins of all rows); "
     "the sidebar's estimator by default.",
 )
@@ -81,12 +81,12 @@ min_rows = widgets.number_input(
     help="Groups with fewer rows are shown but not judged: not the worst group, not tested "
     f"({MIN_GROUP_ROWS} by default, as `calibscope check`).",
 )
-by = c1.multiselect(
+by = widgets.choices(
+    c1,
     "Group by",
     columns,
     default=columns[:1],
     key="subgroups_by",
-    bind="query-params",
     help="One column, or several: their intersections are the groups (e.g. "
     "“sex=F & age=old”). The `group` column and every other column of the file.",
 )
@@ -146,12 +146,12 @@ with tab_groups:
             widgets.table(frame, hide_index=True, key="subgroups_table", column_config=_COLUMNS)
             component = 0
             if len(result.component_names) > 1:
-                component = st.selectbox(
+                component = widgets.choice(
+                    st,
                     "Class",
                     range(len(result.component_names)),
                     format_func=lambda c: result.component_names[c],
                     key="subgroups_component",
-                    bind="query-params",
                 )
             overlay, forest = state.subgroup_charts(result, int(component))
             left, right = st.columns([3, 2])
@@ -168,21 +168,22 @@ with tab_groups:
 with tab_time:
     t1, t2, t3, t4 = st.columns([2, 2, 1, 1])
     time_choices = ["(file order)"] + [c for c in getattr(pred, "extra", {})]
-    time_column = t1.selectbox(
+    time_column = widgets.choice(
+        t1,
         "Time column",
         time_choices,
         key="windows_time",
-        bind="query-params",
         help="A column of dates or timestamps (or any column to order the rows by, for "
         "windows of N rows); “(file order)” takes the rows as they come.",
     )
-    unit = t2.selectbox(
+    units = [*WINDOW_UNITS, ROWS]
+    unit = widgets.choice(
+        t2,
         "Windows",
-        [*WINDOW_UNITS, ROWS],
-        index=2 if time_column == "(file order)" else 0,
+        units,
+        default=units[2] if time_column == "(file order)" else units[0],
         format_func={"day": "one day", "week": "one week (from Monday)", ROWS: "N rows"}.get,
         key="windows_unit",
-        bind="query-params",
     )
     every_rows = widgets.number_input(
         t3, "N rows", 10, 10**9, max(10, pred.n // 10), key="windows_rows", step=1

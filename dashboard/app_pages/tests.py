@@ -79,16 +79,16 @@ if pred is None:
 else:
     config = state.analysis_config()
     c1, c2, c3 = st.columns(3)
-    alpha = c1.select_slider(
-        "Significance level α", options=ALPHAS, value=0.05, key="tests_alpha", bind="query-params"
+    alpha = widgets.choice(
+        c1, "Significance level α", ALPHAS, default=0.05, key="tests_alpha", kind="select_slider"
     )
     lens_options = ["canonical", "top-label"] + (["binary"] if pred.n_classes == 2 else [])
-    kernel_lens = c2.selectbox(
+    kernel_lens = widgets.choice(
+        c2,
         "Lens of the kernel tests",
         lens_options,
         format_func=KERNEL_LENS_LABELS.get,
         key="tests_kernel_lens",
-        bind="query-params",
         help="Canonical tests strong calibration of the whole vector; top-label tests the "
         "confidence only.",
     )
@@ -178,12 +178,12 @@ else:
     resampled = [r for r in suite.results if r.null_distribution is not None]
     if resampled:
         st.subheader("Null distribution", anchor=False)
-        choice = st.selectbox(
+        choice = widgets.choice(
+            st,
             "Resampling test",
             [r.test for r in resampled],
             format_func=lambda t: TESTS.get(t).label,
             key="tests_null_choice",
-            bind="query-params",
         )
         chosen = next(r for r in resampled if r.test == choice)
         widgets.chart(null_distribution_figure(chosen), "tests_null_chart")
@@ -203,20 +203,20 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
         "under M2 and M3 a powerful test's type-II error drops to 0 quickly."
     )
     t1, t2, t3 = st.columns(3)
-    world = t1.selectbox("Model", list(WORLDS), key="tests_teach_world", bind="query-params")
+    world = widgets.choice(t1, "Model", list(WORLDS), key="tests_teach_world")
     n = int(
         widgets.number_input(t2, "Rows per data set", 20, 2000, 250, step=10, key="tests_teach_n")
     )
     n_resamples = int(
         widgets.number_input(t3, "Data sets", 20, 2000, 200, step=20, key="tests_teach_datasets")
     )
-    chosen_tests = st.multiselect(
+    chosen_tests = widgets.choices(
+        st,
         "Tests",
         list(DEFAULT_SUITE),
         default=["skce-ul-asymptotic", "skce-uq-bootstrap", "skce-bound-b", "consistency"],
         format_func=lambda t: TESTS.get(t).label,
         key="tests_teach_tests",
-        bind="query-params",
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
         with state.show_errors():

@@ -173,13 +173,13 @@ if config.lens == "binary" and pred.n_classes != 2:
 
 methods = RECALIBRATORS.names(discrete_output=True)
 p1, p2, p3, p4 = st.columns([2, 1, 1, 1])
-method = p1.selectbox(
+method = widgets.choice(
+    p1,
     "Recalibrator",
     methods,
-    index=methods.index("histogram-umd") if "histogram-umd" in methods else 0,
+    default="histogram-umd",
     format_func=lambda name: RECALIBRATORS.get(name).label,
     key="validity_method",
-    bind="query-params",
     help="Only recalibrators with piecewise-constant output: the estimator groups test rows "
     "by distinct output value. The theory curve exists for UMD and Zadrozny–Elkan.",
 )
@@ -205,9 +205,7 @@ n_resamples = widgets.number_input(
     f"fewer above {RUN_ROWS // 50:,} rows (runs × rows ≤ {RUN_ROWS:,}): each run refits on "
     "its own split.",
 )
-show_conditional = p4.toggle(
-    "Conditional curves", value=True, key="validity_conditional", bind="query-params"
-)
+show_conditional = widgets.toggle(p4, "Conditional curves", value=True, key="validity_conditional")
 n_cal = int(round(cal_fraction * pred.n))
 st.caption(
     f"{pred.n:,} rows: each run fits on {n_cal:,} and judges on {pred.n - n_cal:,}; "
