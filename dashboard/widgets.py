@@ -422,6 +422,31 @@ def toggle(container: Any, label: str, *, key: str, value: bool = False, **kwarg
     return container.toggle(label, value=value, key=key, bind="query-params", **kwargs)
 
 
+def registry_label(registry_name: str, name: Any) -> str:
+    """Return the label of ``name`` in a registry (``"lens"``, ``"binning"``, ``"estimator"``).
+
+    Names that the registry does not hold (an estimator at a norm, a blank) are returned as
+    they are.
+    """
+    from core.binning import BINNINGS
+    from core.estimators import ESTIMATORS
+    from core.lenses import LENSES
+
+    registry = {"lens": LENSES, "binning": BINNINGS, "estimator": ESTIMATORS}[registry_name]
+    if isinstance(name, str) and name in registry.names():
+        return registry.get(name).label
+    return name
+
+
+def with_labels(frame: Any, columns: tuple[str, ...] = ("lens", "binning", "estimator")) -> Any:
+    """Return a copy of a table whose registry-name columns show the registries' labels."""
+    out = frame.copy()
+    for column in columns:
+        if column in out.columns:
+            out[column] = [registry_label(column, v) for v in out[column]]
+    return out
+
+
 def _norm_choice(norm: float) -> str:
     return "inf" if math.isinf(norm) else str(int(norm))
 
@@ -971,6 +996,8 @@ BIN_COLUMNS = {
     ),
 }
 METRIC_COLUMNS = {
+    "metric": None,  # the registry name: in the CSV, not on screen (the label is shown)
+    "label": st.column_config.TextColumn("estimator"),
     "value": st.column_config.NumberColumn("value", format="%.5f"),
     "low": st.column_config.NumberColumn("low", format="%.5f"),
     "high": st.column_config.NumberColumn("high", format="%.5f"),

@@ -74,7 +74,8 @@ with state.show_errors(stop=True):
 st.subheader("Every estimator", anchor=False)
 norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
 st.markdown(
-    f"Binned estimators use the **{config.lens}** lens, **{config.binning}** bins "
+    f"Binned estimators use the **{widgets.registry_label('lens', config.lens)}** lens, "
+    f"**{widgets.registry_label('binning', config.binning).lower()}** bins "
     f"(B = {config.n_bins}) and the **{norm_symbol}** norm. Kernel estimators have no bins "
     "and no norm: the SKCE estimators run on the same lens (each score becomes a two-class "
     "prediction), MMCE always on the top-label confidence (its only lens)"
@@ -116,7 +117,7 @@ shown = table.drop(columns=["key", "estimator", "group"])
 if shown[["low", "high"]].isna().all().all():
     shown = shown.drop(columns=["low", "high"])
 widgets.table(
-    shown[[c for c in TABLE_COLUMNS if c in shown.columns]],
+    widgets.with_labels(shown[[c for c in TABLE_COLUMNS if c in shown.columns]]),
     hide_index=True,
     key="estimators_table",
     column_config=TABLE_COLUMNS,
@@ -127,7 +128,10 @@ binned_rows = table[(table.group != "kernel") & table.value.notna()]
 if len(binned_rows):
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Binned and smooth estimates** ({norm_symbol}, {config.lens})")
+        st.markdown(
+            f"**Binned and smooth estimates** ({norm_symbol}, "
+            f"{widgets.registry_label('lens', config.lens)} lens)"
+        )
         widgets.chart(
             estimator_intervals_figure(table, group=("binned", "smooth")),
             "estimators_binned_chart",
@@ -143,7 +147,8 @@ if len(binned_rows):
 # ---------------------------------------------------------------- the libraries
 st.subheader("What each library would report on your data", anchor=False)
 st.caption(
-    f"Each library's own calibration error on these predictions ({config.lens} lens, "
+    "Each library's own calibration error on these predictions "
+    f"({widgets.registry_label('lens', config.lens)} lens, "
     f"B = {config.n_bins}), beside Calibscope's value for the same estimator, norm and "
     "binning, and why they differ: libraries put scores on bin edges in different bins, "
     "cast to float32, clip 0 and 1, or keep a bin for a confidence of exactly 1.0. The "
@@ -152,7 +157,7 @@ st.caption(
 with state.show_errors():
     peers = cache.compute(peer_table, pred, config, spinner="Binning as each library does…")
     widgets.table(
-        peers.to_frame(),
+        widgets.with_labels(peers.to_frame()),
         hide_index=True,
         key="estimators_peer_table",
         column_config=PEER_COLUMNS,

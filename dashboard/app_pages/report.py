@@ -85,7 +85,8 @@ rows = [
     {
         "model": "all rows" if name is None else name,
         "n": n,
-        f"{config.estimator} ({config.lens})": value,
+        f"{widgets.registry_label('estimator', config.estimator)} "
+        f"({widgets.registry_label('lens', config.lens)} lens)": value,
         "test p-value": pvalue,
     }
     for name, n, value, pvalue in summary["models"]

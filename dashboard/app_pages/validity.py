@@ -156,9 +156,9 @@ if pred is None:
 config = state.require_config()
 if config.lens not in VALIDITY_LENSES:
     st.info(
-        f"Validity plots need one score and one 0/1 outcome per row: the **binary** lens "
-        f"(two classes) or the **top-label** lens. The sidebar's lens is **{config.lens}**; "
-        "choose binary or top-label there.",
+        "Validity plots need one score and one 0/1 outcome per row: the **binary** lens "
+        "(two classes) or the **top-label** lens. The sidebar's lens is "
+        f"**{widgets.registry_label('lens', config.lens)}**; choose binary or top-label there.",
         icon=":material/info:",
     )
     st.stop()
@@ -209,7 +209,8 @@ show_conditional = widgets.toggle(p4, "Conditional curves", value=True, key="val
 n_cal = int(round(cal_fraction * pred.n))
 st.caption(
     f"{pred.n:,} rows: each run fits on {n_cal:,} and judges on {pred.n - n_cal:,}; "
-    f"B = {config.n_bins} bins, lens **{config.lens}** and seed {config.seed} come from the "
+    f"B = {config.n_bins} bins, lens **{widgets.registry_label('lens', config.lens)}** and "
+    f"seed {config.seed} come from the "
     "sidebar."
 )
 needed = RECALIBRATORS.get(method).min_calibration_rows(config.n_bins)
