@@ -153,3 +153,62 @@ def test_the_model_of_the_data_loaded_before_is_cleared_with_a_note():
     notes = [w for w in _notes(at) if "beta" in w]
     assert notes and "gamma" in notes[0]
     assert at.sidebar.selectbox(key="model").value == "gamma"
+
+
+# ----------------------------------------------------------------------------- page controls
+
+
+def test_an_invalid_value_of_a_page_control_gets_a_note_not_a_silent_reset():
+    at = _app(bias_source="bogus", bias_norm="7").run()
+    at.switch_page("app_pages/bias.py").run()
+    assert not at.exception
+    notes = _notes(at)
+    (source,) = [w for w in notes if "bias_source = “bogus”" in w]
+    assert "Preset world (known truth)" in source  # the default, as the control shows it
+    assert any("bias_norm = “7”" in w for w in notes)
+    assert at.radio(key="bias_source").value == "world"
+    assert "bias_source" not in at.query_params  # the refused value left the link
+
+
+def test_test_pickers_show_labels_and_the_link_keeps_registry_names():
+    from core.calibration_tests import TESTS
+
+    at = _app(sample=SAMPLE, compare_resamples="0", compare_test="no-such-test").run()
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception
+    assert any("compare_test = “no-such-test”" in w for w in _notes(at))
+    picker = at.selectbox(key="compare_test")
+    assert "none" in picker.options
+    assert TESTS.get("hosmer-lemeshow").label in picker.options
+    assert not set(picker.options) & set(TESTS.names())  # no registry name on the control
+    picker.set_value("hosmer-lemeshow").run()
+    assert _param(at, "compare_test") == "hosmer-lemeshow"
+
+
+def test_a_multiselect_link_keeps_its_valid_values_and_names_the_others():
+    at = _app(sample=SAMPLE, compare_resamples="0")
+    at.query_params["compare_metrics"] = ["plugin@2", "bogus@9", "brier"]
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception
+    assert at.multiselect(key="compare_metrics").value == ["plugin@2", "brier"]
+    assert any("“bogus@9”" in w for w in _notes(at))
+    assert at.query_params["compare_metrics"] == ["plugin@2", "brier"]
+
+
+def test_sidebar_controls_show_labels_and_the_link_keeps_codes():
+    at = _app(estimator="skce-uq", norm="inf").run()
+    assert not at.exception and not _notes(at)
+    sb = at.sidebar
+    estimator = sb.selectbox(key="estimator")
+    assert estimator.value == "skce-uq"
+    assert "SKCE (unbiased, quadratic)" in estimator.options
+    assert "skce-uq" not in estimator.options and "plugin" not in estimator.options
+    assert "ℓ∞ (max CE)" in sb.selectbox(key="norm").options
+    assert "inf" not in sb.selectbox(key="norm").options
+    sb.selectbox(key="binning").set_value("equal-mass").run()
+    assert _param(at, "binning") == "equal-mass"
+    assert _param(at, "estimator") == "skce-uq" and _param(at, "norm") == "inf"
+    # back to the default: the parameter leaves the link
+    sb.selectbox(key="binning").set_value("equal-width").run()
+    assert _param(at, "binning") is None
