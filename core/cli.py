@@ -38,7 +38,7 @@ from typing import IO, Any, NoReturn
 from core import records
 from core._files import write_atomically
 from core._validation import MAX_BATCH_ROWS, MAX_BINS, MAX_RESAMPLES
-from core.errors import CalibscopeError
+from core.errors import CalibscopeError, phrase
 
 PROG = "calibscope"
 #: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
@@ -134,7 +134,8 @@ def _main(argv: list[str]) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    # a core error names the CLI's flags (core.errors.phrase), not the API's arguments
+    return " ".join(phrase(exc, "cli").split()) or type(exc).__name__
 
 
 def _say(message: str, *, debug: bool) -> None:

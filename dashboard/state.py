@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from core.errors import CalibscopeError
+from core.errors import CalibscopeError, phrase
 from dashboard import cache
 from dashboard.text import literal
 
@@ -479,7 +479,7 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
                     **options,
                 )
         except ColumnError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {phrase(exc, 'ui')}"
             st.session_state[_COLUMN_ERROR] = ColumnProblem(
                 first.file_id,
                 exc.argument,
@@ -490,7 +490,7 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
                 # the mapping controls above were drawn before the loader said what it needs
                 st.rerun()
         except CalibscopeError as exc:
-            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {exc}"
+            st.session_state[_UPLOAD_ERROR] = f"{what} {verb} not loaded: {phrase(exc, 'ui')}"
         except (ValueError, OSError, UnicodeError) as exc:
             # parsers raise their own errors for files that are not tables at all
             st.session_state[_UPLOAD_ERROR] = (
@@ -749,7 +749,7 @@ def show_errors(*, stop: bool = False) -> Iterator[None]:
     try:
         yield
     except CalibscopeError as exc:
-        st.error(literal(exc), icon=":material/error:")
+        st.error(literal(phrase(exc, "ui")), icon=":material/error:")
         if stop:
             st.stop()
     except Exception as exc:

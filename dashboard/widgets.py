@@ -854,6 +854,15 @@ def _file_columns(uploaded: Any) -> list[str]:
         return []
 
 
+#: The control of the Data page that sets each loader option a ColumnError asks for.
+MAPPING_CONTROLS = {
+    "label_column": "Label column (below)",
+    "prob_columns": "Probability columns (below)",
+    "positive_class": "Positive class (below)",
+    "labels": "the labels file (the uploader above)",
+}
+
+
 def column_mapping(uploaded: Any) -> dict[str, Any]:
     """Column-mapping controls, fed to the loader; opened when it cannot infer the columns.
 
@@ -869,8 +878,9 @@ def column_mapping(uploaded: Any) -> dict[str, Any]:
     columns = list(problem.columns) if problem and problem.columns else _file_columns(uploaded)
     with st.expander("Column mapping", expanded=state.upload_failed(), icon=":material/tune:"):
         if problem is not None and state.upload_failed():
+            control = MAPPING_CONTROLS.get(problem.argument, problem.argument)
             st.warning(
-                f"The loader needs `{problem.argument}`"
+                f"Set **{control}**"
                 + (
                     f": one of {literal(', '.join(problem.candidates))}."
                     if problem.candidates

@@ -191,12 +191,12 @@ def test_lint_command(capsys):
         (None, "File not found"),
         (b"", "is empty"),
         (b"\x00\x81\xfe garbage \x00\x00\x07", "neither UTF-8 text (CSV) nor Parquet"),
-        (b"p,label\n0.2,0\nnan,1\n0.5,1\n", "drop_missing=True"),
+        (b"p,label\n0.2,0\nnan,1\n0.5,1\n", "load with --drop-missing"),  # its flag
         (b"p,label\n0.2,0\n1.5,1\n0.5,1\n", "outside [0, 1]"),
         (b"a,b,label\n0.2,0.3,0\n0.5,0.5,1\n", "do not sum to 1"),
         (b"p,label\n0.2,0\n0.4,7\n", "Binary labels must be 0/1"),
         (b"p,label\n0.2,0\n0.4,7\n0.3,1\n", "labels take 3 values"),
-        (b"p,q\n0.2,0.8\n0.4,0.6\n", "Pass label_column="),
+        (b"p,q\n0.2,0.8\n0.4,0.6\n", "Use --label-column (or --labels"),
     ],
 )
 def test_bad_files_give_one_line_and_exit_2(capsys, tmp_path, content, expected):

@@ -260,7 +260,7 @@ def test_ambiguous_label_columns_name_candidates():
 
 def test_no_label_column_says_what_to_pass():
     df = pd.DataFrame({"p": [0.1, 0.2], "q": [0.9, 0.8]})
-    with pytest.raises(ColumnError, match="Pass label_column=") as e:
+    with pytest.raises(ColumnError, match="Use label_column= ") as e:
         load_predictions(df)
     assert e.value.argument == "label_column"
 

@@ -20,7 +20,7 @@ from core._validation import ROW_SUM_TOL
 from core.data.lint import LintFinding
 from core.data.probabilities import _numeric_matrix
 from core.data.tables import _Table
-from core.errors import DataError
+from core.errors import DataError, arg
 
 #: Column names taken as the label column (compared in lower case).
 LABEL_NAMES = (
@@ -108,7 +108,7 @@ class ColumnError(DataError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # keyword-only fields: rebuilt by name when the error crosses processes (Dask)
-        return _column_error, (str(self), self.argument, self.candidates, self.columns)
+        return _column_error, (self.template, self.argument, self.candidates, self.columns)
 
 
 def _column_error(
@@ -137,7 +137,8 @@ def _find_label_column(
             pos = int(label_column)
             if not -len(columns) <= pos < len(columns):
                 raise DataError(
-                    f"label_column={label_column} is out of range: the table has {len(columns)} "
+                    f"{arg('label_column', label_column)} is out of range: the table has "
+                    f"{len(columns)} "
                     "columns."
                 )
             return columns[pos]
@@ -156,8 +157,8 @@ def _find_label_column(
         return named[0]
     if len(named) > 1:
         raise ColumnError(
-            f"Several columns could be the labels: {_col_list(named)}. Pass label_column= with one "
-            "of them.",
+            f"Several columns could be the labels: {_col_list(named)}. Use "
+            f"{arg('label_column')} with one of them.",
             argument="label_column",
             candidates=named,
             columns=columns,
@@ -171,15 +172,16 @@ def _find_label_column(
         return non_float[0]
     if table.headerless:
         raise ColumnError(
-            f"{table.name} has no header row, so its label column cannot be found by name. Pass "
-            "labels= (a labels file or array, as in the CIFAR format) or label_column=<position>.",
+            f"{table.name} has no header row, so its label column cannot be found by name. Use "
+            f"{arg('labels')} (a labels file, as in the CIFAR format) or "
+            f"{arg('label_column', '<position>')}.",
             argument="labels",
             columns=columns,
         )
     raise ColumnError(
-        f"Could not tell which column holds the labels among {_col_list(free)}. Pass "
-        "label_column= (or labels= for a separate labels file); common names such as 'label', "
-        "'y' or 'target' are found automatically.",
+        f"Could not tell which column holds the labels among {_col_list(free)}. Use "
+        f"{arg('label_column')} (or {arg('labels')} for a separate labels file); common names "
+        "such as 'label', 'y' or 'target' are found automatically.",
         argument="label_column",
         candidates=free,
         columns=columns,
@@ -253,8 +255,8 @@ def _find_prob_columns(
         if taken:
             raise ColumnError(
                 f"prob_columns names {_col_list(taken)}, which the table uses as its label "
-                "(or model, split or group) column. Pass the probability columns only, or "
-                "label_column= with the column that holds the labels.",
+                "(or model, split or group) column. Choose the probability columns only, or "
+                f"use {arg('label_column')} with the column that holds the labels.",
                 argument="prob_columns",
                 candidates=[c for c in columns if c not in used],
                 columns=columns,
@@ -303,13 +305,13 @@ def _find_prob_columns(
         original = sorted({c if c in repeated else c.rsplit(".", 1)[0] for c in copies})
         raise DataError(
             f"Column name(s) {_col_list(original)} appear more than once among the probability "
-            "columns; each class has exactly one column. Rename or drop the copies, or pass "
-            "prob_columns= to choose the columns yourself."
+            "columns; each class has exactly one column. Rename or drop the copies, or use "
+            f"{arg('prob_columns')} to choose the columns yourself."
         )
     if not chosen:
         raise ColumnError(
-            f"No numeric probability column found among {_col_list(free or columns)}. Pass "
-            "prob_columns= with the probability (or logit) columns in class order.",
+            f"No numeric probability column found among {_col_list(free or columns)}. Use "
+            f"{arg('prob_columns')} with the probability (or logit) columns in class order.",
             argument="prob_columns",
             candidates=free,
             columns=columns,
@@ -322,8 +324,9 @@ def _find_prob_columns(
             if np.abs(sums - 1.0).max() > ROW_SUM_TOL or P[ok].min() < 0 or P[ok].max() > 1:
                 raise ColumnError(
                     f"Columns {_col_list(chosen)} are all numeric but do not form probability "
-                    "rows (they do not sum to 1). Pass prob_columns= with the probability "
-                    "columns in class order (and logits=True if they are logits).",
+                    f"rows (they do not sum to 1). Use {arg('prob_columns')} with the "
+                    f"probability columns in class order (and {arg('logits')} if they are "
+                    "logits).",
                     argument="prob_columns",
                     candidates=chosen,
                     columns=columns,

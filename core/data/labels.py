@@ -17,7 +17,7 @@ import pandas as pd
 
 from core.data.columns import ColumnError, _class_part, _col_list
 from core.data.lint import LintFinding, first_rows, format_rows
-from core.errors import DataError
+from core.errors import DataError, arg
 
 #: Label values read as the positive and negative class of a binary column (lower case).
 POSITIVE_WORDS = frozenset({"1", "true", "t", "yes", "y", "pos", "positive"})
@@ -91,8 +91,8 @@ def _encode_labels(
             shown = ", ".join(repr(_py(u)) for u in uniques[:6])
             raise DataError(
                 f"There is one probability column but the labels take {len(uniques)} values "
-                f"({shown}{' ...' if len(uniques) > 6 else ''}). For multiclass data pass all K "
-                "probability columns (prob_columns=)."
+                f"({shown}{' ...' if len(uniques) > 6 else ''}). For multiclass data choose all "
+                f"K probability columns ({arg('prob_columns')})."
             )
         strs = [str(_py(u)) for u in uniques]
         if positive_class is not None:
@@ -102,7 +102,7 @@ def _encode_labels(
                     strs.append(pos)  # a single observed class: the other is implied
                 else:
                     raise ColumnError(
-                        f"positive_class={positive_class!r} is not among the label values "
+                        f"{arg('positive_class', repr(positive_class))} is not among the label values "
                         f"({', '.join(map(repr, strs))}).",
                         argument="positive_class",
                         candidates=strs,
@@ -132,8 +132,8 @@ def _encode_labels(
                 return (arr.astype(np.int64) == 1).astype(np.int64), ("-1", "1"), 1, findings
             raise DataError(
                 f"Binary labels must be 0/1, booleans, or two values with positive_class; found "
-                f"{', '.join(map(str, sorted(ints)))}. Pass positive_class= (the value the "
-                "probability column refers to)."
+                f"{', '.join(map(str, sorted(ints)))}. Use {arg('positive_class')} (the value "
+                "the probability column refers to)."
             )
         # two string values: which one is the column about?
         part = (_class_part(prob_names[0]) or prob_names[0]).lower() if prob_names else ""
@@ -146,8 +146,9 @@ def _encode_labels(
                 match = [strs[1]]
         if len(match) != 1:
             raise ColumnError(
-                f"The labels are the values {', '.join(map(repr, sorted(strs)))}; pass "
-                "positive_class= to say which one the probability column is the probability of.",
+                f"The labels are the values {', '.join(map(repr, sorted(strs)))}; use "
+                f"{arg('positive_class')} to say which one the probability column is the "
+                "probability of.",
                 argument="positive_class",
                 candidates=sorted(strs),
                 columns=columns,
@@ -217,17 +218,18 @@ def _check_positive_of_columns(positive_class: Any, names: Sequence[str], column
         return
     if len(names) == 2 and pos == names[0]:
         raise ColumnError(
-            f"positive_class={positive_class!r} is the first of the two probability columns; the "
-            "positive class is the second one. Pass prob_columns= with the two columns in the "
+            f"{arg('positive_class', repr(positive_class))} is the first of the two probability "
+            f"columns; the positive class is the second one. Use {arg('prob_columns')} with "
+            "the two columns in the "
             f"order [{names[1]!r} column, {names[0]!r} column].",
             argument="prob_columns",
             columns=columns,
         )
     raise ColumnError(
-        f"positive_class={positive_class!r} applies to one probability column (binary data); "
-        f"these predictions have {len(names)} columns, one per class "
-        f"({_col_list(list(names))}). Drop positive_class= (the classwise lens shows each class "
-        "against the rest).",
+        f"{arg('positive_class', repr(positive_class))} applies to one probability column "
+        f"(binary data); these predictions have {len(names)} columns, one per class "
+        f"({_col_list(list(names))}). Leave {arg('positive_class')} empty (the classwise lens "
+        "shows each class against the rest).",
         argument="positive_class",
         candidates=list(names),
         columns=columns,
@@ -268,7 +270,8 @@ def _whole_labels(arr: np.ndarray, rows_of: RowsOf = first_rows) -> np.ndarray:
         raise DataError(
             f"Label value {_py(example)!r} is far too large to be a class index "
             f"({format_rows(rows, count)}). Labels must be class indices 0..K-1 (or "
-            "1..K), booleans or class names; pass label_column= if this is not the label column.",
+            f"1..K), booleans or class names; use {arg('label_column')} if this is not the label "
+            "column.",
             rows=rows,
         )
     if arr.dtype.kind == "u":
@@ -289,7 +292,7 @@ def _float_label_error(arr: np.ndarray, rows_of: RowsOf = first_rows) -> DataErr
     return DataError(
         f"Labels must be whole class indices or class names; {count} are fractional "
         f"({format_rows(rows, count)}). Did you pick a probability column as the label column? "
-        "Pass label_column= to choose another.",
+        f"Use {arg('label_column')} to choose another.",
         rows=rows,
     )
 

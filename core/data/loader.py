@@ -30,7 +30,7 @@ from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lin
 from core.data.predictions import Predictions, _make
 from core.data.probabilities import _numeric_matrix, _to_probabilities
 from core.data.tables import _is_filelike, _is_pathlike, _read, _source_table
-from core.errors import DataError
+from core.errors import DataError, arg
 
 __all__ = ["load_predictions"]
 
@@ -164,7 +164,7 @@ def load_predictions(
             raise DataError(
                 f"{count} of {P.shape[0]} rows{where} have a missing, NaN or infinite probability "
                 f"or label ({format_rows(rows, count)}). Fix or remove them, or load with "
-                "drop_missing=True to drop them.",
+                f"{arg('drop_missing')} to drop them.",
                 rows=rows,
             )
         if count == P.shape[0]:

@@ -91,9 +91,8 @@ def load_models(
         try:
             pred = load_predictions(data, labels=shared(), name=file, **options)
         except CalibscopeError as exc:
-            text = str(exc)
             short = Path(file).name
-            raise type(exc)(text if short in text else f"{short}: {text}") from None
+            raise (exc if short in str(exc) else exc.prefixed(f"{short}: ")) from None
         if pred.models and len(pred.models) > 1:
             raise DataError(
                 f"{file} has a model column with {len(pred.models)} models; give one model per "

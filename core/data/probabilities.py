@@ -19,7 +19,7 @@ import pandas as pd
 from core._numeric import sigmoid, softmax
 from core._validation import ROW_SUM_TOL
 from core.data.lint import LintFinding, first_rows, format_rows
-from core.errors import DataError
+from core.errors import DataError, arg
 
 #: Values this far outside [0, 1] are rounding noise and are clipped.
 CLIP_TOL = 1e-6
@@ -48,7 +48,7 @@ def _numeric_matrix(
                 raise DataError(
                     f"Probability column {c!r} holds non-numeric values such as {example!r} "
                     f"({format_rows(rows, count)}). Fix these cells or choose other columns "
-                    f"with prob_columns=.{hint}",
+                    f"with {arg('prob_columns')}.{hint}",
                     rows=rows,
                 )
             s = parsed
@@ -192,14 +192,17 @@ def _to_probabilities(
         if k > 1 and sums_ok:
             hint = "Their rows sum to 1, so they are not logits either: fix the values."
         elif negative:
-            hint = "If these are logits, load with logits=True; otherwise fix the values."
+            hint = f"If these are logits, load with {arg('logits')}; otherwise fix the values."
         elif k > 1:
             hint = (
-                "If these are percentages or unnormalised scores, load with renormalize=True; "
-                "if they are logits, with logits=True."
+                f"If these are percentages or unnormalised scores, load with {arg('renormalize')}; "
+                f"if they are logits, with {arg('logits')}."
             )
         else:
-            hint = "If these are percentages, divide them by 100; if logits, load with logits=True."
+            hint = (
+                "If these are percentages, divide them by 100; if logits, load with "
+                f"{arg('logits')}."
+            )
         raise DataError(
             f"{count} rows have probabilities outside [0, 1] (values from {np.min(P):.4g} "
             f"to {np.max(P):.4g}; {format_rows(rows, count)}). {hint}",
@@ -222,9 +225,9 @@ def _to_probabilities(
             raise DataError(
                 f"{count} of {P.shape[0]} rows of probabilities do not sum to 1 (largest "
                 f"deviation {float(dev.max()):.3g}; {format_rows(rows, count)}). Load with "
-                "renormalize=True to divide each row by its sum, or check that all K class "
-                "columns were selected (prob_columns=) and that they are not logits "
-                "(logits=True).",
+                f"{arg('renormalize')} to divide each row by its sum, or check that all K "
+                f"class columns were selected ({arg('prob_columns')}) and that they are not "
+                f"logits ({arg('logits')}).",
                 rows=rows,
             )
     return P, findings
