@@ -1172,7 +1172,7 @@ def _finding_lines(findings: Any, indent: str) -> list[str]:
     out = []
     for f in findings:
         rows = f" [rows {', '.join(map(str, f.rows))}]" if f.rows else ""
-        out.append(f"{indent}{f.severity}: {f.code}: {f.message}{rows}")
+        out.append(f"{indent}{f.severity}: {f.code}: {f.phrased('cli')}{rows}")
     return out
 
 

@@ -213,6 +213,41 @@ def slider(
     )
 
 
+def range_slider(
+    container: Any,
+    label: str,
+    min_value: int,
+    max_value: int,
+    value: tuple[int, int],
+    *,
+    key: str,
+    **kwargs: Any,
+) -> tuple[int, int]:
+    """``container.slider`` of a range of whole numbers bound to the URL (``key=a&key=b``).
+
+    A link value that is not two whole numbers ``a ≤ b`` within the bounds is refused with a
+    note beside the slider, which then starts at ``value``.
+    """
+    valid_one, words = state.number_checker(min_value, max_value, integer=True)
+    raw = st.query_params.get_all(key)
+    if raw and key not in st.session_state:
+        good = len(raw) == 2 and all(valid_one(r) for r in raw)
+        if not good or float(raw[0]) > float(raw[1]):
+            state._drop_url_param(key)
+            shown = ", ".join(raw)[:60]
+            state.note_url_value(
+                key,
+                f"The link sets {key} = “{shown}”, which is not two numbers a ≤ b, each "
+                f"{words.removeprefix('a ')}; {label} uses its default, {value[0]}–{value[1]}, "
+                "instead.",
+                tuple(value),
+            )
+    state.show_url_note(container, key)
+    return container.slider(
+        label, min_value, max_value, value, key=key, bind="query-params", **kwargs
+    )
+
+
 def check_url_choice(
     container: Any, key: str, label: str, options: list[str], default: str
 ) -> None:
@@ -956,7 +991,7 @@ def lint_report(report: Any, source: str) -> None:
     n_info = len(findings) - n_err - n_warn
     label = f"Lint report of {name}: {n_err} error(s), {n_warn} warning(s), {n_info} note(s)"
     with st.expander(label, expanded=bool(n_err or n_warn), icon=":material/rule:"):
-        frame = report.to_frame()
+        frame = report.to_frame("ui")
         frame["severity"] = frame["severity"].map(SEVERITY_ICONS)
         table(
             frame[["severity", "code", "message", "columns", "rows", "count"]],

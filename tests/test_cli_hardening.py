@@ -173,7 +173,7 @@ def test_typed_errors_with_debug_keep_exit_2(capsys, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("p,label\n0.2,0\nnan,1\n")
     code, _, err = _run(capsys, "metrics", str(path), "--debug")
-    assert code == 2 and "Traceback" in err and "drop_missing" in err.splitlines()[-1]
+    assert code == 2 and "Traceback" in err and "--drop-missing" in err.splitlines()[-1]
 
 
 # ----------------------------------------------------------------------------- outputs

@@ -212,3 +212,23 @@ def test_sidebar_controls_show_labels_and_the_link_keeps_codes():
     # back to the default: the parameter leaves the link
     sb.selectbox(key="binning").set_value("equal-width").run()
     assert _param(at, "binning") is None
+
+
+@pytest.mark.parametrize("raw", [["0", "50"], ["9", "3"], ["a", "b"], ["5"]])
+def test_a_bad_range_in_the_link_gets_a_note(raw):
+    at = _app(sample=SAMPLE, n_resamples="0")
+    at.query_params["estimators_bins_range"] = raw
+    at.run()
+    at.switch_page("app_pages/estimators.py").run()
+    assert not at.exception
+    assert any("The link sets estimators_bins_range" in w for w in _notes(at))
+    assert at.slider(key="estimators_bins_range").value == (2, 50)
+
+
+def test_a_good_range_in_the_link_is_used():
+    at = _app(sample=SAMPLE, n_resamples="0")
+    at.query_params["estimators_bins_range"] = ["3", "20"]
+    at.run()
+    at.switch_page("app_pages/estimators.py").run()
+    assert not at.exception and not _notes(at)
+    assert at.slider(key="estimators_bins_range").value == (3, 20)

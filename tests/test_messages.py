@@ -143,3 +143,32 @@ def test_the_data_page_names_its_controls(data, control):
     # the mapping expander says which control to set, by its label
     if data is NO_LABEL:
         assert any("Label column (below)" in plain(w.value) for w in at.warning)
+
+
+# ----------------------------------------------------------------------------- lint findings
+
+
+def test_lint_findings_are_phrased_per_surface_too():
+    pred = load_predictions(MISSING, name="m.csv", drop_missing=True)
+    (finding,) = [f for f in pred.lint if f.code == "missing-values"]
+    assert "(drop_missing=True)" in finding.message  # the API's words, as before
+    assert "(--drop-missing)" in finding.phrased("cli")
+    assert "“Drop rows with missing values” checkbox" in finding.phrased("ui")
+    frame = pred.lint.to_frame("ui")
+    assert "checkbox" in frame.loc[frame.code == "missing-values", "message"].iloc[0]
+    assert not any(c in m for m in pred.lint.to_frame().message for c in CONTROLS[1:])
+    # several models: the model's name goes before the message on every surface
+    both = load_models([("one.csv", MISSING), ("two.csv", MISSING)], drop_missing=True)
+    (shared,) = [f for f in both.lint if f.code == "missing-values"]
+    assert shared.message.startswith("every model: ")
+    assert shared.phrased("cli").startswith("every model: ") and "--drop-missing" in (
+        shared.phrased("cli")
+    )
+
+
+def test_the_cli_lint_names_its_flags(capsys, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_bytes(MISSING)
+    main(["lint", str(path), "--drop-missing"])
+    out = capsys.readouterr().out
+    assert "--drop-missing" in out and "drop_missing=True" not in out

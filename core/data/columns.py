@@ -339,6 +339,7 @@ def _ignored_note(ignored: Sequence[str]) -> LintFinding:
         "ignored-columns",
         "info",
         f"Column(s) {_col_list(list(ignored))} were not used (not probabilities, labels, model, "
-        "split or group). Pass prob_columns= to choose the probability columns yourself.",
+        f"split or group). Use {arg('prob_columns')} to choose the probability columns "
+        "yourself.",
         columns=tuple(ignored),
     )

@@ -160,8 +160,8 @@ def _encode_labels(
                 "label-mapping",
                 "info",
                 f"The probability column was read as P(y = {pos!r}) (inferred from the "
-                f"{'column name' if pos.lower() == part else 'label values'}); pass "
-                "positive_class= to change it.",
+                f"{'column name' if pos.lower() == part else 'label values'}); use "
+                f"{arg('positive_class')} to change it.",
                 columns=col,
             )
         )

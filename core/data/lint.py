@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.errors import render
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -72,6 +74,9 @@ class LintFinding:
         The columns concerned.
     count : int
         Total number of affected rows (``rows`` holds at most :data:`MAX_ROWS`).
+    template : str
+        The message with the loader options it names marked (:func:`core.errors.arg`), for
+        :meth:`phrased`; ``message`` is its API phrasing.
     """
 
     code: str
@@ -80,10 +85,18 @@ class LintFinding:
     rows: tuple[int, ...] = ()
     columns: tuple[str, ...] = ()
     count: int = 0
+    template: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
+        if not self.template:
+            object.__setattr__(self, "template", self.message)
+        object.__setattr__(self, "message", render(self.template))
+
+    def phrased(self, surface: str) -> str:
+        """Return the message as ``surface`` says it (``"api"``, ``"cli"`` or ``"ui"``)."""
+        return render(self.template, surface)
 
 
 @dataclass(frozen=True)
@@ -127,8 +140,14 @@ class LintReport:
         """Return the first finding with this code, or None."""
         return next((f for f in self.findings if f.code == code), None)
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self, surface: str = "api") -> pd.DataFrame:
         """Return the findings as a DataFrame.
+
+        Parameters
+        ----------
+        surface : {"api", "cli", "ui"}, default "api"
+            Whose words the messages use for the loader options they name
+            (:meth:`LintFinding.phrased`).
 
         Returns
         -------
@@ -142,7 +161,7 @@ class LintReport:
             {
                 "severity": [f.severity for f in self.findings],
                 "code": [f.code for f in self.findings],
-                "message": [f.message for f in self.findings],
+                "message": [f.phrased(surface) for f in self.findings],
                 "rows": [", ".join(map(str, f.rows)) for f in self.findings],
                 "columns": [", ".join(f.columns) for f in self.findings],
                 "count": [f.count for f in self.findings],

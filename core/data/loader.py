@@ -174,7 +174,7 @@ def load_predictions(
                 "missing-values",
                 "warning",
                 f"Dropped {count} rows with a missing, NaN or infinite probability or label "
-                "(drop_missing=True). Results describe the remaining rows only.",
+                f"({arg('drop_missing')}). Results describe the remaining rows only.",
                 rows=rows,
                 columns=tuple(prob_names) + ((label_name,) if label_name else ()),
                 count=count,

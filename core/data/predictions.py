@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from core._validation import binary_matrix, check_predictions, trust
-from core.data.lint import VALUE_CODES, LintReport, lint_values
+from core.data.lint import VALUE_CODES, LintFinding, LintReport, lint_values
 from core.errors import DataError
 
 __all__ = ["Predictions", "as_predictions", "combine_models"]
@@ -227,6 +227,13 @@ def _own(checked: np.ndarray, given: Any, order: str = "K") -> np.ndarray:
     return np.array(checked, order=order, copy=True)
 
 
+def _prefixed(finding: LintFinding, prefix: str) -> LintFinding:
+    # the template carries the phrasing of every surface (core.errors.phrase)
+    return dataclasses.replace(
+        finding, message=prefix + finding.message, template=prefix + finding.template
+    )
+
+
 def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
     """Stack several models' predictions (e.g. one file per model) into one long table.
 
@@ -269,11 +276,11 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
             if f.code not in VALUE_CODES:
                 found.setdefault((f.code, f.message), []).append((m, f))
     findings = []
-    for (_, message), where in found.items():
+    for _, where in found.items():
         if len(where) == len(items) > 1:
-            findings.append(dataclasses.replace(where[0][1], message=f"every model: {message}"))
+            findings.append(_prefixed(where[0][1], "every model: "))
         else:
-            findings += [dataclasses.replace(f, message=f"{m}: {message}") for m, f in where]
+            findings += [_prefixed(f, f"{m}: ") for m, f in where]
     probs = np.concatenate([p.probs for _, p in items])
     labels = np.concatenate([p.labels for _, p in items])
     findings += lint_values(probs, labels, binary=first.binary, class_names=first.class_names)

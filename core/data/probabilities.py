@@ -146,7 +146,7 @@ def renormalized_finding(
         "renormalized",
         "warning",
         f"{count} rows did not sum to 1 (largest deviation {deviation:.3g}) and were "
-        "divided by their sum (renormalize=True).",
+        f"divided by their sum ({arg('renormalize')}).",
         rows=tuple(rows),
         columns=tuple(names),
         count=count,

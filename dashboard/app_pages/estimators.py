@@ -167,13 +167,13 @@ with state.show_errors():
 
 # ---------------------------------------------------------------- error against B
 st.subheader("Calibration error against the number of bins", anchor=False)
-n_bins_range = st.slider(
+n_bins_range = widgets.range_slider(
+    st,
     "Numbers of bins B",
     min_value=1,
     max_value=200,
     value=(2, 50),
     key="estimators_bins_range",
-    bind="query-params",
     help="The range of B drawn; every B is one call of each estimator per binning.",
 )
 curve = None
