@@ -24,6 +24,11 @@ bootstrap** (:func:`cell_bootstrap`), the fast scheme for large ``n``:
   sum's normal term ``ε``.
 - The cost is ``O(R · cells)`` instead of ``O(R · n)``. The equal-mass bins of the full sample are
   held fixed (the exact bootstrap re-bins each resample by rank), which the result's path says.
+- When the cells are almost as many as the rows (the classwise lens of many classes: the cells
+  are the combinations of every class's bin), ``O(R · cells)`` is the exact bootstrap's cost
+  again. The bin statistics are linear in the cell counts, so their mean and covariance under
+  the multinomial are known from the cells; :func:`normal_batches` draws them from the normal
+  law with those moments, at a cost that does not grow with the cells (:func:`cell_law`).
 
 Estimators supported: those whose kernel reads bin statistics (``statistics="bins"``), and those
 reading the spread of the scores in a bin at ℓ2 (through the sums of squares); the others (ℓ1 and
@@ -38,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from core._parallel import one_blas_thread
 from core.binning import BinStats
 from core.estimators.base import KernelContext, NormalStream
 
@@ -267,37 +273,23 @@ def _unpack(code: np.ndarray, radices: list[int]) -> np.ndarray:
 # --------------------------------------------------------------------------- the bootstrap
 
 
-class CellBatch:
-    """The :class:`~core.estimators.base.BinBatch` of one component for resampled cells.
+class _Batch:
+    """Resampled bin statistics of one component (a :class:`~core.estimators.base.BinBatch`).
 
-    Counts and outcome sums are those of the resampled cells; score sums add a normal term
-    per bin (see the module docstring); sums of squares (ℓ2 spread) take their mean.
+    ``squares`` holds the resampled ``Σ s²`` per bin, which gives the ℓ2 spread of the scores.
     """
 
     def __init__(
         self,
-        cells: CellStats,
-        c: int,
-        draws: np.ndarray,
-        rng: np.random.Generator,
+        counts: np.ndarray,
+        label_sums: np.ndarray,
+        score_sums: np.ndarray,
+        squares: np.ndarray,
     ) -> None:
-        b = cells.edges[c].shape[0] - 1
-        onehot = np.zeros((cells.n_cells, b))
-        onehot[np.arange(cells.n_cells), cells.bins[:, c]] = 1.0
-        counts = cells.counts.astype(np.float64)
-        safe = np.where(counts > 0, counts, 1.0)
-        mean = cells.score_sums[:, c] / safe
-        var = _variance(cells.score_squares[:, c] / safe, mean)
-        self.counts = draws @ onehot
-        self.label_sums = (draws * cells.outcomes[:, c]) @ onehot
-        spread = np.sqrt((draws * var) @ onehot)
-        noise = spread * rng.standard_normal(spread.shape)
-        center = (draws * mean) @ onehot
-        self.score_sums = center + noise
-        center /= np.maximum(self.counts, 1.0)
-        # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
-        # bin's spread Σ(s − c)² would take the score sum's noise undamped
-        self._squares = (draws * (cells.score_squares[:, c] / safe)) @ onehot + 2.0 * center * noise
+        self.counts = counts
+        self.label_sums = label_sums
+        self.score_sums = score_sums
+        self._squares = squares
 
     def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
         """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only: ℓ1 and ℓ∞ need rows)."""
@@ -307,11 +299,93 @@ class CellBatch:
         return np.maximum(dev, 0.0)  # a sum of squares, below 0 only by rounding
 
 
+def _cell_moments(cells: CellStats, c: int) -> tuple[np.ndarray, ...]:
+    """Per cell: the outcome, mean score, variance and mean square of component ``c``."""
+    counts = cells.counts.astype(np.float64)
+    safe = np.where(counts > 0, counts, 1.0)
+    mean = cells.score_sums[:, c] / safe
+    square = cells.score_squares[:, c] / safe
+    return cells.outcomes[:, c].astype(np.float64), mean, _variance(square, mean), square
+
+
+def _bin_sums(bins: np.ndarray, n_bins: int, columns: np.ndarray) -> np.ndarray:
+    """``(K, B)`` per-bin sums of ``(K, D)`` per-cell columns: one sparse product, O(K·D)."""
+    from scipy import sparse
+
+    d = bins.shape[0]
+    onehot = sparse.csr_matrix((np.ones(d), (bins, np.arange(d))), shape=(n_bins, d))
+    return np.asarray((onehot @ columns.T).T)
+
+
+def multinomial_batch(
+    cells: CellStats, c: int, draws: np.ndarray, rng: np.random.Generator
+) -> _Batch:
+    """Component ``c``'s bins for multinomial cell counts ``draws`` (``(R, D)``).
+
+    Counts and outcome sums are those of the resampled cells; score sums add a normal term
+    per bin (see the module docstring); sums of squares move with it.
+    """
+    b = cells.edges[c].shape[0] - 1
+    outcome, mean, var, square = _cell_moments(cells, c)
+    r = draws.shape[0]
+    stacked = np.concatenate(
+        [draws, draws * outcome, draws * mean, draws * var, draws * square], axis=0
+    )
+    sums = _bin_sums(cells.bins[:, c], b, stacked).reshape(5, r, b)
+    counts, label_sums, center, spread, squares = sums
+    noise = np.sqrt(np.maximum(spread, 0.0)) * rng.standard_normal((r, b))
+    center_mean = center / np.maximum(counts, 1.0)
+    # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
+    # bin's spread Σ(s − c)² would take the score sum's noise undamped
+    return _Batch(counts, label_sums, center + noise, squares + 2.0 * center_mean * noise)
+
+
 def supports(info: Any, norm: float) -> bool:
     """Whether an estimator's kernel can read resampled cells (see the module docstring)."""
     return info.binned and (
         info.statistics == "bins" or (info.statistics == "scores-in-bins" and norm == 2.0)
     )
+
+
+#: Above this much work (resamples × cells × (components + 8)) the ``"auto"`` law of
+#: :func:`cell_bootstrap` is the normal one, when that costs less: about a second here.
+MULTINOMIAL_WORK = 1_000_000_000
+
+#: Most bin statistics (``4 × bins × components + scores``) the normal law draws jointly.
+NORMAL_MAX_DIM = 3000
+
+#: The laws of the resampled cell counts (see :func:`cell_bootstrap`).
+CELL_LAWS = ("auto", "multinomial", "normal")
+
+
+def cell_law(cells: CellStats, n_resamples: int, n_scores: int = 0) -> str:
+    """Return the law ``"auto"`` picks: ``"multinomial"`` unless it is costly and the normal cheaper.
+
+    Parameters
+    ----------
+    cells : CellStats
+        The cells.
+    n_resamples : int
+        Resamples.
+    n_scores : int, default=0
+        Scores bootstrapped beside the estimators.
+
+    Returns
+    -------
+    str
+        ``"multinomial"`` or ``"normal"``.
+    """
+    d, k = cells.n_cells, len(cells.names)
+    dim = _dimension(cells, n_scores)
+    multinomial = n_resamples * d * (k + 8.0)
+    normal = d * (4.0 * k) ** 2 + dim**3 / 3.0 + n_resamples * dim * dim
+    if multinomial > MULTINOMIAL_WORK and dim <= NORMAL_MAX_DIM and normal < multinomial:
+        return "normal"
+    return "multinomial"
+
+
+def _dimension(cells: CellStats, n_scores: int) -> int:
+    return 4 * sum(e.shape[0] - 1 for e in cells.edges) + n_scores
 
 
 def cell_bootstrap(
@@ -321,6 +395,7 @@ def cell_bootstrap(
     n_resamples: int,
     seed: int,
     est_seed: int = 0,
+    law: str = "auto",
 ) -> dict[str, np.ndarray]:
     """Bootstrap distributions of statistics of the cells, on common resampled cells.
 
@@ -337,26 +412,30 @@ def cell_bootstrap(
         Seed of the resampled cell counts (and of the normal terms).
     est_seed : int, default=0
         The seed a random estimator gets on every resample (as in the exact bootstrap).
+    law : {"auto", "multinomial", "normal"}, default="auto"
+        ``"multinomial"`` draws the cell counts of every resample exactly (the module
+        docstring); ``"normal"`` draws every bin statistic of every component at once from
+        the normal law with the multinomial's mean and covariance (:func:`normal_batches`):
+        its cost does not grow with the cells, which matters when they are as many as the
+        rows (the classwise lens of many classes). ``"auto"``: :func:`cell_law`.
 
     Returns
     -------
     dict
         Key → ``(n_resamples,)`` values.
     """
+    if law not in CELL_LAWS:
+        raise ValueError(f"law must be one of {CELL_LAWS}; got {law!r}")
+    scores = [s for s in statistics.values() if isinstance(s, str)]
+    if law == "auto":
+        law = cell_law(cells, n_resamples, len(scores))
     rng = np.random.default_rng(seed)
-    n = cells.n
-    shares = cells.counts / n
-    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
     out = {key: np.empty(n_resamples) for key in statistics}
     streams = {key: NormalStream(est_seed) for key in statistics}
-    done = 0
-    while done < n_resamples:
-        r = min(chunk, n_resamples - done)
-        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
-        batches = [CellBatch(cells, c, draws, rng) for c in range(len(cells.names))]
+    for done, r, batches, totals in _resampled(cells, scores, n_resamples, rng, law):
         for key, stat in statistics.items():
             if isinstance(stat, str):
-                out[key][done : done + r] = _score_draws(cells, stat, draws, rng)
+                out[key][done : done + r] = totals[stat]
                 continue
             ctx = KernelContext(stat.options, streams[key], np.zeros(r, dtype=np.int64))
             per = np.empty((r, len(batches)))
@@ -364,8 +443,115 @@ def cell_bootstrap(
                 value = stat.info.kernel(batch, stat.norm, ctx)
                 per[:, c] = value[0] if isinstance(value, tuple) else value
             out[key][done : done + r] = stat.info.combine(per, cells.weights, stat.norm)
-        done += r
     return out
+
+
+def _resampled(
+    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator, law: str
+) -> Any:
+    """Yield ``(start, R, batches, score values)`` for chunks of resamples."""
+    if law == "normal":
+        batches, totals = normal_batches(cells, scores, n_resamples, rng)
+        yield 0, n_resamples, batches, totals
+        return
+    n = cells.n
+    shares = cells.counts / n
+    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
+    done = 0
+    while done < n_resamples:
+        r = min(chunk, n_resamples - done)
+        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
+        batches = [multinomial_batch(cells, c, draws, rng) for c in range(len(cells.names))]
+        totals = {s: _score_draws(cells, s, draws, rng) for s in scores}
+        yield done, r, batches, totals
+        done += r
+
+
+def normal_batches(
+    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator
+) -> tuple[list[_Batch], dict[str, np.ndarray]]:
+    """Resampled bin statistics from the normal law with the cell multinomial's moments.
+
+    Every bin statistic of every component — count, outcome sum, score sum and sum of squares
+    per bin — and every score's total is a linear function ``T = Aᵀ N`` of the resampled
+    cell counts ``N ~ Multinomial(n, c/n)``, so ``T`` has mean ``Aᵀ c`` (the data's own
+    statistics) and covariance ``Aᵀ diag(c) A − (Aᵀ c)(Aᵀ c)ᵀ / n``. Draws of ``T`` from the
+    normal law with these moments (the central limit theorem over the rows) replace the
+    multinomial draws; the normal terms of the score sums within cells are added as in the
+    multinomial law. Counts below 0 and sums outside ``[0, count]`` (possible only in bins
+    of a few rows) are clipped to the nearest possible value.
+
+    Parameters
+    ----------
+    cells : CellStats
+        The cells.
+    scores : list of str
+        Scores (keys of ``cells.row_sums``) whose resampled means are drawn too.
+    n_resamples : int
+        Resamples.
+    rng : numpy.random.Generator
+        The generator.
+
+    Returns
+    -------
+    batches : list
+        Per component, the resampled bins (a :class:`~core.estimators.base.BinBatch`).
+    totals : dict
+        Score → ``(n_resamples,)`` resampled means.
+    """
+    from scipy import sparse
+
+    counts = cells.counts.astype(np.float64)
+    n = float(counts.sum())
+    d = cells.n_cells
+    rows, cols, vals, within, offsets = [], [], [], [], []
+    at = 0
+    cell = np.arange(d)
+    for c in range(len(cells.names)):
+        b = cells.edges[c].shape[0] - 1
+        outcome, mean, var, square = _cell_moments(cells, c)
+        bins = cells.bins[:, c]
+        for j, weight in enumerate((np.ones(d), outcome, mean, square)):
+            rows.append(cell)
+            cols.append(at + j * b + bins)
+            vals.append(weight)
+        within.append(np.bincount(bins, weights=counts * var, minlength=b))
+        offsets.append((at, b))
+        at += 4 * b
+    safe = np.where(counts > 0, counts, 1.0)
+    for s in scores:
+        mean = cells.row_sums[s] / safe
+        rows.append(cell)
+        cols.append(np.full(d, at))
+        vals.append(mean)
+        within.append(np.atleast_1d(counts @ _variance(cells.row_squares[s] / safe, mean)))
+        at += 1
+    a = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(d, at)
+    )
+    total = np.asarray(a.T @ counts).ravel()
+    cov = (a.T @ a.multiply(counts[:, None]).tocsr()).toarray() - np.outer(total, total) / n
+    with one_blas_thread():
+        w, u = np.linalg.eigh((cov + cov.T) / 2.0)
+        root = u * np.sqrt(np.clip(w, 0.0, None))
+        t = total + rng.standard_normal((n_resamples, at)) @ root.T
+    batches = []
+    for c, (start, b) in enumerate(offsets):
+        k = np.maximum(t[:, start : start + b], 0.0)
+        label_sums = np.clip(t[:, start + b : start + 2 * b], 0.0, k)
+        center = t[:, start + 2 * b : start + 3 * b]
+        squares = t[:, start + 3 * b : start + 4 * b]
+        noise = np.sqrt(within[c]) * rng.standard_normal((n_resamples, b))
+        center_mean = center / np.maximum(k, 1.0)
+        score_sums = np.clip(center + noise, 0.0, k)
+        squares = np.clip(squares + 2.0 * center_mean * noise, 0.0, k)
+        batches.append(_Batch(k, label_sums, score_sums, squares))
+    offset = offsets[-1][0] + 4 * offsets[-1][1] if offsets else 0
+    totals = {}
+    for i, s in enumerate(scores):
+        noise = np.sqrt(within[len(offsets) + i][0]) * rng.standard_normal(n_resamples)
+        totals[s] = (t[:, offset + i] + noise) / n
+    return batches, totals
 
 
 def _score_draws(
