@@ -249,8 +249,26 @@ def _kept_columns(
         else:
             keep_columns = [c for c in columns if c not in {str(u) for u in used if u is not None}]
     out = {}
+    for found in kept_names(columns, keep_columns):
+        series = frame[frame.columns[columns.index(found)]]
+        if keep is not None:
+            series = series[keep]
+        out[found] = kept_values(series)
+    return out
+
+
+def kept_names(columns: Sequence[Any], wanted: Sequence[str]) -> tuple[str, ...]:
+    """Return the columns to keep as the table names them (exact, else case-insensitive).
+
+    Raises
+    ------
+    ColumnError
+        For a column the table does not have.
+    """
+    columns = [str(c) for c in columns]
     lower = {c.lower(): c for c in reversed(columns)}
-    for want in keep_columns:
+    out = []
+    for want in wanted:
         found = want if want in columns else lower.get(str(want).strip().lower())
         if found is None:
             raise ColumnError(
@@ -259,11 +277,8 @@ def _kept_columns(
                 candidates=columns,
                 columns=columns,
             )
-        series = frame[frame.columns[columns.index(found)]]
-        if keep is not None:
-            series = series[keep]
-        out[found] = kept_values(series)
-    return out
+        out.append(found)
+    return tuple(dict.fromkeys(out))
 
 
 def kept_values(series: pd.Series) -> np.ndarray:
