@@ -64,6 +64,7 @@ __all__ = [
     "subgroup_analysis",
     "subgroup_metrics",
     "window_analysis",
+    "window_codes",
 ]
 
 #: Columns of :attr:`SubgroupAnalysis.table`.
@@ -1061,8 +1062,7 @@ def window_codes(
         codes = np.empty(n, dtype=np.int64)
         codes[order] = np.arange(n) // int(every)
         k = int(codes.max()) + 1
-        names = tuple(f"rows {i * every + 1}–{min(n, (i + 1) * every)}" for i in range(k))
-        return codes, names
+        return codes, window_names(np.arange(k), int(every), n)
     if every not in WINDOW_UNITS:
         raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
     if raw is None:
@@ -1072,12 +1072,38 @@ def window_codes(
         raise ConfigError(
             f"{int(np.isnat(t).sum()):,} rows have no time in {time!r}; drop them first."
         )
-    days = t.astype("datetime64[D]").astype(np.int64)
+    starts, codes = np.unique(window_days(t, every), return_inverse=True)
+    return codes.ravel().astype(np.int64), window_names(starts, every, pred.n)
+
+
+def window_days(times: np.ndarray, every: str) -> np.ndarray:
+    """Return the window of every time: its day, or the Monday of its week (days since 1970)."""
+    days = times.astype("datetime64[D]").astype(np.int64)
     if every == "week":
         days = days - (days + 3) % 7  # 1970-01-01 was a Thursday: back to Monday
-    starts, codes = np.unique(days, return_inverse=True)
-    names = tuple(str(np.datetime64(int(d), "D")) for d in starts)
-    return codes.ravel().astype(np.int64), names
+    return days
+
+
+def window_names(keys: np.ndarray, every: str | int, n: int) -> tuple[str, ...]:
+    """Name windows by their keys: ``YYYY-MM-DD`` (a day, a week's Monday) or ``rows a–b``.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray
+        Days since 1970 (``every`` a unit) or window numbers from 0 (``every`` rows each).
+    every : {"day", "week"} or int
+        The windows.
+    n : int
+        Rows in all (the last window of ``every`` rows ends there).
+
+    Returns
+    -------
+    tuple of str
+        One name per key.
+    """
+    if isinstance(every, str):
+        return tuple(str(np.datetime64(int(d), "D")) for d in keys)
+    return tuple(f"rows {int(i) * every + 1}–{min(n, (int(i) + 1) * every)}" for i in keys)
 
 
 def window_analysis(
@@ -1121,10 +1147,7 @@ def window_analysis(
     """
     pred = as_predictions(data)
     codes, names = window_codes(pred, time=time, every=every)
-    if threshold is not None and not (
-        isinstance(threshold, (int, float)) and math.isfinite(threshold) and threshold >= 0
-    ):
-        raise ConfigError(f"The threshold must be a number ≥ 0; got {threshold!r}.")
+    check_threshold(threshold)
     result = _grouped_analysis(
         pred,
         config,
@@ -1139,6 +1162,38 @@ def window_analysis(
         run_test=len(names) >= 2,
         what="windows",
     )
+    return with_breaches(result, time=time, every=every, threshold=threshold)
+
+
+def check_threshold(threshold: Any) -> None:
+    """Refuse a threshold that is not a number ≥ 0 (None: no threshold)."""
+    if threshold is not None and not (
+        isinstance(threshold, (int, float))
+        and not isinstance(threshold, bool)
+        and math.isfinite(threshold)
+        and threshold >= 0
+    ):
+        raise ConfigError(f"The threshold must be a number ≥ 0; got {threshold!r}.")
+
+
+def with_breaches(
+    result: SubgroupAnalysis, *, time: str | None, every: str | int, threshold: float | None
+) -> WindowAnalysis:
+    """Return the windows' analysis with the first windows that break the threshold.
+
+    Parameters
+    ----------
+    result : SubgroupAnalysis
+        The analysis whose groups are the windows in time order.
+    time, every, threshold
+        As for :func:`window_analysis`.
+
+    Returns
+    -------
+    WindowAnalysis
+        The first judged window over ``threshold`` and the first whose interval lies
+        wholly above it.
+    """
     first = first_sure = None
     if threshold is not None:
         for row in result.table.itertuples(index=False):

@@ -211,16 +211,7 @@ def load_predictions(
         role_arrays[role] = arr
     extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
     if extra:
-        # a kept column is not an ignored one
-        notes = []
-        for f in findings:
-            if f.code == "ignored-columns":
-                rest = [c for c in f.columns if str(c) not in extra]
-                if rest:
-                    notes.append(_ignored_note(rest))
-                continue
-            notes.append(f)
-        findings = notes
+        findings = not_ignored(findings, extra)
     mapping = {
         "label": label_name,
         "probs": list(prob_names),
@@ -255,6 +246,19 @@ def _kept_columns(
             series = series[keep]
         out[found] = kept_values(series)
     return out
+
+
+def not_ignored(findings: Sequence[LintFinding], kept: Any) -> list[LintFinding]:
+    """Return the findings with the kept columns out of the ignored-columns note."""
+    notes = []
+    for f in findings:
+        if f.code == "ignored-columns":
+            rest = [c for c in f.columns if str(c) not in kept]
+            if rest:
+                notes.append(_ignored_note(rest))
+            continue
+        notes.append(f)
+    return notes
 
 
 def kept_names(columns: Sequence[Any], wanted: Sequence[str]) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from core.data.columns import (
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
-from core.data.loader import kept_names, models_of
+from core.data.loader import kept_names, models_of, not_ignored
 from core.data.probabilities import (
     ScoreFacts,
     _numeric_matrix,
@@ -450,6 +450,7 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
         lay.headerless,
         repeated_names(lay.findings),
     )
+    kept = kept_names(lay.columns, options.keep_columns)
     return Plan(
         source=source,
         layout=lay,
@@ -457,8 +458,8 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
         prob_columns=tuple(prob_names),
         roles=roles,
         options=options,
-        column_findings=tuple(notes),
-        kept=kept_names(lay.columns, options.keep_columns),
+        column_findings=tuple(not_ignored(notes, kept)),
+        kept=kept,
     )
 
 
