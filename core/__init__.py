@@ -139,6 +139,7 @@ _EXPORTS: dict[str, str] = {
     "subgroup_analysis": "core.subgroups",
     "SubgroupAnalysis": "core.subgroups",
     "window_analysis": "core.subgroups",
+    "window_analysis_stream": "core.stream.windows",
     "WindowAnalysis": "core.subgroups",
     "find_groups": "core.data.groups",
 }

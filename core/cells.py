@@ -37,7 +37,7 @@ reading the spread of the scores in a bin at ℓ2 (through the sums of squares);
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,6 +203,58 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
     comps = view.components
     columns = [comp.index for comp in comps] + [comp.outcomes for comp in comps]
     radices = [comp.n_bins for comp in comps] + [2] * len(comps)
+    keys, inverse = _cell_keys(columns, radices)
+    return _gather(view, keys, inverse, row_values)
+
+
+def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
+    """Group the rows of a binned view into cells, separately for each group of rows.
+
+    Parameters
+    ----------
+    view : core.binned_view.BinnedView
+        The binned lens components.
+    codes : numpy.ndarray
+        ``(n,)`` non-negative integer group of every row.
+
+    Returns
+    -------
+    dict of int to CellStats
+        Group → the cells of its rows (:func:`cells_of` of those rows), groups ascending.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size == 0:
+        return {}
+    groups, local = np.unique(codes, return_inverse=True)
+    local = local.reshape(-1)
+    comps = view.components
+    columns = [local] + [comp.index for comp in comps] + [comp.outcomes for comp in comps]
+    radices = [groups.size] + [comp.n_bins for comp in comps] + [2] * len(comps)
+    keys, inverse = _cell_keys(columns, radices)
+    whole = _gather(view, keys[:, 1:], inverse, None)
+    # keys ascend with the group first: each group's cells are one run, in their own order
+    bounds = np.searchsorted(keys[:, 0], np.arange(groups.size + 1))
+    out = {}
+    for j, g in enumerate(groups):
+        lo, hi = int(bounds[j]), int(bounds[j + 1])
+        out[int(g)] = CellStats(
+            whole.lens,
+            whole.binning,
+            whole.n_bins,
+            whole.edges,
+            whole.names,
+            whole.weights,
+            whole.bins[lo:hi],
+            whole.outcomes[lo:hi],
+            whole.counts[lo:hi],
+            whole.score_sums[lo:hi],
+            whole.score_squares[lo:hi],
+        )
+    return out
+
+
+def _cell_keys(columns: list[Any], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the distinct rows of ``columns`` ascending, and each row's position among them."""
     code = _pack(columns, radices)
     space = int(np.prod(np.asarray(radices, dtype=np.float64))) if code is not None else 0
     if code is not None and space <= max(DENSE_CODES, 4 * code.shape[0]):
@@ -218,7 +270,17 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
     else:  # too many components to pack into one integer
         stacked = np.stack([np.asarray(col, dtype=np.intp) for col in columns], axis=1)
         keys, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    return keys, inverse.reshape(-1)
+
+
+def _gather(
+    view: Any,
+    keys: np.ndarray,
+    inverse: np.ndarray,
+    row_values: Mapping[str, np.ndarray] | None,
+) -> CellStats:
+    """Return the cells of ``keys`` (bins, then outcomes) with the sums of their rows."""
+    comps = view.components
     d = keys.shape[0]
     counts = np.bincount(inverse, minlength=d).astype(np.int64)
     score_sums = np.empty((d, len(comps)))
@@ -273,28 +335,33 @@ def _unpack(code: np.ndarray, radices: list[int]) -> np.ndarray:
 # --------------------------------------------------------------------------- the bootstrap
 
 
-class _Batch:
-    """Resampled bin statistics of one component (a :class:`~core.estimators.base.BinBatch`).
+class SumsBatch:
+    """A :class:`~core.estimators.base.BinBatch` from bin sums, squared scores included.
 
-    ``squares`` holds the resampled ``Σ s²`` per bin, which gives the ℓ2 spread of the scores.
+    The sums of squared scores give the ℓ2 spread of a bin's scores; ℓ1 and ℓ∞ need rows.
+
+    Parameters
+    ----------
+    counts, score_sums, label_sums, squares : numpy.ndarray
+        ``(R, B)`` per sample and bin.
     """
 
     def __init__(
         self,
         counts: np.ndarray,
-        label_sums: np.ndarray,
         score_sums: np.ndarray,
+        label_sums: np.ndarray,
         squares: np.ndarray,
     ) -> None:
         self.counts = counts
-        self.label_sums = label_sums
         self.score_sums = score_sums
+        self.label_sums = label_sums
         self._squares = squares
 
     def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
-        """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only: ℓ1 and ℓ∞ need rows)."""
+        """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only)."""
         if norm != 2.0:
-            raise NotImplementedError("the cell bootstrap has the spread of a bin's scores at ℓ2")
+            raise NotImplementedError("bin sums have the spread of a bin's scores at ℓ2 only")
         dev = self._squares - 2.0 * center * self.score_sums + self.counts * center * center
         return np.maximum(dev, 0.0)  # a sum of squares, below 0 only by rounding
 
@@ -319,7 +386,7 @@ def _bin_sums(bins: np.ndarray, n_bins: int, columns: np.ndarray) -> np.ndarray:
 
 def multinomial_batch(
     cells: CellStats, c: int, draws: np.ndarray, rng: np.random.Generator
-) -> _Batch:
+) -> SumsBatch:
     """Component ``c``'s bins for multinomial cell counts ``draws`` (``(R, D)``).
 
     Counts and outcome sums are those of the resampled cells; score sums add a normal term
@@ -337,7 +404,7 @@ def multinomial_batch(
     center_mean = center / np.maximum(counts, 1.0)
     # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
     # bin's spread Σ(s − c)² would take the score sum's noise undamped
-    return _Batch(counts, label_sums, center + noise, squares + 2.0 * center_mean * noise)
+    return SumsBatch(counts, center + noise, label_sums, squares + 2.0 * center_mean * noise)
 
 
 def supports(info: Any, norm: float) -> bool:
@@ -469,7 +536,7 @@ def _resampled(
 
 def normal_batches(
     cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator
-) -> tuple[list[_Batch], dict[str, np.ndarray]]:
+) -> tuple[list[SumsBatch], dict[str, np.ndarray]]:
     """Resampled bin statistics from the normal law with the cell multinomial's moments.
 
     Every bin statistic of every component — count, outcome sum, score sum and sum of squares
@@ -545,13 +612,183 @@ def normal_batches(
         center_mean = center / np.maximum(k, 1.0)
         score_sums = np.clip(center + noise, 0.0, k)
         squares = np.clip(squares + 2.0 * center_mean * noise, 0.0, k)
-        batches.append(_Batch(k, label_sums, score_sums, squares))
+        batches.append(SumsBatch(k, score_sums, label_sums, squares))
     offset = offsets[-1][0] + 4 * offsets[-1][1] if offsets else 0
     totals = {}
     for i, s in enumerate(scores):
         noise = np.sqrt(within[len(offsets) + i][0]) * rng.standard_normal(n_resamples)
         totals[s] = (t[:, offset + i] + noise) / n
     return batches, totals
+
+
+def group_bin_sums(groups: Sequence[CellStats], c: int) -> SumsBatch:
+    """Component ``c``'s bin sums of every group as one batch of ``G`` samples."""
+    b = groups[0].edges[c].shape[0] - 1
+    out = np.zeros((4, len(groups), b))
+    for g, cells in enumerate(groups):
+        idx = cells.bins[:, c]
+        counts = cells.counts.astype(np.float64)
+        out[0, g] = np.bincount(idx, weights=counts, minlength=b)
+        out[1, g] = np.bincount(idx, weights=cells.score_sums[:, c], minlength=b)
+        out[2, g] = np.bincount(idx, weights=counts * cells.outcomes[:, c], minlength=b)
+        out[3, g] = np.bincount(idx, weights=cells.score_squares[:, c], minlength=b)
+    return SumsBatch(*out)
+
+
+def grouped_values(groups: Sequence[CellStats], call: Any, seed: int) -> tuple[np.ndarray, float]:
+    """Every group's value and the pooled value of an estimator :func:`supports`, from cells.
+
+    Parameters
+    ----------
+    groups : sequence of CellStats
+        Each group's cells, on the same edges.
+    call : core.calibration.EstimatorCall
+        The estimator.
+    seed : int
+        The seed a random estimator reads its draws from (every group and the pooled value
+        from its start, as :func:`core.subgroups.subgroup_analysis` does).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        ``(G,)`` group values.
+    pooled : float
+        The value of all rows.
+    """
+    n_groups = len(groups)
+    per_g = np.empty((n_groups, len(groups[0].names)))
+    per_p = np.empty((1, len(groups[0].names)))
+    ctx_g = KernelContext(call.options, NormalStream(seed), np.zeros(n_groups, dtype=np.int64))
+    ctx_p = KernelContext(call.options, NormalStream(seed), np.zeros(1, dtype=np.int64))
+    for c in range(per_g.shape[1]):
+        batch = group_bin_sums(groups, c)
+        pooled = SumsBatch(*(x.sum(axis=0, keepdims=True) for x in _sums_of(batch)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out_g = call.info.kernel(batch, call.norm, ctx_g)
+            out_p = call.info.kernel(pooled, call.norm, ctx_p)
+        per_g[:, c] = out_g[0] if isinstance(out_g, tuple) else out_g
+        per_p[:, c] = out_p[0] if isinstance(out_p, tuple) else out_p
+    weights = groups[0].weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = call.info.combine(per_g, weights, call.norm)
+        pooled_value = call.info.combine(per_p, weights, call.norm)
+    return np.asarray(values, dtype=np.float64), float(pooled_value[0])
+
+
+def _sums_of(batch: SumsBatch) -> tuple[np.ndarray, ...]:
+    return batch.counts, batch.score_sums, batch.label_sums, batch._squares
+
+
+def grouped_cell_bootstrap(
+    groups: Sequence[CellStats],
+    call: Any,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap every group's value and the pooled value on the same cell draws (paired).
+
+    One resample draws the counts of every (group, cell) pair from
+    ``Multinomial(n, pair shares)`` — exactly the law of those counts when ``n`` rows of all
+    groups are drawn with replacement — so a group's resampled size varies as in the exact
+    paired bootstrap, and the pooled value is computed on the same draws (the sum over the
+    groups), which pairs the gaps. Score sums take the normal term of :func:`multinomial_batch`,
+    per (group, bin); the pooled score sums are their sums.
+
+    Parameters
+    ----------
+    groups : sequence of CellStats
+        Each group's cells, on the same edges (the group order is the draws' order).
+    call : core.calibration.EstimatorCall
+        An estimator :func:`supports` reads.
+    n_resamples : int
+        Number of resamples.
+    seed : int
+        Seed of the draws; a random estimator reads its own draws from it too.
+
+    Returns
+    -------
+    groups : numpy.ndarray
+        ``(n_resamples, G)`` values (NaN where a resample holds none of a group's rows).
+    pooled : numpy.ndarray
+        ``(n_resamples,)`` values of all rows on the same resamples.
+    """
+    n_groups = len(groups)
+    n_comp = len(groups[0].names)
+    counts = np.concatenate([g.counts for g in groups]).astype(np.float64)
+    owner = np.repeat(np.arange(n_groups), [g.n_cells for g in groups])
+    n = int(counts.sum())
+    shares = counts / n
+    safe = np.where(counts > 0, counts, 1.0)
+    per_comp = []
+    for c in range(n_comp):
+        b = groups[0].edges[c].shape[0] - 1
+        score_sums = np.concatenate([g.score_sums[:, c] for g in groups])
+        mean = score_sums / safe
+        squares = np.concatenate([g.score_squares[:, c] for g in groups]) / safe
+        per_comp.append(
+            (
+                b,
+                owner * b + np.concatenate([g.bins[:, c] for g in groups]),
+                np.concatenate([g.outcomes[:, c] for g in groups]).astype(np.float64),
+                mean,
+                _variance(squares, mean),
+                squares,
+            )
+        )
+    d = counts.shape[0]
+    b_max = max(p[0] for p in per_comp)
+    chunk = max(1, CHUNK_CELLS // max(d, n_groups * b_max))
+    rng = np.random.default_rng(seed)
+    streams = (NormalStream(seed), NormalStream(seed))
+    dist_g = np.empty((n_resamples, n_groups))
+    dist_p = np.empty(n_resamples)
+    weights = groups[0].weights
+    done = 0
+    while done < n_resamples:
+        r = min(chunk, n_resamples - done)
+        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
+        per_g = np.empty((r * n_groups, n_comp))
+        per_p = np.empty((r, n_comp))
+        ctx_g = KernelContext(call.options, streams[0], np.zeros(r * n_groups, dtype=np.int64))
+        ctx_p = KernelContext(call.options, streams[1], np.zeros(r, dtype=np.int64))
+        present = None
+        for c, (b, cell_bin, outcome, mean, var, squares) in enumerate(per_comp):
+            size = n_groups * b
+            flat = (np.arange(r)[:, None] * size + cell_bin[None, :]).ravel()
+
+            shape = (r, n_groups, b)
+
+            def total(
+                w: np.ndarray, flat: np.ndarray = flat, shape: tuple[int, ...] = shape
+            ) -> np.ndarray:
+                size = shape[0] * shape[1] * shape[2]
+                return np.bincount(flat, weights=w.ravel(), minlength=size).reshape(shape)
+
+            cnt = total(draws)
+            labels = total(draws * outcome)
+            noise = np.sqrt(total(draws * var)) * rng.standard_normal((r, n_groups, b))
+            center = total(draws * mean)
+            ssum = center + noise
+            sq = total(draws * squares) + 2.0 * (center / np.maximum(cnt, 1.0)) * noise
+            if present is None:
+                present = cnt.sum(axis=2) > 0
+            grouped = SumsBatch(
+                cnt.reshape(-1, b), ssum.reshape(-1, b), labels.reshape(-1, b), sq.reshape(-1, b)
+            )
+            pooled = SumsBatch(cnt.sum(1), ssum.sum(1), labels.sum(1), sq.sum(1))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out_g = call.info.kernel(grouped, call.norm, ctx_g)
+                out_p = call.info.kernel(pooled, call.norm, ctx_p)
+            per_g[:, c] = out_g[0] if isinstance(out_g, tuple) else out_g
+            per_p[:, c] = out_p[0] if isinstance(out_p, tuple) else out_p
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = call.info.combine(per_g, weights, call.norm).reshape(r, n_groups)
+            pooled_values = call.info.combine(per_p, weights, call.norm)
+        dist_g[done : done + r] = np.where(present, values, np.nan)
+        dist_p[done : done + r] = pooled_values
+        done += r
+    return dist_g, dist_p
 
 
 def _score_draws(
