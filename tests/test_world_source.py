@@ -45,7 +45,13 @@ def test_glm_world_round_trip_and_errors():
     assert world.scores == BetaScores(2.7752, 0.0478)
     # the AIC-best row of ResNet-110 on CIFAR-10 is this preset
     assert world.curve == PRESET_WORLDS["resnet110_c10"].curve
-    for bad in ("nope", "glm:1,1", "glm:-1,1,logit_logit_b1,0,1", "glm:1,1,foo_bar_b1", "glm:a,1,x"):
+    for bad in (
+        "nope",
+        "glm:1,1",
+        "glm:-1,1,logit_logit_b1,0,1",
+        "glm:1,1,foo_bar_b1",
+        "glm:a,1,x",
+    ):
         with pytest.raises(ConfigError):
             world_named(bad)
     with pytest.raises(ConfigError):
@@ -86,6 +92,7 @@ def test_widmann_classwise_closed_forms():
     assert true_error("widmann-m2", lens="classwise", norm=1).value == pytest.approx(
         0.5 * (0.9 + 9 * 0.1) / 10, abs=1e-12
     )
+
     # M3, ℓ1: E|G − 0.1| for G ~ Beta(0.1, 0.9) by quadrature, x = t¹⁰ removing the
     # density's x^(−0.9) singularity at 0
     def integrand(t: float) -> float:
@@ -93,7 +100,9 @@ def test_widmann_classwise_closed_forms():
         return abs(x - 0.1) * stats.beta.pdf(x, 0.1, 0.9) * 10 * t**9
 
     first = integrate.quad(integrand, 0, 1, points=[0.1**0.1], limit=200)[0]
-    assert true_error("widmann-m3", lens="classwise", norm=1).value == pytest.approx(first, abs=1e-7)
+    assert true_error("widmann-m3", lens="classwise", norm=1).value == pytest.approx(
+        first, abs=1e-7
+    )
     # ℓ2: E(G − 0.1)² = Var G (the mean is 0.1) = 0.1·0.9 / 2
     assert true_error("widmann-m3", lens="classwise", norm=2).value == pytest.approx(
         np.sqrt(0.09 / 2), abs=1e-12

@@ -127,7 +127,9 @@ def world_named(name: str) -> AnyWorld:
             alpha, beta = float(parts[0]), float(parts[1])
             b0, b1 = (float(p) for p in [*parts[3:], "0", "0"][:2])
         except ValueError as exc:
-            raise ConfigError(f"The numbers of the world {name!r} are not numbers ({exc}).") from exc
+            raise ConfigError(
+                f"The numbers of the world {name!r} are not numbers ({exc})."
+            ) from exc
         return _glm_world(alpha, beta, parts[2], b0, b1)
     raise ConfigError(
         f"Unknown world {name!r}. Use a preset ({', '.join(PRESET_WORLDS)}), widmann-m1, "
