@@ -55,10 +55,12 @@ page = st.navigation(sections, position="sidebar", expanded=True)
 
 with state.show_errors():
     state.load_sample_from_url(default=_startup_sample())
+    state.sync_world()
 
 with st.sidebar:
     with state.show_errors():
         widgets.data_badge()
+        widgets.world_truth()
         widgets.model_picker()
     st.subheader("Analysis options")
     with state.show_errors():
