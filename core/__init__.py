@@ -119,6 +119,9 @@ _EXPORTS: dict[str, str] = {
     "PRESET_WORLDS": "core.worlds",
     "World": "core.worlds",
     "true_calibration_error": "core.worlds",
+    "draw_predictions": "core.worlds",
+    "true_error": "core.worlds",
+    "world_named": "core.worlds",
     "bias_vs_n": "core.bias",
     "simulate_estimates": "core.bias",
     "fit_world": "core.worlds",
@@ -139,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "subgroup_analysis": "core.subgroups",
     "SubgroupAnalysis": "core.subgroups",
     "window_analysis": "core.subgroups",
+    "window_analysis_stream": "core.stream.windows",
     "WindowAnalysis": "core.subgroups",
     "find_groups": "core.data.groups",
 }

@@ -17,6 +17,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -120,3 +121,24 @@ def even_pieces(total: int, piece: int) -> list[tuple[int, int]]:
     """
     piece = max(1, int(piece))
     return [(i, min(i + piece, total)) for i in range(0, total, piece)]
+
+
+_BLAS_CONTROLLER: list = []
+
+
+def one_blas_thread() -> AbstractContextManager:
+    """Limit BLAS to one thread (when threadpoolctl is installed), else do nothing.
+
+    The products and decompositions this wraps are small (an inner dimension of K, a
+    matrix of a few hundred rows), so a second BLAS thread gains little, while thread
+    hand-off on a busy machine made them up to 10× slower.
+    """
+    if not _BLAS_CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER.append(ThreadpoolController())
+        except Exception:  # noqa: BLE001 - optional: any failure means "no control"
+            _BLAS_CONTROLLER.append(None)
+    ctl = _BLAS_CONTROLLER[0]
+    return ctl.limit(limits=1, user_api="blas") if ctl is not None else nullcontext()

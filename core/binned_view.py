@@ -29,6 +29,7 @@ from core.binning import (
     sorted_bin_stats,
 )
 from core.lenses import LensView, lens_view
+from core.memo import stable_order
 
 #: Calibscope's own bins (:data:`core.conventions.DEFAULT_CONVENTION`).
 DEFAULT_CONVENTION = "calibscope"
@@ -106,7 +107,7 @@ class ComponentBins:
         """Stable ascending argsort of the scores (computed at most once)."""
         if self.order_ is not None:
             return self.order_
-        return np.argsort(self.scores, kind="stable")
+        return stable_order(self.scores)
 
     def sorted_sample(self) -> Any:
         """Return the component in score order, as the sweep reads it (a batch of one)."""
@@ -441,9 +442,7 @@ class BinnedViews:
         """Stable argsort of one component's scores (shared with the binnings that sort)."""
         known = self._known_orders(lens)
         if known[component] is None:
-            self._orders[lens][component] = np.argsort(
-                self.lens(lens).scores[component], kind="stable"
-            )
+            self._orders[lens][component] = stable_order(self.lens(lens).scores[component])
         return self._orders[lens][component]  # type: ignore[return-value]
 
     def _known_orders(self, lens: str) -> list[np.ndarray | None]:

@@ -24,6 +24,11 @@ bootstrap** (:func:`cell_bootstrap`), the fast scheme for large ``n``:
   sum's normal term ``ε``.
 - The cost is ``O(R · cells)`` instead of ``O(R · n)``. The equal-mass bins of the full sample are
   held fixed (the exact bootstrap re-bins each resample by rank), which the result's path says.
+- When the cells are almost as many as the rows (the classwise lens of many classes: the cells
+  are the combinations of every class's bin), ``O(R · cells)`` is the exact bootstrap's cost
+  again. The bin statistics are linear in the cell counts, so their mean and covariance under
+  the multinomial are known from the cells; :func:`normal_batches` draws them from the normal
+  law with those moments, at a cost that does not grow with the cells (:func:`cell_law`).
 
 Estimators supported: those whose kernel reads bin statistics (``statistics="bins"``), and those
 reading the spread of the scores in a bin at ℓ2 (through the sums of squares); the others (ℓ1 and
@@ -32,12 +37,13 @@ reading the spread of the scores in a bin at ℓ2 (through the sums of squares);
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from core._parallel import one_blas_thread
 from core.binning import BinStats
 from core.estimators.base import KernelContext, NormalStream
 
@@ -197,6 +203,58 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
     comps = view.components
     columns = [comp.index for comp in comps] + [comp.outcomes for comp in comps]
     radices = [comp.n_bins for comp in comps] + [2] * len(comps)
+    keys, inverse = _cell_keys(columns, radices)
+    return _gather(view, keys, inverse, row_values)
+
+
+def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
+    """Group the rows of a binned view into cells, separately for each group of rows.
+
+    Parameters
+    ----------
+    view : core.binned_view.BinnedView
+        The binned lens components.
+    codes : numpy.ndarray
+        ``(n,)`` non-negative integer group of every row.
+
+    Returns
+    -------
+    dict of int to CellStats
+        Group → the cells of its rows (:func:`cells_of` of those rows), groups ascending.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size == 0:
+        return {}
+    groups, local = np.unique(codes, return_inverse=True)
+    local = local.reshape(-1)
+    comps = view.components
+    columns = [local] + [comp.index for comp in comps] + [comp.outcomes for comp in comps]
+    radices = [groups.size] + [comp.n_bins for comp in comps] + [2] * len(comps)
+    keys, inverse = _cell_keys(columns, radices)
+    whole = _gather(view, keys[:, 1:], inverse, None)
+    # keys ascend with the group first: each group's cells are one run, in their own order
+    bounds = np.searchsorted(keys[:, 0], np.arange(groups.size + 1))
+    out = {}
+    for j, g in enumerate(groups):
+        lo, hi = int(bounds[j]), int(bounds[j + 1])
+        out[int(g)] = CellStats(
+            whole.lens,
+            whole.binning,
+            whole.n_bins,
+            whole.edges,
+            whole.names,
+            whole.weights,
+            whole.bins[lo:hi],
+            whole.outcomes[lo:hi],
+            whole.counts[lo:hi],
+            whole.score_sums[lo:hi],
+            whole.score_squares[lo:hi],
+        )
+    return out
+
+
+def _cell_keys(columns: list[Any], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the distinct rows of ``columns`` ascending, and each row's position among them."""
     code = _pack(columns, radices)
     space = int(np.prod(np.asarray(radices, dtype=np.float64))) if code is not None else 0
     if code is not None and space <= max(DENSE_CODES, 4 * code.shape[0]):
@@ -212,7 +270,17 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
     else:  # too many components to pack into one integer
         stacked = np.stack([np.asarray(col, dtype=np.intp) for col in columns], axis=1)
         keys, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    return keys, inverse.reshape(-1)
+
+
+def _gather(
+    view: Any,
+    keys: np.ndarray,
+    inverse: np.ndarray,
+    row_values: Mapping[str, np.ndarray] | None,
+) -> CellStats:
+    """Return the cells of ``keys`` (bins, then outcomes) with the sums of their rows."""
+    comps = view.components
     d = keys.shape[0]
     counts = np.bincount(inverse, minlength=d).astype(np.int64)
     score_sums = np.empty((d, len(comps)))
@@ -267,44 +335,76 @@ def _unpack(code: np.ndarray, radices: list[int]) -> np.ndarray:
 # --------------------------------------------------------------------------- the bootstrap
 
 
-class CellBatch:
-    """The :class:`~core.estimators.base.BinBatch` of one component for resampled cells.
+class SumsBatch:
+    """A :class:`~core.estimators.base.BinBatch` from bin sums, squared scores included.
 
-    Counts and outcome sums are those of the resampled cells; score sums add a normal term
-    per bin (see the module docstring); sums of squares (ℓ2 spread) take their mean.
+    The sums of squared scores give the ℓ2 spread of a bin's scores; ℓ1 and ℓ∞ need rows.
+
+    Parameters
+    ----------
+    counts, score_sums, label_sums, squares : numpy.ndarray
+        ``(R, B)`` per sample and bin.
     """
 
     def __init__(
         self,
-        cells: CellStats,
-        c: int,
-        draws: np.ndarray,
-        rng: np.random.Generator,
+        counts: np.ndarray,
+        score_sums: np.ndarray,
+        label_sums: np.ndarray,
+        squares: np.ndarray,
     ) -> None:
-        b = cells.edges[c].shape[0] - 1
-        onehot = np.zeros((cells.n_cells, b))
-        onehot[np.arange(cells.n_cells), cells.bins[:, c]] = 1.0
-        counts = cells.counts.astype(np.float64)
-        safe = np.where(counts > 0, counts, 1.0)
-        mean = cells.score_sums[:, c] / safe
-        var = _variance(cells.score_squares[:, c] / safe, mean)
-        self.counts = draws @ onehot
-        self.label_sums = (draws * cells.outcomes[:, c]) @ onehot
-        spread = np.sqrt((draws * var) @ onehot)
-        noise = spread * rng.standard_normal(spread.shape)
-        center = (draws * mean) @ onehot
-        self.score_sums = center + noise
-        center /= np.maximum(self.counts, 1.0)
-        # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
-        # bin's spread Σ(s − c)² would take the score sum's noise undamped
-        self._squares = (draws * (cells.score_squares[:, c] / safe)) @ onehot + 2.0 * center * noise
+        self.counts = counts
+        self.score_sums = score_sums
+        self.label_sums = label_sums
+        self._squares = squares
 
     def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
-        """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only: ℓ1 and ℓ∞ need rows)."""
+        """``Σ (s − c_b)²`` per bin from the sums of squares (ℓ2 only)."""
         if norm != 2.0:
-            raise NotImplementedError("the cell bootstrap has the spread of a bin's scores at ℓ2")
+            raise NotImplementedError("bin sums have the spread of a bin's scores at ℓ2 only")
         dev = self._squares - 2.0 * center * self.score_sums + self.counts * center * center
         return np.maximum(dev, 0.0)  # a sum of squares, below 0 only by rounding
+
+
+def _cell_moments(cells: CellStats, c: int) -> tuple[np.ndarray, ...]:
+    """Per cell: the outcome, mean score, variance and mean square of component ``c``."""
+    counts = cells.counts.astype(np.float64)
+    safe = np.where(counts > 0, counts, 1.0)
+    mean = cells.score_sums[:, c] / safe
+    square = cells.score_squares[:, c] / safe
+    return cells.outcomes[:, c].astype(np.float64), mean, _variance(square, mean), square
+
+
+def _bin_sums(bins: np.ndarray, n_bins: int, columns: np.ndarray) -> np.ndarray:
+    """``(K, B)`` per-bin sums of ``(K, D)`` per-cell columns: one sparse product, O(K·D)."""
+    from scipy import sparse
+
+    d = bins.shape[0]
+    onehot = sparse.csr_matrix((np.ones(d), (bins, np.arange(d))), shape=(n_bins, d))
+    return np.asarray((onehot @ columns.T).T)
+
+
+def multinomial_batch(
+    cells: CellStats, c: int, draws: np.ndarray, rng: np.random.Generator
+) -> SumsBatch:
+    """Component ``c``'s bins for multinomial cell counts ``draws`` (``(R, D)``).
+
+    Counts and outcome sums are those of the resampled cells; score sums add a normal term
+    per bin (see the module docstring); sums of squares move with it.
+    """
+    b = cells.edges[c].shape[0] - 1
+    outcome, mean, var, square = _cell_moments(cells, c)
+    r = draws.shape[0]
+    stacked = np.concatenate(
+        [draws, draws * outcome, draws * mean, draws * var, draws * square], axis=0
+    )
+    sums = _bin_sums(cells.bins[:, c], b, stacked).reshape(5, r, b)
+    counts, label_sums, center, spread, squares = sums
+    noise = np.sqrt(np.maximum(spread, 0.0)) * rng.standard_normal((r, b))
+    center_mean = center / np.maximum(counts, 1.0)
+    # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
+    # bin's spread Σ(s − c)² would take the score sum's noise undamped
+    return SumsBatch(counts, center + noise, label_sums, squares + 2.0 * center_mean * noise)
 
 
 def supports(info: Any, norm: float) -> bool:
@@ -314,6 +414,47 @@ def supports(info: Any, norm: float) -> bool:
     )
 
 
+#: Above this much work (resamples × cells × (components + 8)) the ``"auto"`` law of
+#: :func:`cell_bootstrap` is the normal one, when that costs less: about a second here.
+MULTINOMIAL_WORK = 1_000_000_000
+
+#: Most bin statistics (``4 × bins × components + scores``) the normal law draws jointly.
+NORMAL_MAX_DIM = 3000
+
+#: The laws of the resampled cell counts (see :func:`cell_bootstrap`).
+CELL_LAWS = ("auto", "multinomial", "normal")
+
+
+def cell_law(cells: CellStats, n_resamples: int, n_scores: int = 0) -> str:
+    """Return the law ``"auto"`` picks: ``"multinomial"`` unless it is costly and the normal cheaper.
+
+    Parameters
+    ----------
+    cells : CellStats
+        The cells.
+    n_resamples : int
+        Resamples.
+    n_scores : int, default=0
+        Scores bootstrapped beside the estimators.
+
+    Returns
+    -------
+    str
+        ``"multinomial"`` or ``"normal"``.
+    """
+    d, k = cells.n_cells, len(cells.names)
+    dim = _dimension(cells, n_scores)
+    multinomial = n_resamples * d * (k + 8.0)
+    normal = d * (4.0 * k) ** 2 + dim**3 / 3.0 + n_resamples * dim * dim
+    if multinomial > MULTINOMIAL_WORK and dim <= NORMAL_MAX_DIM and normal < multinomial:
+        return "normal"
+    return "multinomial"
+
+
+def _dimension(cells: CellStats, n_scores: int) -> int:
+    return 4 * sum(e.shape[0] - 1 for e in cells.edges) + n_scores
+
+
 def cell_bootstrap(
     cells: CellStats,
     statistics: Mapping[str, Any],
@@ -321,6 +462,7 @@ def cell_bootstrap(
     n_resamples: int,
     seed: int,
     est_seed: int = 0,
+    law: str = "auto",
 ) -> dict[str, np.ndarray]:
     """Bootstrap distributions of statistics of the cells, on common resampled cells.
 
@@ -337,26 +479,30 @@ def cell_bootstrap(
         Seed of the resampled cell counts (and of the normal terms).
     est_seed : int, default=0
         The seed a random estimator gets on every resample (as in the exact bootstrap).
+    law : {"auto", "multinomial", "normal"}, default="auto"
+        ``"multinomial"`` draws the cell counts of every resample exactly (the module
+        docstring); ``"normal"`` draws every bin statistic of every component at once from
+        the normal law with the multinomial's mean and covariance (:func:`normal_batches`):
+        its cost does not grow with the cells, which matters when they are as many as the
+        rows (the classwise lens of many classes). ``"auto"``: :func:`cell_law`.
 
     Returns
     -------
     dict
         Key → ``(n_resamples,)`` values.
     """
+    if law not in CELL_LAWS:
+        raise ValueError(f"law must be one of {CELL_LAWS}; got {law!r}")
+    scores = [s for s in statistics.values() if isinstance(s, str)]
+    if law == "auto":
+        law = cell_law(cells, n_resamples, len(scores))
     rng = np.random.default_rng(seed)
-    n = cells.n
-    shares = cells.counts / n
-    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
     out = {key: np.empty(n_resamples) for key in statistics}
     streams = {key: NormalStream(est_seed) for key in statistics}
-    done = 0
-    while done < n_resamples:
-        r = min(chunk, n_resamples - done)
-        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
-        batches = [CellBatch(cells, c, draws, rng) for c in range(len(cells.names))]
+    for done, r, batches, totals in _resampled(cells, scores, n_resamples, rng, law):
         for key, stat in statistics.items():
             if isinstance(stat, str):
-                out[key][done : done + r] = _score_draws(cells, stat, draws, rng)
+                out[key][done : done + r] = totals[stat]
                 continue
             ctx = KernelContext(stat.options, streams[key], np.zeros(r, dtype=np.int64))
             per = np.empty((r, len(batches)))
@@ -364,8 +510,285 @@ def cell_bootstrap(
                 value = stat.info.kernel(batch, stat.norm, ctx)
                 per[:, c] = value[0] if isinstance(value, tuple) else value
             out[key][done : done + r] = stat.info.combine(per, cells.weights, stat.norm)
-        done += r
     return out
+
+
+def _resampled(
+    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator, law: str
+) -> Any:
+    """Yield ``(start, R, batches, score values)`` for chunks of resamples."""
+    if law == "normal":
+        batches, totals = normal_batches(cells, scores, n_resamples, rng)
+        yield 0, n_resamples, batches, totals
+        return
+    n = cells.n
+    shares = cells.counts / n
+    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
+    done = 0
+    while done < n_resamples:
+        r = min(chunk, n_resamples - done)
+        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
+        batches = [multinomial_batch(cells, c, draws, rng) for c in range(len(cells.names))]
+        totals = {s: _score_draws(cells, s, draws, rng) for s in scores}
+        yield done, r, batches, totals
+        done += r
+
+
+def normal_batches(
+    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator
+) -> tuple[list[SumsBatch], dict[str, np.ndarray]]:
+    """Resampled bin statistics from the normal law with the cell multinomial's moments.
+
+    Every bin statistic of every component — count, outcome sum, score sum and sum of squares
+    per bin — and every score's total is a linear function ``T = Aᵀ N`` of the resampled
+    cell counts ``N ~ Multinomial(n, c/n)``, so ``T`` has mean ``Aᵀ c`` (the data's own
+    statistics) and covariance ``Aᵀ diag(c) A − (Aᵀ c)(Aᵀ c)ᵀ / n``. Draws of ``T`` from the
+    normal law with these moments (the central limit theorem over the rows) replace the
+    multinomial draws; the normal terms of the score sums within cells are added as in the
+    multinomial law. Counts below 0 and sums outside ``[0, count]`` (possible only in bins
+    of a few rows) are clipped to the nearest possible value.
+
+    Parameters
+    ----------
+    cells : CellStats
+        The cells.
+    scores : list of str
+        Scores (keys of ``cells.row_sums``) whose resampled means are drawn too.
+    n_resamples : int
+        Resamples.
+    rng : numpy.random.Generator
+        The generator.
+
+    Returns
+    -------
+    batches : list
+        Per component, the resampled bins (a :class:`~core.estimators.base.BinBatch`).
+    totals : dict
+        Score → ``(n_resamples,)`` resampled means.
+    """
+    from scipy import sparse
+
+    counts = cells.counts.astype(np.float64)
+    n = float(counts.sum())
+    d = cells.n_cells
+    rows, cols, vals, within, offsets = [], [], [], [], []
+    at = 0
+    cell = np.arange(d)
+    for c in range(len(cells.names)):
+        b = cells.edges[c].shape[0] - 1
+        outcome, mean, var, square = _cell_moments(cells, c)
+        bins = cells.bins[:, c]
+        for j, weight in enumerate((np.ones(d), outcome, mean, square)):
+            rows.append(cell)
+            cols.append(at + j * b + bins)
+            vals.append(weight)
+        within.append(np.bincount(bins, weights=counts * var, minlength=b))
+        offsets.append((at, b))
+        at += 4 * b
+    safe = np.where(counts > 0, counts, 1.0)
+    for s in scores:
+        mean = cells.row_sums[s] / safe
+        rows.append(cell)
+        cols.append(np.full(d, at))
+        vals.append(mean)
+        within.append(np.atleast_1d(counts @ _variance(cells.row_squares[s] / safe, mean)))
+        at += 1
+    a = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(d, at)
+    )
+    total = np.asarray(a.T @ counts).ravel()
+    cov = (a.T @ a.multiply(counts[:, None]).tocsr()).toarray() - np.outer(total, total) / n
+    with one_blas_thread():
+        w, u = np.linalg.eigh((cov + cov.T) / 2.0)
+        root = u * np.sqrt(np.clip(w, 0.0, None))
+        t = total + rng.standard_normal((n_resamples, at)) @ root.T
+    batches = []
+    for c, (start, b) in enumerate(offsets):
+        k = np.maximum(t[:, start : start + b], 0.0)
+        label_sums = np.clip(t[:, start + b : start + 2 * b], 0.0, k)
+        center = t[:, start + 2 * b : start + 3 * b]
+        squares = t[:, start + 3 * b : start + 4 * b]
+        noise = np.sqrt(within[c]) * rng.standard_normal((n_resamples, b))
+        center_mean = center / np.maximum(k, 1.0)
+        score_sums = np.clip(center + noise, 0.0, k)
+        squares = np.clip(squares + 2.0 * center_mean * noise, 0.0, k)
+        batches.append(SumsBatch(k, score_sums, label_sums, squares))
+    offset = offsets[-1][0] + 4 * offsets[-1][1] if offsets else 0
+    totals = {}
+    for i, s in enumerate(scores):
+        noise = np.sqrt(within[len(offsets) + i][0]) * rng.standard_normal(n_resamples)
+        totals[s] = (t[:, offset + i] + noise) / n
+    return batches, totals
+
+
+def group_bin_sums(groups: Sequence[CellStats], c: int) -> SumsBatch:
+    """Component ``c``'s bin sums of every group as one batch of ``G`` samples."""
+    b = groups[0].edges[c].shape[0] - 1
+    out = np.zeros((4, len(groups), b))
+    for g, cells in enumerate(groups):
+        idx = cells.bins[:, c]
+        counts = cells.counts.astype(np.float64)
+        out[0, g] = np.bincount(idx, weights=counts, minlength=b)
+        out[1, g] = np.bincount(idx, weights=cells.score_sums[:, c], minlength=b)
+        out[2, g] = np.bincount(idx, weights=counts * cells.outcomes[:, c], minlength=b)
+        out[3, g] = np.bincount(idx, weights=cells.score_squares[:, c], minlength=b)
+    return SumsBatch(*out)
+
+
+def grouped_values(groups: Sequence[CellStats], call: Any, seed: int) -> tuple[np.ndarray, float]:
+    """Every group's value and the pooled value of an estimator :func:`supports`, from cells.
+
+    Parameters
+    ----------
+    groups : sequence of CellStats
+        Each group's cells, on the same edges.
+    call : core.calibration.EstimatorCall
+        The estimator.
+    seed : int
+        The seed a random estimator reads its draws from (every group and the pooled value
+        from its start, as :func:`core.subgroups.subgroup_analysis` does).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        ``(G,)`` group values.
+    pooled : float
+        The value of all rows.
+    """
+    n_groups = len(groups)
+    per_g = np.empty((n_groups, len(groups[0].names)))
+    per_p = np.empty((1, len(groups[0].names)))
+    ctx_g = KernelContext(call.options, NormalStream(seed), np.zeros(n_groups, dtype=np.int64))
+    ctx_p = KernelContext(call.options, NormalStream(seed), np.zeros(1, dtype=np.int64))
+    for c in range(per_g.shape[1]):
+        batch = group_bin_sums(groups, c)
+        pooled = SumsBatch(*(x.sum(axis=0, keepdims=True) for x in _sums_of(batch)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out_g = call.info.kernel(batch, call.norm, ctx_g)
+            out_p = call.info.kernel(pooled, call.norm, ctx_p)
+        per_g[:, c] = out_g[0] if isinstance(out_g, tuple) else out_g
+        per_p[:, c] = out_p[0] if isinstance(out_p, tuple) else out_p
+    weights = groups[0].weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = call.info.combine(per_g, weights, call.norm)
+        pooled_value = call.info.combine(per_p, weights, call.norm)
+    return np.asarray(values, dtype=np.float64), float(pooled_value[0])
+
+
+def _sums_of(batch: SumsBatch) -> tuple[np.ndarray, ...]:
+    return batch.counts, batch.score_sums, batch.label_sums, batch._squares
+
+
+def grouped_cell_bootstrap(
+    groups: Sequence[CellStats],
+    call: Any,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap every group's value and the pooled value on the same cell draws (paired).
+
+    One resample draws the counts of every (group, cell) pair from
+    ``Multinomial(n, pair shares)`` — exactly the law of those counts when ``n`` rows of all
+    groups are drawn with replacement — so a group's resampled size varies as in the exact
+    paired bootstrap, and the pooled value is computed on the same draws (the sum over the
+    groups), which pairs the gaps. Score sums take the normal term of :func:`multinomial_batch`,
+    per (group, bin); the pooled score sums are their sums.
+
+    Parameters
+    ----------
+    groups : sequence of CellStats
+        Each group's cells, on the same edges (the group order is the draws' order).
+    call : core.calibration.EstimatorCall
+        An estimator :func:`supports` reads.
+    n_resamples : int
+        Number of resamples.
+    seed : int
+        Seed of the draws; a random estimator reads its own draws from it too.
+
+    Returns
+    -------
+    groups : numpy.ndarray
+        ``(n_resamples, G)`` values (NaN where a resample holds none of a group's rows).
+    pooled : numpy.ndarray
+        ``(n_resamples,)`` values of all rows on the same resamples.
+    """
+    n_groups = len(groups)
+    n_comp = len(groups[0].names)
+    counts = np.concatenate([g.counts for g in groups]).astype(np.float64)
+    owner = np.repeat(np.arange(n_groups), [g.n_cells for g in groups])
+    n = int(counts.sum())
+    shares = counts / n
+    safe = np.where(counts > 0, counts, 1.0)
+    per_comp = []
+    for c in range(n_comp):
+        b = groups[0].edges[c].shape[0] - 1
+        score_sums = np.concatenate([g.score_sums[:, c] for g in groups])
+        mean = score_sums / safe
+        squares = np.concatenate([g.score_squares[:, c] for g in groups]) / safe
+        per_comp.append(
+            (
+                b,
+                owner * b + np.concatenate([g.bins[:, c] for g in groups]),
+                np.concatenate([g.outcomes[:, c] for g in groups]).astype(np.float64),
+                mean,
+                _variance(squares, mean),
+                squares,
+            )
+        )
+    d = counts.shape[0]
+    b_max = max(p[0] for p in per_comp)
+    chunk = max(1, CHUNK_CELLS // max(d, n_groups * b_max))
+    rng = np.random.default_rng(seed)
+    streams = (NormalStream(seed), NormalStream(seed))
+    dist_g = np.empty((n_resamples, n_groups))
+    dist_p = np.empty(n_resamples)
+    weights = groups[0].weights
+    done = 0
+    while done < n_resamples:
+        r = min(chunk, n_resamples - done)
+        draws = rng.multinomial(n, shares, size=r).astype(np.float64)
+        per_g = np.empty((r * n_groups, n_comp))
+        per_p = np.empty((r, n_comp))
+        ctx_g = KernelContext(call.options, streams[0], np.zeros(r * n_groups, dtype=np.int64))
+        ctx_p = KernelContext(call.options, streams[1], np.zeros(r, dtype=np.int64))
+        present = None
+        for c, (b, cell_bin, outcome, mean, var, squares) in enumerate(per_comp):
+            size = n_groups * b
+            flat = (np.arange(r)[:, None] * size + cell_bin[None, :]).ravel()
+
+            shape = (r, n_groups, b)
+
+            def total(
+                w: np.ndarray, flat: np.ndarray = flat, shape: tuple[int, ...] = shape
+            ) -> np.ndarray:
+                size = shape[0] * shape[1] * shape[2]
+                return np.bincount(flat, weights=w.ravel(), minlength=size).reshape(shape)
+
+            cnt = total(draws)
+            labels = total(draws * outcome)
+            noise = np.sqrt(total(draws * var)) * rng.standard_normal((r, n_groups, b))
+            center = total(draws * mean)
+            ssum = center + noise
+            sq = total(draws * squares) + 2.0 * (center / np.maximum(cnt, 1.0)) * noise
+            if present is None:
+                present = cnt.sum(axis=2) > 0
+            grouped = SumsBatch(
+                cnt.reshape(-1, b), ssum.reshape(-1, b), labels.reshape(-1, b), sq.reshape(-1, b)
+            )
+            pooled = SumsBatch(cnt.sum(1), ssum.sum(1), labels.sum(1), sq.sum(1))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out_g = call.info.kernel(grouped, call.norm, ctx_g)
+                out_p = call.info.kernel(pooled, call.norm, ctx_p)
+            per_g[:, c] = out_g[0] if isinstance(out_g, tuple) else out_g
+            per_p[:, c] = out_p[0] if isinstance(out_p, tuple) else out_p
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = call.info.combine(per_g, weights, call.norm).reshape(r, n_groups)
+            pooled_values = call.info.combine(per_p, weights, call.norm)
+        dist_g[done : done + r] = np.where(present, values, np.nan)
+        dist_p[done : done + r] = pooled_values
+        done += r
+    return dist_g, dist_p
 
 
 def _score_draws(

@@ -387,7 +387,7 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     )
 
 
-def _load_options(args: argparse.Namespace) -> Any:
+def _load_options(args: argparse.Namespace, keep_columns: Sequence[str] = ()) -> Any:
     from core.stream.load import LoadOptions
 
     if args.labels:
@@ -405,11 +405,12 @@ def _load_options(args: argparse.Namespace) -> Any:
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
         drop_missing=args.drop_missing,
+        keep_columns=tuple(keep_columns),
     )
 
 
 @contextlib.contextmanager
-def _runner(args: argparse.Namespace) -> Iterator[Any]:
+def _runner(args: argparse.Namespace, keep_columns: Sequence[str] = ()) -> Iterator[Any]:
     """Yield the stream or Dask runner of ``--engine`` (a Dask client open meanwhile)."""
     if len(getattr(args, "files", ())) > 1:
         raise _Failure(
@@ -417,7 +418,7 @@ def _runner(args: argparse.Namespace) -> Iterator[Any]:
             "not one file per model; leave out --engine to compare the files as models, or give "
             "the parts as a folder or a quoted glob."
         )
-    load = _load_options(args)
+    load = _load_options(args, keep_columns)
     _step(args, f"reading {args.file} (--engine {args.engine})")
     if args.engine == "stream":
         from core.stream.engine import StreamRunner
@@ -601,7 +602,10 @@ def _add_metrics_command_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--window",
         metavar="day|week|N",
-        help="calibration per time window: calendar days, weeks, or N rows (in --time order)",
+        help="calibration per time window: calendar days, weeks, or N rows (in --time order); "
+        "with --engine stream|dask, per window over part files (e.g. 'daily/*.parquet'), "
+        "intervals from the cell bootstrap, and N-row windows in file order (--time must then "
+        "be sorted in that order)",
     )
     cmd.add_argument("--time", metavar="COLUMN", help="the time column of --window")
     cmd.add_argument(
@@ -651,26 +655,46 @@ def _run_metrics(args: argparse.Namespace) -> str:
     from core.analysis import analyze
 
     by, window = getattr(args, "by", None), getattr(args, "window", None)
-    if (by or window) and args.engine != "memory":
-        raise _Failure("--by and --window read the rows in memory; leave out --engine.")
-
-    if args.engine != "memory":
-        from core.stream.analysis import check_stream_config, run_analysis
-
-        with _runner(args) as runner:
-            config = _config(args, _n_classes(runner))
-            check_stream_config(config)
-            result = run_analysis(runner, config, model=args.model)
-        source, results = result.input, list(result.results)
-        if args.json:
-            return records.dumps(
-                records.metrics_record(source, config, results, file=args.file, labels=None)
-            )
-        return _metrics_text(source, config, results)
+    if by and args.engine != "memory":
+        raise _Failure("--by reads the rows in memory; leave out --engine.")
     if getattr(args, "threshold", None) is not None and window is None:
         raise _Failure("--threshold applies to --window; add --window day|week|N.")
     if getattr(args, "time", None) is not None and window is None:
         raise _Failure("--time names the column of --window; add --window day|week|N.")
+
+    if args.engine != "memory":
+        from core.stream.analysis import check_stream_config, run_analysis
+
+        every = _window_every(window) if window else None
+        with _runner(args, keep_columns=(args.time,) if window and args.time else ()) as runner:
+            config = _config(args, _n_classes(runner))
+            check_stream_config(config)
+            result = run_analysis(runner, config, model=args.model)
+            if window:
+                from core.stream.windows import run_windows
+
+                _step(args, f"windows of {args.file}")
+                windows = run_windows(
+                    runner,
+                    config,
+                    time=args.time,
+                    every=every,  # type: ignore[arg-type]
+                    threshold=args.threshold,
+                    min_rows=args.min_group_rows,
+                    model=args.model,
+                )
+        source, results = result.input, list(result.results)
+        if args.json:
+            record = records.metrics_record(source, config, results, file=args.file, labels=None)
+            if window:
+                for entry in record["results"]:
+                    entry["windows"] = windows[entry["model"]].to_record()
+            return records.dumps(record)
+        text = _metrics_text(source, config, results)
+        for name, _, _ in results if window else ():
+            title = "all rows" if name is None else f"model {name!r}"
+            text += "\n" + _subgroup_text(windows[name].result, title, window=windows[name])
+        return text
     keep = [*(by or []), *([args.time] if window and args.time else [])]
     pred = _load(args, keep_columns=_kept(keep))
     config = _config(args, pred.n_classes)

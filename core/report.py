@@ -509,6 +509,31 @@ def versions() -> dict[str, str | None]:
     return records.versions(plotting=True)
 
 
+def default_title(source: str, models: list[Any]) -> str:
+    """Return a report's default title: its source, or the models when there are several files.
+
+    Several files, one model each, join their names into the source (``a.csv + b.csv + …``),
+    which the report's header line keeps in full; the title names the models instead.
+
+    Parameters
+    ----------
+    source : str
+        The predictions' source.
+    models : list
+        The reported models' names (None for all rows).
+
+    Returns
+    -------
+    str
+        ``"Calibration report: <source>"``, or ``"Calibration report: 14 models (a, b, …, n)"``.
+    """
+    names = [str(m) for m in models if m is not None]
+    if len(names) > 2 and " + " in source:
+        shown = names if len(names) <= 4 else [*names[:2], "…", names[-1]]
+        return f"Calibration report: {len(names)} models ({', '.join(shown)})"
+    return f"Calibration report: {source}"
+
+
 def build_report(
     predictions: Any,
     *,
@@ -533,7 +558,7 @@ def build_report(
         The analysis options; default ``AnalysisConfig()`` with the binary lens for one
         P(y=1) column or two classes.
     title : str, optional
-        Report title; default ``"Calibration report: <source>"``.
+        Report title; default :func:`default_title`.
     test : str or None, default=DEFAULT_TEST
         A name in :data:`core.calibration_tests.TESTS` run on every model (on the test's
         default lens; a test's binning options follow ``config``), or None for no test.
@@ -609,7 +634,7 @@ def build_report(
             comparison_error = str(exc)
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
-        title=title or f"Calibration report: {predictions.source}",
+        title=title or default_title(predictions.source, [m.model for m in models]),
         predictions=predictions,
         config=config,
         models=tuple(models),
@@ -669,7 +694,7 @@ def build_stream_report(
         models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, found, error))
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
-        title=title or f"Calibration report: {result.input.source}",
+        title=title or default_title(result.input.source, [m.model for m in models]),
         predictions=result.input,
         config=config,
         models=tuple(models),

@@ -39,10 +39,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _stats
 
+from core._validation import norm_key
 from core.analysis import AnalysisConfig, check_config
-from core.binned_view import BinnedViews, ComponentBins
+from core.binned_view import BinnedView, BinnedViews, ComponentBins
 from core.binning import BinStats, RowBatch
 from core.calibration import EstimatorCall
+from core.cells import cells_by_group, grouped_cell_bootstrap, grouped_values, supports
 from core.data import as_predictions
 from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import ConfigError, DataError
@@ -62,6 +64,7 @@ __all__ = [
     "subgroup_analysis",
     "subgroup_metrics",
     "window_analysis",
+    "window_codes",
 ]
 
 #: Columns of :attr:`SubgroupAnalysis.table`.
@@ -388,6 +391,9 @@ def equal_calibration_test(
     Bins with fewer than two rows, one group, or no residual variation add nothing. With
     several components (classwise lens) the p-value is Bonferroni's ``min(1, C·min_c p_c)``.
 
+    The statistic is computed from per (group, bin, outcome) sums — rows, scores, squared
+    scores — (:func:`equal_calibration_from_sums`), which is how a stream computes it too.
+
     Parameters
     ----------
     comps : sequence of ComponentBins
@@ -404,36 +410,73 @@ def equal_calibration_test(
     EqualCalibrationTest or None
         None with fewer than two tested groups or no degree of freedom.
     """
+    n_groups = int(codes.max()) + 1 if codes.size else 0
+    sums = []
+    for comp in comps:
+        b = comp.n_bins
+        size = n_groups * b * 2
+        cell = (codes * b + comp.index) * 2 + comp.outcomes.astype(np.intp)
+        s = comp.scores
+        sums.append(
+            tuple(
+                np.bincount(cell, weights=w, minlength=size).reshape(n_groups, b, 2)
+                for w in (None, s, s * s)
+            )
+        )
+    return equal_calibration_from_sums(sums, tested, names)
+
+
+def equal_calibration_from_sums(
+    sums: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    tested: Sequence[int],
+    names: Sequence[str],
+) -> EqualCalibrationTest | None:
+    """Test equal calibration (:func:`equal_calibration_test`) from per-cell sums.
+
+    Parameters
+    ----------
+    sums : sequence of (counts, score_sums, score_squares)
+        Per lens component, three ``(G, B, 2)`` arrays: rows, sums of scores and of squared
+        scores of the rows of group ``g`` in bin ``b`` with outcome 0 or 1.
+    tested, names
+        As for :func:`equal_calibration_test`.
+
+    Returns
+    -------
+    EqualCalibrationTest or None
+        None with fewer than two tested groups or no degree of freedom.
+
+    Notes
+    -----
+    Within a (group, bin, outcome) cell the residual is ``o − s``, so with ``a = o − r̄_b``
+    the spread ``Σ (r − r̄_b)² = c·a² − 2a·Σs + Σs²`` of the cell's ``c`` rows comes from
+    its sums without a second pass over the rows.
+    """
     tested = np.asarray(sorted(tested), dtype=np.int64)
     if tested.size < 2:
         return None
-    n_groups = int(codes.max()) + 1 if codes.size else 0
-    chosen = np.isin(codes, tested)
+    outcome = np.array([0.0, 1.0])
     stats_, dfs, ps = [], [], []
-    for comp in comps:
-        b = comp.n_bins
-        size = n_groups * b
+    for counts, scores, squares in sums:
+        chosen = np.zeros(counts.shape[0], dtype=bool)
+        chosen[tested] = True
         # cells too small for the χ² approximation are left out, judged by the scores alone
         # (so the choice does not depend on the outcomes): a cell enters when it expects at
         # least MIN_CELL_EVENTS events and as many non-events
-        all_cell = codes * b + comp.index
-        cnt = np.bincount(all_cell, minlength=size)
-        ssum = np.bincount(all_cell, weights=comp.scores, minlength=size)
-        big = np.minimum(ssum, cnt - ssum) >= MIN_CELL_EVENTS
-        keep = chosen & big[all_cell]
-        idx = comp.index[keep]
-        g = codes[keep]
-        r = comp.outcomes[keep].astype(np.float64) - comp.scores[keep]
-        cell = g * b + idx
-        n_gb = np.bincount(cell, minlength=size).reshape(n_groups, b).astype(np.float64)
-        s_gb = np.bincount(cell, weights=r, minlength=size).reshape(n_groups, b)
+        cnt_all = counts.sum(axis=2)
+        big = np.minimum(scores.sum(axis=2), cnt_all - scores.sum(axis=2)) >= MIN_CELL_EVENTS
+        keep = (chosen[:, None] & big)[:, :, None]
+        c = np.where(keep, counts, 0.0)
+        s = np.where(keep, scores, 0.0)
+        q = np.where(keep, squares, 0.0)
+        n_gb = c.sum(axis=2)
+        r_gb = (c * outcome - s).sum(axis=2)
         n_b = n_gb.sum(axis=0)
-        s_b = s_gb.sum(axis=0)
-        # the spread around each bin's mean, from centred residuals (no cancellation)
-        mean_b = np.divide(s_b, n_b, out=np.zeros(b), where=n_b > 0)
-        dev = r - mean_b[idx]
-        sst = np.bincount(idx, weights=dev * dev, minlength=b)
-        dev_gb = np.bincount(cell, weights=dev, minlength=size).reshape(n_groups, b)
+        mean_b = np.divide(r_gb.sum(axis=0), n_b, out=np.zeros(n_b.shape), where=n_b > 0)
+        a = outcome[None, None, :] - mean_b[None, :, None]
+        # the spread around each bin's mean, from each cell's centred sums
+        sst = (c * a * a - 2.0 * a * s + q).sum(axis=(0, 2))
+        dev_gb = r_gb - n_gb * mean_b
         with np.errstate(invalid="ignore", divide="ignore"):
             ssb = np.where(n_gb > 0, dev_gb**2 / np.where(n_gb > 0, n_gb, 1.0), 0.0).sum(axis=0)
         g_b = (n_gb > 0).sum(axis=0)
@@ -459,21 +502,28 @@ def equal_calibration_test(
     )
 
 
-def _grouped_analysis(
-    pred: Any,
+@dataclass(frozen=True)
+class _Settings:
+    """The checked settings of a grouped analysis."""
+
+    config: AnalysisConfig
+    spec: MetricSpec
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    min_rows: int
+
+
+def _settings(
     config: AnalysisConfig | None,
-    codes: np.ndarray,
-    names: tuple[str, ...],
-    by: tuple[str, ...],
     *,
     estimator: str | None,
     min_rows: int,
     n_resamples: int | None,
     confidence_level: float | None,
     seed: int | None,
-    run_test: bool,
     what: str,
-) -> SubgroupAnalysis:
+) -> _Settings:
     config = check_config(config)
     if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
@@ -498,21 +548,76 @@ def _grouped_analysis(
             f"{what.capitalize()} are measured on identical bins, and {spec.label} does not "
             f"read fixed bins (it chooses its own, or has none); use one of {usable}."
         )
-    n_groups = len(names)
-    views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
-    lv = views.lens(config.lens)
-    weights = np.asarray(lv.weights, dtype=np.float64)
-    comps = on_edges(lv, shared_lens_edges([lv], config), config)
-    call = EstimatorCall.make(
-        spec.name,
+    return _Settings(
+        config, spec, int(n_resamples), float(confidence_level), int(seed_value), int(min_rows)
+    )
+
+
+def _call(settings: _Settings, class_names: Sequence[str]) -> EstimatorCall:
+    config = settings.config
+    return EstimatorCall.make(
+        settings.spec.name,
         lens=config.lens,
         binning=config.binning,
         n_bins=config.n_bins,
         tie_policy=config.tie_policy,
         class_weights=config.class_weights,
-        class_names=pred.class_names,
-        norm=spec.norm,
+        class_names=class_names,
+        norm=settings.spec.norm,
     )
+
+
+def _check_cells(call: EstimatorCall, spec: MetricSpec, what: str) -> None:
+    """Refuse an estimator the cell bootstrap cannot read (it needs the rows)."""
+    if not supports(call.info, call.norm):
+        usable = ", ".join(
+            f"{info.name}@{norm_key(p)}"
+            for info in ESTIMATORS
+            if info.from_bins
+            for p in info.norms or ()
+            if supports(info, p)
+        )
+        raise ConfigError(
+            f"{what.capitalize()} from cells (bootstrap='cells', or a stream) are measured by "
+            f"estimators that read bin sums, and {spec.label} reads the rows; use one of "
+            f"{usable}."
+        )
+
+
+def _grouped_analysis(
+    pred: Any,
+    config: AnalysisConfig | None,
+    codes: np.ndarray,
+    names: tuple[str, ...],
+    by: tuple[str, ...],
+    *,
+    estimator: str | None,
+    min_rows: int,
+    n_resamples: int | None,
+    confidence_level: float | None,
+    seed: int | None,
+    run_test: bool,
+    what: str,
+) -> SubgroupAnalysis:
+    st = _settings(
+        config,
+        estimator=estimator,
+        min_rows=min_rows,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        what=what,
+    )
+    config, seed_value, n_resamples = st.config, st.seed, st.n_resamples
+    cells = config.bootstrap == "cells"
+    n_groups = len(names)
+    views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
+    lv = views.lens(config.lens)
+    weights = np.asarray(lv.weights, dtype=np.float64)
+    comps = on_edges(lv, shared_lens_edges([lv], config), config)
+    call = _call(st, pred.class_names)
+    if cells:
+        _check_cells(call, st.spec, what)
     n = pred.n
     counts = np.bincount(codes, minlength=n_groups)
     full_g, full_p = _values(
@@ -521,7 +626,16 @@ def _grouped_analysis(
     )  # fmt: skip
     values, pooled_value = full_g[0], float(full_p[0])
     dist_g = dist_p = None
-    if n_resamples:
+    if n_resamples and cells:
+        view = BinnedView(
+            config.lens, config.binning, config.n_bins, config.tie_policy, tuple(comps),
+            lv.names, lv.weights,
+        )  # fmt: skip
+        by_group = cells_by_group(view, codes)
+        dist_g, dist_p = grouped_cell_bootstrap(
+            [by_group[g] for g in range(n_groups)], call, n_resamples=n_resamples, seed=seed_value
+        )
+    elif n_resamples:
         streams = (NormalStream(seed_value), NormalStream(seed_value))
         b_max = max(comp.n_bins for comp in comps)
         chunk = max(1, min(2**20 // n, _CHUNK_BINS // (b_max * n_groups)))
@@ -533,7 +647,166 @@ def _grouped_analysis(
             dist_g[done : done + rows.shape[0]] = g
             dist_p[done : done + rows.shape[0]] = p
             done += rows.shape[0]
-    tail = (1.0 - confidence_level) / 2.0
+    judged = [g for g in range(n_groups) if counts[g] >= st.min_rows]
+    test = equal_calibration_test(comps, codes, judged, names) if run_test else None
+    # every group's bin statistics at once: one bincount of g·B + bin per component
+    per_comp = [_group_stats(comp, codes, n_groups) for comp in comps]
+    return _assemble(
+        st,
+        by,
+        names,
+        counts,
+        values,
+        pooled_value,
+        dist_g,
+        dist_p,
+        test,
+        component_names=tuple(lv.names),
+        edges=tuple(comp.edges for comp in comps),
+        bins={name: tuple(stats[g] for stats in per_comp) for g, name in enumerate(names)},
+        pooled_bins=tuple(comp.stats for comp in comps),
+        what=what,
+        cells=cells,
+    )
+
+
+def grouped_from_cells(
+    groups: Sequence[Any],
+    names: tuple[str, ...],
+    by: tuple[str, ...],
+    class_names: Sequence[str],
+    *,
+    config: AnalysisConfig | None,
+    estimator: str | None = None,
+    min_rows: int = MIN_GROUP_ROWS,
+    n_resamples: int | None = None,
+    confidence_level: float | None = None,
+    seed: int | None = None,
+    run_test: bool = True,
+    what: str = "groups",
+) -> SubgroupAnalysis:
+    """Analyse groups as :func:`subgroup_analysis` does, from each group's cells.
+
+    Values come from the groups' bin sums (:func:`core.cells.grouped_values`), intervals
+    from :func:`core.cells.grouped_cell_bootstrap` and the test from the cells' sums
+    (:func:`equal_calibration_from_sums`): what ``bootstrap="cells"`` gives in memory.
+
+    Parameters
+    ----------
+    groups : sequence of core.cells.CellStats
+        Each group's cells on the pooled rows' edges, in the order of ``names``.
+    names : tuple of str
+        Group names.
+    by : tuple of str
+        The grouping columns (``("window",)`` for windows).
+    class_names : sequence of str
+        Class names.
+    config, estimator, min_rows, n_resamples, confidence_level, seed
+        As for :func:`subgroup_analysis`.
+    run_test : bool, default=True
+        Whether to test equal calibration.
+    what : str, default="groups"
+        The groups' word in messages and notes ("windows").
+
+    Returns
+    -------
+    SubgroupAnalysis
+        As :func:`subgroup_analysis` returns it.
+    """
+    st = _settings(
+        config,
+        estimator=estimator,
+        min_rows=min_rows,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        what=what,
+    )
+    call = _call(st, class_names)
+    _check_cells(call, st.spec, what)
+    groups = list(groups)
+    n_groups = len(groups)
+    counts = np.array([g.n for g in groups], dtype=np.int64)
+    values, pooled_value = grouped_values(groups, call, st.seed)
+    dist_g = dist_p = None
+    if st.n_resamples:
+        dist_g, dist_p = grouped_cell_bootstrap(
+            groups, call, n_resamples=st.n_resamples, seed=st.seed
+        )
+    first = groups[0]
+    n_comp = len(first.names)
+    bins = {
+        name: tuple(groups[g].component_bins(c) for c in range(n_comp))
+        for g, name in enumerate(names)
+    }
+    pooled_bins = tuple(
+        BinStats(
+            first.edges[c],
+            sum(bins[name][c].counts for name in names),
+            sum(bins[name][c].score_sums for name in names),
+            sum(bins[name][c].label_sums for name in names),
+            first.binning,
+        )
+        for c in range(n_comp)
+    )
+    test = None
+    if run_test:
+        judged = [g for g in range(n_groups) if counts[g] >= st.min_rows]
+        test = equal_calibration_from_sums(
+            [_cell_sums(groups, c) for c in range(n_comp)], judged, names
+        )
+    return _assemble(
+        st,
+        by,
+        names,
+        counts,
+        values,
+        pooled_value,
+        dist_g,
+        dist_p,
+        test,
+        component_names=tuple(first.names),
+        edges=tuple(first.edges),
+        bins=bins,
+        pooled_bins=pooled_bins,
+        what=what,
+        cells=True,
+    )
+
+
+def _cell_sums(groups: Sequence[Any], c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Component ``c``'s (group, bin, outcome) rows, score sums and squared-score sums."""
+    b = groups[0].edges[c].shape[0] - 1
+    out = np.zeros((3, len(groups), b, 2))
+    for g, cells in enumerate(groups):
+        at = cells.bins[:, c] * 2 + cells.outcomes[:, c]
+        for j, w in enumerate((cells.counts, cells.score_sums[:, c], cells.score_squares[:, c])):
+            out[j, g] = np.bincount(at, weights=w, minlength=2 * b).reshape(b, 2)
+    return out[0], out[1], out[2]
+
+
+def _assemble(
+    st: _Settings,
+    by: tuple[str, ...],
+    names: tuple[str, ...],
+    counts: np.ndarray,
+    values: np.ndarray,
+    pooled_value: float,
+    dist_g: np.ndarray | None,
+    dist_p: np.ndarray | None,
+    test: EqualCalibrationTest | None,
+    *,
+    component_names: tuple[str, ...],
+    edges: tuple[np.ndarray, ...],
+    bins: dict[str, tuple[BinStats, ...]],
+    pooled_bins: tuple[BinStats, ...],
+    what: str,
+    cells: bool,
+) -> SubgroupAnalysis:
+    """Return the analysis: table, worst group and notes from the values and resamples."""
+    config, spec, min_rows = st.config, st.spec, st.min_rows
+    n_groups = len(names)
+    tail = (1.0 - st.confidence_level) / 2.0
 
     def interval(d: np.ndarray | None) -> tuple[float, float]:
         if d is None or np.isnan(d).all():
@@ -572,16 +845,24 @@ def _grouped_analysis(
     table = pd.DataFrame(rows_out, columns=SUBGROUP_COLUMNS)
     judged = [g for g in range(n_groups) if counts[g] >= min_rows]
     worst = names[max(judged, key=lambda g: values[g])] if judged else None
-    test = equal_calibration_test(comps, codes, judged, names) if run_test else None
-
+    if not st.n_resamples:
+        how = "No bootstrap (0 resamples): no intervals."
+    elif cells:
+        how = (
+            "Intervals: cell bootstrap (multinomial draws over the (group, bin, outcome) cells "
+            "of the pooled rows, a normal term for the score sums); every group and the pooled "
+            "value are computed on the same draws, so the gap to all rows has a paired interval."
+        )
+    else:
+        how = (
+            "Intervals: percentile bootstrap over the pooled rows; every group and the pooled "
+            "value are computed on the same resample, so the gap to all rows has a paired "
+            "interval."
+        )
     notes = [
         f"Identical bins: {config.n_bins} {config.binning} bins of the pooled rows' scores; "
         f"every {what[:-1]} is measured on them by {spec.label}.",
-        "Intervals: percentile bootstrap over the pooled rows; every group and the pooled "
-        "value are computed on the same resample, so the gap to all rows has a paired "
-        "interval."
-        if n_resamples
-        else "No bootstrap (0 resamples): no intervals.",
+        how,
     ]
     small_names = [names[g] for g in range(n_groups) if counts[g] < min_rows]
     if small_names:
@@ -592,9 +873,6 @@ def _grouped_analysis(
             f"Too small to judge: {len(small_names)} {what} with fewer than {min_rows} rows "
             f"({shown}); they are shown but neither ranked nor tested."
         )
-    # every group's bin statistics at once: one bincount of g·B + bin per component
-    per_comp = [_group_stats(comp, codes, n_groups) for comp in comps]
-    bins = {name: tuple(stats[g] for stats in per_comp) for g, name in enumerate(names)}
     return SubgroupAnalysis(
         config=config,
         by=by,
@@ -602,17 +880,17 @@ def _grouped_analysis(
         groups=names,
         n={name: int(counts[g]) for g, name in enumerate(names)},
         min_rows=int(min_rows),
-        n_resamples=int(n_resamples),
-        confidence_level=float(confidence_level),
-        seed=int(seed_value),
+        n_resamples=int(st.n_resamples),
+        confidence_level=float(st.confidence_level),
+        seed=int(st.seed),
         table=table,
-        pooled={"n": int(n), "value": pooled_value, "low": p_low, "high": p_high},
+        pooled={"n": int(counts.sum()), "value": pooled_value, "low": p_low, "high": p_high},
         worst=worst,
         test=test,
-        component_names=tuple(lv.names),
-        edges=tuple(comp.edges for comp in comps),
+        component_names=component_names,
+        edges=edges,
         bins=bins,
-        pooled_bins=tuple(comp.stats for comp in comps),
+        pooled_bins=pooled_bins,
         distributions={}
         if dist_g is None
         else {**{name: dist_g[:, g] for g, name in enumerate(names)}, "(pooled)": dist_p},
@@ -784,8 +1062,7 @@ def window_codes(
         codes = np.empty(n, dtype=np.int64)
         codes[order] = np.arange(n) // int(every)
         k = int(codes.max()) + 1
-        names = tuple(f"rows {i * every + 1}–{min(n, (i + 1) * every)}" for i in range(k))
-        return codes, names
+        return codes, window_names(np.arange(k), int(every), n)
     if every not in WINDOW_UNITS:
         raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
     if raw is None:
@@ -795,12 +1072,38 @@ def window_codes(
         raise ConfigError(
             f"{int(np.isnat(t).sum()):,} rows have no time in {time!r}; drop them first."
         )
-    days = t.astype("datetime64[D]").astype(np.int64)
+    starts, codes = np.unique(window_days(t, every), return_inverse=True)
+    return codes.ravel().astype(np.int64), window_names(starts, every, pred.n)
+
+
+def window_days(times: np.ndarray, every: str) -> np.ndarray:
+    """Return the window of every time: its day, or the Monday of its week (days since 1970)."""
+    days = times.astype("datetime64[D]").astype(np.int64)
     if every == "week":
         days = days - (days + 3) % 7  # 1970-01-01 was a Thursday: back to Monday
-    starts, codes = np.unique(days, return_inverse=True)
-    names = tuple(str(np.datetime64(int(d), "D")) for d in starts)
-    return codes.ravel().astype(np.int64), names
+    return days
+
+
+def window_names(keys: np.ndarray, every: str | int, n: int) -> tuple[str, ...]:
+    """Name windows by their keys: ``YYYY-MM-DD`` (a day, a week's Monday) or ``rows a–b``.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray
+        Days since 1970 (``every`` a unit) or window numbers from 0 (``every`` rows each).
+    every : {"day", "week"} or int
+        The windows.
+    n : int
+        Rows in all (the last window of ``every`` rows ends there).
+
+    Returns
+    -------
+    tuple of str
+        One name per key.
+    """
+    if isinstance(every, str):
+        return tuple(str(np.datetime64(int(d), "D")) for d in keys)
+    return tuple(f"rows {int(i) * every + 1}–{min(n, (int(i) + 1) * every)}" for i in keys)
 
 
 def window_analysis(
@@ -844,10 +1147,7 @@ def window_analysis(
     """
     pred = as_predictions(data)
     codes, names = window_codes(pred, time=time, every=every)
-    if threshold is not None and not (
-        isinstance(threshold, (int, float)) and math.isfinite(threshold) and threshold >= 0
-    ):
-        raise ConfigError(f"The threshold must be a number ≥ 0; got {threshold!r}.")
+    check_threshold(threshold)
     result = _grouped_analysis(
         pred,
         config,
@@ -862,6 +1162,38 @@ def window_analysis(
         run_test=len(names) >= 2,
         what="windows",
     )
+    return with_breaches(result, time=time, every=every, threshold=threshold)
+
+
+def check_threshold(threshold: Any) -> None:
+    """Refuse a threshold that is not a number ≥ 0 (None: no threshold)."""
+    if threshold is not None and not (
+        isinstance(threshold, (int, float))
+        and not isinstance(threshold, bool)
+        and math.isfinite(threshold)
+        and threshold >= 0
+    ):
+        raise ConfigError(f"The threshold must be a number ≥ 0; got {threshold!r}.")
+
+
+def with_breaches(
+    result: SubgroupAnalysis, *, time: str | None, every: str | int, threshold: float | None
+) -> WindowAnalysis:
+    """Return the windows' analysis with the first windows that break the threshold.
+
+    Parameters
+    ----------
+    result : SubgroupAnalysis
+        The analysis whose groups are the windows in time order.
+    time, every, threshold
+        As for :func:`window_analysis`.
+
+    Returns
+    -------
+    WindowAnalysis
+        The first judged window over ``threshold`` and the first whose interval lies
+        wholly above it.
+    """
     first = first_sure = None
     if threshold is not None:
         for row in result.table.itertuples(index=False):

@@ -58,12 +58,14 @@ page = st.navigation(sections, position="sidebar", expanded=True)
 with state.show_errors():
     state.remember_link_data()
     state.load_sample_from_url(default=_startup_sample())
+    state.sync_world()
     state.keep_data_in_link()
     state.show_link_data_note()
 
 with st.sidebar:
     with state.show_errors():
         widgets.data_badge()
+        widgets.world_truth()
         widgets.model_picker()
     st.subheader("Analysis options")
     with state.show_errors():

@@ -53,6 +53,7 @@ PAGES: list[PageSpec] = [
     PageSpec("app_pages/validity.py", "Validity", ":material/verified:", "validity", "Analysis", help="Validity plots of histogram binning; guarantee calculator"),
     PageSpec("app_pages/compare.py", "Compare", ":material/leaderboard:", "compare", "Analysis", help="Several models on identical bins"),
     PageSpec("app_pages/subgroups.py", "Subgroups", ":material/groups:", "subgroups", "Analysis", help="Calibration per subgroup and per time window"),
+    PageSpec("app_pages/papers.py", "Papers", ":material/school:", "papers", "Teaching", help="Each paper's key result in one click, the paper's number beside ours"),
     PageSpec("app_pages/report.py", "Report", ":material/description:", "report", "Export", help="Download a self-contained HTML report and JSON of every number"),
 ]
 # fmt: on

@@ -426,6 +426,138 @@ def show_link_data_note() -> None:
     )
 
 
+# ---------------------------------------------------------------- ground-truth worlds
+
+#: Widget keys (and URL parameters) of the world picker: the world's name and the rows drawn.
+#: The draw's seed is the sidebar's one seed (``seed``), so ``world=...&n=...&seed=...``
+#: reproduces the rows.
+WORLD = "world"
+WORLD_ROWS = "n"
+DEFAULT_WORLD_ROWS = 2000
+MAX_WORLD_ROWS = 1_000_000
+#: ``(world, n, seed)`` of the rows loaded from a world (absent when other data is loaded).
+_WORLD_LOADED = "_world_loaded"
+
+
+def _draw(name: str, n: int, seed: int) -> Predictions:
+    from core.worlds import draw_predictions
+
+    return draw_predictions(name, n, seed=seed)
+
+
+def load_world(name: str, n: int, seed: int) -> bool:
+    """Draw ``n`` rows of the world ``name`` with ``seed`` and load them for every page.
+
+    Returns
+    -------
+    bool
+        Whether the rows were loaded (errors are shown in place).
+    """
+    with show_errors():
+        pred = cache.compute(_draw, name, int(n), int(seed), spinner="Drawing from the world…")
+        set_predictions(pred, source=pred.source)
+        st.session_state[_WORLD_LOADED] = (name, int(n), int(seed))
+        return True
+    return False
+
+
+def loaded_world() -> tuple[str, int, int] | None:
+    """Return ``(world, n, seed)`` when the loaded rows were drawn from a world, else None."""
+    return st.session_state.get(_WORLD_LOADED)
+
+
+def forget_world() -> None:
+    """Say that the loaded data is no longer a world's draw (a sample or an upload replaced it)."""
+    st.session_state.pop(_WORLD_LOADED, None)
+    st.query_params.pop(WORLD, None)
+    st.query_params.pop(WORLD_ROWS, None)
+
+
+def analysis_seed() -> int:
+    """The sidebar's seed (from the link, or the default, before the sidebar is drawn)."""
+    if "seed" in st.session_state:
+        return int(st.session_state["seed"])
+    raw = st.query_params.get("seed")
+    try:
+        return int(float(raw)) if raw is not None else int(config_defaults()["seed"])
+    except (TypeError, ValueError, OverflowError):
+        return int(config_defaults()["seed"])
+
+
+def sync_world() -> None:
+    """Keep the loaded rows equal to the world, n and seed asked for (run before every page).
+
+    The world and n come from the Data page's picker, or from the link when the picker is
+    not drawn; the seed is the sidebar's. A change of any of them draws the rows again; a
+    link naming a world draws them in a new session. The link keeps ``world`` and ``n``
+    on every page while the rows are the world's.
+    """
+    from core.worlds import world_named
+
+    loaded = loaded_world()
+    name = st.session_state.get(WORLD) if WORLD in st.session_state else None
+    if name is None:
+        name = st.query_params.get(WORLD) or (loaded[0] if loaded else None)
+    if not name or (loaded is None and all_predictions() is not None):
+        return  # a sample or an upload is loaded; a pick on the Data page loads the world
+    rows = st.session_state.get(WORLD_ROWS) if WORLD_ROWS in st.session_state else None
+    if rows is None:
+        raw = st.query_params.get(WORLD_ROWS)
+        try:
+            rows = int(float(raw)) if raw is not None else (loaded[1] if loaded else None)
+        except (ValueError, OverflowError):
+            rows = None
+        if rows is None or not 1 <= rows <= MAX_WORLD_ROWS:
+            rows = DEFAULT_WORLD_ROWS
+    try:
+        world_named(name)
+    except CalibscopeError as exc:
+        if WORLD not in st.session_state:
+            _drop_url_param(WORLD)
+        st.warning(
+            f"The link names the world “{literal(name)}”, which is not known: {literal(exc)} "
+            "Nothing was drawn; pick a world on the Data page.",
+            icon=":material/link_off:",
+        )
+        return
+    wanted = (name, int(rows), analysis_seed())
+    if wanted != loaded and not load_world(*wanted):
+        return
+    if WORLD not in st.session_state:
+        # the picker is not drawn on this page: the link still names the rows
+        if st.query_params.get(WORLD) != name:
+            st.query_params[WORLD] = name
+        if st.query_params.get(WORLD_ROWS) != str(wanted[1]):
+            st.query_params[WORLD_ROWS] = str(wanted[1])
+
+
+def world_truth(lens: str | None = None, norm: Any = None) -> Any:
+    """Return the true calibration error of the loaded world (:func:`core.worlds.true_error`).
+
+    Parameters
+    ----------
+    lens, norm : optional
+        Default: the sidebar's (the lens a file opens on before the sidebar is drawn).
+
+    Returns
+    -------
+    core.worlds.TrueError or None
+        None when no world is loaded or the world does not define it.
+    """
+    from core.worlds import true_error
+
+    loaded = loaded_world()
+    if loaded is None:
+        return None
+    defaults = config_defaults()
+    if lens is None:
+        lens = st.session_state.get(_PENDING_LENS) or st.session_state.get("lens")
+        lens = lens or natural_lens(all_predictions())
+    if norm is None:
+        norm = st.session_state.get("norm", defaults["norm"])
+    return cache.compute(true_error, loaded[0], lens=lens, norm=norm)
+
+
 def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
     """Parse uploaded files (once per distinct upload and options) into the session.
 
@@ -500,6 +632,8 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
         else:
             set_predictions(pred, source=first.name if len(files) == 1 else pred.source)
             st.session_state[SAMPLE] = ""
+            st.session_state[WORLD] = ""
+            forget_world()
             # the sidebar (data badge, model picker, bin guidance) was drawn before the upload
             st.rerun()
     if st.session_state.get(_UPLOAD_ERROR):

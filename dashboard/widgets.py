@@ -17,6 +17,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.errors import CalibscopeError
 from core.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
@@ -869,7 +870,114 @@ def sample_picker() -> None:
 def _on_sample_change() -> None:
     name = st.session_state.get(state.SAMPLE)
     if name:
+        st.session_state[state.WORLD] = ""
+        state.forget_world()
         state.load_sample(name)
+
+
+def world_picker() -> None:
+    """Pick a ground-truth world and a number of rows; the rows are drawn with the sidebar's seed.
+
+    The world and n go in the URL (``world=...&n=...``, with the sidebar's ``seed``), so a
+    shared link draws the same rows. Beside the presets, an expander builds any Beta-score
+    world with a GLM curve of Roelofs et al.'s family.
+    """
+    from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
+
+    choices = world_choices()
+    current = st.session_state.get(state.WORLD) or st.query_params.get(state.WORLD) or ""
+    options = ["", *choices]
+    if current and current not in choices:
+        options.append(current)  # a Beta + GLM world given by its parameters
+
+    def valid(raw: str) -> bool:
+        try:
+            world_named(raw)
+        except CalibscopeError:
+            return False
+        return True
+
+    state.check_url_value(
+        st, state.WORLD, label="the world", default="", valid=valid, expected="a known world"
+    )
+    st.selectbox(
+        "World",
+        options,
+        format_func=lambda name: "— choose a world —" if not name else name,
+        key=state.WORLD,
+        bind="query-params",
+        on_change=_on_world_change,
+        help="Synthetic predictions whose true calibration error is known: the fitted "
+        "networks and figure worlds of Roelofs et al. (2022), Kumar et al.'s Platt worlds, "
+        "Widmann et al.'s Dirichlet models M1–M3.",
+    )
+    number_input(
+        st,
+        "Rows to draw (n)",
+        min_value=1,
+        max_value=state.MAX_WORLD_ROWS,
+        value=state.DEFAULT_WORLD_ROWS,
+        step=100,
+        key=state.WORLD_ROWS,
+        on_change=_on_world_change,
+        help="The rows are drawn with the sidebar's seed; the same world, n and seed "
+        "always give the same rows.",
+    )
+    chosen = st.session_state.get(state.WORLD)
+    if chosen:
+        st.caption(literal(choices.get(chosen) or world_named(chosen).description))
+    with st.expander("Any Beta + GLM world", icon=":material/function:"):
+        st.caption(
+            "Scores ~ Beta(α, β) and a true calibration curve of the GLM family of "
+            "Roelofs et al. (2022), Table 3 (e.g. logit_logit_b0_b1: "
+            "μ(c) = σ(b0 + b1·logit c))."
+        )
+        c1, c2 = st.columns(2)
+        c1.number_input("α", min_value=0.001, value=2.0, key="_glm_alpha")
+        c2.number_input("β", min_value=0.001, value=0.5, key="_glm_beta")
+        st.selectbox("GLM", GLM_NAMES, index=GLM_NAMES.index("logit_logit_b0_b1"), key="_glm_name")
+        c1.number_input("b0", value=0.0, key="_glm_b0")
+        c2.number_input("b1", value=1.5, key="_glm_b1")
+
+        def use() -> None:
+            with state.show_errors():
+                st.session_state[state.WORLD] = glm_world_name(
+                    st.session_state["_glm_alpha"],
+                    st.session_state["_glm_beta"],
+                    st.session_state["_glm_name"],
+                    st.session_state["_glm_b0"],
+                    st.session_state["_glm_b1"],
+                )
+                _on_world_change()
+
+        st.button("Use this world", on_click=use, key="_glm_use")
+
+
+def _on_world_change() -> None:
+    name = st.session_state.get(state.WORLD)
+    if not name:
+        return
+    st.session_state[state.SAMPLE] = ""
+    rows = st.session_state.get(state.WORLD_ROWS, state.DEFAULT_WORLD_ROWS)
+    state.load_world(name, rows, state.analysis_seed())
+
+
+def world_truth() -> None:
+    """Sidebar line with the loaded world's true calibration error under the sidebar's lens and norm."""
+    if state.loaded_world() is None:
+        return
+    with state.show_errors():
+        truth = state.world_truth()
+        if truth is None:
+            st.caption("The world does not define a true error for this lens and norm.")
+            return
+        lens = "canonical (total variation)" if truth.lens == "canonical" else truth.lens
+        norm = "" if truth.lens == "canonical" else f", {NORM_SYMBOLS[_norm_choice(truth.norm)]}"
+        st.info(
+            f"**True calibration error** of the world ({lens} lens{norm}): "
+            f"**{truth.text}** — compare every estimate with it.",
+            icon=":material/target:",
+        )
 
 
 def _file_columns(uploaded: Any) -> list[str]:

@@ -9,7 +9,7 @@ from scipy import stats
 from core.analysis import AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.calibration import EstimatorCall
-from core.cells import cell_bootstrap, cells_of
+from core.cells import cell_bootstrap, cell_law, cells_of, normal_batches
 from core.data import as_predictions
 from core.intervals import bootstrap_many
 from core.scores import SCORES
@@ -162,3 +162,77 @@ def test_cell_bootstrap_of_the_l2_spread_agrees_on_calibrated_data():
     )["x"].distribution
     assert fast.std() == pytest.approx(exact.std(), rel=0.12)
     assert abs(fast.mean() - exact.mean()) < 4 * exact.std() * np.sqrt(2 / r)
+
+
+def test_the_normal_law_draws_bin_statistics_with_the_multinomial_moments():
+    # every bin statistic of every component is a linear function of the cell counts, so its
+    # mean and covariance under Multinomial(n, c/n) follow from the cells by hand
+    p, y = _multiclass(3000, k=3, seed=9)
+    _, _, cells = _cells(p, y, "classwise", n_bins=5)
+    r = 40_000
+    batches, totals = normal_batches(cells, ["brier"], r, np.random.default_rng(2))
+    n = cells.n
+    c = cells.counts.astype(float)
+    # counts of component 0's bins and outcome sums of component 1's bins, jointly
+    a0 = np.zeros((cells.n_cells, 5))
+    a0[np.arange(cells.n_cells), cells.bins[:, 0]] = 1.0
+    a1 = np.zeros((cells.n_cells, 5))
+    a1[np.arange(cells.n_cells), cells.bins[:, 1]] = cells.outcomes[:, 1]
+    a = np.hstack([a0, a1])
+    mean = a.T @ c
+    cov = a.T @ (a * c[:, None]) - np.outer(mean, mean) / n
+    drawn = np.hstack([batches[0].counts, batches[1].label_sums])
+    se = np.sqrt(np.diag(cov) / r)
+    assert np.all(np.abs(drawn.mean(0) - mean) < 5 * se + 1e-9)
+    got = np.cov(drawn, rowvar=False)
+    scale = np.sqrt(np.outer(np.diag(cov), np.diag(cov))) + 1e-12
+    # sample covariances of normal draws: standard error about √(2/r) of the scale
+    assert np.all(np.abs(got - cov) < 6 * np.sqrt(2 / r) * scale + 1e-6)
+    # the three components' counts sum to n in every resample (a direction of no variance)
+    np.testing.assert_allclose(batches[2].counts.sum(1), n, rtol=1e-9)
+    assert totals["brier"].mean() == pytest.approx(cells.score_value("brier"), rel=1e-3)
+
+
+def test_auto_law_is_multinomial_for_few_cells_and_normal_when_cells_are_as_many_as_rows():
+    p, y = _binary(20_000)
+    _, _, few = _cells(p, y, "binary")
+    assert cell_law(few, 1000) == "multinomial"
+    p, y = _multiclass(60_000, k=10, seed=3)
+    _, _, many = _cells(p, y, "classwise")
+    assert many.n_cells > 10_000
+    assert cell_law(many, 1000) == "normal"
+    with pytest.raises(ValueError, match="law"):
+        cell_bootstrap(few, {}, n_resamples=2, seed=0, law="poisson")
+
+
+@pytest.mark.slow
+def test_the_normal_law_agrees_with_the_exact_bootstrap_on_ten_classes_at_n_1e5():
+    # the classwise lens of ten classes has almost one cell per row: the case the normal
+    # law is for; its quantiles agree with the exact bootstrap's within Monte Carlo error
+    n, r = 100_000, 1000
+    p, y = _multiclass(n, k=10, seed=8)
+    views, _, cells = _cells(p, y, "classwise")
+    stats_ = {"plugin": 1, "debiased": 2}
+    calls = {k: EstimatorCall.make(k, lens="classwise", norm=v) for k, v in stats_.items()}
+    fast = cell_bootstrap(cells, {**calls, "brier": "brier"}, n_resamples=r, seed=11, law="normal")
+    exact = bootstrap_many(
+        None,
+        None,
+        {
+            **{k: (k, {"lens": "classwise", "norm": v}) for k, v in stats_.items()},
+            "brier": ("brier", {}),
+        },
+        n_resamples=r,
+        seed=12,
+        views=views,
+        binary=False,
+    )
+    for key in (*stats_, "brier"):
+        a, b = fast[key], exact[key].distribution
+        assert stats.ks_2samp(a, b).pvalue > 1e-3, key
+        sd = b.std()
+        assert abs(a.mean() - b.mean()) < 4 * sd * np.sqrt(2 / r), key
+        assert a.std() == pytest.approx(sd, rel=0.12), key
+        for q in (0.025, 0.5, 0.975):
+            se = np.sqrt(q * (1 - q) / r) / stats.norm.pdf(stats.norm.ppf(q)) * sd
+            assert abs(np.quantile(a, q) - np.quantile(b, q)) < 4 * np.sqrt(2) * se, (key, q)

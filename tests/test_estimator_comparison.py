@@ -137,7 +137,9 @@ def test_binned_scope_leaves_kernel_rows_without_intervals():
 def test_quadratic_size_limits_are_notes_not_runs():
     p, y = _binary(300)
     config = AnalysisConfig(lens="binary", n_resamples=20)
-    comp = compare_estimators((p, y), config, quadratic_interval_max_n=100, max_exact_n=200)
+    comp = compare_estimators(
+        (p, y), config, quadratic_interval_max_n=100, max_exact_n=200, experimental=True
+    )
     t = comp.table.set_index("key")
     for name in ESTIMATORS.names(quadratic=True):
         assert math.isnan(t.loc[name, "value"]), name
@@ -299,3 +301,15 @@ def test_figures_draw_the_tables():
     bars = estimator_intervals_figure(comp.table, group="binned")
     assert len(bars.data[0].x) == len(ESTIMATORS.names(binned=True))
     assert isinstance(comp.table, pd.DataFrame)
+
+
+def test_experimental_estimators_run_only_when_asked_for():
+    from core.estimator_comparison import NOT_ASKED
+
+    p, y = _binary(400)
+    config = AnalysisConfig(lens="binary", n_resamples=0)
+    row = compare_estimators((p, y), config).table.set_index("key").loc["kde"]
+    assert np.isnan(row.value) and NOT_ASKED in row.note
+    asked = compare_estimators((p, y), config, experimental=True).table.set_index("key")
+    want = calibration_error(p, y, estimator="kde", lens=asked.loc["kde", "lens"])
+    assert_allclose(asked.loc["kde", "value"], want.value, rtol=1e-12)

@@ -107,11 +107,21 @@ def test_values_match_core_and_kernel_intervals_on_request():
     assert table[smooth]["low"].notna().all()
     kernel = table[table.binning.eq("") & table.value.notna() & ~smooth]
     assert kernel["low"].isna().all()
+    # the experimental KDE-ECE waits for its own button
+    kde = table.label.str.startswith("KDE")
+    assert table[kde].value.isna().all() and table[kde].note.str.contains("asked for").all()
     at.button(key="estimators_kernel_intervals").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     kernel = table[table.binning.eq("") & table.value.notna()]
     assert kernel["low"].notna().all()
+    at.button(key="estimators_experimental").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    got = table[table.label.str.startswith("KDE")].iloc[0]
+    want = calibration_error(pred.probs, pred.labels, estimator="kde", lens=got["lens"])
+    assert_allclose(got["value"], want.value, rtol=1e-12)
+    assert "estimators_experimental" not in [b.key for b in at.button]
     # the range slider redraws the error-versus-B chart
     at.slider(key="estimators_bins_range").set_value((3, 8)).run()
     assert not at.exception, at.exception

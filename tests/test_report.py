@@ -355,3 +355,17 @@ def test_html_shows_the_brier_decomposition(toy_report, toy_html):
         assert label in toy_html
         assert np.isfinite(value)
     assert d.to_frame()["value"].iloc[1:].to_numpy() @ [1, -1, 1, 1, 1] == pytest.approx(d.brier)
+
+
+def test_a_report_of_several_files_is_titled_by_its_models():
+    from core.report import default_title
+
+    source = " + ".join(f"net{i}.csv" for i in range(14))
+    names = [f"net{i}" for i in range(14)]
+    assert default_title(source, names) == "Calibration report: 14 models (net0, net1, …, net13)"
+    assert default_title("a.csv + b.csv + c.csv", ["a", "b", "c"]) == (
+        "Calibration report: 3 models (a, b, c)"
+    )
+    # one file keeps its name, whatever its model column holds
+    assert default_title("sample.csv", ["lr", "rf", "nb"]) == "Calibration report: sample.csv"
+    assert default_title("sample.csv", [None]) == "Calibration report: sample.csv"

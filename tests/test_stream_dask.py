@@ -129,3 +129,27 @@ def test_a_csv_dataset_is_sent_to_the_stream_engine(tmp_path, client, frame):
     frame.to_csv(path, index=False)
     with pytest.raises(DataError, match="stream engine"):
         analyze_dask(str(path), AnalysisConfig(lens="binary"), client=client)
+
+
+def test_windows_on_dask_equal_the_stream(tmp_path, client):
+    from core.stream.dask import DaskRunner
+    from core.stream.load import LoadOptions
+    from core.stream.windows import run_windows, window_analysis_stream
+
+    rng = np.random.default_rng(5)
+    n = 3_000
+    seconds = np.sort(rng.uniform(0, 4 * 86_400, n))
+    p = rng.beta(2, 2, n)
+    y = (rng.random(n) < p).astype(int)
+    ts = pd.Timestamp("2024-05-06") + pd.to_timedelta(seconds, unit="s")
+    pattern = _write(tmp_path / "w", pd.DataFrame({"p": p, "y": y, "ts": ts}), [500, 1_700])
+    config = AnalysisConfig(lens="binary", binning="equal-mass", n_resamples=200)
+    runner = DaskRunner(pattern, LoadOptions(keep_columns=("ts",)), client=client)
+    (dask_result,) = run_windows(runner, config, time="ts", threshold=0.05).values()
+    stream = window_analysis_stream(pattern, config, time="ts", threshold=0.05, batch_rows=700)
+    a, b = dask_result.result, stream.result
+    assert a.groups == b.groups == ("2024-05-06", "2024-05-07", "2024-05-08", "2024-05-09")
+    cols = ["n", "value", "low", "high", "gap", "gap_low", "gap_high"]
+    assert_allclose(a.table[cols].to_numpy(float), b.table[cols].to_numpy(float), rtol=EXACT)
+    assert_allclose(a.test.statistic, b.test.statistic, rtol=EXACT)
+    assert dask_result.first_breach == stream.first_breach

@@ -33,7 +33,7 @@ from core.calibration_tests.base import (
     make_result,
     resampling_result,
 )
-from core.cells import CHUNK_CELLS, CellBatch, supports
+from core.cells import CHUNK_CELLS, multinomial_batch, supports
 from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
@@ -77,7 +77,7 @@ EXACT_NULL_WORK = 10_000_000
 
 @dataclass(frozen=True)
 class _RedrawnCells:
-    """The cells (bin × redrawn label) of one component, in the fields :class:`CellBatch` reads.
+    """The cells (bin × redrawn label) of one component, in the fields :func:`~core.cells.multinomial_batch` reads.
 
     ``counts`` are the cells' expected shares times ``n`` (weights, not integers): the batch
     reads only the ratios ``score_sums / counts`` and ``score_squares / counts``.
@@ -127,7 +127,7 @@ def _cells_null(
     for s in range(0, r, step):
         m = min(step, r - s)
         draws = rng.multinomial(n, shares, size=m).astype(np.float64)
-        batch = CellBatch(cells, 0, draws, rng)  # type: ignore[arg-type]
+        batch = multinomial_batch(cells, 0, draws, rng)  # type: ignore[arg-type]
         out[s : s + m] = _values(call, batch, m)
     return out
 

@@ -211,16 +211,7 @@ def load_predictions(
         role_arrays[role] = arr
     extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
     if extra:
-        # a kept column is not an ignored one
-        notes = []
-        for f in findings:
-            if f.code == "ignored-columns":
-                rest = [c for c in f.columns if str(c) not in extra]
-                if rest:
-                    notes.append(_ignored_note(rest))
-                continue
-            notes.append(f)
-        findings = notes
+        findings = not_ignored(findings, extra)
     mapping = {
         "label": label_name,
         "probs": list(prob_names),
@@ -249,8 +240,39 @@ def _kept_columns(
         else:
             keep_columns = [c for c in columns if c not in {str(u) for u in used if u is not None}]
     out = {}
+    for found in kept_names(columns, keep_columns):
+        series = frame[frame.columns[columns.index(found)]]
+        if keep is not None:
+            series = series[keep]
+        out[found] = kept_values(series)
+    return out
+
+
+def not_ignored(findings: Sequence[LintFinding], kept: Any) -> list[LintFinding]:
+    """Return the findings with the kept columns out of the ignored-columns note."""
+    notes = []
+    for f in findings:
+        if f.code == "ignored-columns":
+            rest = [c for c in f.columns if str(c) not in kept]
+            if rest:
+                notes.append(_ignored_note(rest))
+            continue
+        notes.append(f)
+    return notes
+
+
+def kept_names(columns: Sequence[Any], wanted: Sequence[str]) -> tuple[str, ...]:
+    """Return the columns to keep as the table names them (exact, else case-insensitive).
+
+    Raises
+    ------
+    ColumnError
+        For a column the table does not have.
+    """
+    columns = [str(c) for c in columns]
     lower = {c.lower(): c for c in reversed(columns)}
-    for want in keep_columns:
+    out = []
+    for want in wanted:
         found = want if want in columns else lower.get(str(want).strip().lower())
         if found is None:
             raise ColumnError(
@@ -259,11 +281,8 @@ def _kept_columns(
                 candidates=columns,
                 columns=columns,
             )
-        series = frame[frame.columns[columns.index(found)]]
-        if keep is not None:
-            series = series[keep]
-        out[found] = kept_values(series)
-    return out
+        out.append(found)
+    return tuple(dict.fromkeys(out))
 
 
 def kept_values(series: pd.Series) -> np.ndarray:

@@ -33,6 +33,7 @@ from core.estimators.base import (
     lens_view,
     plugin_from_stats,
 )
+from core.memo import stable_order
 
 __all__ = [
     "SortedRows",
@@ -75,7 +76,7 @@ def _binned_func(name: str) -> Callable[..., Any]:
         view = lens_view(probs, labels, lens, class_names=class_names, class_weights=class_weights)
         orders = None
         if info.statistics == "sorted":  # it reads the rows in score order: one sort each
-            orders = tuple(np.argsort(s, kind="stable") for s in view.scores)
+            orders = tuple(stable_order(s) for s in view.scores)
         binned = bin_view(view, binning, n_bins, tie_policy, orders)
         return estimate_binned(info, binned, norm, rng, opts)
 
@@ -459,7 +460,7 @@ def sweep_b_star(
     b_max = sweep_bound(n, max_bins)
     if b_max < 2:
         return 1, np.zeros(0, np.int64), np.zeros(0, bool)
-    order = np.argsort(scores, kind="stable")
+    order = stable_order(scores)
     sample = SortedRows(scores[order][None, :], outcomes[order][None, :], binning, tie_policy)
     b_star = int(sweep_search(1, b_max, sample.boundaries, sample.monotone)[0])
     return (b_star, *sweep_trace(b_star, b_max))

@@ -31,20 +31,20 @@ MMCE (Kumar et al. 2018) is the same machinery on the top-label lens: the model
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._parallel import one_blas_thread
 from core._validation import binary_matrix, check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate, lens_view
+from core.memo import array_digest
 
 #: Distances between probability vectors.
 METRICS: tuple[str, ...] = ("tv", "l1", "l2")
@@ -71,7 +71,7 @@ MMCE_BANDWIDTH = 0.4
 
 # Memoised pair sums and medians of the last few inputs (keyed on an exact digest), so the
 # estimators and tests asked for on the same data share one O(n²) pass.
-_CACHE_SIZE = 16
+_CACHE_SIZE = 256
 _SUM_CACHE: OrderedDict[tuple, tuple[float, float]] = OrderedDict()
 _MEDIAN_CACHE: OrderedDict[tuple, float] = OrderedDict()
 _CACHE_LOCK = threading.Lock()  # dashboard sessions run in threads
@@ -432,7 +432,7 @@ def median_bandwidth(probs: ArrayLike, *, metric: str = "tv", variant: str = "me
     _check_metric(metric)
     if n < 2:
         raise EstimationError("The median heuristic needs at least two predictions.")
-    key = (_digest(p), metric, variant)
+    key = (array_digest(p), metric, variant)
     hit = _cache_get(_MEDIAN_CACHE, key)
     if hit is None:
         hit = _median(p, metric, variant)
@@ -528,26 +528,6 @@ def residuals(probs: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return e
 
 
-_BLAS_CONTROLLER: list = []
-
-
-def _one_blas_thread() -> AbstractContextManager:
-    """Limit BLAS to one thread (when threadpoolctl is installed), else do nothing.
-
-    The residual products have an inner dimension of K, so a second BLAS thread gains
-    little, while thread hand-off on a busy machine made them up to 10× slower.
-    """
-    if not _BLAS_CONTROLLER:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS_CONTROLLER.append(ThreadpoolController())
-        except Exception:  # noqa: BLE001 - optional: any failure means "no control"
-            _BLAS_CONTROLLER.append(None)
-    ctl = _BLAS_CONTROLLER[0]
-    return ctl.limit(limits=1, user_api="blas") if ctl is not None else nullcontext()
-
-
 def iter_h_tiles(
     p: np.ndarray, e: np.ndarray, spec: KernelSpec, dtype: type = np.float64
 ) -> Iterator[tuple[slice, slice, np.ndarray, bool]]:
@@ -570,19 +550,10 @@ def iter_h_tiles(
     ec = e.astype(dtype, copy=False)
     for ra, rc, d, diag in _iter_tiles(p, spec.metric, dtype):
         k = spec.apply(d)
-        with _one_blas_thread():
+        with one_blas_thread():
             g = ec[ra] @ ec[rc].T
         k *= g
         yield ra, rc, k, diag
-
-
-def _digest(*arrays: np.ndarray) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.shape, a.dtype.str)).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 def h_sums(
@@ -607,7 +578,7 @@ def h_sums(
     tuple of float
         The sum of all entries and the trace of ``H``.
     """
-    key = (_digest(p, y), spec, np.dtype(dtype).str)
+    key = (array_digest(p, y), spec, np.dtype(dtype).str)
     hit = _cache_get(_SUM_CACHE, key)
     if hit is not None:
         return hit

@@ -37,6 +37,7 @@ from core.figures.estimators import (
     estimator_intervals_figure,
     sweep_trace_figure,
 )
+from core.figures.gallery import gallery_figure
 from core.figures.html import plotly_js
 from core.figures.recalibration import (
     before_after_reliability,
@@ -61,6 +62,7 @@ from core.figures.tests import error_rate_figure, null_distribution_figure
 from core.figures.validity import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 
 __all__ = [
+    "gallery_figure",
     "analysis_figure",
     "band_arguments",
     "before_after_reliability",

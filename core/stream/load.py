@@ -32,7 +32,7 @@ from core.data.columns import (
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
-from core.data.loader import models_of
+from core.data.loader import kept_names, models_of, not_ignored
 from core.data.probabilities import (
     ScoreFacts,
     _numeric_matrix,
@@ -66,6 +66,9 @@ class LoadOptions:
         As in :func:`core.load_predictions`.
     class_names : tuple of str or None
         Class names for a headerless file.
+    keep_columns : tuple of str
+        Further columns read with every batch (:attr:`Rows.extra`), as
+        ``load_predictions(..., keep_columns=[...])`` keeps them (a time column, say).
     """
 
     prob_columns: tuple[str, ...] | None = None
@@ -75,12 +78,16 @@ class LoadOptions:
     renormalize: bool = False
     drop_missing: bool = False
     class_names: tuple[str, ...] | None = None
+    keep_columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.logits not in ("auto", True, False):
             raise DataError(f"logits must be 'auto', True or False, not {self.logits!r}.")
         if isinstance(self.prob_columns, str):
             object.__setattr__(self, "prob_columns", (self.prob_columns,))
+        if isinstance(self.keep_columns, str):
+            object.__setattr__(self, "keep_columns", (self.keep_columns,))
+        object.__setattr__(self, "keep_columns", tuple(self.keep_columns))
 
 
 # --------------------------------------------------------------------------- facts
@@ -321,6 +328,8 @@ class Plan:
         The label encoding (None before any label was seen).
     column_findings : tuple of LintFinding
         Notes of the column inference.
+    kept : tuple of str
+        The columns of ``options.keep_columns`` as the files name them.
     """
 
     source: str
@@ -332,6 +341,7 @@ class Plan:
     scores: ScoreFacts = field(default_factory=ScoreFacts)
     labels: LabelMap | None = None
     column_findings: tuple[LintFinding, ...] = ()
+    kept: tuple[str, ...] = ()
 
     @property
     def k(self) -> int:
@@ -351,7 +361,7 @@ class Plan:
     @property
     def columns(self) -> list[str]:
         """The columns to read."""
-        cols = [self.label_column, *self.prob_columns, *self.roles.values()]
+        cols = [self.label_column, *self.prob_columns, *self.roles.values(), *self.kept]
         return list(dict.fromkeys(cols))
 
     @property
@@ -440,6 +450,7 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
         lay.headerless,
         repeated_names(lay.findings),
     )
+    kept = kept_names(lay.columns, options.keep_columns)
     return Plan(
         source=source,
         layout=lay,
@@ -447,7 +458,8 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
         prob_columns=tuple(prob_names),
         roles=roles,
         options=options,
-        column_findings=tuple(notes),
+        column_findings=tuple(not_ignored(notes, kept)),
+        kept=kept,
     )
 
 
@@ -495,6 +507,13 @@ class Rows:
         The batch's facts.
     plan : Plan or None
         The plan the rows were read under.
+    extra : dict
+        Kept column → values (:func:`core.data.loader.kept_values`: numbers, times as
+        ``datetime64[ns]``, or strings), of the rows kept.
+    part : str
+        The file the rows come from.
+    start : int
+        Position of the batch's first row in that file.
     """
 
     offset: int
@@ -504,6 +523,17 @@ class Rows:
     roles: dict[str, np.ndarray]
     facts: LoadFacts
     plan: Plan | None = None
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    part: str = ""
+    start: int = 0
+
+    def position(self, i: int) -> int:
+        """Return the stream position of row ``i`` of these rows."""
+        return int(self.offset + i if self.positions is None else self.positions[i])
+
+    def where(self, i: int) -> str:
+        """Say where row ``i`` of these rows is: the file and the row in that file."""
+        return f"{self.part}, row {self.position(i) - self.offset + self.start:,} of that file"
 
 
 def batch_facts(
@@ -584,8 +614,17 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
         arr = batch.frame[col].to_numpy(dtype=object)
         arr = arr[keep] if keep is not None else arr
         roles[role] = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
+    extra = {}
+    if plan.kept:
+        from core.data.loader import kept_values
+
+        for col in plan.kept:
+            series = batch.frame[col]
+            extra[col] = kept_values(series[keep] if keep is not None else series)
     facts = replace(facts, clipped=clipped, renormalized=renormalized)
-    return Rows(offset, positions, probs, y, roles, facts, plan)
+    return Rows(
+        offset, positions, probs, y, roles, facts, plan, extra, batch.part.name, batch.start
+    )
 
 
 def _stream_rows(rows: Sequence[int], offset: int, positions: np.ndarray | None) -> tuple[int, ...]:

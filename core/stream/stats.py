@@ -71,22 +71,34 @@ class Offsets:
 
 def split_groups(rows: Rows, split: bool, only: str | None) -> list[tuple[str | None, Any]]:
     """Return each model's rows in a chunk: ``(model, (probs, labels, roles))`` in order."""
+    out = []
+    for name, idx in model_rows(rows, split, only):
+        if idx is None:
+            out.append((name, (rows.probs, rows.labels, rows.roles)))
+            continue
+        roles = {r: v[idx] for r, v in rows.roles.items()}
+        out.append((name, (rows.probs[idx], rows.labels[idx], roles)))
+    return out
+
+
+def model_rows(rows: Rows, split: bool, only: str | None) -> list[tuple[str | None, Any]]:
+    """Return each model's rows in a chunk: ``(model, positions in the chunk)`` in order.
+
+    Positions are None for all rows (no model column, or ``split`` false).
+    """
     models = rows.roles.get("model")
     if models is None or not split:
-        return [(None, (rows.probs, rows.labels, rows.roles))]
+        return [(None, None)]
     import pandas as pd
 
     codes, uniques = pd.factorize(models)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-    out = []
-    for j, name in enumerate(uniques):
-        if only is not None and str(name) != only:
-            continue
-        idx = order[bounds[j] : bounds[j + 1]]
-        roles = {r: v[idx] for r, v in rows.roles.items()}
-        out.append((str(name), (rows.probs[idx], rows.labels[idx], roles)))
-    return out
+    return [
+        (str(name), order[bounds[j] : bounds[j + 1]])
+        for j, name in enumerate(uniques)
+        if only is None or str(name) == only
+    ]
 
 
 def component_scores(

@@ -16,7 +16,7 @@ st.caption(
     "every page of this browser tab."
 )
 
-upload_col, sample_col = st.columns([3, 2], gap="large")
+upload_col, sample_col, world_col = st.columns([3, 2, 2], gap="large")
 
 with upload_col:
     st.subheader("Upload", anchor=False)
@@ -55,9 +55,16 @@ with sample_col:
     st.subheader("Or a bundled sample", anchor=False)
     widgets.sample_picker()
 
+with world_col:
+    st.subheader("Or draw from a ground-truth world", anchor=False)
+    widgets.world_picker()
+
 pred = state.all_predictions()
 if pred is None:
-    st.info("Nothing loaded yet: upload a file or pick a sample.", icon=":material/info:")
+    st.info(
+        "Nothing loaded yet: upload a file, pick a sample or draw from a world.",
+        icon=":material/info:",
+    )
     st.stop()
 
 st.divider()

@@ -57,6 +57,7 @@ config = dataclasses.replace(config, estimator="plugin", convention="calibscope"
 
 # ---------------------------------------------------------------- the table
 kernel_job = ("estimators-kernel", cache.data_key(pred), config)
+experimental_job = ("estimators-experimental", cache.data_key(pred), config)
 # binned intervals are quick at any n (exact, or the cell bootstrap of large data); kernel
 # intervals re-run every kernel estimator per resample and wait for a click
 if config.n_resamples == 0:
@@ -68,7 +69,12 @@ else:
 
 with state.show_errors(stop=True):
     comparison = cache.compute(
-        compare_estimators, pred, config, intervals=scope, spinner="Running every estimator…"
+        compare_estimators,
+        pred,
+        config,
+        intervals=scope,
+        experimental=cache.asked(experimental_job),
+        spinner="Running every estimator…",
     )
 
 st.subheader("Every estimator", anchor=False)
@@ -110,6 +116,18 @@ if scope == "binned":
         on_click=cache.ask,
         args=(kernel_job,),
         icon=":material/play_arrow:",
+    )
+
+if not cache.asked(experimental_job):
+    st.button(
+        "Compute the experimental estimators too",
+        key="estimators_experimental",
+        help="The KDE-ECE (experimental) searches its bandwidth by leave-one-out likelihood "
+        "on the kernel subsample; with many classes this takes tens of seconds. The result "
+        "is kept for this data and options.",
+        on_click=cache.ask,
+        args=(experimental_job,),
+        icon=":material/science:",
     )
 
 table = comparison.table

@@ -1,0 +1,190 @@
+"""Figures of the paper gallery (:mod:`core.gallery`): one builder per entry.
+
+Each builder takes a :class:`core.gallery.GalleryResult` and draws what its table holds;
+:func:`gallery_figure` picks the builder named by the entry's registry record.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures.style import PALETTE, SLATE, TEMPLATE, literal, margin
+
+if TYPE_CHECKING:
+    from core.gallery import GalleryResult
+
+
+def gallery_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Draw a gallery result with its entry's builder (``GALLERY.get(name).builder``)."""
+    from core.gallery import GALLERY
+
+    builder = getattr(sys.modules[__name__], GALLERY.get(result.name).builder)
+    return builder(result, height=height)
+
+
+def epsilon_bins_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """ε of Theorem 3 against B, one line per n, the caption's choices marked."""
+    from core.gallery import GR_FIG2_CAPTION
+
+    table = result.table
+    fig = go.Figure()
+    for i, (n, part) in enumerate(table.groupby("n", sort=True)):
+        color = PALETTE[i % len(PALETTE)]
+        fig.add_trace(
+            go.Scatter(
+                x=part["n_bins"],
+                y=part["epsilon"],
+                mode="lines",
+                name=f"n = {n:,}",
+                line={"color": color},
+                hovertemplate="B = %{x}<br>ε = %{y:.4f}<extra></extra>",
+            )
+        )
+        if int(n) in GR_FIG2_CAPTION:
+            b, eps = GR_FIG2_CAPTION[int(n)]
+            fig.add_trace(
+                go.Scatter(
+                    x=[b],
+                    y=[eps],
+                    mode="markers",
+                    showlegend=False,
+                    marker={"color": color, "size": 10, "symbol": "diamond"},
+                    hovertemplate=f"paper's choice: B = {b}, ε = {eps}<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        template=TEMPLATE,
+        height=height,
+        margin=margin(),
+        xaxis_title="number of bins B",
+        yaxis_title="ε (Theorem 3, α = 0.1)",
+    )
+    return fig
+
+
+def sweep_bins_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Mean b* (with ±1 sd) and mean ECE_sweep against n (log axis), one line per world."""
+    table = result.table
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("b* chosen by the sweep", "ECE_sweep (ℓ2, %)")
+    )
+    for i, (world, part) in enumerate(table.groupby("world", sort=False)):
+        color = PALETTE[i % len(PALETTE)]
+        stats = part.groupby("n").agg(
+            b=("b_star", "mean"),
+            b_sd=("b_star", "std"),
+            e=("ece_sweep", "mean"),
+            e_sd=("ece_sweep", "std"),
+        )
+        for col, (y, sd) in enumerate((("b", "b_sd"), ("e", "e_sd")), start=1):
+            fig.add_trace(
+                go.Scatter(
+                    x=stats.index,
+                    y=stats[y],
+                    error_y={"type": "data", "array": stats[sd]},
+                    mode="lines+markers",
+                    name=literal(world),
+                    legendgroup=literal(world),
+                    showlegend=col == 1,
+                    line={"color": color},
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_xaxes(type="log", title_text="n (log scale)")
+    fig.update_yaxes(title_text="b*", row=1, col=1)
+    fig.update_yaxes(title_text="ECE_sweep (%)", row=1, col=2)
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
+    return fig
+
+
+def estimate_distributions_figure(result: GalleryResult, *, height: int = 640) -> go.Figure:
+    """Histograms of the estimates: one row per estimator, one column per model.
+
+    A solid line marks the mean of our estimates and a dashed line the paper's truth.
+    """
+    table = result.table
+    truth = result.extra.get("truth", {})
+    estimators = list(dict.fromkeys(table["estimator"]))
+    models = list(dict.fromkeys(table["model"]))
+    fig = make_subplots(
+        rows=len(estimators),
+        cols=len(models),
+        subplot_titles=[f"{e} · {m[-2:].upper()}" for e in estimators for m in models],
+        vertical_spacing=0.12,
+        horizontal_spacing=0.06,
+    )
+    for r, est in enumerate(estimators, start=1):
+        for c, model in enumerate(models, start=1):
+            values = table[(table.estimator == est) & (table.model == model)]["value"]
+            fig.add_trace(
+                go.Histogram(x=values, nbinsx=25, marker_color=PALETTE[0], showlegend=False),
+                row=r,
+                col=c,
+            )
+            fig.add_vline(x=float(np.mean(values)), line={"color": SLATE}, row=r, col=c)
+            if model in truth:
+                fig.add_vline(
+                    x=truth[model], line={"color": "#d62728", "dash": "dash"}, row=r, col=c
+                )
+            fig.update_xaxes(title_text="estimate", row=r, col=c)
+            fig.update_yaxes(title_text="datasets" if c == 1 else None, row=r, col=c)
+    fig.update_layout(
+        template=TEMPLATE,
+        height=max(height, 220 * len(estimators)),
+        margin=margin(top=50),
+        bargap=0.05,
+    )
+    return fig
+
+
+def validity_overlay_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Marginal and conditional validity of every method on one plot each, with the theory."""
+    table = result.table
+    results = result.extra.get("results", {})
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("Marginal validity", "Conditional validity")
+    )
+    for i, method in enumerate(dict.fromkeys(table["method"])):
+        color = PALETTE[i % len(PALETTE)]
+        for col, kind in enumerate(("marginal", "conditional"), start=1):
+            part = table[(table.method == method) & (table.kind == kind)]
+            fig.add_trace(
+                go.Scatter(
+                    x=part["eps"],
+                    y=part["mean"],
+                    mode="lines",
+                    name=literal(method),
+                    legendgroup=literal(method),
+                    showlegend=col == 1,
+                    line={"color": color},
+                ),
+                row=1,
+                col=col,
+            )
+    umd = results.get("histogram-umd")
+    if umd is not None:
+        for col, theory in enumerate((umd.theory_marginal, umd.theory_conditional), start=1):
+            if theory is not None:
+                fig.add_trace(
+                    go.Scatter(
+                        x=umd.eps,
+                        y=theory,
+                        mode="lines",
+                        name="Theorem 4 (UMD)",
+                        legendgroup="theory",
+                        showlegend=col == 1,
+                        line={"color": SLATE, "dash": "dash"},
+                    ),
+                    row=1,
+                    col=col,
+                )
+    fig.update_xaxes(title_text="ε", range=[0, 0.3])
+    fig.update_yaxes(title_text="V(ε)", range=[0, 1.02])
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
+    return fig

@@ -1,0 +1,110 @@
+"""The paper gallery: every entry against the paper's numbers, its figure, and the Papers page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.gallery import GALLERY, GR_FIG2_CAPTION, run_entry
+from core.guarantees import histogram_binning_epsilon
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {name: run_entry(name, seed=0) for name in GALLERY.names()}
+
+
+def test_every_entry_agrees_with_the_paper(results):
+    for name, result in results.items():
+        assert result.paper_rows, name
+        frame = result.paper_frame()
+        assert frame["agrees"].all(), (name, frame.to_string())
+
+
+def test_gupta_ramdas_fig2_grid():
+    # the digest's Theorem 3 grid at α = 0.1 (§3.6): a closed form, four decimals
+    grid = {(500, 2): 0.0861, (1000, 10): 0.1636, (5000, 50): 0.1868, (20000, 22): 0.0579}
+    table = run_entry("gupta-ramdas-fig2", ns=(500, 1000, 5000, 20000)).table
+    for (n, b), eps in grid.items():
+        row = table[(table.n == n) & (table.n_bins == b)]
+        assert float(row["epsilon"].iloc[0]) == pytest.approx(eps, abs=5e-5)
+    for n, (b, eps) in GR_FIG2_CAPTION.items():
+        assert histogram_binning_epsilon(n, b, 0.1) == pytest.approx(eps, abs=5e-5)
+
+
+def test_tolerances_tell_the_cases_apart(results):
+    # the Monte Carlo tolerances are narrower than the differences the paper is about, so
+    # a wrong model, size or estimator would fail the comparison
+    rows = {r.quantity: r for res in results.values() for r in res.paper_rows}
+    m2, m3 = rows["mean skce-uq, M2"], rows["mean skce-uq, M3"]
+    assert m2.tolerance + m3.tolerance < abs(m2.paper - m3.paper)
+    b1, b2 = rows["mean skce-b, M1"], rows["mean skce-uq, M1"]
+    assert b1.tolerance + b2.tolerance < abs(b1.paper - b2.paper)  # SKCE_b's bias shows
+    small, large = rows["mean b*, calibrated, n = 200"], rows["mean b*, calibrated, n = 3,200"]
+    assert small.tolerance + large.tolerance < abs(small.paper - large.paper)
+    e1, e2 = (
+        rows["mean ECE_sweep %, calibrated, n = 800"],
+        rows["mean ECE_sweep %, calibrated, n = 3,200"],
+    )
+    assert e1.tolerance + e2.tolerance < abs(e1.paper - e2.paper)
+
+
+def test_widmann_skce_b_identity(results):
+    # SKCE_b is biased upwards by about E‖e_Y − G‖²/n under M1 (paper: 0.0018)
+    t = results["widmann-fig1"].table
+    b = t[(t.model == "widmann-m1") & (t.estimator == "skce-b")]["value"]
+    uq = t[(t.model == "widmann-m1") & (t.estimator == "skce-uq")]["value"]
+    assert (b.to_numpy() > uq.to_numpy()).all()
+    # SKCE_ul spreads far more than SKCE_uq under M1 (paper: 16 times)
+    ul = t[(t.model == "widmann-m1") & (t.estimator == "skce-ul")]["value"]
+    assert 8 < ul.std() / uq.std() < 32
+
+
+def test_roelofs_fig14_bstar_grows_with_n(results):
+    t = results["roelofs-fig14"].table
+    means = t[t.world == "calibrated"].groupby("n")["b_star"].mean().to_numpy()
+    assert np.all(np.diff(means) > 0)
+
+
+def test_validity_overlay_has_theory_and_every_method(results):
+    r = results["gupta-ramdas-validity"]
+    assert set(r.table["method"]) == set(r.extra["results"])
+    assert r.extra["results"]["histogram-umd"].theory_marginal is not None
+
+
+def test_progress_and_seed():
+    calls = []
+    a = run_entry(
+        "roelofs-fig14", ns=(100,), n_resamples=20, seed=3, progress=lambda f, m: calls.append(f)
+    )
+    b = run_entry("roelofs-fig14", ns=(100,), n_resamples=20, seed=3)
+    assert calls and calls[-1] == pytest.approx(1.0)
+    assert a.table.equals(b.table)
+
+
+def test_figures(results):
+    from core.figures import gallery_figure
+
+    for name, result in results.items():
+        fig = gallery_figure(result)
+        assert fig.data, name
+        assert fig.layout.xaxis.title.text, name
+
+
+def test_papers_page_runs_every_entry():
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+    at = AppTest.from_file(app, default_timeout=240).run()
+    at.switch_page("app_pages/papers.py").run()
+    assert not at.exception, at.exception
+    for name in GALLERY.names():
+        at.button(key=f"run_{name}").click().run()
+        assert not at.exception, at.exception
+    charts = [c.proto.id for c in at.get("plotly_chart")]
+    for name in GALLERY.names():
+        assert any(f"gallery_{name}" in c for c in charts), (name, charts)
+    assert len(at.dataframe) >= len(GALLERY.names())
