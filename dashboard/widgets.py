@@ -681,19 +681,11 @@ def analysis_controls() -> None:
             {m: interval_label(m) for m in methods},
             "Interval for each bin's observed frequency in the reliability diagram.",
         )
-        state.check_url_value(
+        toggle(
             st,
-            "consistency_band",
-            label="Consistency band",
-            default=bool(d["consistency_band"]),
-            valid=lambda raw: raw.lower() in ("true", "false"),
-            expected="true or false",
-        )
-        st.toggle(
             "Consistency band",
             value=bool(d["consistency_band"]),
             key="consistency_band",
-            bind="query-params",
             help="Shade, around the diagonal, where each bin's observed frequency falls with "
             "probability `level` if the model is calibrated: labels redrawn as "
             "y* ~ Bernoulli(score) given the scores (Bröcker & Smith 2007), 1,000 redraws.",
@@ -1283,13 +1275,13 @@ def recalibrator_settings(summary: Any) -> dict[str, dict[str, Any]]:
                 start = info.options[setting.name].default
             if setting.choices is not None:
                 options = list(setting.choices)
-                values[setting.name] = col.selectbox(
+                values[setting.name] = choice(
+                    col,
                     setting.label,
                     options,
-                    index=_index(options, start),
+                    default=start,
                     format_func=setting.choices.get,
                     key=key,
-                    bind="query-params",
                     help=setting.help or None,
                 )
             else:

@@ -97,6 +97,8 @@ def test_a_malformed_value_in_the_link_falls_back_with_a_warning(key, value):
         from core.lenses import LENSES
 
         assert f"default, {LENSES.get(default).label}" in said[0]
+    elif key == "consistency_band":  # a toggle is on or off
+        assert f"default, {'on' if default else 'off'}" in said[0]
     else:
         assert f"default, {default}" in said[0]
     # the warning stays beside the widget until the user sets it

@@ -232,3 +232,14 @@ def test_a_good_range_in_the_link_is_used():
     at.switch_page("app_pages/estimators.py").run()
     assert not at.exception and not _notes(at)
     assert at.slider(key="estimators_bins_range").value == (3, 20)
+
+
+def test_recalibrator_settings_keep_registry_names_in_the_link():
+    at = _app(sample=SAMPLE, n_resamples="0", **{"recal_scaling-binning_mode": "three-splits"})
+    at.run()
+    at.switch_page("app_pages/recalibration.py").run()
+    assert not at.exception
+    mode = at.selectbox(key="recal_scaling-binning_mode")
+    assert mode.value == "three-splits"
+    assert "three disjoint splits (theory)" in mode.options and "three-splits" not in mode.options
+    assert _param(at, "recal_scaling-binning_mode") == "three-splits"
