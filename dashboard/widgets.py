@@ -23,6 +23,7 @@ from core.guarantees import (
     histogram_binning_epsilon,
     largest_n_bins,
 )
+from core.numbers import COLUMN_LABELS
 from dashboard import cache, state
 from dashboard.text import literal  # also the pages' way to escape user strings
 
@@ -63,10 +64,14 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
     figure_downloads(where, fig, name, key)
 
 
-def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
+def table(
+    data: Any, *, key: str, container: Any = None, signed: tuple[str, ...] = (), **kwargs: Any
+) -> None:
     """Draw a table with ``st.dataframe`` and a CSV download of it beside.
 
-    The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
+    Cells are shown as :func:`core.numbers.format_frame` writes them (significant digits,
+    no floating noise, p-values as ``< 1e-16``, a blank for a missing value), while sorting
+    reads the numbers. The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
     precision, and every text cell or header that a spreadsheet would run as a formula
     (``=``, ``+``, ``-``, ``@`` ...) neutralised. Streamlit's own export, which writes cells
     as they are, is turned off (``client.disableDataExport`` in ``.streamlit/config.toml``).
@@ -79,11 +84,13 @@ def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
         Widget key; the file is ``<key>.csv``.
     container : streamlit container, optional
         Where to draw it; default the page.
+    signed : tuple of str, optional
+        Columns of differences, shown with ``+`` before a positive value.
     **kwargs
         Passed to ``st.dataframe`` (``hide_index``, ``column_config``, ...).
     """
     where = container or st
-    where.dataframe(data, key=key, **kwargs)
+    where.dataframe(_for_people(data, signed), key=key, **kwargs)
     where.download_button(
         "CSV",
         data=functools.partial(_table_csv, data, bool(not kwargs.get("hide_index", False))),
@@ -96,6 +103,23 @@ def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
         help="Download this table as CSV (full precision; names that a spreadsheet would "
         "run as formulas are neutralised).",
     )
+
+
+def _for_people(data: Any, signed: tuple[str, ...] = ()) -> Any:
+    """A table's cells as people read them (:mod:`core.numbers`), the values kept for sorting."""
+    import pandas as pd
+
+    from core.numbers import format_frame
+
+    frame = pd.DataFrame(data) if isinstance(data, list) else data
+    if (
+        not isinstance(frame, pd.DataFrame)  # a Styler keeps its own formats
+        or frame.columns.has_duplicates
+        or not frame.index.is_unique
+        or len(frame) > 50_000  # Styler sends every cell's text: large tables as they are
+    ):
+        return data
+    return frame.style.format(format_frame(frame, signed=signed))
 
 
 def _table_csv(data: Any, index: bool) -> bytes:
@@ -763,23 +787,22 @@ PAPERS = {
 
 BIN_COLUMNS = {
     "count": st.column_config.NumberColumn("count", format="%d"),
-    "lower": st.column_config.NumberColumn("lower edge", format="%.4f"),
-    "upper": st.column_config.NumberColumn("upper edge", format="%.4f"),
-    "mean_score": st.column_config.NumberColumn("mean score", format="%.4f"),
-    "mean_label": st.column_config.NumberColumn("observed frequency", format="%.4f"),
-    "gap": st.column_config.NumberColumn("gap (score − observed)", format="%+.4f"),
-    "low": st.column_config.NumberColumn("interval low", format="%.4f"),
-    "high": st.column_config.NumberColumn("interval high", format="%.4f"),
-    "band_low": st.column_config.NumberColumn("band low", format="%.4f"),
-    "band_high": st.column_config.NumberColumn("band high", format="%.4f"),
+    **{
+        name: st.column_config.NumberColumn(COLUMN_LABELS[name])
+        for name in ("lower", "upper", "mean_score", "mean_label", "gap", "low", "high")
+        + ("band_low", "band_high")
+    },
     "outside_band": st.column_config.CheckboxColumn(
-        "outside band", help="Observed frequency outside the consistency band (pointwise)."
+        COLUMN_LABELS["outside_band"],
+        help="Observed frequency outside the consistency band (pointwise).",
     ),
 }
 METRIC_COLUMNS = {
-    "value": st.column_config.NumberColumn("value", format="%.5f"),
-    "low": st.column_config.NumberColumn("low", format="%.5f"),
-    "high": st.column_config.NumberColumn("high", format="%.5f"),
+    "metric": None,  # the registry code: the label says it in words
+    "label": st.column_config.TextColumn(COLUMN_LABELS["label"]),
+    "value": st.column_config.NumberColumn("value"),
+    "low": st.column_config.NumberColumn(COLUMN_LABELS["low"]),
+    "high": st.column_config.NumberColumn(COLUMN_LABELS["high"]),
     "note": st.column_config.TextColumn("note", width="medium"),
 }
 

@@ -57,7 +57,7 @@ if result.brier_decomposition is not None:
         result.brier_decomposition.to_frame(),
         hide_index=True,
         key="brier_table",
-        column_config={"value": st.column_config.NumberColumn(format="%.4g")},
+        column_config={"value": st.column_config.NumberColumn()},
     )
 
 widgets.explain_estimator(config)

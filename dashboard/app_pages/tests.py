@@ -157,7 +157,7 @@ else:
         key="tests_table",
         column_config={
             "label": st.column_config.TextColumn("test"),
-            "statistic": st.column_config.NumberColumn("statistic", format="%.4g"),
+            "statistic": st.column_config.NumberColumn("statistic"),
             "caveat": st.column_config.TextColumn("read with care", width="large"),
             "method": st.column_config.TextColumn("method", width="large"),
             "assumptions": st.column_config.TextColumn("assumptions", width="large"),

@@ -29,15 +29,15 @@ def default_runs(n: int) -> int:
 
 
 BIN_COLUMNS = {
-    "value": st.column_config.NumberColumn("output h_b", format="%.4f"),
+    "value": st.column_config.NumberColumn("output h_b"),
     "count": st.column_config.NumberColumn("test rows n_b", format="%d"),
-    "mean_label": st.column_config.NumberColumn("test mean ȳ_b", format="%.4f"),
-    "low": st.column_config.NumberColumn("Wilson low", format="%.4f"),
-    "high": st.column_config.NumberColumn("Wilson high", format="%.4f"),
-    "gap": st.column_config.NumberColumn("ȳ_b − h_b", format="%+.4f"),
-    "abs_gap": st.column_config.NumberColumn("|ȳ_b − h_b|", format="%.4f"),
+    "mean_label": st.column_config.NumberColumn("test mean ȳ_b"),
+    "low": st.column_config.NumberColumn("Wilson low"),
+    "high": st.column_config.NumberColumn("Wilson high"),
+    "gap": st.column_config.NumberColumn("ȳ_b − h_b"),
+    "abs_gap": st.column_config.NumberColumn("|ȳ_b − h_b|"),
     "cal_count": st.column_config.NumberColumn("calibration labels m_b", format="%d"),
-    "halfwidth": st.column_config.NumberColumn("guarantee half-width", format="%.4f"),
+    "halfwidth": st.column_config.NumberColumn("guarantee half-width"),
 }
 
 
