@@ -47,6 +47,7 @@ from core.calibration_tests import (
 from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
+from core.findings import reliability_finding, test_finding
 from core.numbers import format_pvalue
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
@@ -345,6 +346,9 @@ class Report:
             f"({_esc(cfg.lens)}, {_esc(cfg.binning)}, B = {cfg.n_bins}, "
             f"ℓ{_esc(cfg.to_dict()['norm'])}) = <b>{_num(head.value)}</b>{_esc(interval)}</p>",
         ]
+        out.append(f'<p class="finding">{_esc(reliability_finding(a))}</p>')
+        if m.test is not None:
+            out.append(f'<p class="finding">{_esc(test_finding(m.test))}</p>')
         caption = f"Reliability diagram — {name}"
         if caption in figures:
             out.append(_figure_html(caption, figures[caption]))
