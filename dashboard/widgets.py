@@ -17,13 +17,14 @@ from typing import Any
 
 import streamlit as st
 
+from core.figures import log_counts
 from core.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
     histogram_binning_epsilon,
     largest_n_bins,
 )
-from core.numbers import COLUMN_LABELS
+from core.numbers import COLUMN_LABELS, format_interval, format_number
 from dashboard import cache, state
 from dashboard.text import literal  # also the pages' way to escape user strings
 
@@ -506,6 +507,16 @@ def _diagram_to_url(default: str) -> None:
         st.query_params["diagram"] = chosen
 
 
+def log_count_toggle(key: str) -> bool:
+    """A "Log-scale counts" toggle for a chart with count bars (bound to the URL)."""
+    return st.toggle(
+        "Log-scale counts",
+        key=key,
+        bind="query-params",
+        help="Draw the bin counts on a log axis, so small bins stay visible beside large ones.",
+    )
+
+
 def binned_diagram(pred: Any, result: Any, config: Any) -> None:
     """Lay out the binned reliability diagram of an analysis with its captions."""
     interval = f"{config.confidence_level:.0%} {interval_label(config.interval_method)}"
@@ -514,6 +525,8 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
             f"**Classwise reliability** — one panel per class, per-bin {interval} intervals"
         )
     fig = state.reliability_chart(pred, result.config, interval=interval)
+    if config.lens != "classwise":  # the classwise grid has no count panel
+        fig = log_counts(fig, log_count_toggle("reliability_log_counts"))
     chart(fig, "reliability_chart", filename="reliability")
     st.caption(bin_convention(config))
     bands = [c.band for c in result.components if c.band is not None]
@@ -820,7 +833,7 @@ def headline(result: Any, config: Any) -> Any:
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
     c1.metric(
         f"{ESTIMATORS.get(config.estimator).label} · {NORM_SYMBOLS[_norm_choice(config.norm)]}",
-        f"{result.headline.value:.4f}",
+        format_number(result.headline.value),
     )
     slot = c1.empty()
     c2.metric("Rows (n)", f"{result.n:,}")
@@ -836,7 +849,7 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
         return
     ci = boot.confidence_interval
     slot.caption(
-        f"{config.confidence_level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
+        f"{config.confidence_level:.0%} bootstrap interval {format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
     )
 
