@@ -408,7 +408,8 @@ class Report:
         out.append(f"<h3>Differences to {_esc(cmp.reference)}</h3>")
         out.append(_table(cmp.differences))
         out.append("<h3>Ranks (1 = best)</h3>")
-        out.append(_table(cmp.ranks.reset_index()))
+        labels = {spec.key: spec.label for spec in cmp.metrics}
+        out.append(_table(cmp.ranks.rename(columns=labels).reset_index()))
         return out
 
     def _parameters_html(self) -> list[str]:

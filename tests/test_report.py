@@ -265,6 +265,10 @@ def test_model_comparison_only_with_two_or_more_models(breast, toy_html):
     assert [m.model for m in report.models] == list(breast.models)
     html = report.to_html()
     assert "<h2>Model comparison</h2>" in html
+    # the comparison's tables speak the app's words: metric labels, never registry keys
+    tables = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    assert "<th>plugin@1</th>" not in tables and "<td>plugin@1</td>" not in tables
+    assert "<th>Plug-in binned (ECE) · ℓ1</th>" in tables
     # a diagram per model, its two subgroup figures (the group column), the comparison's two
     assert html.count('class="plotly-graph-div"') == 3 * len(breast.models) + 2
     record = json.loads(report.to_json())
