@@ -285,7 +285,7 @@ def every_figure():
 def test_every_figure_builder_is_checked(every_figure):
     import core.figures as figures
 
-    helpers = {"band_arguments", "model_color", "plotly_js"}
+    helpers = {"band_arguments", "log_counts", "model_color", "plotly_js"}
     assert set(every_figure) == set(figures.__all__) - helpers
 
 
