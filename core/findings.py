@@ -15,6 +15,8 @@ figures and the report beside each model, so both use the same words. The rules 
   far the estimates of one ℓp calibration error spread, and whether their intervals meet.
 - :func:`comparison_finding` (:class:`core.model_comparison.ModelComparison`): the best and
   worst calibrated models and how many differ from the reference beyond noise.
+- :func:`recalibration_finding` (:class:`core.recalibration.evaluation.RecalibrationComparison`):
+  which recalibrator lowers the calibration error most on the held-out rows.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "comparison_finding",
     "estimators_finding",
     "miscalibrated_bins",
+    "recalibration_finding",
     "reliability_finding",
     "suite_finding",
     "test_finding",
@@ -379,4 +382,52 @@ def comparison_finding(comparison: Any) -> str:
         )
     if len(order) > 1:
         text += f"; the worst is {worst.model} ({value(worst)})"
+    return text + "."
+
+
+def recalibration_finding(result: Any) -> str:
+    """One sentence of which recalibrator helps most on the held-out rows.
+
+    Parameters
+    ----------
+    result : RecalibrationComparison
+        The result of :func:`core.recalibration.evaluation.compare_recalibrators`.
+
+    Returns
+    -------
+    str
+        "On the <evaluation> rows, <method> lowers <metric> from <value> [interval]
+        (uncalibrated) to <value> [interval]; Brier score <before> → <after>." The first
+        metric of the table decides; when no method beats the uncalibrated model, it says so.
+    """
+    table = result.metrics
+    metric = table.metric.iloc[0]
+    rows = table[(table.metric == metric) & table.value.notna()]
+    base = rows[rows.method == "uncalibrated"]
+    others = rows[rows.method != "uncalibrated"]
+    if base.empty or others.empty:
+        return "No recalibrator could be judged on these rows."
+
+    def value(row: Any) -> str:
+        interval = None if math.isnan(row.low) else (row.low, row.high)
+        return _value_text(row.value, True, interval)
+
+    before, best = base.iloc[0], others.loc[others.value.idxmin()]
+    label = str(before.metric_label)
+    where = f"On the {result.evaluation} rows"
+    if best.value >= before.value:
+        return (
+            f"{where}, no recalibrator lowers {label} below the uncalibrated model's "
+            f"{value(before)}."
+        )
+    text = (
+        f"{where}, {best.method_label} lowers {label} from {value(before)} (uncalibrated) "
+        f"to {value(best)}"
+    )
+    brier = table[(table.metric == "brier") & table.value.notna()]
+    b0, b1 = brier[brier.method == "uncalibrated"], brier[brier.method == best.method]
+    if len(b0) and len(b1):
+        text += (
+            f"; Brier score {format_number(b0.value.iloc[0])} → {format_number(b1.value.iloc[0])}"
+        )
     return text + "."

@@ -242,3 +242,35 @@ def test_comparison_finding_on_the_sample():
     d = cmp.differences[cmp.differences.metric == cmp.metrics[0].key]
     worse = int((d.significant & ~d.better).sum())
     assert f"{worse} of {len(d)} other models are worse beyond noise" in text
+
+
+def _recal(rows, evaluation="test"):
+    cols = ["method", "method_label", "metric", "metric_label", "value", "low", "high"]
+    return SimpleNamespace(metrics=pd.DataFrame(rows, columns=cols), evaluation=evaluation)
+
+
+def test_recalibration_finding_by_hand():
+    from core.findings import recalibration_finding
+
+    nan = float("nan")
+    base = [
+        ["uncalibrated", "Uncalibrated", "plugin", "ECE", 0.061, 0.039, 0.092],
+        ["uncalibrated", "Uncalibrated", "brier", "Brier score", 0.1161, nan, nan],
+    ]
+    helps = _recal(
+        [
+            *base,
+            ["platt", "Platt scaling", "plugin", "ECE", 0.041, 0.027, 0.065],
+            ["isotonic", "Isotonic", "plugin", "ECE", 0.026, 0.012, 0.048],
+            ["isotonic", "Isotonic", "brier", "Brier score", 0.08213, nan, nan],
+        ]
+    )
+    assert recalibration_finding(helps) == (
+        "On the test rows, Isotonic lowers ECE from 6.1 % [3.9, 9.2] (uncalibrated) to "
+        "2.6 % [1.2, 4.8]; Brier score 0.1161 → 0.08213."
+    )
+    worse = _recal([*base, ["platt", "Platt scaling", "plugin", "ECE", 0.07, 0.05, 0.09]])
+    assert recalibration_finding(worse) == (
+        "On the test rows, no recalibrator lowers ECE below the uncalibrated model's "
+        "6.1 % [3.9, 9.2]."
+    )
