@@ -71,7 +71,8 @@ def test_fit_compare_and_metacal_views():
     assert len(charts) >= 5
     assert any("test rows the recalibrators never saw" in m.value for m in at.markdown)
     # the page opens its results with their finding (core.findings.recalibration_finding)
-    found = [m.value.replace("\\", "") for m in at.markdown if "On the test rows," in m.value]
+    texts = [m.value.replace("\\", "") for m in at.markdown]
+    found = [t for t in texts if "On the test rows," in t]
     assert found and ("lowers" in found[0] or "no recalibrator" in found[0])
 
 
