@@ -27,6 +27,7 @@ from core.consistency_bands import BandStats, ConsistencyBand
 from core.conventions import CONVENTIONS
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
+from core.estimators.kernel import bandwidth_fell_back
 from core.intervals import (
     INTERVAL_METHODS,
     BootstrapResult,
@@ -783,11 +784,15 @@ def kernel_estimates(
         name = info.name
         try:
             call = EstimatorCall.make(name, **opts)
-            values[name] = call.run(p, y, config.seed).value
+            est = call.run(p, y, config.seed)
+            values[name] = est.value
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
         what = f"kernel estimator {where}intervals on the Estimators page"
+        rule = str(est.details.get("bandwidth_rule", ""))
+        if bandwidth_fell_back(rule):
+            what = f"bandwidth: {rule}; {what}"
         notes[name] = "; ".join(p for p in (f"lens {config.lens}", info.quantity, what) if p)
     return values, notes
 
