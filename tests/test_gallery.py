@@ -191,3 +191,26 @@ def test_one_sided_paper_rows():
     assert PaperRow("q", 2.0, 9.0, 0.0, "s", "≥").agrees
     assert not PaperRow("q", 2.0, 9.0, 0.0, "s").agrees
     assert PaperRow("q", 2.0, -9.0, 0.0, "s", "≤").agrees
+
+
+def test_metacal_table1_controls(results):
+    r = results["metacal-table1"]
+    t = r.table
+    mean = t.groupby("method").mean(numeric_only=True)
+    # miscoverage control: E[F0] = ⌊(n₁ + 1)α⌋/(n₁ + 1) ≈ 0.0497 at n₁ ≈ 346; the run-to-run
+    # sd is ≈ 0.011 (Beta law, digest S1), so 12 runs put the mean within ±0.013 (4 se)
+    assert abs(mean.loc["meta-cal miscoverage", "miscoverage"] - 0.0497) < 0.013
+    # coverage-accuracy control is conservative: mean accuracy in [β, β + 0.04]
+    assert 0.8 <= mean.loc["meta-cal coverage-accuracy", "coverage_accuracy"] < 0.84
+    # rejecting costs coverage; temperature scaling and the uncalibrated model accept all
+    assert mean.loc["temperature", "coverage"] == 1.0
+    assert (
+        mean.loc["meta-cal coverage-accuracy", "coverage"]
+        < mean.loc["meta-cal miscoverage", "coverage"]
+        < 1.0
+    )
+    # temperature scaling helps but cannot fix the mixture of difficulties (digest: 0.062 → 0.044)
+    assert 0.035 < mean.loc["temperature", "ece"] < mean.loc["uncalibrated", "ece"]
+    rows = {row.quantity: row for row in r.paper_rows}
+    u, ts = rows["mean ece, uncalibrated"], rows["mean ece, temperature"]
+    assert u.tolerance + ts.tolerance < abs(u.paper - ts.paper)

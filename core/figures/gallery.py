@@ -291,3 +291,68 @@ def scaling_binning_figure(result: GalleryResult, *, height: int = 440) -> go.Fi
     fig.update_yaxes(title_text="MSE", row=1, col=2)
     fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
     return fig
+
+
+def metacal_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Draw the mean ECE per method and the per-run miscoverage and coverage accuracy."""
+    table = result.table
+    alpha = result.settings.get("alpha")
+    beta = result.settings.get("beta")
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=(
+            "ECE on accepted rows (mean ± 1.645 se)",
+            "Miscoverage of MetaMis, per run",
+            "Coverage accuracy of MetaAcc, per run",
+        ),
+        horizontal_spacing=0.08,
+    )
+    stats = table.groupby("method", sort=False)["ece"].agg(["mean", "std", "size"])
+    fig.add_trace(
+        go.Bar(
+            x=[literal(m) for m in stats.index],
+            y=stats["mean"],
+            error_y={"type": "data", "array": 1.645 * stats["std"] / np.sqrt(stats["size"])},
+            marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(stats))],
+            showlegend=False,
+            hovertemplate="%{x}<br>ECE = %{y:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    for col, (method, column, target, name) in enumerate(
+        (
+            ("meta-cal miscoverage", "miscoverage", alpha, "α"),
+            ("meta-cal coverage-accuracy", "coverage_accuracy", beta, "β"),
+        ),
+        start=2,
+    ):
+        part = table[table.method == method]
+        fig.add_trace(
+            go.Scatter(
+                x=part["run"],
+                y=part[column],
+                mode="markers",
+                marker={"color": PALETTE[col % len(PALETTE)]},
+                showlegend=False,
+                hovertemplate="run %{x}<br>%{y:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        if target is not None:
+            fig.add_hline(
+                y=float(target),
+                line={"color": "#d62728", "dash": "dash"},
+                annotation_text=f"{name} = {target}",
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(title_text="run", row=1, col=col)
+    fig.update_xaxes(title_text="method", row=1, col=1)
+    fig.update_yaxes(title_text="ECE (top-label, 15 bins)", row=1, col=1)
+    fig.update_yaxes(title_text="miscoverage", row=1, col=2)
+    fig.update_yaxes(title_text="coverage accuracy", row=1, col=3)
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
+    return fig
