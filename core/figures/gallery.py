@@ -248,7 +248,10 @@ def scaling_binning_figure(result: GalleryResult, *, height: int = 440) -> go.Fi
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=("True squared calibration error", "MSE against CE² (one point per B)"),
+        subplot_titles=(
+            "True squared calibration error",
+            "MSE against CE² (one point per B; larger B, larger marker)",
+        ),
     )
     for i, (method, part) in enumerate(table.groupby("method", sort=False)):
         color = PALETTE[i % len(PALETTE)]
@@ -273,14 +276,15 @@ def scaling_binning_figure(result: GalleryResult, *, height: int = 440) -> go.Fi
             go.Scatter(
                 x=stats["ce2"],
                 y=stats["mse"],
-                mode="lines+markers+text",
-                text=[f"B={b}" for b in stats.index],
-                textposition="top center",
+                mode="lines+markers",
+                customdata=np.asarray(stats.index),
+                marker={"size": 4 + 8 * np.log2(np.asarray(stats.index)) / 7},
                 name=literal(method),
                 legendgroup=literal(method),
                 showlegend=False,
                 line={"color": color},
-                hovertemplate="CE² = %{x:.3g}<br>MSE = %{y:.5f}<extra></extra>",
+                hovertemplate="B = %{customdata}<br>CE² = %{x:.3g}<br>MSE = %{y:.5f}"
+                "<extra></extra>",
             ),
             row=1,
             col=2,
