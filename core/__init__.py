@@ -138,6 +138,11 @@ _EXPORTS: dict[str, str] = {
     "build_report": "core.report",
     # CSV for spreadsheets
     "safe_csv": "core.export",
+    # numbers for people
+    "format_number": "core.numbers",
+    "format_pvalue": "core.numbers",
+    "format_interval": "core.numbers",
+    "format_percent": "core.numbers",
     # subgroups and time windows
     "subgroup_analysis": "core.subgroups",
     "SubgroupAnalysis": "core.subgroups",

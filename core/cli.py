@@ -971,7 +971,7 @@ def _run_compare(args: argparse.Namespace) -> str:
         lines.extend(
             _columns(
                 [("model", "statistic", "p-value")]
-                + [(r.model, _fmt(r.statistic), _fmt(r.pvalue)) for r in cmp.tests.itertuples()]
+                + [(r.model, _fmt(r.statistic), _pfmt(r.pvalue)) for r in cmp.tests.itertuples()]
             )
         )
     lines += ["", f"order flips between metrics: {len(cmp.flips)}"]
@@ -1218,10 +1218,16 @@ def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def _pfmt(p: Any) -> str:
+    from core.numbers import format_pvalue
+
+    return "–" if _missing(p) else format_pvalue(p)
+
+
 def _fmt(x: Any) -> str:
-    if _missing(x):
-        return "–"
-    return f"{float(x):.4f}" if abs(float(x)) >= 1e-3 or float(x) == 0 else f"{float(x):.3e}"
+    from core.numbers import format_number
+
+    return "–" if _missing(x) else format_number(x)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ A spreadsheet opening a CSV evaluates a cell that starts with ``=``, ``+``, ``-`
 (and, in some programs, a tab or carriage return) as a formula, so a model named
 ``=HYPERLINK("https://…", "click")`` would become a link, and worse, in the downloaded
 table. :func:`safe_csv` writes such text cells with a leading single quote, as OWASP
-recommends for CSV injection; numbers, including negative ones, are written as numbers.
+recommends for CSV injection; numbers, including negative ones, are written as numbers, floats to 15 significant digits.
 Every CSV download and file of calibscope goes through it.
 """
 
@@ -51,8 +51,9 @@ def safe_csv(frame: pd.DataFrame, *, index: bool = False) -> str:
     Parameters
     ----------
     frame : pandas.DataFrame
-        The table. Numeric columns are written unchanged (a negative number stays a
-        number); text in object, string and categorical columns, and the column names,
+        The table. Numeric columns stay numbers (a negative number stays a number), floats
+        at full precision without binary noise (15 significant digits,
+        :func:`core.numbers.tidy_floats`: ``0.1 + 0.2`` is written ``0.3``); text in object, string and categorical columns, and the column names,
         go through :func:`neutralize`.
     index : bool, default=False
         Whether to write the index (its labels are neutralized too).
@@ -72,7 +73,9 @@ def safe_csv(frame: pd.DataFrame, *, index: bool = False) -> str:
     """
     import pandas as pd
 
-    out = frame.copy(deep=False)
+    from core.numbers import tidy_floats
+
+    out = tidy_floats(frame)
     for i in range(out.shape[1]):
         values = out.iloc[:, i]
         if isinstance(values.dtype, pd.CategoricalDtype) or not (

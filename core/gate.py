@@ -302,14 +302,22 @@ def _judge(
             return GateRow(model, group, part.n, value, low, high, None, "error", str(exc))
         pvalue = float(result.pvalue)
         if pvalue < alpha:
-            reason = f"{test} rejects calibration: p = {_num(pvalue)} < α = {_num(alpha)}"
+            reason = f"{test} rejects calibration: p = {_p(pvalue)} < α = {_num(alpha)}"
             return GateRow(model, group, part.n, value, low, high, pvalue, "fail", reason)
-        reason += f"; {test} p = {_num(pvalue)} ≥ α = {_num(alpha)}"
+        reason += f"; {test} p = {_p(pvalue)} ≥ α = {_num(alpha)}"
     return GateRow(model, group, part.n, value, low, high, pvalue, "pass", reason)
 
 
 def _num(x: float) -> str:
-    return f"{x:.4g}"
+    from core.numbers import format_number
+
+    return format_number(x)
+
+
+def _p(x: float) -> str:
+    from core.numbers import format_pvalue
+
+    return format_pvalue(x)
 
 
 def _finite(x: float) -> float | None:

@@ -318,7 +318,7 @@ class ModelComparison:
         }
 
     def wide(self) -> pd.DataFrame:
-        """Return one row per model with ``<key>``, ``<key> low``, ``<key> high`` columns.
+        """Return one row per model with ``<label>``, ``<label> low``, ``<label> high`` columns.
 
         Returns
         -------
@@ -330,8 +330,8 @@ class ModelComparison:
         out["n"] = [self.n[m] for m in self.models]
         for spec in self.metrics:
             part = self.table[self.table.metric == spec.key].set_index("model")
-            for col, name in (("value", spec.key), ("low", "low"), ("high", "high")):
-                title = name if col == "value" else f"{spec.key} {name}"
+            for col, name in (("value", spec.label), ("low", "low"), ("high", "high")):
+                title = name if col == "value" else f"{spec.label} {name}"
                 out[title] = part[col].reindex(self.models).to_numpy()
         if len(self.tests):
             out["p-value"] = self.tests.set_index("model").pvalue.reindex(self.models).to_numpy()

@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,6 +47,8 @@ from core.calibration_tests import (
 from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
+from core.findings import reliability_finding, test_finding
+from core.numbers import format_pvalue
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
@@ -345,6 +346,9 @@ class Report:
             f"({_esc(cfg.lens)}, {_esc(cfg.binning)}, B = {cfg.n_bins}, "
             f"ℓ{_esc(cfg.to_dict()['norm'])}) = <b>{_num(head.value)}</b>{_esc(interval)}</p>",
         ]
+        out.append(f'<p class="finding">{_esc(reliability_finding(a))}</p>')
+        if m.test is not None:
+            out.append(f'<p class="finding">{_esc(test_finding(m.test))}</p>')
         caption = f"Reliability diagram — {name}"
         if caption in figures:
             out.append(_figure_html(caption, figures[caption]))
@@ -374,7 +378,7 @@ class Report:
             out.append(f"<h3>Calibration test: {_esc(t.label)}</h3>")
             out.append(
                 f"<p>Null hypothesis: the predictions are calibrated. Statistic "
-                f"{_num(t.statistic)}, p-value {_num(t.pvalue)}{bound}; lens {_esc(t.lens)}. "
+                f"{_num(t.statistic)}, p-value {_esc(format_pvalue(t.pvalue))}{bound}; lens {_esc(t.lens)}. "
                 f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}"
                 + (f" <b>Read with care:</b> {_esc(t.caveat)}" if t.caveat else "")
                 + "</p>"
@@ -404,7 +408,8 @@ class Report:
         out.append(f"<h3>Differences to {_esc(cmp.reference)}</h3>")
         out.append(_table(cmp.differences))
         out.append("<h3>Ranks (1 = best)</h3>")
-        out.append(_table(cmp.ranks.reset_index()))
+        labels = {spec.key: spec.label for spec in cmp.metrics}
+        out.append(_table(cmp.ranks.rename(columns=labels).reset_index()))
         return out
 
     def _parameters_html(self) -> list[str]:
@@ -509,6 +514,31 @@ def versions() -> dict[str, str | None]:
     return records.versions(plotting=True)
 
 
+def default_title(source: str, models: list[Any]) -> str:
+    """Return a report's default title: its source, or the models when there are several files.
+
+    Several files, one model each, join their names into the source (``a.csv + b.csv + …``),
+    which the report's header line keeps in full; the title names the models instead.
+
+    Parameters
+    ----------
+    source : str
+        The predictions' source.
+    models : list
+        The reported models' names (None for all rows).
+
+    Returns
+    -------
+    str
+        ``"Calibration report: <source>"``, or ``"Calibration report: 14 models (a, b, …, n)"``.
+    """
+    names = [str(m) for m in models if m is not None]
+    if len(names) > 2 and " + " in source:
+        shown = names if len(names) <= 4 else [*names[:2], "…", names[-1]]
+        return f"Calibration report: {len(names)} models ({', '.join(shown)})"
+    return f"Calibration report: {source}"
+
+
 def build_report(
     predictions: Any,
     *,
@@ -533,7 +563,7 @@ def build_report(
         The analysis options; default ``AnalysisConfig()`` with the binary lens for one
         P(y=1) column or two classes.
     title : str, optional
-        Report title; default ``"Calibration report: <source>"``.
+        Report title; default :func:`default_title`.
     test : str or None, default=DEFAULT_TEST
         A name in :data:`core.calibration_tests.TESTS` run on every model (on the test's
         default lens; a test's binning options follow ``config``), or None for no test.
@@ -609,7 +639,7 @@ def build_report(
             comparison_error = str(exc)
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
-        title=title or f"Calibration report: {predictions.source}",
+        title=title or default_title(predictions.source, [m.model for m in models]),
         predictions=predictions,
         config=config,
         models=tuple(models),
@@ -669,7 +699,7 @@ def build_stream_report(
         models.append(ModelReport(name, part.n, part.digest, part.lint, analysis, found, error))
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
-        title=title or f"Calibration report: {result.input.source}",
+        title=title or default_title(result.input.source, [m.model for m in models]),
         predictions=result.input,
         config=config,
         models=tuple(models),
@@ -738,27 +768,26 @@ def _esc(x: Any) -> str:
 
 
 def _num(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, (bool, str)):
-        return _esc(x)
-    v = float(x)
-    if v == int(v) and abs(v) < 1e15 and not isinstance(x, float):
-        return f"{int(v):,}"
-    return f"{v:.4f}" if v == 0 or abs(v) >= 1e-3 else f"{v:.3e}"
+    from core.numbers import format_number
+
+    return _esc(format_number(x))
 
 
 def _table(frame: pd.DataFrame) -> str:
-    """Render a DataFrame as an HTML table (numbers right-aligned, NaN as a dash)."""
+    """Render a DataFrame as an HTML table (numbers right-aligned, as the app writes them)."""
+    from core.numbers import format_frame, people_table
+
+    frame = people_table(frame)
+    formats = format_frame(frame)
+    numeric = {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)}
     head = "".join(f"<th>{_esc(c)}</th>" for c in frame.columns)
     rows = []
     for values in frame.itertuples(index=False, name=None):
         cells = []
-        for v in values:
-            if isinstance(v, (int, float)) and not isinstance(v, bool) or hasattr(v, "dtype"):
-                cells.append(f'<td class="num">{_num(v.item() if hasattr(v, "item") else v)}</td>')
-            else:
-                cells.append(f"<td>{'' if v is None else _esc(v)}</td>")
+        for name, v in zip(frame.columns, values, strict=True):
+            text = _esc(formats[name](v.item() if hasattr(v, "item") else v))
+            cls = ' class="num"' if name in numeric else ""
+            cells.append(f"<td{cls}>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 

@@ -53,6 +53,7 @@ from core.estimators.base import KernelContext, NormalStream
 from core.intervals import check_confidence_level, check_n_resamples, check_seed
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
+from core.numbers import format_pvalue
 from core.resampling import chunks
 
 __all__ = [
@@ -221,7 +222,7 @@ class SubgroupAnalysis:
         if self.worst is None:
             return f"No group has {self.min_rows} rows or more: none can be judged."
         r = self.row(self.worst)
-        name = self.metric.key
+        name = self.metric.label
         text = f"Worst group: {self.worst!r} with {name} = {_num(r.value)}"
         if not math.isnan(r.low):
             text += f" [{_num(r.low)}, {_num(r.high)}]"
@@ -248,7 +249,7 @@ class SubgroupAnalysis:
         t = self.test
         return (
             f"Equal calibration across {len(t.groups)} groups: T = {_num(t.statistic)} on "
-            f"{t.df} degrees of freedom, p = {t.pvalue:.3g}."
+            f"{t.df} degrees of freedom, p = {format_pvalue(t.pvalue)}."
         )
 
     def to_frame(self, *, pooled: bool = True) -> pd.DataFrame:
@@ -1250,7 +1251,7 @@ class WindowAnalysis:
         """Which window first breaks the threshold, in one sentence."""
         if self.threshold is None:
             return "No threshold set."
-        key = self.result.metric.key
+        key = self.result.metric.label
         if self.first_breach is None:
             return f"No window's {key} exceeds {_num(self.threshold)}."
         text = f"First window over {_num(self.threshold)}: {self.first_breach}"
@@ -1271,7 +1272,9 @@ class WindowAnalysis:
 
 
 def _num(x: float) -> str:
-    return f"{x:.4g}"
+    from core.numbers import format_number
+
+    return format_number(x)
 
 
 def _finite(x: Any) -> Any:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+FAVICON = HERE / "assets" / "favicon.png"
 # `streamlit run dashboard/app.py` puts dashboard/ first on sys.path; the repository root is
 # needed for `import core` when the project is not installed.
 if str(HERE.parent) not in sys.path:
@@ -34,23 +35,39 @@ def _startup_sample() -> str | None:
 
 st.set_page_config(
     page_title="Calibscope",
-    page_icon=":material/tune:",
+    # a bundled file: a Material icon as favicon is fetched from a CDN, which fails offline
+    page_icon=str(FAVICON),
     layout="wide",
     initial_sidebar_state="expanded",
 )
 
 sections: dict[str, list[st.Page]] = {}
+landing: st.Page | None = None
 for spec in PAGES:
-    sections.setdefault(spec.section, []).append(
-        st.Page(
-            HERE / spec.file,
-            title=spec.title,
-            icon=spec.icon,
-            url_path=spec.url_path,
-            default=spec.default,
-            help=spec.help or None,
-        )
+    entry = st.Page(
+        HERE / spec.file,
+        title=spec.title,
+        icon=spec.icon,
+        # the landing page is served at "/"; its own name is the hidden alias below
+        url_path=f"{spec.url_path}-landing" if spec.default else spec.url_path,
+        default=spec.default,
+        help=spec.help or None,
     )
+    sections.setdefault(spec.section, []).append(entry)
+    if spec.default:
+        landing = entry
+
+
+def _to_landing() -> None:
+    """``/data`` (the landing page's name) opens the landing page, query parameters kept."""
+    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    st.switch_page(landing, query_params=params)
+
+
+alias = next(spec for spec in PAGES if spec.default)
+sections[alias.section].append(
+    st.Page(_to_landing, title=alias.title, url_path=alias.url_path, visibility="hidden")
+)
 page = st.navigation(sections, position="sidebar", expanded=True)
 
 with state.show_errors():

@@ -18,12 +18,14 @@ from typing import Any
 import streamlit as st
 
 from core.errors import CalibscopeError
+from core.figures import log_counts
 from core.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
     histogram_binning_epsilon,
     largest_n_bins,
 )
+from core.numbers import COLUMN_LABELS, format_interval, format_number
 from dashboard import cache, state
 from dashboard.text import literal  # also the pages' way to escape user strings
 
@@ -64,10 +66,14 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
     figure_downloads(where, fig, name, key)
 
 
-def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
+def table(
+    data: Any, *, key: str, container: Any = None, signed: tuple[str, ...] = (), **kwargs: Any
+) -> None:
     """Draw a table with ``st.dataframe`` and a CSV download of it beside.
 
-    The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
+    Cells are shown as :func:`core.numbers.format_frame` writes them (significant digits,
+    no floating noise, p-values as ``< 1e-16``, a blank for a missing value), while sorting
+    reads the numbers. The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
     precision, and every text cell or header that a spreadsheet would run as a formula
     (``=``, ``+``, ``-``, ``@`` ...) neutralised. Streamlit's own export, which writes cells
     as they are, is turned off (``client.disableDataExport`` in ``.streamlit/config.toml``).
@@ -80,11 +86,13 @@ def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
         Widget key; the file is ``<key>.csv``.
     container : streamlit container, optional
         Where to draw it; default the page.
+    signed : tuple of str, optional
+        Columns of differences, shown with ``+`` before a positive value.
     **kwargs
         Passed to ``st.dataframe`` (``hide_index``, ``column_config``, ...).
     """
     where = container or st
-    where.dataframe(data, key=key, **kwargs)
+    where.dataframe(_for_people(data, signed), key=key, **kwargs)
     where.download_button(
         "CSV",
         data=functools.partial(_table_csv, data, bool(not kwargs.get("hide_index", False))),
@@ -97,6 +105,23 @@ def table(data: Any, *, key: str, container: Any = None, **kwargs: Any) -> None:
         help="Download this table as CSV (full precision; names that a spreadsheet would "
         "run as formulas are neutralised).",
     )
+
+
+def _for_people(data: Any, signed: tuple[str, ...] = ()) -> Any:
+    """A table's cells as people read them (:mod:`core.numbers`), the values kept for sorting."""
+    import pandas as pd
+
+    from core.numbers import format_frame
+
+    frame = pd.DataFrame(data) if isinstance(data, list) else data
+    if (
+        not isinstance(frame, pd.DataFrame)  # a Styler keeps its own formats
+        or frame.columns.has_duplicates
+        or not frame.index.is_unique
+        or len(frame) > 50_000  # Styler sends every cell's text: large tables as they are
+    ):
+        return data
+    return frame.style.format(format_frame(frame, signed=signed))
 
 
 def _table_csv(data: Any, index: bool) -> bytes:
@@ -483,6 +508,16 @@ def _diagram_to_url(default: str) -> None:
         st.query_params["diagram"] = chosen
 
 
+def log_count_toggle(key: str) -> bool:
+    """A "Log-scale counts" toggle for a chart with count bars (bound to the URL)."""
+    return st.toggle(
+        "Log-scale counts",
+        key=key,
+        bind="query-params",
+        help="Draw the bin counts on a log axis, so small bins stay visible beside large ones.",
+    )
+
+
 def binned_diagram(pred: Any, result: Any, config: Any) -> None:
     """Lay out the binned reliability diagram of an analysis with its captions."""
     interval = f"{config.confidence_level:.0%} {interval_label(config.interval_method)}"
@@ -491,6 +526,8 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
             f"**Classwise reliability** — one panel per class, per-bin {interval} intervals"
         )
     fig = state.reliability_chart(pred, result.config, interval=interval)
+    if config.lens != "classwise":  # the classwise grid has no count panel
+        fig = log_counts(fig, log_count_toggle("reliability_log_counts"))
     chart(fig, "reliability_chart", filename="reliability")
     st.caption(bin_convention(config))
     bands = [c.band for c in result.components if c.band is not None]
@@ -871,23 +908,22 @@ PAPERS = {
 
 BIN_COLUMNS = {
     "count": st.column_config.NumberColumn("count", format="%d"),
-    "lower": st.column_config.NumberColumn("lower edge", format="%.4f"),
-    "upper": st.column_config.NumberColumn("upper edge", format="%.4f"),
-    "mean_score": st.column_config.NumberColumn("mean score", format="%.4f"),
-    "mean_label": st.column_config.NumberColumn("observed frequency", format="%.4f"),
-    "gap": st.column_config.NumberColumn("gap (score − observed)", format="%+.4f"),
-    "low": st.column_config.NumberColumn("interval low", format="%.4f"),
-    "high": st.column_config.NumberColumn("interval high", format="%.4f"),
-    "band_low": st.column_config.NumberColumn("band low", format="%.4f"),
-    "band_high": st.column_config.NumberColumn("band high", format="%.4f"),
+    **{
+        name: st.column_config.NumberColumn(COLUMN_LABELS[name])
+        for name in ("lower", "upper", "mean_score", "mean_label", "gap", "low", "high")
+        + ("band_low", "band_high")
+    },
     "outside_band": st.column_config.CheckboxColumn(
-        "outside band", help="Observed frequency outside the consistency band (pointwise)."
+        COLUMN_LABELS["outside_band"],
+        help="Observed frequency outside the consistency band (pointwise).",
     ),
 }
 METRIC_COLUMNS = {
-    "value": st.column_config.NumberColumn("value", format="%.5f"),
-    "low": st.column_config.NumberColumn("low", format="%.5f"),
-    "high": st.column_config.NumberColumn("high", format="%.5f"),
+    "metric": None,  # the registry code: the label says it in words
+    "label": st.column_config.TextColumn(COLUMN_LABELS["label"]),
+    "value": st.column_config.NumberColumn("value"),
+    "low": st.column_config.NumberColumn(COLUMN_LABELS["low"]),
+    "high": st.column_config.NumberColumn(COLUMN_LABELS["high"]),
     "note": st.column_config.TextColumn("note", width="medium"),
 }
 
@@ -905,7 +941,7 @@ def headline(result: Any, config: Any) -> Any:
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
     c1.metric(
         f"{ESTIMATORS.get(config.estimator).label} · {NORM_SYMBOLS[_norm_choice(config.norm)]}",
-        f"{result.headline.value:.4f}",
+        format_number(result.headline.value),
     )
     slot = c1.empty()
     c2.metric("Rows (n)", f"{result.n:,}")
@@ -921,7 +957,7 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
         return
     ci = boot.confidence_interval
     slot.caption(
-        f"{config.confidence_level:.0%} bootstrap interval [{ci.low:.4f}, {ci.high:.4f}] "
+        f"{config.confidence_level:.0%} bootstrap interval {format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
     )
 

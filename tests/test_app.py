@@ -15,6 +15,7 @@ from numpy.testing import assert_allclose
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from core.numbers import format_number  # noqa: E402
 from dashboard.text import plain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,7 +291,7 @@ def test_headline_matches_calibration_error_and_metrics_have_intervals():
         pred.probs[:, 1], pred.labels, estimator="debiased", norm=2, lens="binary"
     )
     tile = next(m for m in at.metric if "Debiased" in m.label)
-    assert tile.value == f"{expected.value:.4f}"
+    assert tile.value == format_number(expected.value)
     metrics = at.dataframe[1].value
     row = metrics[metrics["metric"] == "debiased"].iloc[0]
     assert_allclose(row["value"], expected.value, rtol=1e-12)
@@ -384,7 +385,7 @@ def test_cifar_headerless_upload_with_labels_file():
 
     expected = calibration_error(pred.probs, pred.labels, n_bins=15)
     tile = next(m for m in at.metric if "Plug-in" in m.label)
-    assert tile.value == f"{expected.value:.4f}"
+    assert tile.value == format_number(expected.value)
 
 
 def test_several_files_are_several_models_sharing_one_labels_file():

@@ -151,6 +151,7 @@ def every_figure():
     from core.corp import corp_diagram
     from core.diagrams import reliability_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
+    from core.gallery import run_entry
     from core.guarantees import guarantee_calculator
     from core.model_comparison import compare_models
     from core.recalibration.evaluation import compare_recalibrators, reliability_bins
@@ -275,6 +276,8 @@ def every_figure():
         "smooth_diagram_figure": figures.smooth_diagram_figure(
             reliability_diagram(one, AnalysisConfig(lens="classwise", n_resamples=5), kind="smooth")
         ),
+        # the gallery draws no user strings: its entries are the papers' own settings
+        "gallery_figure": figures.gallery_figure(run_entry("gupta-ramdas-fig2")),
     }
     return built
 
@@ -282,7 +285,7 @@ def every_figure():
 def test_every_figure_builder_is_checked(every_figure):
     import core.figures as figures
 
-    helpers = {"band_arguments", "model_color", "plotly_js"}
+    helpers = {"band_arguments", "log_counts", "model_color", "plotly_js"}
     assert set(every_figure) == set(figures.__all__) - helpers
 
 

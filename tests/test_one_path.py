@@ -23,6 +23,7 @@ from core.binning import BINNINGS  # noqa: E402
 from core.cli import main  # noqa: E402
 from core.data import load_predictions  # noqa: E402
 from core.model_comparison import parse_metric  # noqa: E402
+from core.numbers import format_interval, format_number
 from core.report import build_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,4 +118,5 @@ def test_every_surface_shows_the_same_numbers(sample, file, lens, tmp_path):
         for key in keys:
             name = key.split("@")[0]
             v, lo, hi = api[m].loc[name]
-            assert table.loc[m, labels[key]] == f"{v:.4f} [{lo:.4f}, {hi:.4f}]", (m, key)
+            shown = f"{format_number(v)} {format_interval(lo, hi)}"
+            assert table.loc[m, labels[key]] == shown, (m, key)

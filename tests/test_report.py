@@ -17,6 +17,7 @@ from core.calibration_tests import calibration_test
 from core.cli import main
 from core.data import load_predictions
 from core.errors import ConfigError
+from core.numbers import format_number
 from core.report import DEFAULT_TEST, build_report, versions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +124,10 @@ def test_html_tables_carry_the_analysis_numbers(toy_report, toy_html):
     a = toy_report.models[0].analysis
     text = re.sub(r"<script.*?</script>", "", toy_html, flags=re.S)
     row = a.metrics.set_index("metric").loc["plugin"]
-    assert f'<td>plugin</td><td>{row.label}</td><td class="num">{row.value:.4f}</td>' in text
+    # the app's words: the label, not the registry code; the value to 4 significant digits
+    assert f'<tr><td>{row.label}</td><td class="num">{format_number(row.value)}</td>' in text
+    assert f"<td>plugin</td><td>{row.label}</td>" not in text
+    assert "<th>observed frequency</th>" in text and "<th>mean_label</th>" not in text
     counts = a.components[0].bins.counts
     cells = re.findall(r'<td>1</td><td class="num">\d+</td>(?:<td class="num">[^<]*</td>){2}'
                        r'<td class="num">([\d,]+)</td>', text)  # fmt: skip
@@ -261,6 +265,10 @@ def test_model_comparison_only_with_two_or_more_models(breast, toy_html):
     assert [m.model for m in report.models] == list(breast.models)
     html = report.to_html()
     assert "<h2>Model comparison</h2>" in html
+    # the comparison's tables speak the app's words: metric labels, never registry keys
+    tables = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    assert "<th>plugin@1</th>" not in tables and "<td>plugin@1</td>" not in tables
+    assert "<th>Plug-in binned (ECE) · ℓ1</th>" in tables
     # a diagram per model, its two subgroup figures (the group column), the comparison's two
     assert html.count('class="plotly-graph-div"') == 3 * len(breast.models) + 2
     record = json.loads(report.to_json())
@@ -355,3 +363,17 @@ def test_html_shows_the_brier_decomposition(toy_report, toy_html):
         assert label in toy_html
         assert np.isfinite(value)
     assert d.to_frame()["value"].iloc[1:].to_numpy() @ [1, -1, 1, 1, 1] == pytest.approx(d.brier)
+
+
+def test_a_report_of_several_files_is_titled_by_its_models():
+    from core.report import default_title
+
+    source = " + ".join(f"net{i}.csv" for i in range(14))
+    names = [f"net{i}" for i in range(14)]
+    assert default_title(source, names) == "Calibration report: 14 models (net0, net1, …, net13)"
+    assert default_title("a.csv + b.csv + c.csv", ["a", "b", "c"]) == (
+        "Calibration report: 3 models (a, b, c)"
+    )
+    # one file keeps its name, whatever its model column holds
+    assert default_title("sample.csv", ["lr", "rf", "nb"]) == "Calibration report: sample.csv"
+    assert default_title("sample.csv", [None]) == "Calibration report: sample.csv"

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import core  # noqa: E402
 from core.estimators import kernel as kern  # noqa: E402
+from core.numbers import format_pvalue
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")
@@ -73,7 +74,7 @@ def test_one_row_per_test_matching_core():
     want = core.calibration_test(probs, y, test="skce-ul-asymptotic")
     row = table[table["label"] == "Asymptotic test (SKCE_ul)"].iloc[0]
     assert row["statistic"] == pytest.approx(want.statistic, rel=1e-9)
-    assert row["p-value"] == f"{want.pvalue:.4g}"
+    assert row["p-value"] == format_pvalue(want.pvalue)  # the one formatter of p-values
     bound = table[table["label"] == "Distribution-free bound (SKCE_b)"].iloc[0]
     assert bound["p-value"].startswith("≤ ")
     boot = table[table["label"] == "Bootstrap test (SKCE_uq)"].iloc[0]

@@ -12,6 +12,8 @@ from numpy.testing import assert_allclose
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from core.numbers import format_number  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")
 PAGE = "app_pages/validity.py"
@@ -112,7 +114,7 @@ def test_plots_with_the_sample_match_core():
     pred = dict(load_predictions(ROOT / "sample_data" / "binary_breast_cancer.csv").by_model())
     first = next(iter(pred))  # the model picker starts on the first model
     expected = validity_curves(pred[first], n_bins=10, n_cal=0.5, n_resamples=50, seed=0)
-    assert _metrics(at)["ℓ1-ECE = 1 − AUC"] == f"{expected.ece_mean:.4f}"
+    assert _metrics(at)["ℓ1-ECE = 1 − AUC"] == format_number(expected.ece_mean)
     spec = _chart(at, "validity_chart")
     names = [t.get("name", "") for t in spec["data"]]
     assert "Theory, marginal" in names and "Theory, conditional" in names

@@ -53,6 +53,7 @@ from core.figures.reliability import (
     reliability_figure,
     smooth_diagram_figure,
 )
+from core.figures.style import log_counts
 from core.figures.subgroups import (
     subgroup_forest_figure,
     subgroup_reliability_figure,
@@ -82,6 +83,7 @@ __all__ = [
     "estimate_distribution_figure",
     "estimator_intervals_figure",
     "fitted_curve_figure",
+    "log_counts",
     "metric_forest_figure",
     "model_color",
     "null_distribution_figure",

@@ -224,29 +224,51 @@ def estimator_intervals_figure(
     Returns
     -------
     plotly.graph_objects.Figure
-        One row per computed estimate; whiskers where an interval exists.
+        One row per computed estimate; whiskers where an interval exists. Estimates of
+        different quantities (``EstimatorInfo.quantity``: SKCE, squared, and MMCE) are on
+        panels of their own, each with its x axis and title.
     """
+    from core.estimators import ESTIMATORS
+
     groups = (group,) if isinstance(group, str) else tuple(group)
     rows = table[table.group.isin(groups) & table.value.notna()].iloc[::-1]
-    names = [literal(f"{r.label} · {r.lens}") for r in rows.itertuples()]
-    has = rows.low.notna() & rows.high.notna()
-    fig = go.Figure(
-        interval_trace(
-            rows.value.to_numpy(),
-            names,
-            rows.low.where(has, rows.value).to_numpy(),
-            rows.high.where(has, rows.value).to_numpy(),
-            name="estimate",
-            marker={"size": 10, "color": BLUE},
-            whisker={"color": BLUE},
-            hovertemplate="%{y}<br>%{x:.5f}<extra></extra>",
-        )
+    # one panel, with its own x axis, per quantity the registry names (SKCE is a squared
+    # kernel distance, MMCE a kernel distance: one linear axis would flatten one of them)
+    quantity = [
+        ESTIMATORS.get(e).quantity if e in ESTIMATORS.names() else "" for e in rows.estimator
+    ]
+    kinds = list(dict.fromkeys(reversed(quantity)))
+    fig = make_subplots(
+        rows=len(kinds),
+        cols=1,
+        row_heights=[max(1, quantity.count(k)) for k in kinds],
+        vertical_spacing=0.12 if len(kinds) > 1 else 0.0,
     )
+    for i, kind in enumerate(kinds):
+        part = rows[[q == kind for q in quantity]]
+        names = [literal(f"{r.label} · {r.lens}") for r in part.itertuples()]
+        has = part.low.notna() & part.high.notna()
+        fig.add_trace(
+            interval_trace(
+                part.value.to_numpy(),
+                names,
+                part.low.where(has, part.value).to_numpy(),
+                part.high.where(has, part.value).to_numpy(),
+                name="estimate",
+                marker={"size": 10, "color": BLUE},
+                whisker={"color": BLUE},
+                hovertemplate="%{y}<br>%{x:.5g}<extra></extra>",
+            ),
+            row=i + 1,
+            col=1,
+        )
+        what = kind.split(" (")[0] if kind else ""
+        title = "estimate (bootstrap interval)" + (f": {what}" if len(kinds) > 1 and what else "")
+        fig.update_xaxes(title_text=literal(title), row=i + 1, col=1)
     fig.update_layout(
         template=TEMPLATE,
-        height=80 + 34 * max(1, len(rows)),
+        height=80 + 34 * max(1, len(rows)) + 60 * (len(kinds) - 1),
         margin=margin(20, left=10, bottom=40),
-        xaxis_title="estimate (bootstrap interval)",
         showlegend=False,
     )
     fig.update_yaxes(automargin=True)

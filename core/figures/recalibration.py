@@ -32,6 +32,7 @@ from core.figures.style import (
     PINK,
     PURPLE,
     RED,
+    SMALL_AXIS_TITLE,
     TEMPLATE,
     asymmetric_error,
     diagonal,
@@ -86,7 +87,7 @@ def before_after_reliability(
         shared_yaxes="all",
         subplot_titles=[literal(labels.get(k, k)) for k in keys],
         horizontal_spacing=0.04,
-        vertical_spacing=0.12 / max(nrow, 1) + 0.04,
+        vertical_spacing=0.12 / max(nrow, 1) + 0.07,
     )
     biggest = max(
         (float(np.max(b.counts)) for b in bins.values() if np.size(b.counts)), default=1.0
@@ -121,10 +122,9 @@ def before_after_reliability(
         )
     fig.update_xaxes(range=[0, 1], showgrid=True)
     fig.update_yaxes(range=[0, 1], showgrid=True)
-    for c in range(ncol):
-        fig.update_xaxes(title_text=literal(lens_label), row=nrow, col=c + 1)
-    for r in range(nrow):
-        fig.update_yaxes(title_text="observed frequency", row=r + 1, col=1)
+    # every panel of the grid says what its axes are, not only the outer ones
+    fig.update_xaxes(title_text=literal(lens_label), **SMALL_AXIS_TITLE)
+    fig.update_yaxes(title_text="observed frequency", **SMALL_AXIS_TITLE)
     fig.update_layout(
         template=TEMPLATE,
         height=max(320, height_per_row * nrow + 60),

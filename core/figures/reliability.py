@@ -26,6 +26,7 @@ from core.figures.style import (
     LEGEND_TOP_LEFT,
     PALETTE,
     RED,
+    SMALL_AXIS_TITLE,
     TEMPLATE,
     UNIT_RANGE,
     asymmetric_error,
@@ -313,7 +314,7 @@ def classwise_grid(
         shared_xaxes=True,
         shared_yaxes=True,
         horizontal_spacing=0.04,
-        vertical_spacing=0.5 / max(rows * 3, 1) + 0.04,
+        vertical_spacing=0.5 / max(rows * 3, 1) + 0.07,
     )
     traces, rows_of, cols_of = [], [], []
     for i, c in enumerate(components):
@@ -343,8 +344,9 @@ def classwise_grid(
             cols_of.append(col + 1)
     # one batched call: adding traces one by one re-validates the figure each time
     fig.add_traces(traces, rows=rows_of, cols=cols_of)
-    fig.update_xaxes(range=UNIT_RANGE, constrain="domain")
-    fig.update_yaxes(range=UNIT_RANGE)
+    # every small multiple says what its axes are, not only the outer ones
+    fig.update_xaxes(range=UNIT_RANGE, constrain="domain", **SMALL_AXIS_TITLE, title_text="score")
+    fig.update_yaxes(range=UNIT_RANGE, **SMALL_AXIS_TITLE, title_text="observed")
     fig.update_layout(
         template=TEMPLATE,
         height=max(300, height_per_row * rows + 60),

@@ -9,7 +9,27 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-TEMPLATE = "plotly_white"
+
+def _register_template() -> str:
+    """Register ``calibscope``: plotly_white with plain numbers on every axis.
+
+    Plotly's default ``exponentformat="B"`` writes small and large tick values with SI
+    prefixes (``5µ``, ``2k``), which read as units on a statistical axis; ``"power"``
+    writes ``5×10⁻⁶`` and plain numbers in between.
+    """
+    import plotly.io as pio
+
+    if "calibscope" not in pio.templates:
+        template = go.layout.Template(pio.templates["plotly_white"])
+        for axis in (template.layout.xaxis, template.layout.yaxis):
+            axis.exponentformat = "power"
+            axis.separatethousands = True
+        pio.templates["calibscope"] = template
+    return "calibscope"
+
+
+#: The figures' template: plotly_white, axes without SI prefixes.
+TEMPLATE = _register_template()
 
 #: Plotly's default qualitative colours (Tableau 10), in their usual order.
 PALETTE = (
@@ -34,6 +54,9 @@ GOOD = "#2f855a"
 #: An observed value set against a simulated distribution.
 OBSERVED_MARK = "#e84118"
 DIAGONAL_COLOR = "#333333"
+
+#: Axis titles of the panels of a grid of small multiples: small, close to the axis.
+SMALL_AXIS_TITLE = {"title_font_size": 11, "title_standoff": 4}
 
 #: A little margin so markers and error bars at 0 and 1 are not clipped.
 UNIT_RANGE = (-0.02, 1.02)
@@ -254,3 +277,33 @@ def log_n_axis(fig: go.Figure, ns: Sequence[int], user_n: int | None = None) -> 
             annotation_text=f"your n = {user_n:,}",
             annotation_position="top",
         )
+
+
+def log_counts(fig: go.Figure, log: bool = True) -> go.Figure:
+    """Return a copy of a figure with its count bars on a log axis.
+
+    The y axes that carry bar traces — the count panel under a reliability diagram, a
+    confidence histogram — become logarithmic and their titles say so; a few large bins
+    then no longer hide the small ones. Empty bins (count 0) draw no bar.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        A figure whose bar traces are counts.
+    log : bool, default=True
+        False returns ``fig`` itself.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The copy (``fig`` is unchanged: a cached figure may be shared).
+    """
+    if not log:
+        return fig
+    fig = go.Figure(fig)
+    axes = {getattr(t, "yaxis", None) or "y" for t in fig.data if t.type == "bar"}
+    for ref in axes:
+        axis = fig.layout["yaxis" + ref[1:]]
+        title = axis.title.text or "count"
+        axis.update(type="log", rangemode=None, title_text=f"{title} (log scale)")
+    return fig

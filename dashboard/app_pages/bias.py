@@ -343,7 +343,7 @@ with tabs[0]:
                 hide_index=True,
                 key="bias_table",
                 column_config={
-                    c: st.column_config.NumberColumn(format="%.3f")
+                    c: st.column_config.NumberColumn()
                     for c in (
                         "mean",
                         "reference",

@@ -16,6 +16,7 @@ from core.figures import (
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
+from core.findings import comparison_finding
 from core.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
@@ -23,6 +24,7 @@ from core.model_comparison import (
     metric_choices,
     parse_metric,
 )
+from core.numbers import format_interval, format_number, format_pvalue
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
 from dashboard import cache, state, widgets
 
@@ -48,7 +50,7 @@ def _metrics_display(cmp: ModelComparison) -> Any:
     for spec in cmp.metrics:
         part = cmp.table[cmp.table.metric == spec.key].set_index("model").reindex(cmp.models)
         text = [
-            f"{v:.4f}" if pd.isna(lo) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+            (format_number(v) + " " + format_interval(lo, hi)).strip()
             for v, lo, hi in zip(part.value, part.low, part.high, strict=True)
         ]
         rows[spec.label] = text
@@ -58,7 +60,7 @@ def _metrics_display(cmp: ModelComparison) -> Any:
     if len(cmp.tests):
         pv = cmp.tests.set_index("model").reindex(cmp.models)
         frame["p-value"] = [
-            "—" if pd.isna(p) else (f"≤ {p:.3g}" if b else f"{p:.3g}")
+            "" if pd.isna(p) else (f"≤ {format_pvalue(p)}" if b else format_pvalue(p))
             for p, b in zip(pv.pvalue, pv.bound, strict=True)
         ]
     best_frame = pd.DataFrame(best, index=frame.index)
@@ -187,6 +189,8 @@ with state.show_errors(stop=True):
         "resamples…",
     )
 
+st.markdown(f"**{widgets.literal(comparison_finding(cmp))}**")  # what the comparison found
+
 # ---------------------------------------------------------------- metrics table
 for note in cmp.notes:
     st.caption(widgets.literal(note))
@@ -257,10 +261,11 @@ widgets.table(
     diff[["model", "metric", "difference", "low", "high", "significant", "better"]],
     hide_index=True,
     key="compare_differences",
+    signed=("difference", "low", "high"),
     column_config={
-        "difference": st.column_config.NumberColumn(f"model − {cmp.reference}", format="%+.5f"),
-        "low": st.column_config.NumberColumn("low", format="%+.5f"),
-        "high": st.column_config.NumberColumn("high", format="%+.5f"),
+        "difference": st.column_config.NumberColumn(f"model − {cmp.reference}"),
+        "low": st.column_config.NumberColumn("low"),
+        "high": st.column_config.NumberColumn("high"),
     },
 )
 widgets.chart(paired_difference_figure(cmp), "compare_diff_chart")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.figures import class_balance, confidence_histogram
+from core.figures import class_balance, confidence_histogram, log_counts
 from dashboard import state, widgets
 
 st.title("Data", anchor=False)
@@ -96,4 +96,5 @@ with left:
     widgets.chart(class_balance(facts), "class_balance")
 with right:
     st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
-    widgets.chart(confidence_histogram(facts), "confidence_histogram")
+    log = widgets.log_count_toggle("data_log_counts")
+    widgets.chart(log_counts(confidence_histogram(facts), log), "confidence_histogram")

@@ -14,6 +14,7 @@ from core.figures import (
     estimator_intervals_figure,
     sweep_trace_figure,
 )
+from core.findings import estimators_finding
 from dashboard import cache, state, widgets
 from dashboard.text import literal
 
@@ -23,9 +24,9 @@ PEER_COLUMNS = {
     "estimator": st.column_config.TextColumn("estimator"),
     "norm": st.column_config.TextColumn("norm"),
     "binning": st.column_config.TextColumn("binning"),
-    "value": st.column_config.NumberColumn("its value", format="%.6g"),
-    "calibscope": st.column_config.NumberColumn("Calibscope", format="%.6g"),
-    "difference": st.column_config.NumberColumn("difference", format="%.3g"),
+    "value": st.column_config.NumberColumn("its value"),
+    "calibscope": st.column_config.NumberColumn("Calibscope"),
+    "difference": st.column_config.NumberColumn("difference"),
     "why": st.column_config.TextColumn("why it differs", width="large"),
 }
 
@@ -33,9 +34,9 @@ TABLE_COLUMNS = {
     "label": st.column_config.TextColumn("estimator", width="medium"),
     "lens": st.column_config.TextColumn("lens"),
     "binning": st.column_config.TextColumn("binning"),
-    "value": st.column_config.NumberColumn("value", format="%.4g"),
-    "low": st.column_config.NumberColumn("low", format="%.4g"),
-    "high": st.column_config.NumberColumn("high", format="%.4g"),
+    "value": st.column_config.NumberColumn("value"),
+    "low": st.column_config.NumberColumn("low"),
+    "high": st.column_config.NumberColumn("high"),
     "note": st.column_config.TextColumn("note", width="large"),
     "formula": st.column_config.TextColumn("formula", width="medium"),
     "description": st.column_config.TextColumn("what it computes", width="large"),
@@ -77,6 +78,7 @@ with state.show_errors(stop=True):
         spinner="Running every estimator…",
     )
 
+st.markdown(f"**{widgets.literal(estimators_finding(comparison))}**")  # how far they disagree
 st.subheader("Every estimator", anchor=False)
 norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
 st.markdown(

@@ -6,10 +6,12 @@ import streamlit as st
 
 from core.analysis import brier_caption
 from core.diagrams import DIAGRAMS
+from core.findings import reliability_finding
 from dashboard import state, widgets
 
 st.title("Reliability", anchor=False)
-st.caption(
+finding = st.empty()  # what the analysis found, in one sentence (core.findings)
+st.expander("Details", icon=":material/info:").caption(
     "The observed frequency of the outcome (y) against the predicted score (x): a calibrated "
     "model sits on the diagonal; below it, it is over-confident. The binned diagram draws one "
     "point per bin with per-bin intervals, the grey band where a calibrated model's points would "
@@ -24,6 +26,7 @@ with state.show_errors(stop=True):
     # the diagram, bins and point estimates first; the bootstrap (the slow part) below
     result = state.analyze(pred, state.without_resamples(config))
 
+finding.markdown(f"**{widgets.literal(reliability_finding(result))}**")
 interval_slot = widgets.headline(result, config)
 
 kind = widgets.diagram_choice()
@@ -45,6 +48,7 @@ full = widgets.bootstrap_gate(pred, config)
 if full is not None:
     result = full
     widgets.headline_interval(interval_slot, full, config)
+    finding.markdown(f"**{widgets.literal(reliability_finding(full))}**")
 metrics = result.metrics
 if metrics[["low", "high"]].isna().all().all():
     metrics = metrics.drop(columns=["low", "high"])  # no intervals computed
@@ -57,7 +61,7 @@ if result.brier_decomposition is not None:
         result.brier_decomposition.to_frame(),
         hide_index=True,
         key="brier_table",
-        column_config={"value": st.column_config.NumberColumn(format="%.4g")},
+        column_config={"value": st.column_config.NumberColumn()},
     )
 
 widgets.explain_estimator(config)

@@ -15,12 +15,12 @@ ROWS = "rows"  # windows of N rows
 _COLUMNS = {
     "group": st.column_config.TextColumn("group"),
     "n": st.column_config.NumberColumn("n", format="%d"),
-    "value": st.column_config.NumberColumn("value", format="%.4f"),
-    "low": st.column_config.NumberColumn("low", format="%.4f"),
-    "high": st.column_config.NumberColumn("high", format="%.4f"),
-    "gap": st.column_config.NumberColumn("gap to all rows", format="%+.4f"),
-    "gap_low": st.column_config.NumberColumn("gap low", format="%+.4f"),
-    "gap_high": st.column_config.NumberColumn("gap high", format="%+.4f"),
+    "value": st.column_config.NumberColumn("value"),
+    "low": st.column_config.NumberColumn("low"),
+    "high": st.column_config.NumberColumn("high"),
+    "gap": st.column_config.NumberColumn("gap to all rows"),
+    "gap_low": st.column_config.NumberColumn("gap low"),
+    "gap_high": st.column_config.NumberColumn("gap high"),
     "significant": st.column_config.CheckboxColumn("gap significant"),
     "small": st.column_config.CheckboxColumn("too small"),
     "note": st.column_config.TextColumn("note"),
@@ -143,7 +143,13 @@ with tab_groups:
                     icon=":material/groups:",
                 )
             frame = result.to_frame()
-            widgets.table(frame, hide_index=True, key="subgroups_table", column_config=_COLUMNS)
+            widgets.table(
+                frame,
+                hide_index=True,
+                key="subgroups_table",
+                signed=("gap", "gap_low", "gap_high"),
+                column_config=_COLUMNS,
+            )
             component = 0
             if len(result.component_names) > 1:
                 component = st.selectbox(

@@ -16,6 +16,8 @@ from core.calibration_tests import (
 )
 from core.estimators.kernel import MAX_EXACT_N
 from core.figures import error_rate_figure, null_distribution_figure
+from core.findings import suite_finding
+from core.numbers import format_number, format_pvalue
 from core.worlds import DirichletWorld
 from dashboard import cache, state, widgets
 
@@ -61,13 +63,15 @@ def _simulate(
 
 
 def _pvalue_text(r: CalibrationTestResult) -> str:
-    text = f"≤ {r.pvalue:.4g}" if r.pvalue_is_bound else f"{r.pvalue:.4g}"
+    shown = format_pvalue(r.pvalue)
+    text = f"≤ {shown}" if r.pvalue_is_bound and not shown.startswith("<") else shown
     if r.mc_error is not None:
-        text += f" ± {r.mc_error:.2g}"
+        text += f" ± {format_number(r.mc_error, 2)}"
     return text
 
 
 st.title("Calibration tests", anchor=False)
+finding_slot = st.empty()  # what the tests found, in one sentence, once they ran
 st.info(MESSAGE, icon=":material/lightbulb:")
 
 pred = state.current_predictions()
@@ -133,6 +137,7 @@ else:
             spinner="Running the calibration tests…",
         )
 
+    finding_slot.markdown(f"**{widgets.literal(suite_finding(suite, alpha))}**")
     frame = suite.to_frame(alpha)
     table = frame.assign(
         **{
@@ -157,7 +162,7 @@ else:
         key="tests_table",
         column_config={
             "label": st.column_config.TextColumn("test"),
-            "statistic": st.column_config.NumberColumn("statistic", format="%.4g"),
+            "statistic": st.column_config.NumberColumn("statistic"),
             "caveat": st.column_config.TextColumn("read with care", width="large"),
             "method": st.column_config.TextColumn("method", width="large"),
             "assumptions": st.column_config.TextColumn("assumptions", width="large"),

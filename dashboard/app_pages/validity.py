@@ -14,7 +14,9 @@ import streamlit as st
 
 from core.export import safe_csv
 from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
+from core.findings import validity_finding
 from core.guarantees import guarantee_calculator
+from core.numbers import format_number
 from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves
 from dashboard import cache, state, widgets
@@ -29,15 +31,15 @@ def default_runs(n: int) -> int:
 
 
 BIN_COLUMNS = {
-    "value": st.column_config.NumberColumn("output h_b", format="%.4f"),
+    "value": st.column_config.NumberColumn("output h_b"),
     "count": st.column_config.NumberColumn("test rows n_b", format="%d"),
-    "mean_label": st.column_config.NumberColumn("test mean ȳ_b", format="%.4f"),
-    "low": st.column_config.NumberColumn("Wilson low", format="%.4f"),
-    "high": st.column_config.NumberColumn("Wilson high", format="%.4f"),
-    "gap": st.column_config.NumberColumn("ȳ_b − h_b", format="%+.4f"),
-    "abs_gap": st.column_config.NumberColumn("|ȳ_b − h_b|", format="%.4f"),
+    "mean_label": st.column_config.NumberColumn("test mean ȳ_b"),
+    "low": st.column_config.NumberColumn("Wilson low"),
+    "high": st.column_config.NumberColumn("Wilson high"),
+    "gap": st.column_config.NumberColumn("ȳ_b − h_b"),
+    "abs_gap": st.column_config.NumberColumn("|ȳ_b − h_b|"),
     "cal_count": st.column_config.NumberColumn("calibration labels m_b", format="%d"),
-    "halfwidth": st.column_config.NumberColumn("guarantee half-width", format="%.4f"),
+    "halfwidth": st.column_config.NumberColumn("guarantee half-width"),
 }
 
 
@@ -57,6 +59,7 @@ def _curves(pred: Any, request: dict[str, Any]) -> Any:
 
 
 st.title("Validity", anchor=False)
+finding = st.empty()  # what the validity runs found, in one sentence (core.findings)
 st.caption(
     "How often is a binned recalibrator's output within ε of the truth? Validity plots "
     "(Gupta & Ramdas 2021) answer that on held-out rows, over many random calibration/test "
@@ -237,10 +240,11 @@ result = _curves(pred, request)
 if result is None:
     st.stop()
 
+finding.markdown(f"**{widgets.literal(validity_finding(result))}**")
 k1, k2, k3, k4 = st.columns(4)
 k1.metric(
     "ℓ1-ECE = 1 − AUC",
-    f"{result.ece_mean:.4f}",
+    format_number(result.ece_mean),
     help="Mean over runs of the plug-in ℓ1-ECE on the discrete bins, which equals one minus "
     "the area under the run's validity curve.",
 )

@@ -1,0 +1,244 @@
+"""Findings in words (core.findings): hand-built bin tables and known worlds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import core
+from core.findings import (
+    miscalibrated_bins,
+    reliability_finding,
+    suite_finding,
+    validity_finding,
+)
+from core.findings import (
+    test_finding as finding_of_test,
+)
+
+
+def _table(lower, count, score, observed, band_low, band_high):
+    lower = np.asarray(lower, dtype=float)
+    return pd.DataFrame(
+        {
+            "lower": lower,
+            "upper": np.append(lower[1:], 1.0),
+            "count": count,
+            "mean_score": score,
+            "mean_label": observed,
+            "low": np.nan,
+            "high": np.nan,
+            "band_low": band_low,
+            "band_high": band_high,
+        }
+    )
+
+
+def test_miscalibrated_bins_by_hand():
+    t = _table(
+        [0, 0.25, 0.5, 0.75],
+        [0, 10, 10, 10],
+        [np.nan, 0.3, 0.6, 0.9],
+        [np.nan, 0.31, 0.4, 0.95],
+        [np.nan, 0.2, 0.5, 0.8],
+        [np.nan, 0.4, 0.7, 1.0],
+    )
+    # empty bin: never off; 0.31 in [0.2, 0.4]; 0.4 below 0.5; 0.95 in [0.8, 1]
+    assert miscalibrated_bins(t).tolist() == [False, False, True, False]
+    # without a band: the observed frequency's interval against the mean score
+    t2 = t.assign(band_low=np.nan, band_high=np.nan, low=[np.nan, 0.2, 0.3, 0.85])
+    t2["high"] = [np.nan, 0.35, 0.5, 0.99]
+    assert miscalibrated_bins(t2).tolist() == [False, False, True, False]
+
+
+def _analysis(tables, value=0.041, interval=(0.037, 0.046), estimator="plugin"):
+    comps = tuple(SimpleNamespace(to_frame=lambda t=t: t) for t in tables)
+    boot = (
+        None
+        if interval is None
+        else SimpleNamespace(confidence_interval=SimpleNamespace(low=interval[0], high=interval[1]))
+    )
+    return SimpleNamespace(
+        config=SimpleNamespace(estimator=estimator),
+        headline=SimpleNamespace(value=value),
+        headline_interval=boot,
+        components=comps,
+    )
+
+
+def _world(gaps, empty=()):
+    """Ten equal-width bins, observed = score − gap, band ± 0.05; some bins empty."""
+    lower = np.arange(10) / 10
+    score = lower + 0.05
+    observed = score - np.asarray(gaps, dtype=float)
+    count = np.where(np.isin(np.arange(10), empty), 0, 100)
+    score = np.where(count > 0, score, np.nan)
+    observed = np.where(count > 0, observed, np.nan)
+    return _table(lower, count, score, observed, score - 0.05, score + 0.05)
+
+
+def test_over_confident_above():
+    gaps = [0] * 6 + [0.1, 0.15, 0.2, 0.2]
+    text = reliability_finding(_analysis([_world(gaps)]))
+    assert text == (
+        "Over-confident above 0.6; Plug-in binned (ECE) 4.1 % [3.7, 4.6]; "
+        "4 of 10 non-empty bins outside the calibrated band."
+    )
+
+
+def test_under_confident_below_with_empty_bins():
+    gaps = [0, -0.1, -0.1, -0.08] + [0] * 6
+    text = reliability_finding(_analysis([_world(gaps, empty=(0, 9))], interval=None))
+    assert text.startswith("Under-confident below 0.4; Plug-in binned (ECE) 4.1 %;")
+    assert text.endswith("3 of 8 non-empty bins outside the calibrated band (2 empty).")
+
+
+def test_both_sides_and_calibrated():
+    gaps = [-0.1, -0.1] + [0] * 6 + [0.1, 0.1]
+    text = reliability_finding(_analysis([_world(gaps)]))
+    assert text.startswith("Over-confident above 0.8, under-confident below 0.2;")
+    calm = reliability_finding(_analysis([_world([0.01] * 10)], value=0.0099))
+    assert calm.startswith("No bin is off the diagonal beyond noise;")
+    assert "0.99 % [3.7, 4.6]" in calm
+    assert calm.endswith("all 10 non-empty bins inside the calibrated band.")
+
+
+def test_kernel_headline_is_not_a_percentage():
+    text = reliability_finding(
+        _analysis([_world([0] * 10)], value=0.00714, interval=None, estimator="skce-ul")
+    )
+    assert "SKCE (unbiased, linear) 0.00714;" in text and "%" not in text
+
+
+@pytest.mark.parametrize("power", [1.0, 1.6])
+def test_on_a_real_analysis(power):
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=4000)
+    y = (rng.uniform(size=4000) < p**power).astype(int)
+    a = core.analyze((p, y), core.AnalysisConfig(lens="binary", n_resamples=0))
+    text = reliability_finding(a)
+    if power == 1.0:  # calibrated: at most a bin or two outside a pointwise 95 % band
+        assert text.startswith(("No bin", "Over", "Under")) and "Plug-in binned (ECE)" in text
+    else:  # p^1.6 < p: the model is over-confident
+        assert text.startswith("Over-confident") and "under-confident" not in text
+
+
+def _test(p, label="Asymptotic test (SKCE_ul)", bound=False):
+    return SimpleNamespace(pvalue=p, label=label, pvalue_is_bound=bound)
+
+
+def test_test_and_suite_findings():
+    assert finding_of_test(_test(2e-22)) == (
+        "Asymptotic test (SKCE_ul) rejects calibration at α = 0.05 (p < 1e-16)."
+    )
+    assert finding_of_test(_test(0.84)).startswith(
+        "Asymptotic test (SKCE_ul) does not reject calibration at α = 0.05 (p = 0.84): "
+    )
+    assert "(p ≤ 0.5)" in finding_of_test(_test(0.5, bound=True))
+    suite = SimpleNamespace(results=(_test(0.3, "A"), _test(0.004, "B"), _test(0.01, "C")))
+    assert suite_finding(suite) == (
+        "2 of 3 tests reject calibration at α = 0.05; the strongest: B (p = 0.004)."
+    )
+    assert suite_finding(suite, alpha=0.001).startswith(
+        "None of 3 tests rejects calibration at α = 0.001 (smallest p = 0.004, B)"
+    )
+
+
+def test_validity_finding():
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    r = core.validity_curves(
+        p, y, method="histogram-umd", n_bins=5, lens="binary", n_resamples=5, seed=1
+    )
+    text = validity_finding(r)
+    assert text.startswith(f"Histogram binning (UMD) on {r.n_cal:,} calibration rows: ℓ1-ECE ")
+    assert "over 5 runs" in text and "(Theorem 3, α = 0.1)" in text
+
+
+@pytest.mark.parametrize("page", ["reliability", "tests", "estimators", "compare"])
+def test_pages_open_with_their_finding(page):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.state import sample_catalog
+
+    sample = next(iter(sample_catalog()), None)
+    if sample is None:
+        pytest.skip("no bundled sample")
+    app = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+    at = AppTest.from_file(app, default_timeout=300)
+    for k, v in {"sample": sample, "n_resamples": "20", "tests_resamples": "100"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, at.exception
+    texts = [m.value.replace("\\", "") for m in at.markdown]  # literal() escapes punctuation
+    first = texts[0]
+    if page == "estimators":
+        assert any("estimates of the ℓp calibration error range from" in t for t in texts)
+        return
+    if page == "compare":
+        assert any("is the best calibrated by" in t for t in texts)
+        return
+    if page == "reliability":
+        assert "Plug-in binned (ECE)" in first and "non-empty bins" in first
+        assert "Reliability diagram" not in first
+    else:
+        assert "reject" in first and "tests" in first
+
+
+def _estimator_rows(rows):
+    cols = ["key", "estimator", "label", "group", "value", "low", "high"]
+    return SimpleNamespace(table=pd.DataFrame(rows, columns=cols))
+
+
+def test_estimators_finding_by_hand():
+    from core.findings import estimators_finding
+
+    nan = float("nan")
+    apart = _estimator_rows(
+        [
+            ["plugin", "plugin", "Plug-in", "binned", 0.041, 0.037, 0.046],
+            ["debiased", "debiased", "Debiased", "binned", 0.030, 0.020, 0.035],
+            ["smooth", "smooth", "Smooth ECE", "smooth", 0.035, 0.031, 0.040],
+            ["skce-uq", "skce-uq", "SKCE (uq)", "kernel", 0.002, nan, nan],
+        ]
+    )
+    assert estimators_finding(apart) == (
+        "3 estimates of the ℓp calibration error range from 3.0 % (Debiased) to 4.1 % "
+        "(Plug-in); the intervals of Debiased and Plug-in do not overlap; the 1 kernel "
+        "estimates measure another quantity (squared kernel distances)."
+    )
+    meet = _estimator_rows(
+        [
+            ["plugin", "plugin", "Plug-in", "binned", 0.041, 0.030, 0.046],
+            ["debiased", "debiased", "Debiased", "binned", 0.033, 0.020, 0.035],
+        ]
+    )
+    assert estimators_finding(meet).endswith("; their intervals share a value.")
+    none = _estimator_rows([["skce-uq", "skce-uq", "SKCE (uq)", "kernel", nan, nan, nan]])
+    assert estimators_finding(none).startswith("No estimate")
+
+
+def test_comparison_finding_on_the_sample():
+    from core.findings import comparison_finding
+
+    root = Path(__file__).resolve().parents[1]
+    pred = core.load_predictions(root / "sample_data" / "binary_breast_cancer.csv")
+    cmp = core.compare_models(
+        pred.by_model(), config=core.AnalysisConfig(lens="binary", n_resamples=100), seed=0
+    )
+    text = comparison_finding(cmp)
+    t = cmp.table[cmp.table.metric == cmp.metrics[0].key].sort_values("value")
+    best, worst = t.iloc[0], t.iloc[-1]
+    assert text.startswith(f"{best.model} is the best calibrated by {cmp.metrics[0].label} (")
+    assert f"{100 * best.value:.1f} %" in text and f"the worst is {worst.model}" in text
+    d = cmp.differences[cmp.differences.metric == cmp.metrics[0].key]
+    worse = int((d.significant & ~d.better).sum())
+    assert f"{worse} of {len(d)} other models are worse beyond noise" in text
