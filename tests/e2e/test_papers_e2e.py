@@ -46,6 +46,7 @@ def test_papers_page_runs_an_entry(page: Page, app_url: str, tmp_path):
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     expect(page.get_by_text("Traceback")).to_have_count(0)
+    page.get_by_text("The paper's numbers beside ours").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "papers.png"), full_page=True)
 
 
