@@ -419,3 +419,28 @@ def test_notes_have_no_empty_parts():
         notes = analyze((p, y), AnalysisConfig(lens=lens, n_resamples=20)).metrics["note"]
         assert not notes.str.contains("; ;").any(), notes.tolist()
         assert notes.loc[notes.str.len() > 0].str.endswith(";").sum() == 0
+
+
+def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
+    from core import analysis
+
+    p, y = _data()
+    calls = []
+    real = analysis._point_estimates
+    monkeypatch.setattr(
+        analysis, "_point_estimates", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    analysis._POINTS.clear()
+    quick = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=0, seed=5))
+    full = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=30, seed=5))
+    assert len(calls) == 1  # the page's second call only adds the intervals
+    np.testing.assert_array_equal(quick.metrics.value, full.metrics.value)
+    assert np.isfinite(full.metrics.low).any() and quick.metrics.low.isna().all()
+    # the same without the memo: identical numbers, intervals included
+    analysis._POINTS.clear()
+    fresh = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=30, seed=5))
+    pd.testing.assert_frame_equal(fresh.metrics, full.metrics)
+    # other data, or another option, computes again
+    analyze((p[:-1], y[:-1]), AnalysisConfig(n_bins=11, n_resamples=0, seed=5))
+    analyze((p, y), AnalysisConfig(n_bins=12, n_resamples=0, seed=5))
+    assert len(calls) == 4
