@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, row
+from core import analysis
 from core.analysis import AnalysisConfig, analyze, bootstrap_mode
 from core.binned_view import BinnedViews
 from core.cells import cells_of
@@ -39,6 +40,7 @@ from core.data import Predictions, as_predictions
 from core.estimator_comparison import compare_estimators, error_versus_bins
 from core.estimators import kernel as kern
 from core.figures.reliability import analysis_figure
+from core.memo import ORDERS
 
 B = 15
 
@@ -96,9 +98,12 @@ def _classwise_floor(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _clear_kernel_memos() -> None:
-    """Forget memoised kernel sums and bandwidths: what a fresh upload finds."""
+    """Forget memoised kernel sums, bandwidths, sort orders and point estimates: what a fresh
+    upload finds."""
     kern._SUM_CACHE.clear()
     kern._MEDIAN_CACHE.clear()
+    ORDERS.clear()
+    analysis._POINTS.clear()
 
 
 def _reliability(pred: Predictions, config: AnalysisConfig) -> Any:

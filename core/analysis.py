@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -27,6 +29,7 @@ from core.consistency_bands import BandStats, ConsistencyBand
 from core.conventions import CONVENTIONS
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
+from core.estimators.kernel import bandwidth_fell_back
 from core.intervals import (
     INTERVAL_METHODS,
     BootstrapResult,
@@ -633,19 +636,15 @@ def analyze(
     views = BinnedViews(p, y, names, config.class_weights)
     opts = {**config.calibration_options(), "class_names": names}
 
-    conv = CONVENTIONS.get(config.convention)
-    calls = {
-        name: EstimatorCall.make(name, **opts, convention=config.convention)
-        for name in ESTIMATORS.lp_for(lens=config.lens, norm=config.norm, binning=config.binning)
-        if conv.native or conv.function(name, config.norm, config.binning)
-    }
-    if config.estimator not in calls:
-        calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
-    results = {name: call.result(call.run_on(views, config.seed)) for name, call in calls.items()}
+    calls = _calls(config, opts)
+    points = _POINTS.get((pred.digest, dataclasses.replace(config, n_resamples=0)))
+    if points is None:
+        points = _point_estimates(views, config, calls, opts, binary)
+        _POINTS.put((pred.digest, dataclasses.replace(config, n_resamples=0)), points)
+    results, scores = points.results, points.scores
+    kernel_values, kernel_notes = points.kernel_values, points.kernel_notes
+    notes = dict(points.notes)  # the intervals add their notes to a copy
     headline = results[config.estimator]
-
-    notes = {name: _note(calls[name], res, config.seed) for name, res in results.items()}
-    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=results)
     specs: dict[str, tuple[str, dict[str, Any]]] = {}
     for name in results:
         if calls[name].info.quadratic and n > QUADRATIC_BOOTSTRAP_MAX_N:
@@ -655,8 +654,6 @@ def analyze(
         specs[name] = (name, opts)
     for name in SCORES.names():
         specs[name] = (name, {})
-    scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
-    notes["brier"] = BRIER_CONVENTIONS[binary]
     intervals: dict[str, BootstrapResult] = {}
     known = {**{k: r.value for k, r in results.items()}, **scores}
     kernel_only = LENSES.get(config.lens).kernel_only
@@ -690,16 +687,101 @@ def analyze(
         config=config,
         headline=headline,
         headline_interval=intervals.get(config.estimator),
-        components=_component_tables(views, config, headline),
+        components=points.components,
         metrics=metrics,
         intervals=intervals,
-        brier_decomposition=decompose_brier(
-            views, binary, config.binning, config.n_bins, config.tie_policy
-        ),
+        brier_decomposition=points.brier_decomposition,
         n=n,
         class_names=names,
         binary=binary,
     )
+
+
+def _calls(config: AnalysisConfig, opts: Mapping[str, Any]) -> dict[str, EstimatorCall]:
+    """Return the estimators of the metrics table: the lens and norm's ℓp ones, headline first."""
+    conv = CONVENTIONS.get(config.convention)
+    calls = {
+        name: EstimatorCall.make(name, **opts, convention=config.convention)
+        for name in ESTIMATORS.lp_for(lens=config.lens, norm=config.norm, binning=config.binning)
+        if conv.native or conv.function(name, config.norm, config.binning)
+    }
+    if config.estimator not in calls:
+        calls = {config.estimator: EstimatorCall.make(config.estimator, **opts), **calls}
+    return calls
+
+
+@dataclass(frozen=True, eq=False)
+class _Points:
+    """What :func:`analyze` computes without resampling: estimates, notes, tables."""
+
+    results: dict[str, CalibrationErrorResult]
+    notes: dict[str, str]
+    kernel_values: dict[str, float]
+    kernel_notes: dict[str, str]
+    scores: dict[str, float]
+    components: tuple[Any, ...]
+    brier_decomposition: Any
+
+
+def _point_estimates(
+    views: BinnedViews,
+    config: AnalysisConfig,
+    calls: Mapping[str, EstimatorCall],
+    opts: Mapping[str, Any],
+    binary: bool,
+) -> _Points:
+    results = {name: call.result(call.run_on(views, config.seed)) for name, call in calls.items()}
+    notes = {name: _note(calls[name], res, config.seed) for name, res in results.items()}
+    notes["brier"] = BRIER_CONVENTIONS[binary]
+    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=results)
+    p, y = views.probs, views.labels
+    scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
+    return _Points(
+        results=results,
+        notes=notes,
+        kernel_values=kernel_values,
+        kernel_notes=kernel_notes,
+        scores=scores,
+        components=_component_tables(views, config, results[config.estimator]),
+        brier_decomposition=decompose_brier(
+            views, binary, config.binning, config.n_bins, config.tie_policy
+        ),
+    )
+
+
+class _PointMemo:
+    """The point estimates of the last few analyses, by data digest and config.
+
+    A page analyses the same rows twice — without intervals for a quick first view, then
+    with them — and again after a change that only touches the resamples: the estimates,
+    tables and notes depend on the data and on every option but the number of resamples, so
+    they are computed once (the key holds the config with ``n_resamples=0``).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple, _Points] = OrderedDict()
+        self._lock = threading.Lock()  # dashboard sessions run in threads
+
+    def get(self, key: tuple) -> _Points | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, value: _Points) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_POINTS = _PointMemo(size=8)
 
 
 def check_config(config: AnalysisConfig | None) -> AnalysisConfig:
@@ -783,11 +865,15 @@ def kernel_estimates(
         name = info.name
         try:
             call = EstimatorCall.make(name, **opts)
-            values[name] = call.run(p, y, config.seed).value
+            est = call.run(p, y, config.seed)
+            values[name] = est.value
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
         what = f"kernel estimator {where}intervals on the Estimators page"
+        rule = str(est.details.get("bandwidth_rule", ""))
+        if bandwidth_fell_back(rule):
+            what = f"bandwidth: {rule}; {what}"
         notes[name] = "; ".join(p for p in (f"lens {config.lens}", info.quantity, what) if p)
     return values, notes
 

@@ -11,6 +11,12 @@ figures and the report beside each model, so both use the same words. The rules 
   [3.7, 4.6]; 6 of 15 bins outside the calibrated band."
 - :func:`test_finding` (:class:`core.calibration_tests.CalibrationTestResult`).
 - :func:`validity_finding` (:class:`core.validity.ValidityResult`).
+- :func:`estimators_finding` (:class:`core.estimator_comparison.EstimatorComparison`): how
+  far the estimates of one ℓp calibration error spread, and whether their intervals meet.
+- :func:`comparison_finding` (:class:`core.model_comparison.ModelComparison`): the best and
+  worst calibrated models and how many differ from the reference beyond noise.
+- :func:`recalibration_finding` (:class:`core.recalibration.evaluation.RecalibrationComparison`):
+  which recalibrator lowers the calibration error most on the held-out rows.
 """
 
 from __future__ import annotations
@@ -23,7 +29,10 @@ import numpy as np
 from core.numbers import format_interval, format_number, format_pvalue
 
 __all__ = [
+    "comparison_finding",
+    "estimators_finding",
     "miscalibrated_bins",
+    "recalibration_finding",
     "reliability_finding",
     "suite_finding",
     "test_finding",
@@ -282,3 +291,143 @@ def validity_finding(result: Any, q: float = 0.9) -> str:
     else:
         parts.append("no distribution-free guarantee for this recalibrator")
     return "; ".join(parts) + "."
+
+
+def estimators_finding(comparison: Any) -> str:
+    """One sentence of how far the estimators of one calibration error disagree.
+
+    Parameters
+    ----------
+    comparison : EstimatorComparison
+        The result of :func:`core.compare_estimators`.
+
+    Returns
+    -------
+    str
+        "<k> estimates of the ℓp calibration error range from <low> % (<label>) to <high> %
+        (<label>); <their intervals share a value | the intervals of <a> and <b> do not
+        overlap>." Only estimators on the ℓp scale (binned and smooth) are compared: the
+        kernel estimators measure another quantity, which the sentence says when they ran.
+    """
+    from core.estimators import ESTIMATORS
+
+    table = comparison.table
+    lp = np.array([ESTIMATORS.get(e).lp_scale for e in table.estimator], dtype=bool)
+    rows = table[lp & table.value.notna().to_numpy()]
+    kernel = int((~lp & table.value.notna().to_numpy()).sum())
+    tail = (
+        f"; the {kernel} kernel estimates measure another quantity (squared kernel distances)"
+        if kernel
+        else ""
+    )
+    if rows.empty:
+        return (
+            "No estimate of the ℓp calibration error could be computed on these rows" + tail + "."
+        )
+    lo, hi = rows.loc[rows.value.idxmin()], rows.loc[rows.value.idxmax()]
+    if len(rows) == 1:
+        return f"{lo.label} {_value_text(lo.value, True)}{tail}."
+    head = (
+        f"{len(rows)} estimates of the ℓp calibration error range from "
+        f"{_value_text(lo.value, True)} ({lo.label}) to {_value_text(hi.value, True)} ({hi.label})"
+    )
+    both = rows[rows.low.notna() & rows.high.notna()]
+    if len(both) >= 2:
+        top, bottom = both.loc[both.low.idxmax()], both.loc[both.high.idxmin()]
+        if top.low <= bottom.high:
+            head += "; their intervals share a value"
+        else:
+            head += f"; the intervals of {bottom.label} and {top.label} do not overlap"
+    return head + tail + "."
+
+
+def comparison_finding(comparison: Any) -> str:
+    """One sentence of which model is best calibrated, and by how much.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The result of :func:`core.compare_models`.
+
+    Returns
+    -------
+    str
+        "<best> is the best calibrated by <metric> (<value> [interval]); <k> of <m> other
+        models are worse beyond noise than <reference>; the worst is <model> (<value>)."
+        The first metric of the comparison (the headline estimator) decides.
+    """
+    metric = comparison.metrics[0]
+    table = comparison.table[comparison.table.metric == metric.key].dropna(subset=["value"])
+    if table.empty:
+        return f"No model has a value of {metric.label}."
+    from core.estimators import ESTIMATORS
+
+    lp = metric.kind != "score" and ESTIMATORS.get(metric.name).lp_scale
+    order = table.sort_values("value", ascending=not metric.higher_is_better)
+    best, worst = order.iloc[0], order.iloc[-1]
+
+    def value(row: Any) -> str:
+        interval = None if math.isnan(row.low) else (row.low, row.high)
+        return _value_text(row.value, lp, interval)
+
+    text = f"{best.model} is the best calibrated by {metric.label} ({value(best)})"
+    diffs = comparison.differences
+    diffs = diffs[diffs.metric == metric.key]
+    if len(diffs):
+        worse = int((diffs.significant & ~diffs.better).sum())
+        better = int(diffs.better.sum())
+        text += (
+            f"; against {comparison.reference}, {worse} of {len(diffs)} other models are worse "
+            f"beyond noise" + (f" and {better} better" if better else "")
+        )
+    if len(order) > 1:
+        text += f"; the worst is {worst.model} ({value(worst)})"
+    return text + "."
+
+
+def recalibration_finding(result: Any) -> str:
+    """One sentence of which recalibrator helps most on the held-out rows.
+
+    Parameters
+    ----------
+    result : RecalibrationComparison
+        The result of :func:`core.recalibration.evaluation.compare_recalibrators`.
+
+    Returns
+    -------
+    str
+        "On the <evaluation> rows, <method> lowers <metric> from <value> [interval]
+        (uncalibrated) to <value> [interval]; Brier score <before> → <after>." The first
+        metric of the table decides; when no method beats the uncalibrated model, it says so.
+    """
+    table = result.metrics
+    metric = table.metric.iloc[0]
+    rows = table[(table.metric == metric) & table.value.notna()]
+    base = rows[rows.method == "uncalibrated"]
+    others = rows[rows.method != "uncalibrated"]
+    if base.empty or others.empty:
+        return "No recalibrator could be judged on these rows."
+
+    def value(row: Any) -> str:
+        interval = None if math.isnan(row.low) else (row.low, row.high)
+        return _value_text(row.value, True, interval)
+
+    before, best = base.iloc[0], others.loc[others.value.idxmin()]
+    label = str(before.metric_label)
+    where = f"On the {result.evaluation} rows"
+    if best.value >= before.value:
+        return (
+            f"{where}, no recalibrator lowers {label} below the uncalibrated model's "
+            f"{value(before)}."
+        )
+    text = (
+        f"{where}, {best.method_label} lowers {label} from {value(before)} (uncalibrated) "
+        f"to {value(best)}"
+    )
+    brier = table[(table.metric == "brier") & table.value.notna()]
+    b0, b1 = brier[brier.method == "uncalibrated"], brier[brier.method == best.method]
+    if len(b0) and len(b1):
+        text += (
+            f"; Brier score {format_number(b0.value.iloc[0])} → {format_number(b1.value.iloc[0])}"
+        )
+    return text + "."

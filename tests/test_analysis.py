@@ -101,10 +101,43 @@ def test_kernel_rows_are_point_estimates_or_say_why_not():
     # a kernel headline's row says its lens too
     head = analyze((p, y), AnalysisConfig(estimator="skce-b", n_resamples=0))
     assert head.metrics.set_index("metric").loc["skce-b", "note"].startswith("lens top-label")
-    # identical predictions: the median heuristic has no bandwidth, and the row says so
+    # identical predictions: no bandwidth can be derived, and the row says so without
+    # asking for a control the dashboard does not have
     flat = np.full_like(p, 1.0 / p.shape[1])
     table = analyze((flat, y), AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
-    assert np.isnan(table.loc["skce-b", "value"]) and "median" in table.loc["skce-b", "note"]
+    note = table.loc["skce-b", "note"]
+    assert np.isnan(table.loc["skce-b", "value"]) and "Every prediction is the same" in note
+    assert "set bandwidth" not in note
+    # most pairs identical (a confidence of 1.0 on most rows): the median of the pairs that
+    # differ, said beside the number
+    most = p.copy()
+    most[: int(0.8 * len(p))] = np.eye(p.shape[1])[0]
+    table = analyze((most, y), AnalysisConfig(n_resamples=0)).metrics.set_index("metric")
+    assert np.isfinite(table.loc["skce-b", "value"])
+    assert "median of the nonzero pairwise distances" in table.loc["skce-b", "note"]
+
+
+def test_zero_median_falls_back_to_the_median_of_the_pairs_that_differ():
+    from core.estimators.kernel import (
+        pairwise_distances,
+        positive_median_bandwidth,
+        resolve_bandwidth,
+    )
+
+    rng = np.random.default_rng(3)
+    for metric in ("tv", "l1", "l2"):
+        for n_same in (29, 30, 33):
+            p = rng.dirichlet(np.ones(3), 40)
+            p[:n_same] = p[0]
+            d = pairwise_distances(p, metric=metric)[np.triu_indices(40, 1)]
+            assert np.median(d) == 0.0
+            want = float(np.median(d[d > 0]))  # by hand: the pairs that differ
+            assert positive_median_bandwidth(p, metric=metric) == pytest.approx(want, rel=1e-15)
+            nu, how = resolve_bandwidth(p, "median", metric)
+            assert nu == pytest.approx(want, rel=1e-15) and how.startswith("median of the nonzero")
+    # a normal case keeps the median heuristic itself
+    p = rng.dirichlet(np.ones(3), 40)
+    assert resolve_bandwidth(p, "median", "tv")[1] == "median heuristic (full matrix)"
 
 
 def test_intervals_use_common_resamples_from_the_config_seed():
@@ -386,3 +419,28 @@ def test_notes_have_no_empty_parts():
         notes = analyze((p, y), AnalysisConfig(lens=lens, n_resamples=20)).metrics["note"]
         assert not notes.str.contains("; ;").any(), notes.tolist()
         assert notes.loc[notes.str.len() > 0].str.endswith(";").sum() == 0
+
+
+def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
+    from core import analysis
+
+    p, y = _data()
+    calls = []
+    real = analysis._point_estimates
+    monkeypatch.setattr(
+        analysis, "_point_estimates", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    analysis._POINTS.clear()
+    quick = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=0, seed=5))
+    full = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=30, seed=5))
+    assert len(calls) == 1  # the page's second call only adds the intervals
+    np.testing.assert_array_equal(quick.metrics.value, full.metrics.value)
+    assert np.isfinite(full.metrics.low).any() and quick.metrics.low.isna().all()
+    # the same without the memo: identical numbers, intervals included
+    analysis._POINTS.clear()
+    fresh = analyze((p, y), AnalysisConfig(n_bins=11, n_resamples=30, seed=5))
+    pd.testing.assert_frame_equal(fresh.metrics, full.metrics)
+    # other data, or another option, computes again
+    analyze((p[:-1], y[:-1]), AnalysisConfig(n_bins=11, n_resamples=0, seed=5))
+    analyze((p, y), AnalysisConfig(n_bins=12, n_resamples=0, seed=5))
+    assert len(calls) == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -159,7 +160,7 @@ def test_validity_finding():
     assert "over 5 runs" in text and "(Theorem 3, α = 0.1)" in text
 
 
-@pytest.mark.parametrize("page", ["reliability", "tests"])
+@pytest.mark.parametrize("page", ["reliability", "tests", "estimators", "compare"])
 def test_pages_open_with_their_finding(page):
     from pathlib import Path
 
@@ -177,9 +178,99 @@ def test_pages_open_with_their_finding(page):
     at.run()
     at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, at.exception
-    first = at.markdown[0].value.replace("\\", "")  # literal() escapes punctuation
+    texts = [m.value.replace("\\", "") for m in at.markdown]  # literal() escapes punctuation
+    first = texts[0]
+    if page == "estimators":
+        assert any("estimates of the ℓp calibration error range from" in t for t in texts)
+        return
+    if page == "compare":
+        assert any("is the best calibrated by" in t for t in texts)
+        return
     if page == "reliability":
         assert "Plug-in binned (ECE)" in first and "non-empty bins" in first
         assert "Reliability diagram" not in first
     else:
         assert "reject" in first and "tests" in first
+
+
+def _estimator_rows(rows):
+    cols = ["key", "estimator", "label", "group", "value", "low", "high"]
+    return SimpleNamespace(table=pd.DataFrame(rows, columns=cols))
+
+
+def test_estimators_finding_by_hand():
+    from core.findings import estimators_finding
+
+    nan = float("nan")
+    apart = _estimator_rows(
+        [
+            ["plugin", "plugin", "Plug-in", "binned", 0.041, 0.037, 0.046],
+            ["debiased", "debiased", "Debiased", "binned", 0.030, 0.020, 0.035],
+            ["smooth", "smooth", "Smooth ECE", "smooth", 0.035, 0.031, 0.040],
+            ["skce-uq", "skce-uq", "SKCE (uq)", "kernel", 0.002, nan, nan],
+        ]
+    )
+    assert estimators_finding(apart) == (
+        "3 estimates of the ℓp calibration error range from 3.0 % (Debiased) to 4.1 % "
+        "(Plug-in); the intervals of Debiased and Plug-in do not overlap; the 1 kernel "
+        "estimates measure another quantity (squared kernel distances)."
+    )
+    meet = _estimator_rows(
+        [
+            ["plugin", "plugin", "Plug-in", "binned", 0.041, 0.030, 0.046],
+            ["debiased", "debiased", "Debiased", "binned", 0.033, 0.020, 0.035],
+        ]
+    )
+    assert estimators_finding(meet).endswith("; their intervals share a value.")
+    none = _estimator_rows([["skce-uq", "skce-uq", "SKCE (uq)", "kernel", nan, nan, nan]])
+    assert estimators_finding(none).startswith("No estimate")
+
+
+def test_comparison_finding_on_the_sample():
+    from core.findings import comparison_finding
+
+    root = Path(__file__).resolve().parents[1]
+    pred = core.load_predictions(root / "sample_data" / "binary_breast_cancer.csv")
+    cmp = core.compare_models(
+        pred.by_model(), config=core.AnalysisConfig(lens="binary", n_resamples=100), seed=0
+    )
+    text = comparison_finding(cmp)
+    t = cmp.table[cmp.table.metric == cmp.metrics[0].key].sort_values("value")
+    best, worst = t.iloc[0], t.iloc[-1]
+    assert text.startswith(f"{best.model} is the best calibrated by {cmp.metrics[0].label} (")
+    assert f"{100 * best.value:.1f} %" in text and f"the worst is {worst.model}" in text
+    d = cmp.differences[cmp.differences.metric == cmp.metrics[0].key]
+    worse = int((d.significant & ~d.better).sum())
+    assert f"{worse} of {len(d)} other models are worse beyond noise" in text
+
+
+def _recal(rows, evaluation="test"):
+    cols = ["method", "method_label", "metric", "metric_label", "value", "low", "high"]
+    return SimpleNamespace(metrics=pd.DataFrame(rows, columns=cols), evaluation=evaluation)
+
+
+def test_recalibration_finding_by_hand():
+    from core.findings import recalibration_finding
+
+    nan = float("nan")
+    base = [
+        ["uncalibrated", "Uncalibrated", "plugin", "ECE", 0.061, 0.039, 0.092],
+        ["uncalibrated", "Uncalibrated", "brier", "Brier score", 0.1161, nan, nan],
+    ]
+    helps = _recal(
+        [
+            *base,
+            ["platt", "Platt scaling", "plugin", "ECE", 0.041, 0.027, 0.065],
+            ["isotonic", "Isotonic", "plugin", "ECE", 0.026, 0.012, 0.048],
+            ["isotonic", "Isotonic", "brier", "Brier score", 0.08213, nan, nan],
+        ]
+    )
+    assert recalibration_finding(helps) == (
+        "On the test rows, Isotonic lowers ECE from 6.1 % [3.9, 9.2] (uncalibrated) to "
+        "2.6 % [1.2, 4.8]; Brier score 0.1161 → 0.08213."
+    )
+    worse = _recal([*base, ["platt", "Platt scaling", "plugin", "ECE", 0.07, 0.05, 0.09]])
+    assert recalibration_finding(worse) == (
+        "On the test rows, no recalibrator lowers ECE below the uncalibrated model's "
+        "6.1 % [3.9, 9.2]."
+    )

@@ -108,3 +108,109 @@ def test_papers_page_runs_every_entry():
     for name in GALLERY.names():
         assert any(f"gallery_{name}" in c for c in charts), (name, charts)
     assert len(at.dataframe) >= len(GALLERY.names())
+
+
+# ---------------------------------------------------------------- Kumar et al., Figs. 2 and 3
+
+
+def test_grouped_error_hand_computed():
+    from core.gallery import grouped_calibration_error, population_binned_error
+
+    out = np.array([0.2, 0.2, 0.6, 0.6])
+    mu = np.array([0.1, 0.3, 0.5, 0.9])
+    # groups {0.2: mean μ 0.2, gap 0}, {0.6: mean μ 0.7, gap 0.1}: CE² = ½·0.01
+    assert grouped_calibration_error(out, mu) == pytest.approx(np.sqrt(0.005), abs=1e-15)
+    assert grouped_calibration_error(out, mu, 1) == pytest.approx(0.05, abs=1e-15)
+    # injective outputs: the pointwise form
+    out2 = np.array([0.1, 0.2, 0.3, 0.4])
+    assert grouped_calibration_error(out2, mu) == pytest.approx(
+        np.sqrt(np.mean((out2 - mu) ** 2)), abs=1e-15
+    )
+    # two equal-mass bins of out2: {0.1, 0.2} against μ {0.1, 0.3}, {0.3, 0.4} against {0.5, 0.9}
+    assert population_binned_error(out2, mu, 2) == pytest.approx(
+        np.sqrt(0.5 * (0.15 - 0.2) ** 2 + 0.5 * (0.35 - 0.7) ** 2), abs=1e-15
+    )
+
+
+@pytest.mark.parametrize("world", ["kumar-platt", "kumar-sine", "kumar-noisy-platt"])
+def test_population_grid_matches_the_world_integral(world):
+    from core.gallery import grouped_calibration_error, population_grid
+    from core.worlds import world_named
+
+    w = world_named(world)
+    z, mu = population_grid(w, 400_000)
+    # the identity model g(z) = z: the grid's error is the world's true error (quadrature)
+    assert grouped_calibration_error(z, mu) == pytest.approx(w.true_calibration_error(2), rel=1e-4)
+    assert grouped_calibration_error(mu, mu) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_population_grid_refuses_other_scores():
+    from core.errors import ConfigError
+    from core.gallery import population_grid
+    from core.worlds import world_named
+
+    with pytest.raises(ConfigError, match="uniform scores"):
+        population_grid(world_named("roelofs-fig1"), 100)
+
+
+def test_kumar_fig2_binning_underestimates(results):
+    t = results["kumar-fig2"].table
+    truth = t[t.estimator == "true"]["value"].to_numpy()
+    pop = t[t.estimator == "population binned"].sort_values("n_bins")["value"].to_numpy()
+    # Prop. 3.3: nested equal-mass bins (B = 2, 4, …) give a non-decreasing lower bound
+    assert np.all(pop <= truth + 1e-12)
+    assert np.all(np.diff(pop) >= -1e-9)
+    # the ±0.02 wiggle is invisible to every B ≤ 512: the truth is far above the binned error
+    assert truth[0] > 1.5 * pop[-1]
+    plug = t[t.estimator == "plugin"].sort_values("n_bins")
+    # the raw plug-in rises with B well past the population value (its bias ≈ B/n)
+    assert plug["value"].iloc[-1] > 2 * pop[-1]
+    assert (plug["low"] <= plug["mid"]).all() and (plug["mid"] <= plug["high"]).all()
+
+
+def test_kumar_fig3_orderings(results):
+    r = results["kumar-fig3"]
+    t = r.table
+    m = t.groupby(["method", "n_bins"])["ce2"].mean()
+    # the digest's CI-safe asserts (§3.3): histogram grows with B, scaling-binning does not
+    assert m["histogram-umd"][40] > 2.5 * m["histogram-umd"][10]
+    assert m["scaling-binning"][80] < 1.3 * m["scaling-binning"][10]
+    assert (m["scaling-binning"] < m["histogram-umd"]).loc[[10, 20, 40, 80]].all()
+    rows = {row.quantity: row for row in r.paper_rows}
+    h10, h40 = rows["true CE², histogram-umd, B = 10"], rows["true CE², histogram-umd, B = 40"]
+    assert h10.tolerance + h40.tolerance < abs(h10.paper - h40.paper)
+    s10 = rows["true CE², scaling-binning, B = 10"]
+    assert h10.tolerance + s10.tolerance < abs(h10.paper - s10.paper)
+
+
+def test_one_sided_paper_rows():
+    from core.gallery import PaperRow
+
+    assert PaperRow("q", 2.0, 1.9, 0.2, "s", "≥").agrees
+    assert not PaperRow("q", 2.0, 1.7, 0.2, "s", "≥").agrees
+    assert PaperRow("q", 2.0, 9.0, 0.0, "s", "≥").agrees
+    assert not PaperRow("q", 2.0, 9.0, 0.0, "s").agrees
+    assert PaperRow("q", 2.0, -9.0, 0.0, "s", "≤").agrees
+
+
+def test_metacal_table1_controls(results):
+    r = results["metacal-table1"]
+    t = r.table
+    mean = t.groupby("method").mean(numeric_only=True)
+    # miscoverage control: E[F0] = ⌊(n₁ + 1)α⌋/(n₁ + 1) ≈ 0.0497 at n₁ ≈ 346; the run-to-run
+    # sd is ≈ 0.011 (Beta law, digest S1), so 12 runs put the mean within ±0.013 (4 se)
+    assert abs(mean.loc["meta-cal miscoverage", "miscoverage"] - 0.0497) < 0.013
+    # coverage-accuracy control is conservative: mean accuracy in [β, β + 0.04]
+    assert 0.8 <= mean.loc["meta-cal coverage-accuracy", "coverage_accuracy"] < 0.84
+    # rejecting costs coverage; temperature scaling and the uncalibrated model accept all
+    assert mean.loc["temperature", "coverage"] == 1.0
+    assert (
+        mean.loc["meta-cal coverage-accuracy", "coverage"]
+        < mean.loc["meta-cal miscoverage", "coverage"]
+        < 1.0
+    )
+    # temperature scaling helps but cannot fix the mixture of difficulties (digest: 0.062 → 0.044)
+    assert 0.035 < mean.loc["temperature", "ece"] < mean.loc["uncalibrated", "ece"]
+    rows = {row.quantity: row for row in r.paper_rows}
+    u, ts = rows["mean ece, uncalibrated"], rows["mean ece, temperature"]
+    assert u.tolerance + ts.tolerance < abs(u.paper - ts.paper)

@@ -249,7 +249,7 @@ def test_two_columns_that_do_not_fall_take_the_tiled_selection(monkeypatch):
 
 def test_bandwidth_errors():
     p = np.tile([[0.2, 0.8]], (10, 1))
-    with pytest.raises(EstimationError, match="bandwidth to a positive number"):
+    with pytest.raises(EstimationError, match="Every prediction is the same"):
         core.calibration_error(p, np.zeros(10, int), estimator="skce-uq", lens="canonical")
     with pytest.raises(ConfigError, match="positive number"):
         core.calibration_error(p, np.zeros(10, int), estimator="skce-uq", bandwidth=-1.0)

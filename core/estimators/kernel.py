@@ -465,6 +465,62 @@ def _median(p: np.ndarray, metric: str, variant: str) -> float:
     )
 
 
+#: The bandwidth rule's description when the median heuristic falls back (see
+#: :func:`positive_median_bandwidth`); tables read it from an estimate's ``details``.
+POSITIVE_MEDIAN = "median of the nonzero pairwise distances"
+POSITIVE_MEDIAN_WHY = "more than half the pairs of predictions are identical, so the median is 0"
+
+
+def bandwidth_fell_back(rule: str) -> bool:
+    """Whether a bandwidth rule's description is the median heuristic's fallback."""
+    return rule.startswith(POSITIVE_MEDIAN)
+
+
+def positive_median_bandwidth(probs: ArrayLike, *, metric: str = "tv") -> float:
+    """Return the median of the nonzero pairwise distances, exactly.
+
+    The fallback of the median heuristic when more than half the pairs of predictions are
+    identical (their distance is 0, so the heuristic's median is 0). Distances are 0 exactly
+    for identical rows, so the ``Z`` zero pairs are counted from the repeated rows and the
+    median is the middle of the upper-triangle order statistics ``Z + 1 … n(n−1)/2``
+    (:func:`_kth_upper`; the mean of the two middle ones for an even count).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n, K)`` predictions (1-D input is P(y=1)).
+    metric : {"tv", "l1", "l2"}
+        The distance.
+
+    Returns
+    -------
+    float
+        The bandwidth.
+
+    Raises
+    ------
+    EstimationError
+        When every prediction is the same (no pair differs).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim == 1:
+        p = np.column_stack([1.0 - p, p])
+    _check_metric(metric)
+    n = p.shape[0]
+    _, counts = np.unique(p, axis=0, return_counts=True)
+    zeros = int((counts * (counts - 1) // 2).sum())
+    total = n * (n - 1) // 2
+    m = total - zeros
+    if m <= 0:
+        raise EstimationError(
+            "Every prediction is the same, so no kernel bandwidth can be derived from the "
+            "distances between them; the kernel estimators do not apply to these rows."
+        )
+    wanted = [zeros + m // 2, zeros + m // 2 + 1] if m % 2 == 0 else [zeros + (m + 1) // 2]
+    vals = _kth_upper(p, sorted(set(wanted)), metric)
+    return float(np.mean(vals)) if len(vals) == 2 else vals[0]
+
+
 def resolve_bandwidth(
     p: np.ndarray,
     bandwidth: float | str,
@@ -488,16 +544,17 @@ def resolve_bandwidth(
         if p.shape[0] > max_exact_n:
             m = min(MEDIAN_SUBSAMPLE, max_exact_n)
             idx = check_rng(rng).choice(p.shape[0], m, replace=False)
-            nu = median_bandwidth(p[np.sort(idx)], metric=metric, variant=bandwidth)
-            text = f"median heuristic ({how}, seeded subsample of {m} rows)"
+            p = p[np.sort(idx)]
+            where = f", seeded subsample of {m} rows"
         else:
-            nu = median_bandwidth(p, metric=metric, variant=bandwidth)
-            text = f"median heuristic ({how})"
+            where = ""
+        nu = median_bandwidth(p, metric=metric, variant=bandwidth)
+        text = f"median heuristic ({how}{where})"
         if not nu > 0:
-            raise EstimationError(
-                "The median pairwise distance is 0 (most predictions are identical), so the "
-                "median heuristic gives no bandwidth; set bandwidth to a positive number."
-            )
+            # more than half the pairs are identical predictions (confidences of 1.0, say):
+            # fall back to the median of the pairs that differ, and say so
+            nu = positive_median_bandwidth(p, metric=metric)
+            text = f"{POSITIVE_MEDIAN}{where} ({POSITIVE_MEDIAN_WHY})"
         return nu, text
     nu = float(bandwidth)
     if not (np.isfinite(nu) and nu > 0):

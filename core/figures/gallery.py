@@ -188,3 +188,175 @@ def validity_overlay_figure(result: GalleryResult, *, height: int = 440) -> go.F
     fig.update_yaxes(title_text="V(ε)", range=[0, 1.02])
     fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
     return fig
+
+
+def binned_error_bins_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Binned ℓ2 CE against B (log₂ axis): estimates with 90 % intervals, population, truth."""
+    table = result.table
+    fig = go.Figure()
+    styles = {
+        "plugin": (PALETTE[0], "solid", "plug-in (bias-corrected, 90 % interval)"),
+        "debiased": (PALETTE[1], "solid", "debiased estimate"),
+        "population binned": (SLATE, "dot", "population binned error"),
+        "true": ("#d62728", "dash", "true error of the Platt model"),
+    }
+    for est, (color, dash, name) in styles.items():
+        part = table[table.estimator == est]
+        if part.empty:
+            continue
+        has_ci = bool(part["low"].notna().any())
+        fig.add_trace(
+            go.Scatter(
+                x=part["n_bins"],
+                y=part["mid"],
+                mode="lines+markers" if has_ci else "lines",
+                name=name,
+                line={"color": color, "dash": dash},
+                error_y=(
+                    {
+                        "type": "data",
+                        "symmetric": False,
+                        "array": part["high"] - part["mid"],
+                        "arrayminus": part["mid"] - part["low"],
+                    }
+                    if has_ci
+                    else None
+                ),
+                hovertemplate="B = %{x}<br>CE = %{y:.4f}<extra></extra>",
+            )
+        )
+        if est == "plugin":
+            fig.add_trace(
+                go.Scatter(
+                    x=part["n_bins"],
+                    y=part["value"],
+                    mode="markers",
+                    name="plug-in (raw)",
+                    marker={"color": color, "symbol": "circle-open"},
+                    hovertemplate="B = %{x}<br>raw plug-in = %{y:.4f}<extra></extra>",
+                )
+            )
+    fig.update_xaxes(type="log", title_text="number of bins B (log scale)", dtick=np.log10(2))
+    fig.update_yaxes(title_text="ℓ2 calibration error", rangemode="tozero")
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin())
+    return fig
+
+
+def scaling_binning_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Draw the true CE² against B (±1.645 standard errors) and the MSE–CE² trade-off."""
+    table = result.table
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(
+            "True squared calibration error",
+            "MSE against CE² (one point per B; larger B, larger marker)",
+        ),
+    )
+    for i, (method, part) in enumerate(table.groupby("method", sort=False)):
+        color = PALETTE[i % len(PALETTE)]
+        stats = part.groupby("n_bins").agg(
+            ce2=("ce2", "mean"), sd=("ce2", "std"), n=("ce2", "size"), mse=("mse", "mean")
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=stats.index,
+                y=stats["ce2"],
+                error_y={"type": "data", "array": 1.645 * stats["sd"] / np.sqrt(stats["n"])},
+                mode="lines+markers",
+                name=literal(method),
+                legendgroup=literal(method),
+                line={"color": color},
+                hovertemplate="B = %{x}<br>CE² = %{y:.3g}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=stats["ce2"],
+                y=stats["mse"],
+                mode="lines+markers",
+                customdata=np.asarray(stats.index),
+                marker={"size": 4 + 8 * np.log2(np.asarray(stats.index)) / 7},
+                name=literal(method),
+                legendgroup=literal(method),
+                showlegend=False,
+                line={"color": color},
+                hovertemplate="B = %{customdata}<br>CE² = %{x:.3g}<br>MSE = %{y:.5f}"
+                "<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(title_text="number of bins B", row=1, col=1)
+    fig.update_yaxes(title_text="CE²", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text="CE²", row=1, col=2)
+    fig.update_yaxes(title_text="MSE", row=1, col=2)
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
+    return fig
+
+
+def metacal_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
+    """Draw the mean ECE per method and the per-run miscoverage and coverage accuracy."""
+    table = result.table
+    alpha = result.settings.get("alpha")
+    beta = result.settings.get("beta")
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=(
+            "ECE on accepted rows (mean ± 1.645 se)",
+            "Miscoverage of MetaMis, per run",
+            "Coverage accuracy of MetaAcc, per run",
+        ),
+        horizontal_spacing=0.08,
+    )
+    stats = table.groupby("method", sort=False)["ece"].agg(["mean", "std", "size"])
+    fig.add_trace(
+        go.Bar(
+            x=[literal(m) for m in stats.index],
+            y=stats["mean"],
+            error_y={"type": "data", "array": 1.645 * stats["std"] / np.sqrt(stats["size"])},
+            marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(stats))],
+            showlegend=False,
+            hovertemplate="%{x}<br>ECE = %{y:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    for col, (method, column, target, name) in enumerate(
+        (
+            ("meta-cal miscoverage", "miscoverage", alpha, "α"),
+            ("meta-cal coverage-accuracy", "coverage_accuracy", beta, "β"),
+        ),
+        start=2,
+    ):
+        part = table[table.method == method]
+        fig.add_trace(
+            go.Scatter(
+                x=part["run"],
+                y=part[column],
+                mode="markers",
+                marker={"color": PALETTE[col % len(PALETTE)]},
+                showlegend=False,
+                hovertemplate="run %{x}<br>%{y:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        if target is not None:
+            fig.add_hline(
+                y=float(target),
+                line={"color": "#d62728", "dash": "dash"},
+                annotation_text=f"{name} = {target}",
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(title_text="run", row=1, col=col)
+    fig.update_xaxes(title_text="method", row=1, col=1)
+    fig.update_yaxes(title_text="ECE (top-label, 15 bins)", row=1, col=1)
+    fig.update_yaxes(title_text="miscoverage", row=1, col=2)
+    fig.update_yaxes(title_text="coverage accuracy", row=1, col=3)
+    fig.update_layout(template=TEMPLATE, height=height, margin=margin(top=50))
+    return fig

@@ -16,6 +16,7 @@ from core.figures import (
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
+from core.findings import comparison_finding
 from core.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
@@ -185,6 +186,8 @@ with state.show_errors(stop=True):
         spinner=f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} "
         "resamples…",
     )
+
+st.markdown(f"**{widgets.literal(comparison_finding(cmp))}**")  # what the comparison found
 
 # ---------------------------------------------------------------- metrics table
 for note in cmp.notes:

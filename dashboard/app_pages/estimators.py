@@ -14,6 +14,7 @@ from core.figures import (
     estimator_intervals_figure,
     sweep_trace_figure,
 )
+from core.findings import estimators_finding
 from dashboard import cache, state, widgets
 from dashboard.text import literal
 
@@ -77,6 +78,7 @@ with state.show_errors(stop=True):
         spinner="Running every estimator…",
     )
 
+st.markdown(f"**{widgets.literal(estimators_finding(comparison))}**")  # how far they disagree
 st.subheader("Every estimator", anchor=False)
 norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
 st.markdown(

@@ -16,6 +16,7 @@ from core.figures import (
     selective_threshold_figure,
     tradeoff_figure,
 )
+from core.findings import recalibration_finding
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 from dashboard import cache, state, widgets
@@ -176,6 +177,7 @@ with state.show_errors(stop=True):
         spinner="Fitting and judging the recalibrators…",
     )
 
+st.markdown(f"**{widgets.literal(recalibration_finding(result))}**")  # what helps most
 n_eval = len(result.rows)
 where = {
     "test": f"{n_eval:,} test rows the recalibrators never saw",
