@@ -165,13 +165,20 @@ def _page_rows(
     t = best_of(lambda: analysis_figure(result), repeat=repeat, warmup=0)
     rows.append(row(f"Reliability figure, {label}", t, floor, "core.figures (plotly), no target"))
     rebinned = dataclasses.replace(config, n_bins=20)
-    t = best_of(lambda: _reliability(pred, rebinned), repeat=repeat, warmup=0)
+
+    def change_bins() -> None:
+        # B = 20 for the first time: the data's memos (sort orders, kernel sums) stay warm,
+        # the point estimates at B = 20 are not yet known
+        analysis._POINTS.clear()
+        _reliability(pred, rebinned)
+
+    t = best_of(change_bins, repeat=repeat, warmup=0)
     rows.append(
         row(
             f"Reliability page, bins 15 → 20, {label}",
             t,
             floor,
-            "analyze ×2 at B = 20, kernel memos warm",
+            "analyze ×2 at B = 20, memos of the data warm",
             target="page-change-bins",
         )
     )

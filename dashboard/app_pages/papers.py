@@ -44,12 +44,10 @@ for entry in GALLERY:
     if result is None:
         continue
     widgets.chart(gallery_figure(result), f"gallery_{entry.name}")
-    left, right = st.columns([3, 2])
-    with left:
-        st.markdown("**The paper's numbers beside ours**")
-        widgets.table(result.paper_frame(), key=f"gallery_paper_{entry.name}")
-    with right:
-        settings = ", ".join(f"{k} = {v}" for k, v in result.settings.items())
-        st.caption(f"Run with {widgets.literal(settings)}.")
-        for note in result.notes:
-            st.caption(note)
+    # the table spans the page, so every column (the verdict last) is visible without scrolling
+    st.markdown("**The paper's numbers beside ours**")
+    widgets.table(result.paper_frame(), key=f"gallery_paper_{entry.name}")
+    settings = ", ".join(f"{k} = {v}" for k, v in result.settings.items())
+    st.caption(f"Run with {widgets.literal(settings)}.")
+    for note in result.notes:
+        st.caption(note)
