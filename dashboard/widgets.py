@@ -92,6 +92,9 @@ def table(
         Passed to ``st.dataframe`` (``hide_index``, ``column_config``, ...).
     """
     where = container or st
+    # a missing value (an empty bin's mean, a test that does not apply) is a blank cell,
+    # not Streamlit's default "None"
+    kwargs.setdefault("placeholder", "")
     where.dataframe(_for_people(data, signed), key=key, **kwargs)
     where.download_button(
         "CSV",

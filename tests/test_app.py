@@ -455,3 +455,20 @@ def test_bins_suggestion_never_offers_a_useless_number_of_bins():
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert "too few bins for a useful diagram" in captions
     assert not [b for b in at.sidebar.button if b.key == "use_suggested_bins"]
+
+
+def test_missing_values_are_blank_cells_not_none():
+    from dashboard.state import sample_catalog
+
+    catalog = sample_catalog()
+    if not catalog:
+        pytest.skip("no bundled samples")
+    name = [c for c in catalog if "10 classes" in c] or list(catalog)
+    at = _app(sample=name[0], lens="classwise", n_resamples="0").run()
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception, at.exception
+    # the classwise bin table has empty bins (no mean score): the cell is blank, not "None"
+    table = at.dataframe[0]
+    assert table.value.isna().any().any()
+    for frame in at.dataframe:
+        assert frame.proto.HasField("placeholder") and frame.proto.placeholder == ""
