@@ -47,6 +47,12 @@ ARGUMENTS: dict[str, dict[str, str]] = {
         "cli": "--drop-missing",
         "ui": f"the “Drop rows with missing values” checkbox in {_MAPPING}",
     },
+    "as_probabilities": {
+        "api": "load with logits=False to see what is wrong with them",
+        "cli": "run with --logits no to see what is wrong with them",
+        "ui": "their negative values (or rows that do not sum to 1) are what is wrong with "
+        "them: correct them in the file, since the Data page reads such scores as logits",
+    },
     "logits": {
         "api": "logits=True",
         "cli": "--logits yes",

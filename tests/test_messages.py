@@ -172,3 +172,14 @@ def test_the_cli_lint_names_its_flags(capsys, tmp_path):
     main(["lint", str(path), "--drop-missing"])
     out = capsys.readouterr().out
     assert "--drop-missing" in out and "drop_missing=True" not in out
+
+
+def test_the_logits_finding_asks_each_surface_for_what_it_has():
+    # negative scores are read as logits; the way back to "as they are" differs per surface
+    pred = load_predictions(b"p,label\n-0.5,0\n1.5,1\n0.2,1\n", name="neg.csv")
+    finding = next(f for f in pred.lint.findings if f.code == "logits-converted")
+    assert "load with logits=False" in finding.message
+    assert "--logits no" in finding.phrased("cli") and "logits=False" not in finding.phrased("cli")
+    ui = finding.phrased("ui")
+    assert "logits=False" not in ui and "--logits" not in ui and "correct them in the file" in ui
+    assert not any(c in ui for c in CONTROLS)

@@ -118,8 +118,7 @@ def logits_finding(
         "logits-converted",
         "warning",
         f"The scores were read as {kind} ({why}) and converted to probabilities with a "
-        f"{how}. If they are already probabilities, load with logits=False to see "
-        "what is wrong with them.",
+        f"{how}. If they are already probabilities, {arg('as_probabilities')}.",
         columns=tuple(names),
         count=int(n),
     )
