@@ -54,7 +54,7 @@ __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
 #: The test of a report (and of the Compare page) unless another is asked for: the block SKCE
 #: test — linear time (blocks of at most 100 rows), an asymptotic normal p-value, any number
-#: of classes on the canonical lens, and the power the linear test lacks (docs/tests.md).
+#: of classes on the canonical lens, and the power the linear test lacks (docs/formulas.md, "The headline test").
 DEFAULT_TEST = "skce-block"
 
 _PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
