@@ -17,6 +17,8 @@ figures and the report beside each model, so both use the same words. The rules 
   worst calibrated models and how many differ from the reference beyond noise.
 - :func:`recalibration_finding` (:class:`core.recalibration.evaluation.RecalibrationComparison`):
   which recalibrator lowers the calibration error most on the held-out rows.
+- :func:`bias_finding` (:class:`core.bias.SimulationResult`): which estimator lands closest to
+  the true calibration error (or the reference) at the data's sample size.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from core.numbers import format_interval, format_number, format_pvalue
 
 __all__ = [
+    "bias_finding",
     "comparison_finding",
     "estimators_finding",
     "miscalibrated_bins",
@@ -431,3 +434,48 @@ def recalibration_finding(result: Any) -> str:
             f"; Brier score {format_number(b0.value.iloc[0])} → {format_number(b1.value.iloc[0])}"
         )
     return text + "."
+
+
+def bias_finding(result: Any, user_n: int | None = None) -> str:
+    """One sentence of which estimator lands closest to the reference at one sample size.
+
+    Parameters
+    ----------
+    result : SimulationResult
+        The result of :func:`core.bias.simulate_estimates`.
+    user_n : int, optional
+        The loaded data's rows: the simulated ``n`` closest to it is read (else the largest).
+
+    Returns
+    -------
+    str
+        "At n = <n>, <label> is closest to the <reference> on average (bias <b> %
+        [<low>, <high>]); <label> is furthest (bias <b> % [...]); over <R> datasets." The
+        bias is the mean estimate minus the reference, with its 95 % interval (± 1.96·SE).
+    """
+    from core.bias import option_label
+
+    table = result.summary().dropna(subset=["bias"])
+    if table.empty:
+        return "No estimator has a bias at these sample sizes."
+    ns = np.sort(table.n.unique())
+    n = int(ns[-1] if user_n is None else ns[np.argmin(np.abs(ns - user_n))])
+    at = table[table.n == n]
+    reference = str(at.reference_kind.iloc[0])
+
+    def label(row: Any) -> str:
+        return option_label(f"{row['name']}:{row['binning']}")
+
+    def bias(row: Any) -> str:
+        low, high = 100 * row["bias_low"], 100 * row["bias_high"]
+        return (
+            f"bias {format_number(100 * row['bias'], 2, signed=True)} % "
+            f"[{format_number(low, 2, signed=True)}, {format_number(high, 2, signed=True)}]"
+        )
+
+    order = at.assign(gap=at.bias.abs()).sort_values("gap")
+    best, worst = order.iloc[0], order.iloc[-1]
+    text = f"At n = {n:,}, {label(best)} is closest to the {reference} on average ({bias(best)})"
+    if len(order) > 1:
+        text += f"; {label(worst)} is furthest ({bias(worst)})"
+    return text + f"; over {int(at.n_resamples.iloc[0]):,} datasets."

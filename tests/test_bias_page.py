@@ -91,6 +91,12 @@ def test_simulation_matches_core_and_is_cached():
     np.testing.assert_allclose(_decode(first.y), 100 * want["bias"].iloc[:2].to_numpy(), rtol=1e-9)
     shown = next(df.value for df in at.dataframe if "bias" in df.value.columns)
     assert len(shown) == 12 and shown["reference_kind"].eq("true CE").all()
+    # the tab opens with its finding: the estimator closest to the truth at the largest n
+    texts = [m.value.replace("\\", "") for m in at.markdown]
+    at_400 = want[want.n == 400].assign(gap=lambda t: t.bias.abs()).sort_values("gap")
+    finding = next(t for t in texts if t.startswith("**At n = 400,"))
+    assert "closest to the true CE" in finding and "over 40 datasets" in finding
+    assert f"{100 * at_400.bias.iloc[0]:+.2g}"[:4] in finding.replace("−", "-")
     assert len(at.status) == 1 and at.status[0].state == "complete"
     at.run()  # a rerun uses the kept result: no new simulation, so no progress box
     assert not at.exception and len(at.status) == 0

@@ -274,3 +274,32 @@ def test_recalibration_finding_by_hand():
         "On the test rows, no recalibrator lowers ECE below the uncalibrated model's "
         "6.1 % [3.9, 9.2]."
     )
+
+
+def test_bias_finding_by_hand():
+    from core.findings import bias_finding
+
+    rows = [
+        # name, binning, n, bias, se
+        ("plugin", "equal-width", 200, 0.020, 0.002),
+        ("plugin", "equal-width", 1000, 0.008, 0.001),
+        ("debiased", "equal-width", 200, -0.004, 0.003),
+        ("debiased", "equal-width", 1000, -0.001, 0.001),
+    ]
+    frame = pd.DataFrame(
+        [
+            {
+                "name": a, "binning": b, "n": n, "bias": v, "bias_low": v - 1.96 * se,
+                "bias_high": v + 1.96 * se, "reference_kind": "true CE", "n_resamples": 500,
+            }
+            for a, b, n, v, se in rows
+        ]
+    )  # fmt: skip
+    result = SimpleNamespace(summary=lambda: frame)
+    text = bias_finding(result)
+    assert text.startswith("At n = 1,000, Debiased") and "closest to the true CE" in text
+    assert "(bias -0.1 % [-0.3, +0.096])" in text.replace("−", "-")
+    assert "Plug-in binned (ECE), equal width is furthest (bias +0.8 %" in text
+    assert text.endswith("over 500 datasets.")
+    # the data's n picks the nearest simulated size
+    assert bias_finding(result, user_n=250).startswith("At n = 200, Debiased")

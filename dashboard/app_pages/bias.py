@@ -44,6 +44,7 @@ from core.figures import (
     fitted_curve_figure,
     power_figure,
 )
+from core.findings import bias_finding
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
 from dashboard import cache, state, widgets
 
@@ -325,6 +326,7 @@ with tabs[0]:
         st.info("Set the options above and press **Run simulation**.", icon=":material/info:")
     else:
         table = result.summary()
+        st.markdown(f"**{widgets.literal(bias_finding(result, user_n))}**")  # in one sentence
         st.markdown(
             f"**{widgets.literal(result.source_label)}** — reference: {result.reference_kind}"
             + (
