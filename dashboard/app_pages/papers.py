@@ -12,7 +12,7 @@ st.title("Papers", anchor=False)
 st.caption(
     "For teaching: the key result of each paper Calibscope is built on, recomputed here on "
     "synthetic worlds with a known truth. One click runs an entry in a few seconds with "
-    "the sidebar's seed; the table beside it sets the paper's number against ours, with "
+    "the sidebar's seed; the table below it sets the paper's number against ours, with "
     "the agreement a Monte Carlo run of this size can promise. To explore a world "
     "yourself, draw it on the Data page (Draw from a ground-truth world): every page then "
     "shows the true calibration error beside its estimates."
