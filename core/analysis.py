@@ -641,12 +641,12 @@ def analyze(
     if points is None:
         points = _point_estimates(views, config, calls, opts, binary)
         _POINTS.put((pred.digest, dataclasses.replace(config, n_resamples=0)), points)
-    results, scores = points.results, points.scores
+    values, scores = points.values, points.scores
     kernel_values, kernel_notes = points.kernel_values, points.kernel_notes
     notes = dict(points.notes)  # the intervals add their notes to a copy
-    headline = results[config.estimator]
+    headline = points.headline
     specs: dict[str, tuple[str, dict[str, Any]]] = {}
-    for name in results:
+    for name in values:
         if calls[name].info.quadratic and n > QUADRATIC_BOOTSTRAP_MAX_N:
             extra = f"no interval: quadratic cost at n > {QUADRATIC_BOOTSTRAP_MAX_N:,}"
             notes[name] = "; ".join(filter(None, [notes[name], extra]))
@@ -655,7 +655,7 @@ def analyze(
     for name in SCORES.names():
         specs[name] = (name, {})
     intervals: dict[str, BootstrapResult] = {}
-    known = {**{k: r.value for k, r in results.items()}, **scores}
+    known = {**values, **scores}
     kernel_only = LENSES.get(config.lens).kernel_only
     mode = "exact" if kernel_only else bootstrap_mode(config, n, len(views.lens(config.lens).names))
     if config.n_resamples > 0 and mode == "exact":
@@ -675,8 +675,8 @@ def analyze(
         intervals = cell_intervals(views, binary, config, calls, known, notes)
 
     rows = []
-    for name, res in results.items():
-        rows.append(_metric_row(name, ESTIMATORS.get(name).label, res.value, intervals, notes))
+    for name, value in values.items():
+        rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, intervals, notes))
     for name, value in kernel_values.items():
         rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, {}, kernel_notes))
     for name, value in scores.items():
@@ -712,9 +712,14 @@ def _calls(config: AnalysisConfig, opts: Mapping[str, Any]) -> dict[str, Estimat
 
 @dataclass(frozen=True, eq=False)
 class _Points:
-    """What :func:`analyze` computes without resampling: estimates, notes, tables."""
+    """What :func:`analyze` computes without resampling: estimates, notes, tables.
 
-    results: dict[str, CalibrationErrorResult]
+    Only the headline keeps its result object; the other estimators keep their value (a
+    result can hold large per-score tables, such as the PAV bins of ``mcb``).
+    """
+
+    values: dict[str, float]
+    headline: CalibrationErrorResult
     notes: dict[str, str]
     kernel_values: dict[str, float]
     kernel_notes: dict[str, str]
@@ -737,7 +742,8 @@ def _point_estimates(
     p, y = views.probs, views.labels
     scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
     return _Points(
-        results=results,
+        values={name: res.value for name, res in results.items()},
+        headline=results[config.estimator],
         notes=notes,
         kernel_values=kernel_values,
         kernel_notes=kernel_notes,

@@ -444,3 +444,20 @@ def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
     analyze((p[:-1], y[:-1]), AnalysisConfig(n_bins=11, n_resamples=0, seed=5))
     analyze((p, y), AnalysisConfig(n_bins=12, n_resamples=0, seed=5))
     assert len(calls) == 4
+
+
+def test_the_point_memo_holds_no_per_row_data():
+    import pickle
+
+    from core import analysis
+
+    rng = np.random.default_rng(11)
+    n = 20_000
+    p = rng.uniform(size=n)  # 20,000 distinct scores: the mcb result keeps one PAV bin each
+    y = (rng.uniform(size=n) < p).astype(int)
+    analysis._POINTS.clear()
+    a = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=0))
+    assert "mcb" in set(a.metrics.metric)
+    (entry,) = analysis._POINTS._items.values()
+    # a few kilobytes of values, notes and bin tables: less than one float per row
+    assert len(pickle.dumps(entry)) < 8 * n
