@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -39,6 +37,7 @@ from core.intervals import (
     check_seed,
 )
 from core.lenses import LENSES
+from core.memo import Memo
 from core.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
@@ -637,10 +636,10 @@ def analyze(
     opts = {**config.calibration_options(), "class_names": names}
 
     calls = _calls(config, opts)
-    points = _POINTS.get((pred.digest, dataclasses.replace(config, n_resamples=0)))
-    if points is None:
-        points = _point_estimates(views, config, calls, opts, binary)
-        _POINTS.put((pred.digest, dataclasses.replace(config, n_resamples=0)), points)
+    points = _POINTS.get_or_compute(
+        (pred.digest, dataclasses.replace(config, n_resamples=0)),
+        lambda: _point_estimates(views, config, calls, opts, binary),
+    )
     values, scores = points.values, points.scores
     kernel_values, kernel_notes = points.kernel_values, points.kernel_notes
     notes = dict(points.notes)  # the intervals add their notes to a copy
@@ -755,39 +754,11 @@ def _point_estimates(
     )
 
 
-class _PointMemo:
-    """The point estimates of the last few analyses, by data digest and config.
-
-    A page analyses the same rows twice — without intervals for a quick first view, then
-    with them — and again after a change that only touches the resamples: the estimates,
-    tables and notes depend on the data and on every option but the number of resamples, so
-    they are computed once (the key holds the config with ``n_resamples=0``).
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple, _Points] = OrderedDict()
-        self._lock = threading.Lock()  # dashboard sessions run in threads
-
-    def get(self, key: tuple) -> _Points | None:
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-            return hit
-
-    def put(self, key: tuple, value: _Points) -> None:
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-_POINTS = _PointMemo(size=8)
+#: The point estimates, notes, bin tables and Brier decomposition of the last few analyses, by
+#: data digest and config with ``n_resamples=0``: a page analyses the same rows twice (without
+#: intervals for a quick first view, then with them), and only the intervals depend on the
+#: resamples, so the rest is computed once.
+_POINTS = Memo(8)
 
 
 def check_config(config: AnalysisConfig | None) -> AnalysisConfig:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -37,53 +38,74 @@ def array_digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
-class ArrayMemo:
-    """A thread-safe least-recently-used store of arrays, bounded by their total bytes.
+class Memo:
+    """A thread-safe least-recently-used store, bounded by the total cost of its values.
 
     Parameters
     ----------
-    max_bytes : int
-        Largest total size of the stored arrays; the least recently used go first.
+    limit : int
+        Largest total cost; the least recently used values go first.
+    cost : callable, default counts values
+        ``cost(value)``: each value's share of ``limit`` (e.g. an array's bytes).
     """
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = int(max_bytes)
-        self._items: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._bytes = 0
+    def __init__(self, limit: int, cost: Callable[[Any], int] = lambda value: 1) -> None:
+        self.limit = int(limit)
+        self.cost = cost
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._total = 0
         self._lock = threading.Lock()  # dashboard sessions run in threads
 
-    def get(self, key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
-        """Return the array stored under ``key``, computing and storing it when absent.
-
-        The array is returned read-only, so no caller can change what another reads.
-        """
+    def get(self, key: Hashable) -> Any:
+        """Return the value stored under ``key`` (now the most recently used), or None."""
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
-                return hit
-        value = compute()
-        value.setflags(write=False)
-        if value.nbytes > self.max_bytes:
-            return value
+            return hit
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store a value; one costlier than the whole limit is not kept."""
+        cost = self.cost(value)
+        if cost > self.limit:
+            return
         with self._lock:
-            if key not in self._items:
-                self._items[key] = value
-                self._bytes += value.nbytes
-            while self._bytes > self.max_bytes:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._total += cost
+            while self._total > self.limit:
                 _, old = self._items.popitem(last=False)
-                self._bytes -= old.nbytes
-        return value
+                self._total -= self.cost(old)
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """Return the value under ``key``, computing and storing it when absent."""
+        hit = self.get(key)
+        if hit is None:
+            hit = compute()
+            self.put(key, hit)
+        return hit
+
+    def values(self) -> list[Any]:
+        """Return the stored values, least recently used first."""
+        with self._lock:
+            return list(self._items.values())
 
     def clear(self) -> None:
         """Forget everything."""
         with self._lock:
             self._items.clear()
-            self._bytes = 0
+            self._total = 0
+
+
+def _read_only(order: np.ndarray) -> np.ndarray:
+    # no caller may change what another reads from the memo
+    order.setflags(write=False)
+    return order
 
 
 #: Stable argsorts of score arrays, by digest (:func:`stable_order`).
-ORDERS = ArrayMemo(max_bytes=256 * 2**20)
+ORDERS = Memo(256 * 2**20, cost=lambda order: order.nbytes)
 
 
 def stable_order(scores: np.ndarray) -> np.ndarray:
@@ -99,4 +121,6 @@ def stable_order(scores: np.ndarray) -> np.ndarray:
     numpy.ndarray
         The order (read-only).
     """
-    return ORDERS.get((array_digest(scores),), lambda: np.argsort(scores, kind="stable"))
+    return ORDERS.get_or_compute(
+        array_digest(scores), lambda: _read_only(np.argsort(scores, kind="stable"))
+    )

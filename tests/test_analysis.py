@@ -458,6 +458,6 @@ def test_the_point_memo_holds_no_per_row_data():
     analysis._POINTS.clear()
     a = analyze((p, y), AnalysisConfig(lens="binary", n_resamples=0))
     assert "mcb" in set(a.metrics.metric)
-    (entry,) = analysis._POINTS._items.values()
+    (entry,) = analysis._POINTS.values()
     # a few kilobytes of values, notes and bin tables: less than one float per row
     assert len(pickle.dumps(entry)) < 8 * n

@@ -49,23 +49,17 @@ def corp_figure(result: CorpDiagram, *, title: str | None = None, height: int = 
     single = len(result.components) == 1
     level = f"{result.confidence_level:.0%}"
     for i, comp in enumerate(result.components):
-        legend = i == 0
-        if comp.confidence is not None:
-            b = comp.confidence
+        bands = (
+            (comp.confidence, CONFIDENCE_FILL, "confidence"),
+            (comp.consistency, CONSISTENCY_FILL, "consistency"),
+        )
+        for b, fill, what in bands:
+            if b is None:
+                continue
             fig.add_trace(
                 filled_band(
-                    b.x, b.lower, b.upper, fillcolor=CONFIDENCE_FILL,
-                    name=f"confidence band ({level})", showlegend=legend,
-                ),
-                row=1,
-                col=1,
-            )  # fmt: skip
-        if comp.consistency is not None:
-            b = comp.consistency
-            fig.add_trace(
-                filled_band(
-                    b.x, b.lower, b.upper, fillcolor=CONSISTENCY_FILL,
-                    name=f"consistency band ({level})", showlegend=legend,
+                    b.x, b.lower, b.upper, fillcolor=fill,
+                    name=f"{what} band ({level})", showlegend=i == 0,
                 ),
                 row=1,
                 col=1,
