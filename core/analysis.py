@@ -792,7 +792,7 @@ def _kernel_estimates(
     n = views.labels.shape[0]
     rows = kernel_rows(n, config)
     p, y = (views.probs, views.labels) if rows is None else (views.probs[rows], views.labels[rows])
-    return kernel_estimates(p, y, n, config, opts, exclude)
+    return kernel_estimates(p, y, n, config, opts, exclude, every_row=(views.probs, views.labels))
 
 
 def kernel_estimates(
@@ -802,6 +802,7 @@ def kernel_estimates(
     config: AnalysisConfig,
     opts: Mapping[str, Any],
     exclude: Mapping[str, Any],
+    every_row: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Point estimates of the kernel estimators that support the config's lens.
 
@@ -821,6 +822,9 @@ def kernel_estimates(
         Estimator options (:meth:`AnalysisConfig.calibration_options` and class names).
     exclude : mapping
         Estimators already computed.
+    every_row : (probs, labels), optional
+        All ``n`` rows, for the estimators that read every row
+        (:attr:`EstimatorInfo.subsample` False); without it they run on ``p, y`` too.
 
     Returns
     -------
@@ -840,14 +844,15 @@ def kernel_estimates(
         if info.experimental:  # costly and not settled: on the Estimators page, or as headline
             continue
         name = info.name
+        on_all = every_row is not None and not info.subsample
         try:
             call = EstimatorCall.make(name, **opts)
-            est = call.run(p, y, config.seed)
+            est = call.run(*(every_row if on_all else (p, y)), config.seed)
             values[name] = est.value
         except CalibscopeError as exc:
             values[name], notes[name] = math.nan, f"lens {config.lens}; {exc}"
             continue
-        what = f"kernel estimator {where}intervals on the Estimators page"
+        what = f"{'' if on_all else where}intervals on the Estimators page"
         rule = str(est.details.get("bandwidth_rule", ""))
         if bandwidth_fell_back(rule):
             what = f"bandwidth: {rule}; {what}"

@@ -30,6 +30,7 @@ import pandas as pd
 
 from core._validation import check_norm, check_rng, norm_text
 from core.analysis import (
+    EXACT_BOOTSTRAP_WORK,
     QUADRATIC_BOOTSTRAP_MAX_N,
     AnalysisConfig,
     bootstrap_mode,
@@ -232,6 +233,8 @@ def _row_plan(config: AnalysisConfig, n_classes: int) -> list[tuple[str, str, st
         else:
             own = next((lens for lens in lenses if lens != "canonical"), lenses[0])
             plan.append((name, name, own, "", f"defined on the {own} lens only"))
+            if own == "canonical":  # its one row is already the canonical one
+                continue
         if n_classes > 2 and "canonical" in lenses:
             plan.append((f"{name}@canonical", name, "canonical", "", "full probability vector"))
     return plan
@@ -379,8 +382,8 @@ def compare_estimators(
         if binned:
             opts["binning"] = binning
         try:
-            # binned and smooth estimators are linear in n: every row
-            on = views if entry.lp_scale else kernel_views
+            # binned, smooth and joint-binned estimators are linear in n: every row
+            on = kernel_views if entry.subsample else views
             if entry.quadratic:
                 check_exact_size(on.labels.shape[0], max_exact_n, entry.label)
             call = EstimatorCall.make(name, **opts)
@@ -392,7 +395,7 @@ def compare_estimators(
         options[key] = opts
         row["value"] = float(res.value)
         extra = _binned_note(res) if entry.lp_scale else _kernel_note(name, res)
-        where = "" if entry.lp_scale else subsample_note
+        where = subsample_note if entry.subsample else ""
         row["note"] = "; ".join(filter(None, [where, row["note"], extra]))
 
     boot: dict[str, BootstrapResult] = {}
@@ -497,15 +500,22 @@ def _bootstrap(
         except CalibscopeError as exc:
             for key in binned:
                 by_key[key]["note"] = "; ".join(filter(None, [by_key[key]["note"], f"{exc}"]))
-    n = kernel_views.labels.shape[0]
     for key, res in results.items():
         row = by_key[key]
-        if row["group"] != "kernel":
+        entry = ESTIMATORS.get(res.estimator)
+        if entry.lp_scale or scope != "all":
             continue
-        if scope != "all":
+        if entry.no_interval:
+            row["note"] = "; ".join(filter(None, [row["note"], entry.no_interval]))
             continue
-        if ESTIMATORS.get(res.estimator).quadratic and n > quadratic_max_n:
+        on = kernel_views if entry.subsample else views
+        n = on.labels.shape[0]
+        if entry.quadratic and n > quadratic_max_n:
             extra = f"no interval: quadratic cost at n > {quadratic_max_n:,}"
+            row["note"] = "; ".join(filter(None, [row["note"], extra]))
+            continue
+        if not entry.subsample and n * config.n_resamples > EXACT_BOOTSTRAP_WORK:
+            extra = f"no interval: {config.n_resamples:,} resamples of {n:,} rows"
             row["note"] = "; ".join(filter(None, [row["note"], extra]))
             continue
         # one call per kernel estimator: a failure on a resample (e.g. a zero median
@@ -517,11 +527,7 @@ def _bootstrap(
             # (the point estimate is unchanged; the median heuristic is quadratic per resample)
             opts["bandwidth"] = float(bandwidth)
         try:
-            out.update(
-                bootstrap_many(
-                    None, None, {key: (res.estimator, opts)}, views=kernel_views, **common
-                )
-            )
+            out.update(bootstrap_many(None, None, {key: (res.estimator, opts)}, views=on, **common))
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
     return out

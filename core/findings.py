@@ -37,6 +37,7 @@ __all__ = [
     "miscalibrated_bins",
     "recalibration_finding",
     "reliability_finding",
+    "statistic_note",
     "suite_finding",
     "test_finding",
     "validity_finding",
@@ -206,6 +207,49 @@ def test_finding(result: Any, alpha: float = 0.05) -> str:
     return (
         f"{label} does not reject calibration at α = {format_number(alpha)} ({ptext}): no "
         "evidence of miscalibration, which is not proof of calibration."
+    )
+
+
+def statistic_note(result: Any, lens: str, shown: Any) -> str:
+    """One sentence relating a test's statistic to the same estimator in a metrics table.
+
+    A kernel test's statistic is a registered estimate (``TestInfo.estimator``) on the
+    test's lens, which may differ from the table's lens: the report shows both, so it says
+    which is which rather than leaving two values of one name unexplained.
+
+    Parameters
+    ----------
+    result : CalibrationTestResult
+        A test's result.
+    lens : str
+        The lens of the metrics table beside it.
+    shown : iterable of str
+        The estimator names in that table.
+
+    Returns
+    -------
+    str
+        "" when the statistic is no estimate of the table; else e.g. "Its statistic is the
+        SKCE (block) on the Canonical (full vector) lens; the Metrics table's SKCE (block)
+        is on the Top-label (confidence) lens, a different number."
+    """
+    from core.calibration_tests import TESTS
+    from core.estimators import ESTIMATORS
+    from core.lenses import LENSES
+
+    name = TESTS.get(result.test).estimator if result.test in TESTS else ""
+    if not name or name not in set(shown):
+        return ""
+    label = ESTIMATORS.get(name).label
+    if result.lens == lens:
+        return f"Its statistic is the {label} of the Metrics table."
+
+    def named(code: str) -> str:
+        return LENSES.get(code).label if code in LENSES else code
+
+    return (
+        f"Its statistic is the {label} on the {named(result.lens)} lens; the Metrics "
+        f"table's {label} is on the {named(lens)} lens, a different number."
     )
 
 

@@ -47,7 +47,7 @@ from core.calibration_tests import (
 from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
-from core.findings import reliability_finding, test_finding
+from core.findings import reliability_finding, statistic_note, test_finding
 from core.numbers import format_pvalue
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
@@ -381,6 +381,11 @@ class Report:
                 f"{_num(t.statistic)}, p-value {_esc(format_pvalue(t.pvalue))}{bound}; lens {_esc(t.lens)}. "
                 f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}"
                 + (f" <b>Read with care:</b> {_esc(t.caveat)}" if t.caveat else "")
+                + (
+                    f" {_esc(note)}"
+                    if (note := statistic_note(t, cfg.lens, a.metrics.metric))
+                    else ""
+                )
                 + "</p>"
             )
         elif m.test_error is not None:

@@ -149,7 +149,15 @@ def test_results_do_not_depend_on_chunking_or_the_parallel_engine():
 def test_summary_statistics_are_consistent():
     res = simulate_estimates(SIX, PRESET_WORLDS["resnet110_c10"], ns=[300], n_resamples=50, seed=0)
     t = res.summary()
-    assert list(t.columns[:6]) == ["estimator", "name", "binning", "n_bins", "n", "n_resamples"]
+    assert list(t.columns[:7]) == [
+        "estimator",
+        "label",
+        "name",
+        "binning",
+        "n_bins",
+        "n",
+        "n_resamples",
+    ]
     v = res.values[:, 0, :]
     truth = core.true_calibration_error(PRESET_WORLDS["resnet110_c10"], norm=2)
     np.testing.assert_allclose(t["reference"], truth)
@@ -392,6 +400,12 @@ def test_bad_input_raises_typed_errors():
 def test_estimator_spec_parsing_and_labels():
     assert EstimatorSpec.parse("plugin:equal-width:10").label == "plugin EW-10"
     assert EstimatorSpec.parse(("sweep", "equal-mass")).label == "sweep EM"
+    assert (
+        EstimatorSpec.parse("plugin:equal-width:10").display
+        == "Plug-in binned (ECE), equal width, B = 10"
+    )
+    assert EstimatorSpec.parse("sweep:equal-mass").display == "ECE_sweep (monotone), equal mass"
+    assert EstimatorSpec.parse("skce-ul").display == "SKCE (unbiased, linear)"
     assert EstimatorSpec.parse("debiased") == EstimatorSpec("debiased", "equal-mass", 15)
     assert [s.label for s in SIX] == [
         "plugin EW-15", "plugin EM-15", "debiased EW-15", "debiased EM-15", "sweep EW", "sweep EM",

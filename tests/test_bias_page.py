@@ -87,10 +87,14 @@ def test_simulation_matches_core_and_is_cached():
         n_resamples=40, seed=0,
     )  # fmt: skip
     first = fig.data[0]
-    assert first.name == want["estimator"].iloc[0]
+    assert first.name == want["label"].iloc[0] == "Plug-in binned (ECE), equal width, B = 15"
     np.testing.assert_allclose(_decode(first.y), 100 * want["bias"].iloc[:2].to_numpy(), rtol=1e-9)
     shown = next(df.value for df in at.dataframe if "bias" in df.value.columns)
     assert len(shown) == 12 and shown["reference_kind"].eq("true CE").all()
+    # human labels, not the papers' shorthand ("plugin EW-15") or registry codes
+    assert "estimator" not in shown.columns and "name" not in shown.columns
+    assert shown["label"].iloc[0] == "Plug-in binned (ECE), equal width, B = 15"
+    assert not shown["label"].str.contains("EW-|EM-").any()
     # the tab opens with its finding: the estimator closest to the truth at the largest n
     texts = [m.value.replace("\\", "") for m in at.markdown]
     at_400 = want[want.n == 400].assign(gap=lambda t: t.bias.abs()).sort_values("gap")

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import core
+from core.data import load_predictions
 from core.findings import (
     miscalibrated_bins,
     reliability_finding,
@@ -19,6 +20,7 @@ from core.findings import (
 from core.findings import (
     test_finding as finding_of_test,
 )
+from core.report import build_report
 
 
 def _table(lower, count, score, observed, band_low, band_high):
@@ -303,3 +305,51 @@ def test_bias_finding_by_hand():
     assert text.endswith("over 500 datasets.")
     # the data's n picks the nearest simulated size
     assert bias_finding(result, user_n=250).startswith("At n = 200, Debiased")
+
+
+# --------------------------------------------------------------- a test's statistic and its estimate
+
+_STATISTIC_TESTS = [name for name in core.TESTS.names() if core.TESTS.get(name).estimator]
+
+
+def test_kernel_tests_name_the_estimate_that_is_their_statistic():
+    assert set(_STATISTIC_TESTS) >= {"skce-block", "skce-ul-asymptotic", "skce-uq-bootstrap"}
+    for name in _STATISTIC_TESTS:
+        assert core.TESTS.get(name).estimator in core.ESTIMATORS
+
+
+@pytest.mark.parametrize("name", _STATISTIC_TESTS)
+@pytest.mark.parametrize("lens", ["canonical", "top-label"])
+def test_statistic_equals_the_registered_estimate(name, lens):
+    rng = np.random.default_rng(7)
+    p = rng.dirichlet(np.full(4, 0.5), size=300)
+    y = np.array([rng.choice(4, p=row**1.4 / (row**1.4).sum()) for row in p])
+    extra = {"n_resamples": 50} if "n_resamples" in core.TESTS.get(name).options else {}
+    t = core.calibration_test(p, y, test=name, lens=lens, seed=3, **extra)
+    est = core.calibration_error(p, y, estimator=core.TESTS.get(name).estimator, lens=lens)
+    assert t.statistic == pytest.approx(est.value, rel=1e-12, abs=1e-15)
+
+
+def test_statistic_note_says_which_lens_each_number_is_on():
+    from core.findings import statistic_note
+
+    t = SimpleNamespace(test="skce-block", lens="canonical")
+    other = statistic_note(t, "top-label", ["plugin", "skce-block"])
+    assert "Canonical (full vector) lens" in other and "Top-label (confidence) lens" in other
+    assert "a different number" in other
+    same = statistic_note(t, "canonical", ["skce-block"])
+    assert same == "Its statistic is the SKCE (block) of the Metrics table."
+    assert statistic_note(t, "top-label", ["plugin"]) == ""  # not in the table
+    spieg = SimpleNamespace(test="spiegelhalter", lens="binary")
+    assert statistic_note(spieg, "binary", ["plugin"]) == ""  # no registered estimate
+
+
+def test_report_explains_the_two_block_skce_values(tmp_path):
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(3), size=400)
+    y = np.array([rng.choice(3, p=row) for row in p])
+    report = build_report(
+        load_predictions(p, labels=y), config=core.AnalysisConfig(lens="top-label")
+    )
+    html = report.to_html()
+    assert "Its statistic is the SKCE (block) on the Canonical (full vector) lens" in html

@@ -141,7 +141,7 @@ class SimulationResult:
     def summary(self) -> pd.DataFrame:
         """Tidy table: one row per (estimator, n).
 
-        Columns ``estimator, name, binning, n_bins, n, n_resamples, mean, reference,
+        Columns ``estimator`` (the shorthand key), ``label`` (:attr:`EstimatorSpec.display`), ``name, binning, n_bins, n, n_resamples, mean, reference,
         reference_kind, bias, sd, se, rmse, bias_low, bias_high, b_star, b_star_median,
         frac_zero``; ``bias_low``/``bias_high`` are ``bias ∓ 1.96·se``.
         """
@@ -164,6 +164,7 @@ class SimulationResult:
                 rows.append(
                     {
                         "estimator": spec.label,
+                        "label": spec.display,
                         "name": spec.estimator,
                         "binning": spec.binning if spec.binned else "",
                         "n_bins": spec.n_bins if spec.fixed_bins else 0,

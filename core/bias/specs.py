@@ -93,6 +93,17 @@ class EstimatorSpec:
             return f"{self.estimator} {short}"
         return f"{self.estimator} {short}-{self.n_bins}"
 
+    @property
+    def display(self) -> str:
+        """Human label, as controls, tables and legends show it.
+
+        The registry's label, then the binning's and the number of bins, e.g.
+        ``"Plug-in binned (ECE), equal mass, B = 15"`` (:attr:`label` is the papers'
+        shorthand ``"plugin EM-15"``, the key of the result tables).
+        """
+        text = option_label(f"{self.estimator}:{self.binning}") if self.binned else self.info.label
+        return f"{text}, B = {self.n_bins}" if self.fixed_bins else text
+
 
 def default_estimators(n_bins: int = 15) -> tuple[EstimatorSpec, ...]:
     """Return the paper's six binned estimators: plug-in, debiased and sweep, each EW and EM."""

@@ -41,6 +41,9 @@ class TestInfo(Entry):
     power : str
         A caveat on its power, shown beside every p-value it gives ("" for none): a test
         that often misses real miscalibration, or a bound that is vacuous at common ``n``.
+    estimator : str
+        The registered estimator whose value on the test's lens is its statistic ("" when
+        the statistic is no registered estimate), so tables that show both can say so.
     """
 
     __test__ = False  # not a pytest test class
@@ -54,6 +57,7 @@ class TestInfo(Entry):
     default_lens: str | None = None
     binned: bool = False
     power: str = ""
+    estimator: str = ""
 
 
 #: Tests of calibration.

@@ -156,6 +156,7 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
         quadratic=_which != "ul",
         options=("clip_negative",),
         assumptions=_BOUND_ASSUMPTIONS,
+        estimator=f"skce-{_which}",
         power="A distribution-free bound: valid at any n but very conservative, so it "
         "rarely rejects before n is in the tens of thousands.",
     )(_bound_test(_which))
@@ -171,6 +172,7 @@ for _which, _label in (("b", "SKCE_b"), ("uq", "SKCE_uq"), ("ul", "SKCE_ul")):
     quadratic=False,
     options=("ddof",),
     assumptions="i.i.d. rows in random order; ⌊n/2⌋ large enough for the CLT",
+    estimator="skce-ul",
     power="Low power: it uses only ⌊n/2⌋ disjoint pairs of rows, so it often misses "
     "miscalibration the block test or the consistency test detects (Widmann et al. 2019).",
 )
@@ -267,6 +269,7 @@ def skce_uq_bootstrap_null(
     quadratic=True,
     options=("n_resamples",),
     assumptions="i.i.d. rows; bootstrap approximation of the degenerate null law (large n)",
+    estimator="skce-uq",
 )
 def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> CalibrationTestResult:
     prob, spec, how = _kernel_setup(p, y, lens, rng, options)
@@ -300,6 +303,7 @@ def _uq_bootstrap(p, y, *, lens, rng, n_resamples=1000, **options) -> Calibratio
     quadratic=False,
     options=("block_size", "confidence_level"),
     assumptions="i.i.d. rows in random order; enough blocks for the CLT",
+    estimator="skce-block",
 )
 def _block(
     p, y, *, lens, rng, block_size=None, confidence_level=0.95, **options

@@ -5,8 +5,8 @@ add one import line per new module below.
 """
 
 # noqa: F401 on each: imported to register plugin, label-binned, debiased, sweep, average;
-# mcb; kde; skce-*, mmce; smooth
-from core.estimators import binned, corp, kde, kernel, smooth  # noqa: F401
+# mcb; canonical-uniform, canonical-median-variance; kde; skce-*, mmce; smooth
+from core.estimators import binned, corp, joint, kde, kernel, smooth  # noqa: F401
 from core.estimators.base import (
     ESTIMATORS,
     Estimate,

@@ -225,8 +225,9 @@ class EstimatorInfo(Entry):
 
     Attributes
     ----------
-    family : {"binned", "kernel", "smooth"}
-        How it measures calibration.
+    family : {"binned", "joint-binned", "kernel", "smooth"}
+        How it measures calibration (``joint-binned``: bins of the whole probability
+        vector, :mod:`core.estimators.joint`).
     lenses : tuple of str
         Lenses it accepts.
     norms : tuple of float or None
@@ -277,6 +278,12 @@ class EstimatorInfo(Entry):
         Whether its value is an ℓp calibration error on the scale of the binned ones (None:
         whether it is binned). The analysis bootstraps these beside the binned estimators,
         and the consistency test accepts them.
+    subsample : bool or None
+        Whether it runs on the seeded kernel subsample at large ``n`` (``kernel_sample``)
+        rather than on every row (None: whether it is off the ℓp scale, as the kernel
+        estimators are; the joint-binned ones are linear in ``n`` and read every row).
+    no_interval : str
+        Why it gets no bootstrap interval ("": it gets one), shown in its row's note.
     """
 
     family: str
@@ -297,10 +304,14 @@ class EstimatorInfo(Entry):
     experimental: bool = False
     resample: Callable[..., np.ndarray] | None = None
     lp_scale: bool | None = None
+    subsample: bool | None = None
+    no_interval: str = ""
 
     def __post_init__(self) -> None:
         if self.lp_scale is None:
             object.__setattr__(self, "lp_scale", self.binned)
+        if self.subsample is None:
+            object.__setattr__(self, "subsample", not self.lp_scale)
         if self.default_lens is None:  # top-label when accepted, else its first lens
             own = "top-label" if "top-label" in self.lenses else self.lenses[0]
             object.__setattr__(self, "default_lens", own)

@@ -116,7 +116,7 @@ def bias_curve_figure(
         if metric == "bias":
             err = {"type": "data", "array": 196 * part["se"].to_numpy(), "visible": True}
         name, binning = part["name"].iloc[0], part["binning"].iloc[0]
-        text = literal(label)
+        text = literal(part["label"].iloc[0] if "label" in part else label)
         fig.add_trace(
             go.Scatter(
                 x=part["n"],

@@ -106,16 +106,21 @@ def sweep_bins_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
 def estimate_distributions_figure(result: GalleryResult, *, height: int = 640) -> go.Figure:
     """Histograms of the estimates: one row per estimator, one column per model.
 
-    A solid line marks the mean of our estimates and a dashed line the paper's truth.
+    A solid line marks the mean of our estimates and a dashed line the paper's truth
+    (``result.extra["truth"]``: estimator → model → value).
     """
+    from core.estimators import ESTIMATORS
+
     table = result.table
-    truth = result.extra.get("truth", {})
+    truths = result.extra.get("truth", {})
     estimators = list(dict.fromkeys(table["estimator"]))
     models = list(dict.fromkeys(table["model"]))
     fig = make_subplots(
         rows=len(estimators),
         cols=len(models),
-        subplot_titles=[f"{e} · {m[-2:].upper()}" for e in estimators for m in models],
+        subplot_titles=[
+            f"{ESTIMATORS.get(e).label} · {m[-2:].upper()}" for e in estimators for m in models
+        ],
         vertical_spacing=0.12,
         horizontal_spacing=0.06,
     )
@@ -128,6 +133,7 @@ def estimate_distributions_figure(result: GalleryResult, *, height: int = 640) -
                 col=c,
             )
             fig.add_vline(x=float(np.mean(values)), line={"color": SLATE}, row=r, col=c)
+            truth = truths.get(est, {})
             if model in truth:
                 fig.add_vline(
                     x=truth[model], line={"color": "#d62728", "dash": "dash"}, row=r, col=c

@@ -153,7 +153,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
         return
     if preset.view == "distribution":
         n = preset.ns[0]
-        hist = estimate_histogram({s.label: result.estimates(s, n) for s in result.specs})
+        hist = estimate_histogram({s.display: result.estimates(s, n) for s in result.specs})
         fig = estimate_distribution_figure(hist, reference=float(result.reference[0]))
         widgets.chart(fig, "lesson_chart")
         st.markdown(
@@ -344,7 +344,8 @@ with tabs[0]:
                     bias_curve_figure(table, metric=metric, user_n=user_n), f"bias_{metric}"
                 )
         with sub[3]:
-            shown = table.copy()
+            # the label says estimator, binning and bins: the shorthand key and codes stay in the CSV
+            shown = table.drop(columns=["estimator", "name", "binning", "n_bins"])
             for col in ("mean", "reference", "bias", "sd", "se", "rmse", "bias_low", "bias_high"):
                 shown[col] = 100 * shown[col]
             widgets.table(
@@ -379,11 +380,19 @@ with tabs[1]:
         st.info("Run a simulation first; its datasets are shown here.", icon=":material/info:")
     else:
         labels = [s.label for s in result.specs]
+        display = {s.label: s.display for s in result.specs}
         c1, c2 = st.columns([2, 1])
-        picked = widgets.choices(c1, "Estimators", labels, default=labels[:1], key="bias_dist_est")
+        picked = widgets.choices(
+            c1,
+            "Estimators",
+            labels,
+            default=labels[:1],
+            key="bias_dist_est",
+            format_func=display.get,
+        )
         n_pick = widgets.choice(c2, "n", list(result.ns), key="bias_dist_n")
         if picked:
-            est = {lab: result.estimates(lab, n_pick) for lab in picked}
+            est = {display[lab]: result.estimates(lab, n_pick) for lab in picked}
             ref = result.reference[labels.index(picked[0])]
             ref_label = (
                 "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
@@ -541,7 +550,7 @@ with tabs[4]:
             pw_key,
             "Simulating calibrated and miscalibrated worlds",
             lambda progress: {
-                s.label: detection_power(
+                s.display: detection_power(
                     SCORE_FAMILIES[pw_fam], ns=pw_ns, estimator=s, n_resamples=int(pw_reps),
                     seed=seed, progress=lambda f, m, i=i: progress((i + f) / len(pw_specs), m),
                 )

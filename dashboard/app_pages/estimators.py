@@ -93,6 +93,9 @@ st.markdown(
         if comparison.n_classes > 2
         else "."
     )
+    + " The canonical binned ECEs bin the whole probability vector (B equal-width bins per "
+    "class, or median-variance bins) and measure a total-variation distance, as Widmann "
+    "et al. (2019) do."
 )
 if scope == "none":
     st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
@@ -144,8 +147,12 @@ widgets.table(
     height=36 * (len(shown) + 1) + 3,  # every estimator visible without scrolling
 )
 
-binned_rows = table[(table.group != "kernel") & table.value.notna()]
-if len(binned_rows):
+# estimates of the ℓp calibration error on the left; other quantities (kernel distances,
+# the whole-vector ECE) on the right, each on its own axis
+lp_groups = ("binned", "smooth")
+binned_rows = table[table.group.isin(lp_groups) & table.value.notna()]
+other_rows = table[~table.group.isin(lp_groups) & table.value.notna()]
+if len(binned_rows) or len(other_rows):
     left, right = st.columns(2)
     with left:
         st.markdown(
@@ -153,15 +160,17 @@ if len(binned_rows):
             f"{widgets.registry_label('lens', config.lens)} lens)"
         )
         widgets.chart(
-            estimator_intervals_figure(table, group=("binned", "smooth")),
+            estimator_intervals_figure(table, group=lp_groups),
             "estimators_binned_chart",
         )
-    kernel_rows = table[(table.group == "kernel") & table.value.notna()]
-    if len(kernel_rows):
+    if len(other_rows):
         with right:
-            st.markdown("**Kernel estimates** (another scale: squared kernel distances)")
+            st.markdown(
+                "**Kernel and whole-vector estimates** (other quantities, each on its own axis)"
+            )
             widgets.chart(
-                estimator_intervals_figure(table, group="kernel"), "estimators_kernel_chart"
+                estimator_intervals_figure(table, group=tuple(other_rows.group.unique())),
+                "estimators_kernel_chart",
             )
 
 # ---------------------------------------------------------------- the libraries
