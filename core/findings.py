@@ -354,17 +354,19 @@ def estimators_finding(comparison: Any) -> str:
         "<k> estimates of the ℓp calibration error range from <low> % (<label>) to <high> %
         (<label>); <their intervals share a value | the intervals of <a> and <b> do not
         overlap>." Only estimators on the ℓp scale (binned and smooth) are compared: the
-        kernel estimators measure another quantity, which the sentence says when they ran.
+        kernel and joint-binned estimators measure other quantities, which the sentence
+        says when they ran.
     """
     from core.estimators import ESTIMATORS
 
     table = comparison.table
     lp = np.array([ESTIMATORS.get(e).lp_scale for e in table.estimator], dtype=bool)
     rows = table[lp & table.value.notna().to_numpy()]
-    kernel = int((~lp & table.value.notna().to_numpy()).sum())
+    other = int((~lp & table.value.notna().to_numpy()).sum())
+    verb = "estimate measures" if other == 1 else "estimates measure"
     tail = (
-        f"; the {kernel} kernel estimates measure another quantity (squared kernel distances)"
-        if kernel
+        f"; {other} other {verb} other quantities (kernel distances, the whole-vector ECE)"
+        if other
         else ""
     )
     if rows.empty:

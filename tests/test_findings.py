@@ -214,8 +214,8 @@ def test_estimators_finding_by_hand():
     )
     assert estimators_finding(apart) == (
         "3 estimates of the ℓp calibration error range from 3.0 % (Debiased) to 4.1 % "
-        "(Plug-in); the intervals of Debiased and Plug-in do not overlap; the 1 kernel "
-        "estimates measure another quantity (squared kernel distances)."
+        "(Plug-in); the intervals of Debiased and Plug-in do not overlap; 1 other estimate "
+        "measures other quantities (kernel distances, the whole-vector ECE)."
     )
     meet = _estimator_rows(
         [

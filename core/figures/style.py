@@ -270,12 +270,26 @@ def log_n_axis(fig: go.Figure, ns: Sequence[int], user_n: int | None = None) -> 
         title_text="sample size n (log₂ scale)",
     )
     if user_n:
-        # a shape on a log axis is placed in log10 units (x = n would be read as 10ⁿ)
-        fig.add_vline(
-            x=float(np.log10(user_n)),
+        # plotly.js places shapes in data units on a log axis but annotations in log10 units
+        # (an annotation at x = n would be read as 10ⁿ and stretch the axis)
+        fig.add_shape(
+            type="line",
+            xref="x",
+            yref="paper",
+            x0=float(user_n),
+            x1=float(user_n),
+            y0=0,
+            y1=1,
             line={"color": "#555", "dash": "dot", "width": 1.5},
-            annotation_text=f"your n = {user_n:,}",
-            annotation_position="top",
+        )
+        fig.add_annotation(
+            x=float(np.log10(user_n)),
+            xref="x",
+            y=1,
+            yref="paper",
+            yanchor="bottom",
+            text=f"your n = {user_n:,}",
+            showarrow=False,
         )
 
 

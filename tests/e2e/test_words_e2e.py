@@ -44,3 +44,34 @@ def test_favicon_is_served_by_the_app(page: Page, app_url: str):
     )
     assert href and all(h.startswith((app_url, "data:")) for h in href), href
     assert not outside, outside
+
+
+def test_your_n_marker_is_drawn_at_n_between_its_ticks(page: Page, app_url: str):
+    # the bundled binary sample: 569 rows per model, between the 400 and 800 ticks
+    page.goto(f"{app_url}/bias?{urlencode({'sample': 'breast-cancer (binary)'})}")
+    wait_idle(page, 1000)
+    page.get_by_role("button", name="Run simulation").click()
+    wait_idle(page, 1000)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=300_000
+    )
+    page.wait_for_selector(".js-plotly-plot .shapelayer path", state="attached", timeout=120_000)
+    where = page.evaluate(
+        """() => {
+          const plot = document.querySelector('.js-plotly-plot');
+          const x = t => Array.from(plot.querySelectorAll('.xtick text'))
+              .find(e => e.textContent === t).getBoundingClientRect();
+          // the vertical shape (the bias chart also draws a horizontal line at 0)
+          const line = Array.from(plot.querySelectorAll('.shapelayer path'))
+              .map(e => e.getBoundingClientRect()).find(r => r.height > 50 && r.width < 5);
+          const note = Array.from(plot.querySelectorAll('.annotation-text'))
+              .find(e => e.textContent.startsWith('your n')).getBoundingClientRect();
+          const mid = r => r.left + r.width / 2;
+          return {line: mid(line), note: mid(note), t400: mid(x('400')), t800: mid(x('800')),
+                  range: plot._fullLayout.xaxis.range};
+        }"""
+    )
+    assert where["t400"] < where["line"] < where["t800"], where
+    assert abs(where["note"] - where["line"]) < 5, where  # the label sits on its line
+    # the axis spans the simulated sizes (log10 units), not down to a misplaced marker
+    assert 2.0 < where["range"][0] < 2.3 and where["range"][1] < 4.3, where
