@@ -149,7 +149,7 @@ def reliability_finding(analysis: Any) -> str:
     if analysis.headline_interval is not None:
         ci = analysis.headline_interval.confidence_interval
         interval = (ci.low, ci.high)
-    head = f"{info.label} {_value_text(analysis.headline.value, info.lp_scale, interval)}"
+    head = f"{info.label} {_value_text(analysis.headline.value, info.lp_error, interval)}"
     tables = [c.to_frame() for c in analysis.components]
     if not tables:
         return head + "."
@@ -353,19 +353,20 @@ def estimators_finding(comparison: Any) -> str:
     str
         "<k> estimates of the ℓp calibration error range from <low> % (<label>) to <high> %
         (<label>); <their intervals share a value | the intervals of <a> and <b> do not
-        overlap>." Only estimators on the ℓp scale (binned and smooth) are compared: the
-        kernel and joint-binned estimators measure other quantities, which the sentence
-        says when they ran.
+        overlap>." Only ℓp calibration errors (:attr:`EstimatorInfo.lp_error`: binned and
+        smooth, not the Brier-scale MCB) are compared; the kernel, joint-binned and MCB
+        estimates measure other quantities, which the sentence says when they ran.
     """
     from core.estimators import ESTIMATORS
 
     table = comparison.table
-    lp = np.array([ESTIMATORS.get(e).lp_scale for e in table.estimator], dtype=bool)
+    lp = np.array([ESTIMATORS.get(e).lp_error for e in table.estimator], dtype=bool)
     rows = table[lp & table.value.notna().to_numpy()]
     other = int((~lp & table.value.notna().to_numpy()).sum())
     verb = "estimate measures" if other == 1 else "estimates measure"
     tail = (
-        f"; {other} other {verb} other quantities (kernel distances, the whole-vector ECE)"
+        f"; {other} other {verb} other quantities (the Brier-scale MCB, kernel distances, "
+        "the whole-vector ECE)"
         if other
         else ""
     )
@@ -411,7 +412,7 @@ def comparison_finding(comparison: Any) -> str:
         return f"No model has a value of {metric.label}."
     from core.estimators import ESTIMATORS
 
-    lp = metric.kind != "score" and ESTIMATORS.get(metric.name).lp_scale
+    lp = metric.kind != "score" and ESTIMATORS.get(metric.name).lp_error
     order = table.sort_values("value", ascending=not metric.higher_is_better)
     best, worst = order.iloc[0], order.iloc[-1]
 

@@ -303,7 +303,9 @@ def test_figures_draw_the_tables():
         comp.sweep_traces
     )
     bars = estimator_intervals_figure(comp.table, group="binned")
-    assert len(bars.data[0].x) == len(ESTIMATORS.names(binned=True))
+    # one panel per quantity: the ℓp errors, then the Brier-scale MCB on its own axis
+    assert sum(len(t.x) for t in bars.data) == len(ESTIMATORS.names(binned=True))
+    assert len(bars.data) == 2 and len(bars.data[-1].x) == 1
     assert isinstance(comp.table, pd.DataFrame)
 
 

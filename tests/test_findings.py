@@ -215,7 +215,8 @@ def test_estimators_finding_by_hand():
     assert estimators_finding(apart) == (
         "3 estimates of the ℓp calibration error range from 3.0 % (Debiased) to 4.1 % "
         "(Plug-in); the intervals of Debiased and Plug-in do not overlap; 1 other estimate "
-        "measures other quantities (kernel distances, the whole-vector ECE)."
+        "measures other quantities (the Brier-scale MCB, kernel distances, the whole-vector "
+        "ECE)."
     )
     meet = _estimator_rows(
         [
@@ -353,3 +354,19 @@ def test_report_explains_the_two_block_skce_values(tmp_path):
     )
     html = report.to_html()
     assert "Its statistic is the SKCE (block) on the Canonical (full vector) lens" in html
+
+
+def test_estimators_finding_leaves_the_brier_scale_mcb_out_of_the_lp_range():
+    from core.findings import estimators_finding
+
+    rows = _estimator_rows(
+        [
+            ["plugin", "plugin", "Plug-in", "binned", 0.041, 0.037, 0.046],
+            ["smooth", "smooth", "Smooth ECE", "smooth", 0.035, 0.031, 0.040],
+            ["mcb", "mcb", "CORP miscalibration (MCB)", "binned", 0.004, 0.003, 0.005],
+        ]
+    )
+    text = estimators_finding(rows)
+    assert text.startswith("2 estimates of the ℓp calibration error range from 3.5 % (Smooth ECE)")
+    assert "MCB)" not in text and "1 other estimate measures" in text
+    assert core.ESTIMATORS.get("mcb").lp_scale and not core.ESTIMATORS.get("mcb").lp_error

@@ -331,6 +331,16 @@ class EstimatorInfo(Entry):
         """Whether the estimator bins the scores."""
         return self.family == "binned"
 
+    @property
+    def lp_error(self) -> bool:
+        """Whether its value is an ℓp calibration error: on the ℓp scale and with a norm.
+
+        The CORP ``mcb`` is bootstrapped with the binned estimators (:attr:`lp_scale`) but
+        is a difference of Brier scores (squared, no norm): sentences that compare ℓp
+        errors, or write them in percent, leave it out.
+        """
+        return bool(self.lp_scale) and self.norms is not None
+
     def lens_or_default(self, lens: str | None) -> str:
         """Return ``lens``, or the estimator's :attr:`default_lens` for None."""
         return self.default_lens if lens is None else lens

@@ -49,6 +49,7 @@ register_binned(
     "not the ℓp scale of the binned ECE; classwise: the class-weighted mean.",
     formula="Dimitriadis, Gneiting & Jordan (2021), PNAS 118(8), Eq. 3 (MCB = S(x) − S(x̂))",
     norms=None,
+    quantity="Brier-scale miscalibration (squared, not an ℓp error)",
     own_binning="discrete",
     statistics="bins",
     kernel=_mcb_kernel,
