@@ -669,10 +669,19 @@ def _run_metrics(args: argparse.Namespace) -> str:
         with _runner(args, keep_columns=(args.time,) if window and args.time else ()) as runner:
             config = _config(args, _n_classes(runner))
             check_stream_config(config)
+            if window:  # a bad window option fails before the first pass over the rows
+                from core.stream.windows import check_windows, run_windows
+
+                check_windows(
+                    runner,
+                    config,
+                    time=args.time,
+                    every=every,  # type: ignore[arg-type]
+                    threshold=args.threshold,
+                    min_rows=args.min_group_rows,
+                )
             result = run_analysis(runner, config, model=args.model)
             if window:
-                from core.stream.windows import run_windows
-
                 _step(args, f"windows of {args.file}")
                 windows = run_windows(
                     runner,

@@ -313,3 +313,15 @@ def test_cli_json_and_text(capsys, daily, pred):
 def test_cli_bad_input_exits_2(capsys, daily, extra, message):
     assert main(["metrics", daily, "--engine", "stream", "--resamples", "0", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_bad_window_option_fails_before_the_first_pass(capsys, daily, monkeypatch):
+    import core.stream.analysis as stream_analysis
+
+    def no_pass(*_args, **_kwargs):
+        raise AssertionError("the stream was read before the window options were checked")
+
+    monkeypatch.setattr(stream_analysis, "run_analysis", no_pass)
+    argv = ["metrics", daily, "--engine", "stream", "--resamples", "0"]
+    assert main([*argv, "--window", "day", "--time", "ts", "--estimator", "sweep"]) == 2
+    assert "identical bins" in capsys.readouterr().err

@@ -66,7 +66,14 @@ from core.subgroups import (
     with_breaches,
 )
 
-__all__ = ["TimeOrder", "WindowStats", "run_windows", "window_analysis_stream", "window_stats"]
+__all__ = [
+    "TimeOrder",
+    "WindowStats",
+    "check_windows",
+    "run_windows",
+    "window_analysis_stream",
+    "window_stats",
+]
 
 
 @dataclass(frozen=True)
@@ -288,6 +295,50 @@ def _check_every(time: str | None, every: Any) -> str | int:
     return str(every)
 
 
+def check_windows(
+    runner: Any,
+    config: AnalysisConfig | None = None,
+    *,
+    time: str | None = None,
+    every: str | int = "day",
+    threshold: float | None = None,
+    min_rows: int = MIN_GROUP_ROWS,
+    estimator: str | None = None,
+    n_resamples: int | None = None,
+    confidence_level: float | None = None,
+    seed: int | None = None,
+) -> tuple[AnalysisConfig, str | int, Any]:
+    """Check the options of :func:`run_windows` before any pass over the rows.
+
+    A caller that reads the stream for something else first (``calibscope metrics
+    --window``) calls it beforehand, so a bad option fails before the first pass.
+
+    Returns
+    -------
+    config, every, settings
+        The checked config, window unit and the windows' settings.
+
+    Raises
+    ------
+    ConfigError
+        For a bad window, threshold, estimator or option.
+    """
+    config = check_config(config)
+    check_stream_config(config)
+    every = _check_every(time, every)
+    check_threshold(threshold)
+    options = {
+        "estimator": estimator,
+        "min_rows": min_rows,
+        "n_resamples": n_resamples,
+        "confidence_level": confidence_level,
+        "seed": seed,
+    }
+    st = _settings(config, what="windows", **options)
+    _check_cells(_call(st, runner.plan().class_names), st.spec, "windows")
+    return config, every, st
+
+
 def run_windows(
     runner: Any,
     config: AnalysisConfig | None = None,
@@ -321,10 +372,18 @@ def run_windows(
     dict
         Model (None for all rows) → its :class:`~core.subgroups.WindowAnalysis`.
     """
-    config = check_config(config)
-    check_stream_config(config)
-    every = _check_every(time, every)
-    check_threshold(threshold)
+    config, every, _ = check_windows(
+        runner,
+        config,
+        time=time,
+        every=every,
+        threshold=threshold,
+        min_rows=min_rows,
+        estimator=estimator,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+    )
     options = {
         "estimator": estimator,
         "min_rows": min_rows,
@@ -332,10 +391,7 @@ def run_windows(
         "confidence_level": confidence_level,
         "seed": seed,
     }
-    st = _settings(config, what="windows", **options)
     job = _Windows(runner, config, split=split_models or model is not None, only=model)
-    plan = runner.plan()
-    _check_cells(_call(st, plan.class_names), st.spec, "windows")
     plan, got = job.cells(time, every)
     out = {}
     for name, stats in got.items():
