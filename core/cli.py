@@ -1081,6 +1081,7 @@ def _run_report(args: argparse.Namespace) -> str:
         diagrams=tuple(args.diagram),
         by=None if not args.by else tuple(args.by),
         min_group_rows=args.min_group_rows,
+        workers=None,  # one process per core (CALIBSCOPE_THREADS), the numbers unchanged
     )
     _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()

@@ -36,6 +36,7 @@ import pandas as pd
 
 from core import records
 from core._files import write_atomically
+from core._parallel import ProcessJobs, process_count
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
 from core.calibration_tests import (
     TEST_RESAMPLES,
@@ -552,6 +553,7 @@ def build_report(
     diagrams: tuple[str, ...] = (),
     by: Sequence[str] | None = None,
     min_group_rows: int = MIN_GROUP_ROWS,
+    workers: int | None = 1,
 ) -> Report:
     """Analyse predictions for a report.
 
@@ -586,6 +588,11 @@ def build_report(
         when the data has a ``group`` column, else none; ``()`` for none.
     min_group_rows : int, default=MIN_GROUP_ROWS
         Groups with fewer rows are shown, not judged.
+    workers : int or None, default=1
+        Processes the models are analysed in, one job per model, while this process compares
+        them (:class:`core._parallel.ProcessJobs`; forked, so Linux only); None for
+        :func:`core._parallel.process_count` of the models. The numbers are those of one
+        process.
 
     Returns
     -------
@@ -611,8 +618,9 @@ def build_report(
     if by is None:
         by = ("group",) if predictions.group is not None else ()
     by = (by,) if isinstance(by, str) else tuple(by)
-    models = []
-    for name, part in parts:
+
+    def model_report(i: int) -> ModelReport:
+        name, part = parts[i]
         analysis = analyze(part, config)
         result, error = _run_test(part, test, config, test_options)
         drawn = tuple((kind, reliability_diagram(part, config, kind=kind)) for kind in extra)
@@ -624,19 +632,18 @@ def build_report(
                 sub = subgroup_analysis(part, config, by=by, min_rows=min_group_rows)
             except CalibscopeError as exc:
                 sub_error = str(exc)
-        models.append(
-            ModelReport(
-                name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
-            )
+        return ModelReport(
+            name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
         )
-    comparison = comparison_error = None
-    if compare and len(parts) >= 2:
-        from core.model_comparison import compare_models
 
-        try:
-            comparison = compare_models(dict(parts), config=config)
-        except CalibscopeError as exc:
-            comparison_error = str(exc)
+    # the models in worker processes (one job each) while this process compares them
+    count = process_count(len(parts)) if workers is None else workers
+    with ProcessJobs(model_report, len(parts), count) as jobs:
+        if jobs.running:  # the comparison runs alongside
+            comparison, comparison_error = _compare(parts, config, compare)
+        models = jobs.results()
+    if not jobs.running:  # in this process after the analyses: it reads their memos
+        comparison, comparison_error = _compare(parts, config, compare)
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
         title=title or default_title(predictions.source, [m.model for m in models]),
@@ -712,6 +719,18 @@ def build_stream_report(
             "not on a stream: the paired comparison resamples rows" if len(models) >= 2 else None
         ),
     )
+
+
+def _compare(parts: list, config: AnalysisConfig, compare: bool) -> tuple[Any, str | None]:
+    """Return the comparison of two or more models (or its error), else ``(None, None)``."""
+    if not (compare and len(parts) >= 2):
+        return None, None
+    from core.model_comparison import compare_models
+
+    try:
+        return compare_models(dict(parts), config=config), None
+    except CalibscopeError as exc:
+        return None, str(exc)
 
 
 def _extra_diagrams(kinds: tuple[str, ...] | list[str]) -> tuple[str, ...]:
