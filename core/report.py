@@ -589,8 +589,8 @@ def build_report(
     min_group_rows : int, default=MIN_GROUP_ROWS
         Groups with fewer rows are shown, not judged.
     workers : int or None, default=1
-        Processes the models are analysed in, one job per model, while this process compares
-        them (:class:`core._parallel.ProcessJobs`; forked, so Linux only); None for
+        Processes the models are analysed in, one job per model with its part of the
+        comparison (:class:`core._parallel.ProcessJobs`; forked, so Linux only); None for
         :func:`core._parallel.process_count` of the models. The numbers are those of one
         process.
 
@@ -619,7 +619,9 @@ def build_report(
         by = ("group",) if predictions.group is not None else ()
     by = (by,) if isinstance(by, str) else tuple(by)
 
-    def model_report(i: int) -> ModelReport:
+    plan, comparison_error = _comparison_plan(parts, config, compare)
+
+    def model_report(i: int) -> tuple[ModelReport, Any]:
         name, part = parts[i]
         analysis = analyze(part, config)
         result, error = _run_test(part, test, config, test_options)
@@ -632,18 +634,34 @@ def build_report(
                 sub = subgroup_analysis(part, config, by=by, min_rows=min_group_rows)
             except CalibscopeError as exc:
                 sub_error = str(exc)
-        return ModelReport(
+        # the model's part of the comparison, after its analysis: the bootstrap distributions
+        # it shares with the analysis (same rows, seed and resamples) come from the memo
+        compared: Any = None
+        if plan is not None:
+            try:
+                compared = plan.model_values(plan.models[i])
+            except CalibscopeError as exc:
+                compared = exc
+        report = ModelReport(
             name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
         )
+        return report, compared
 
-    # the models in worker processes (one job each) while this process compares them
+    # one job per model, in worker processes when there are several (the numbers are those
+    # of one process)
     count = process_count(len(parts)) if workers is None else workers
     with ProcessJobs(model_report, len(parts), count) as jobs:
-        if jobs.running:  # the comparison runs alongside
-            comparison, comparison_error = _compare(parts, config, compare)
-        models = jobs.results()
-    if not jobs.running:  # in this process after the analyses: it reads their memos
-        comparison, comparison_error = _compare(parts, config, compare)
+        done = jobs.results()
+    models = [m for m, _ in done]
+    comparison = None
+    if plan is not None:
+        failed = [c for _, c in done if isinstance(c, CalibscopeError)]
+        try:
+            if failed:
+                raise failed[0]
+            comparison = plan.finish([c for _, c in done])
+        except CalibscopeError as exc:
+            comparison_error = str(exc)
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
         title=title or default_title(predictions.source, [m.model for m in models]),
@@ -721,14 +739,14 @@ def build_stream_report(
     )
 
 
-def _compare(parts: list, config: AnalysisConfig, compare: bool) -> tuple[Any, str | None]:
-    """Return the comparison of two or more models (or its error), else ``(None, None)``."""
+def _comparison_plan(parts: list, config: AnalysisConfig, compare: bool) -> tuple[Any, str | None]:
+    """Return the plan of comparing two or more models (or why not), else ``(None, None)``."""
     if not (compare and len(parts) >= 2):
         return None, None
-    from core.model_comparison import compare_models
+    from core.model_comparison import prepare_comparison
 
     try:
-        return compare_models(dict(parts), config=config), None
+        return prepare_comparison(dict(parts), config=config), None
     except CalibscopeError as exc:
         return None, str(exc)
 

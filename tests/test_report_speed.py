@@ -100,6 +100,16 @@ def test_worker_processes_give_the_numbers_of_one_process(three, serial_cold):
     assert _numbers(build_report(three, config=CONFIG, workers=3)) == serial_cold
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_reports_comparison_is_compare_models(three, workers):
+    # the report computes each model's part of the comparison in that model's job
+    _cold()
+    fresh = compare_models(three.by_model(), config=CONFIG).to_record()
+    _cold()
+    report = build_report(three, config=CONFIG, workers=workers)
+    assert json.dumps(report.comparison.to_record()) == json.dumps(fresh)
+
+
 def test_the_comparison_reads_the_analyses_distributions(three, monkeypatch):
     _cold()
     parts = three.by_model()
