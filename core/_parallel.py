@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -162,12 +163,12 @@ _in_worker = False
 def process_count(jobs: int) -> int:
     """Return the worker processes for ``jobs`` independent jobs (1: run them in this process).
 
-    ``min(thread_count(), jobs)`` where processes can be forked (Linux); 1 for a single
-    job, inside a worker, or where ``fork`` is not available (Windows, and macOS, where
-    Python does not fork by default).
+    ``min(thread_count(), jobs)`` on Linux, where processes are forked; 1 for a single
+    job, inside a worker, when the program set another start method, and on other systems
+    (Windows cannot fork; macOS can, but its system libraries are not safe after a fork).
     """
-    if jobs < 2 or _in_worker or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
+    if jobs < 2 or _in_worker or not sys.platform.startswith("linux"):
+        return 1  # macOS can fork, but its system libraries are not safe to use after it
     if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
         return 1  # the program chose another start method: respect it
     return max(1, min(thread_count(), jobs))
