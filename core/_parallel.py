@@ -8,17 +8,25 @@ one core or on many.
 
 ``CALIBSCOPE_THREADS`` sets the number of threads (default: the CPUs this process may
 use, at most 8; ``1`` runs everything in the calling thread).
+
+Jobs that hold the GIL for long (a whole analysis per model of a report) run in forked
+worker processes instead (:class:`ProcessJobs`, :func:`process_count`): the same count,
+at most one process per job, and none where ``fork`` is not available. Each job's result
+is what it returns in this process, so the numbers do not depend on the process count.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, nullcontext
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -142,3 +150,102 @@ def one_blas_thread() -> AbstractContextManager:
             _BLAS_CONTROLLER.append(None)
     ctl = _BLAS_CONTROLLER[0]
     return ctl.limit(limits=1, user_api="blas") if ctl is not None else nullcontext()
+
+
+# --------------------------------------------------------------------------- processes
+
+#: The functions of the running :class:`ProcessJobs`, by key: forked workers inherit them,
+#: so neither the function nor the data it closes over is pickled (only its results are).
+_JOBS: dict[int, Callable[[int], Any]] = {}
+_in_worker = False
+
+
+def process_count(jobs: int) -> int:
+    """Return the worker processes for ``jobs`` independent jobs (1: run them in this process).
+
+    ``min(thread_count(), jobs)`` on Linux, where processes are forked; 1 for a single
+    job, inside a worker, when the program set another start method, and on other systems
+    (Windows cannot fork; macOS can, but its system libraries are not safe after a fork).
+    """
+    if jobs < 2 or _in_worker or not sys.platform.startswith("linux"):
+        return 1  # macOS can fork, but its system libraries are not safe to use after it
+    if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
+        return 1  # the program chose another start method: respect it
+    return max(1, min(thread_count(), jobs))
+
+
+def _worker_start() -> None:
+    global _pool, _pool_size, _in_worker
+    # the parent's threads did not survive the fork, and the processes share the cores
+    _pool, _pool_size, _in_worker = None, 0, True
+    os.environ["CALIBSCOPE_THREADS"] = "1"
+
+
+def _call(key: int, i: int) -> Any:
+    return _JOBS[key](i)
+
+
+class ProcessJobs:
+    """``fn(0), …, fn(n − 1)`` in forked worker processes, started at once.
+
+    The caller may do other work while they run; :meth:`results` waits for them. With
+    ``workers ≤ 1`` the jobs run in this process when :meth:`results` is called.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(i)`` for job ``i``; its result must pickle. It may close over anything: the
+        workers are forked after it is registered.
+    n : int
+        Number of jobs.
+    workers : int
+        Worker processes (:func:`process_count`).
+    """
+
+    def __init__(self, fn: Callable[[int], R], n: int, workers: int) -> None:
+        self._fn, self._n = fn, n
+        self._executor: ProcessPoolExecutor | None = None
+        self._futures: list[Future] = []
+        if workers > 1 and n > 1:
+            self._key = id(self)
+            _JOBS[self._key] = fn
+            self._executor = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_start,
+            )
+            self._futures = [self._executor.submit(_call, self._key, i) for i in range(n)]
+
+    @property
+    def running(self) -> bool:
+        """Whether the jobs run in worker processes (else in this process, in :meth:`results`)."""
+        return self._executor is not None
+
+    def results(self) -> list:
+        """Return ``[fn(0), …, fn(n − 1)]``; the first failing job (in order) raises its error.
+
+        Returns
+        -------
+        list
+            The jobs' results in order.
+        """
+        if self._executor is None:
+            return [self._fn(i) for i in range(self._n)]
+        try:
+            return [f.result() for f in self._futures]
+        except BrokenProcessPool:  # a worker died (killed, out of memory): run them here
+            return [self._fn(i) for i in range(self._n)]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (jobs not started are cancelled)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            _JOBS.pop(self._key, None)
+
+    def __enter__(self) -> ProcessJobs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

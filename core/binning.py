@@ -793,7 +793,8 @@ def coded_bin_sums(
     both = np.bincount(coded.ravel(), minlength=2 * size).reshape(r, n_bins, 2)
     coded >>= 1
     score_sums = np.bincount(coded.ravel(), weights=scores.ravel(), minlength=size)
-    counts = both.sum(axis=-1).astype(np.int64, copy=False)
+    # the same integers as both.sum(axis=-1), which is slow over an axis of length 2
+    counts = np.add(both[..., 0], both[..., 1], dtype=np.int64)
     return counts, score_sums.reshape(r, n_bins), both[..., 1].astype(np.float64)
 
 

@@ -85,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ``130`` when interrupted; each failure with one line on stderr (and the traceback
         after it with ``--debug``).
     """
+    if argv is None:  # the program itself (not a call from Python): one short run
+        from core._allocator import keep_freed_memory
+
+        keep_freed_memory()
     argv = list(sys.argv[1:] if argv is None else argv)
     # known before parsing: a failure while parsing or importing shows its traceback too
     debug = "--debug" in argv
@@ -1090,6 +1094,7 @@ def _run_report(args: argparse.Namespace) -> str:
         diagrams=tuple(args.diagram),
         by=None if not args.by else tuple(args.by),
         min_group_rows=args.min_group_rows,
+        workers=None,  # one process per core (CALIBSCOPE_THREADS), the numbers unchanged
     )
     _write_figures(args, report)
     return report.to_json() if as_json else report.to_html()

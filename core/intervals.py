@@ -92,7 +92,8 @@ from numpy.typing import ArrayLike
 from scipy import stats as _stats
 
 from core._validation import MAX_RESAMPLES, check_count, check_predictions, check_rng
-from core.errors import ConfigError
+from core.errors import CalibscopeError, ConfigError
+from core.memo import Memo, array_digest
 from core.registry import Registry
 
 Statistic = str | Callable[[np.ndarray, np.ndarray], float]
@@ -412,15 +413,24 @@ def bootstrap_many(
     chunk = check_chunk_size(chunk_size, n)
     est_seed = seed if isinstance(seed, int) else 0
     known = values or {}
+    # distributions of named statistics already drawn on these rows with this seed
+    digest = array_digest(views.probs, views.labels) if isinstance(seed, int) else None
+    memo_keys = {
+        key: _distribution_key(digest, stat, opts, binary, n_resamples, seed, chunk)
+        for key, (stat, opts) in statistics.items()
+    }
+    found = {key: DISTRIBUTIONS.get(k) for key, k in memo_keys.items() if k is not None}
+    found = {key: hit for key, hit in found.items() if hit is not None}
     plans = {
         key: plan_for(stat, views, p_in, binary, dict(opts), est_seed, known.get(key))
         for key, (stat, opts) in statistics.items()
+        if key not in found
     }
     rng = check_rng(seed)
     dist = {key: np.empty(n_resamples) for key in plans}
     steps = max((plan.n_components for plan in plans.values()), default=0)
     done = 0
-    for idx in chunks(rng, n, n_resamples, chunk):
+    for idx in chunks(rng, n, n_resamples if plans else 0, chunk):
         r = idx.shape[0]
         per = {key: np.empty((r, plan.n_components)) for key, plan in plans.items()}
         states: dict[str, dict[str, Any]] = {key: {} for key in plans}
@@ -435,17 +445,76 @@ def bootstrap_many(
         done += r
         if progress is not None:
             progress(done / n_resamples, f"{done:,} of {n_resamples:,} resamples")
+    drawn = {}
+    for key, plan in plans.items():
+        dist[key].setflags(write=False)  # shared by the memo and every result holding it
+        drawn[key] = (plan.name, plan.path, plan.value, dist[key])
+        if memo_keys[key] is not None:
+            DISTRIBUTIONS.put(memo_keys[key], drawn[key])
+    drawn.update(found)
     return {
         key: percentile_result(
-            plan.value,
-            dist[key],
+            known.get(key, value) if key in found else value,
+            distribution,
             confidence_level,
             seed if isinstance(seed, int) else None,
-            statistic=plan.name,
-            path=plan.path,
+            statistic=name,
+            path=path,
         )
-        for key, plan in plans.items()
+        for key in statistics
+        for name, path, value, distribution in [drawn[key]]
     }
+
+
+#: Bootstrap distributions of named statistics (``(name, path, value, distribution)``) by
+#: data digest, statistic, options, resamples, seed and chunk size: the report's comparison
+#: of models reads the sweep's and the scores' resamples its analyses drew (64 MiB).
+DISTRIBUTIONS = Memo(64 * 2**20, cost=lambda entry: entry[3].nbytes + 256)
+
+
+def _distribution_key(
+    digest: str | None,
+    statistic: Any,
+    options: Mapping[str, Any],
+    binary: bool,
+    n_resamples: int,
+    seed: Any,
+    chunk: int,
+) -> tuple | None:
+    """Return the memo key of a named statistic's distribution, or None (not memoised).
+
+    An estimator's options are those of its validated call (defaults filled in), so the
+    same estimator asked for in other words shares the entry.
+    """
+    if digest is None or not isinstance(statistic, str):
+        return None
+    from core.estimators import ESTIMATORS
+
+    opts = dict(options)
+    order = opts.pop("resample_order", None)
+    try:
+        if statistic in ESTIMATORS:
+            from core.calibration import EstimatorCall
+
+            call = EstimatorCall.make(statistic, **opts)
+            what: tuple = (
+                call.lens,
+                call.norm,
+                call.binning,
+                call.n_bins,
+                call.tie_policy,
+                call.class_weights,
+                call.class_names,
+                call.convention,
+                tuple(sorted(call.options.items())),
+            )
+        else:
+            what = tuple(sorted(opts.items()))
+        key = (digest, statistic, what, order, bool(binary), n_resamples, seed, chunk)
+        hash(key)
+    except (TypeError, CalibscopeError):  # unhashable options, or invalid ones: plan_for says
+        return None
+    return key
 
 
 def percentile_result(

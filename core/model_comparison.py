@@ -70,6 +70,8 @@ __all__ = [
     "DEFAULT_METRICS",
     "MetricSpec",
     "ModelComparison",
+    "ComparisonPlan",
+    "ModelValues",
     "compare_models",
     "metric_choices",
     "parse_metric",
@@ -517,6 +519,45 @@ def compare_models(
     >>> cmp.paired, cmp.reference
     (True, 'a')
     """
+    plan = prepare_comparison(
+        parts,
+        config=config,
+        metrics=metrics,
+        reference=reference,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        test=test,
+        test_options=test_options,
+    )
+    return plan.finish([plan.model_values(m) for m in plan.models])
+
+
+def prepare_comparison(
+    parts: Mapping[str, Any],
+    *,
+    config: AnalysisConfig | None = None,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    reference: str | None = None,
+    n_resamples: int | None = None,
+    confidence_level: float | None = None,
+    seed: int | None = None,
+    test: str | None = None,
+    test_options: Mapping[str, Any] | None = None,
+) -> ComparisonPlan:
+    """Check the inputs of :func:`compare_models` and fix what every model shares.
+
+    The shared edges, the metrics' calls and the models' seeds; each model's values and
+    resamples then come from :meth:`ComparisonPlan.model_values` (independent of the other
+    models: a report computes them in the job that analyses the model) and
+    :meth:`ComparisonPlan.finish` makes the comparison. Parameters, errors: as for
+    :func:`compare_models`.
+
+    Returns
+    -------
+    ComparisonPlan
+        What the models' values are computed from.
+    """
     config = _check_config(config)
     n_resamples = config.n_resamples if n_resamples is None else n_resamples
     if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
@@ -591,11 +632,81 @@ def compare_models(
         if s.kind == "shared-bins"
     }
     others = [s for s in specs if s.kind != "shared-bins"]
-    values: dict[tuple[str, str], float] = {}
-    dists: dict[tuple[str, str], np.ndarray] = {}
-    notes_by: dict[tuple[str, str], str] = {}
     model_seeds = {m: _model_seed(seed, i, paired) for i, m in enumerate(models)}
-    for m in models:
+    return ComparisonPlan(
+        config=config,
+        specs=specs,
+        models=models,
+        data=data,
+        views=views,
+        lenses=lenses,
+        components=tuple(components),
+        weights=weights,
+        edges=edges,
+        comps=comps,
+        bins=bins,
+        opts=opts,
+        shared_calls=shared_calls,
+        others=tuple(others),
+        model_seeds=model_seeds,
+        paired=paired,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        reference=reference,
+        test=test,
+        test_options=test_options,
+    )
+
+
+@dataclass(frozen=True)
+class ModelValues:
+    """One model's part of a comparison: ``(model, metric key) →`` value, resamples, note."""
+
+    values: dict[tuple[str, str], float]
+    dists: dict[tuple[str, str], np.ndarray]
+    notes: dict[tuple[str, str], str]
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonPlan:
+    """The checked inputs of a comparison and what every model shares.
+
+    Made by :func:`prepare_comparison`; :meth:`model_values` per model, then :meth:`finish`.
+    """
+
+    config: AnalysisConfig
+    specs: tuple[MetricSpec, ...]
+    models: tuple[str, ...]
+    data: dict[str, Any]
+    views: dict[str, BinnedViews]
+    lenses: dict[str, Any]
+    components: tuple[str, ...]
+    weights: np.ndarray
+    edges: tuple[np.ndarray, ...]
+    comps: dict[str, list[ComponentBins]]
+    bins: dict[str, tuple[BinStats, ...]]
+    opts: dict[str, Any]
+    shared_calls: dict[str, EstimatorCall]
+    others: tuple[MetricSpec, ...]
+    model_seeds: dict[str, int]
+    paired: bool
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    reference: str | None
+    test: str | None
+    test_options: Mapping[str, Any] | None
+
+    def model_values(self, m: str) -> ModelValues:
+        """Return model ``m``'s values, bootstrap resamples and notes."""
+        data, comps, views, weights = self.data, self.comps, self.views, self.weights
+        shared_calls, others, opts, config = self.shared_calls, self.others, self.opts, self.config
+        n_resamples, confidence_level = self.n_resamples, self.confidence_level
+        model_seeds = self.model_seeds
+        values: dict[tuple[str, str], float] = {}
+        dists: dict[tuple[str, str], np.ndarray] = {}
+        notes_by: dict[tuple[str, str], str] = {}
         pred = data[m]
         n = pred.n
         m_seed = model_seeds[m]
@@ -653,75 +764,99 @@ def compare_models(
             )
             for key, res in boots.items():
                 dists[m, key] = res.distribution
+        return ModelValues(values, dists, notes_by)
 
-    ranks = _ranks(models, specs, values)
-    table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
-    first_key = specs[0].key
-    if reference is None:
-        reference = str(ranks[first_key].idxmin())
-    differences = _differences(models, specs, values, dists, reference, confidence_level)
-    tests = _tests(data, models, test, config, model_seeds, test_options)
-    kendall = _kendall(specs, ranks)
-    flips = _flips(models, specs, values, dists, confidence_level, table)
+    def finish(self, parts: Sequence[ModelValues]) -> ModelComparison:
+        """Return the comparison from every model's :meth:`model_values`, in model order."""
+        config, specs, models, data = self.config, self.specs, self.models, self.data
+        lenses, components, confidence_level = self.lenses, self.components, self.confidence_level
+        reference, test, test_options = self.reference, self.test, self.test_options
+        model_seeds, paired, n_resamples, seed = (
+            self.model_seeds,
+            self.paired,
+            self.n_resamples,
+            self.seed,
+        )
+        edges, bins = self.edges, self.bins
+        values: dict[tuple[str, str], float] = {}
+        dists: dict[tuple[str, str], np.ndarray] = {}
+        notes_by: dict[tuple[str, str], str] = {}
+        for part in parts:
+            values.update(part.values)
+            dists.update(part.dists)
+            notes_by.update(part.notes)
+        ranks = _ranks(models, specs, values)
+        table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
+        first_key = specs[0].key
+        if reference is None:
+            reference = str(ranks[first_key].idxmin())
+        differences = _differences(models, specs, values, dists, reference, confidence_level)
+        tests = _tests(data, models, test, config, model_seeds, test_options)
+        kendall = _kendall(specs, ranks)
+        flips = _flips(models, specs, values, dists, confidence_level, table)
 
-    pooled = sum(lenses[m].scores[0].shape[0] for m in models)
-    notes = [_binning_note(config, len(models), pooled)]
-    notes.append(
-        "Paired: every model was evaluated on the same rows, so all models are resampled "
-        "with the same row indices and differences get paired-bootstrap intervals."
-        if paired
-        else "Not paired: the models were evaluated on different rows (different n or "
-        "labels), so each model is resampled independently and the intervals of differences "
-        "are those of independent bootstraps (wider than paired ones)."
-    )
-    for s in specs:
-        info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-        if info is not None and info.own_binning is not None:
-            notes.append(
-                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
-                "score), so it is not computed on the shared bins."
-            )
-        elif info is not None and info.binned:
-            own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
-            notes.append(
-                f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
-                "not computed on the shared bins."
-            )
-    few = [m for m in models if data[m].n < FEW_ROWS]
-    if few:
-        shown = ", ".join(f"{m!r} ({data[m].n:,})" for m in few)
+        pooled = sum(lenses[m].scores[0].shape[0] for m in models)
+        notes = [_binning_note(config, len(models), pooled)]
         notes.append(
-            f"Few rows: {shown} {'has' if len(few) == 1 else 'have'} fewer than {FEW_ROWS} "
-            "rows. Bootstrap intervals of so few rows are too narrow to trust, so a "
-            "difference marked significant for such a model may well be noise."
+            "Paired: every model was evaluated on the same rows, so all models are resampled "
+            "with the same row indices and differences get paired-bootstrap intervals."
+            if paired
+            else "Not paired: the models were evaluated on different rows (different n or "
+            "labels), so each model is resampled independently and the intervals of differences "
+            "are those of independent bootstraps (wider than paired ones)."
         )
-    if test is not None and TESTS.get(test).binned and BINNINGS.get(config.binning).data_dependent:
-        notes.append(
-            f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."
+        for s in specs:
+            info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
+            if info is not None and info.own_binning is not None:
+                notes.append(
+                    f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+                    "score), so it is not computed on the shared bins."
+                )
+            elif info is not None and info.binned:
+                own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
+                notes.append(
+                    f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
+                    "not computed on the shared bins."
+                )
+        few = [m for m in models if data[m].n < FEW_ROWS]
+        if few:
+            shown = ", ".join(f"{m!r} ({data[m].n:,})" for m in few)
+            notes.append(
+                f"Few rows: {shown} {'has' if len(few) == 1 else 'have'} fewer than {FEW_ROWS} "
+                "rows. Bootstrap intervals of so few rows are too narrow to trust, so a "
+                "difference marked significant for such a model may well be noise."
+            )
+        if (
+            test is not None
+            and TESTS.get(test).binned
+            and BINNINGS.get(config.binning).data_dependent
+        ):
+            notes.append(
+                f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."
+            )
+        return ModelComparison(
+            config=config,
+            models=models,
+            metrics=specs,
+            reference=reference,
+            paired=paired,
+            n={m: data[m].n for m in models},
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            seed=seed,
+            test=test,
+            component_names=tuple(components),
+            edges=edges,
+            bins=bins,
+            table=table,
+            differences=differences,
+            tests=tests,
+            ranks=ranks,
+            kendall=kendall,
+            flips=flips,
+            distributions=dists,
+            notes=tuple(notes),
         )
-    return ModelComparison(
-        config=config,
-        models=models,
-        metrics=specs,
-        reference=reference,
-        paired=paired,
-        n={m: data[m].n for m in models},
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        test=test,
-        component_names=tuple(components),
-        edges=edges,
-        bins=bins,
-        table=table,
-        differences=differences,
-        tests=tests,
-        ranks=ranks,
-        kendall=kendall,
-        flips=flips,
-        distributions=dists,
-        notes=tuple(notes),
-    )
 
 
 # --------------------------------------------------------------------------- tables

@@ -36,6 +36,7 @@ import pandas as pd
 
 from core import records
 from core._files import write_atomically
+from core._parallel import ProcessJobs, process_count
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
 from core.calibration_tests import (
     TEST_RESAMPLES,
@@ -557,6 +558,7 @@ def build_report(
     diagrams: tuple[str, ...] = (),
     by: Sequence[str] | None = None,
     min_group_rows: int = MIN_GROUP_ROWS,
+    workers: int | None = 1,
 ) -> Report:
     """Analyse predictions for a report.
 
@@ -591,6 +593,11 @@ def build_report(
         when the data has a ``group`` column, else none; ``()`` for none.
     min_group_rows : int, default=MIN_GROUP_ROWS
         Groups with fewer rows are shown, not judged.
+    workers : int or None, default=1
+        Processes the models are analysed in, one job per model with its part of the
+        comparison (:class:`core._parallel.ProcessJobs`; forked, so Linux only); None for
+        :func:`core._parallel.process_count` of the models. The numbers are those of one
+        process.
 
     Returns
     -------
@@ -616,8 +623,11 @@ def build_report(
     if by is None:
         by = ("group",) if predictions.group is not None else ()
     by = (by,) if isinstance(by, str) else tuple(by)
-    models = []
-    for name, part in parts:
+
+    plan, comparison_error = _comparison_plan(parts, config, compare)
+
+    def model_report(i: int) -> tuple[ModelReport, Any]:
+        name, part = parts[i]
         analysis = analyze(part, config)
         result, error = _run_test(part, test, config, test_options)
         drawn = tuple((kind, reliability_diagram(part, config, kind=kind)) for kind in extra)
@@ -629,17 +639,32 @@ def build_report(
                 sub = subgroup_analysis(part, config, by=by, min_rows=min_group_rows)
             except CalibscopeError as exc:
                 sub_error = str(exc)
-        models.append(
-            ModelReport(
-                name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
-            )
+        # the model's part of the comparison, after its analysis: the bootstrap distributions
+        # it shares with the analysis (same rows, seed and resamples) come from the memo
+        compared: Any = None
+        if plan is not None:
+            try:
+                compared = plan.model_values(plan.models[i])
+            except CalibscopeError as exc:
+                compared = exc
+        report = ModelReport(
+            name, part.n, part.digest, part.lint, analysis, result, error, drawn, sub, sub_error
         )
-    comparison = comparison_error = None
-    if compare and len(parts) >= 2:
-        from core.model_comparison import compare_models
+        return report, compared
 
+    # one job per model, in worker processes when there are several (the numbers are those
+    # of one process)
+    count = process_count(len(parts)) if workers is None else workers
+    with ProcessJobs(model_report, len(parts), count) as jobs:
+        done = jobs.results()
+    models = [m for m, _ in done]
+    comparison = None
+    if plan is not None:
+        failed = [c for _, c in done if isinstance(c, CalibscopeError)]
         try:
-            comparison = compare_models(dict(parts), config=config)
+            if failed:
+                raise failed[0]
+            comparison = plan.finish([c for _, c in done])
         except CalibscopeError as exc:
             comparison_error = str(exc)
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
@@ -717,6 +742,18 @@ def build_stream_report(
             "not on a stream: the paired comparison resamples rows" if len(models) >= 2 else None
         ),
     )
+
+
+def _comparison_plan(parts: list, config: AnalysisConfig, compare: bool) -> tuple[Any, str | None]:
+    """Return the plan of comparing two or more models (or why not), else ``(None, None)``."""
+    if not (compare and len(parts) >= 2):
+        return None, None
+    from core.model_comparison import prepare_comparison
+
+    try:
+        return prepare_comparison(dict(parts), config=config), None
+    except CalibscopeError as exc:
+        return None, str(exc)
 
 
 def _extra_diagrams(kinds: tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -208,6 +208,52 @@ def test_bracketed_selection_is_exact(small_tiles, monkeypatch, discrete):
         assert kern.median_bandwidth(p, variant=variant) == want
 
 
+def _near_ties(n=240, k=5, seed=3):
+    # rows drawn from a few base rows, moved by ~1e-9: thousands of distances closer to one
+    # another than float32 can tell apart (the float32 filter must hand them all to float64)
+    rng = np.random.default_rng(seed)
+    base = rng.dirichlet(np.ones(k), 4)
+    p = base[rng.integers(0, 4, n)] + rng.normal(0.0, 1e-9, (n, k))
+    return np.abs(p) / np.abs(p).sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("case", ["dirichlet", "near-ties", "one-hot"])
+def test_bracket_counts_equal_the_float64_tiles(small_tiles, metric, case):
+    # the float32 filter of the bracket pass keeps every count and value of the float64 pass
+    if case == "dirichlet":
+        p, _ = _sample(n=131, k=10, seed=11)
+    elif case == "near-ties":
+        p = _near_ties()
+    else:
+        p = np.eye(4)[np.random.default_rng(2).integers(0, 4, 90)]
+    d = kern.pairwise_distances(p, metric=metric)
+    upper = np.sort(d[np.triu_indices(p.shape[0], 1)])
+    for lo, hi in [
+        (upper[len(upper) // 3], upper[2 * len(upper) // 3]),
+        (upper[len(upper) // 2], upper[len(upper) // 2]),
+        (-np.inf, upper[10]),
+        (upper[-10], np.inf),
+        (-np.inf, np.inf),
+    ]:
+        below, eq_lo, eq_hi, mid = kern._bracket(p, metric, lo, hi)
+        assert below == np.count_nonzero(upper < lo)
+        assert eq_lo == np.count_nonzero(upper == lo)
+        assert eq_hi == (np.count_nonzero(upper == hi) if hi != lo else 0)
+        np.testing.assert_array_equal(np.sort(mid), upper[(upper > lo) & (upper < hi)])
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1"])
+def test_bracketed_median_of_near_ties_is_exact(small_tiles, monkeypatch, metric):
+    monkeypatch.setattr(kern, "EXACT_SELECT_MAX", 10)
+    p = _near_ties()
+    for variant in ("median", "median-offdiagonal"):
+        d = kern.pairwise_distances(p, metric=metric)
+        want = float(np.median(d if variant == "median" else d[np.triu_indices(p.shape[0], 1)]))
+        kern._MEDIAN_CACHE.clear()
+        assert kern.median_bandwidth(p, metric=metric, variant=variant) == want
+
+
 def _two_column_cases():
     rng = np.random.default_rng(21)
     yield rng.random(257)  # continuous

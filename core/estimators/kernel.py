@@ -272,22 +272,22 @@ def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
     i = rng.integers(0, n, m)
     j = rng.integers(0, n, m)
     keep = i != j
-    sample = np.sort(rowwise_distance(p[i[keep]], p[j[keep]], metric))
+    i, j = i[keep], j[keep]
+    if metric == "l2":
+        sample = np.sort(rowwise_distance(p[i], p[j], metric))
+    else:  # class after class: no (m, K) copies (the sample only brackets the ranks)
+        pt = np.ascontiguousarray(p.T)
+        sample = np.zeros(i.shape[0])
+        for k in range(p.shape[1]):
+            sample += np.abs(pt[k, i] - pt[k, j])
+        sample = np.sort(0.5 * sample if metric == "tv" else sample)
     delta = 6.0 * np.sqrt(0.25 / sample.size) + 2.0 / sample.size
     for _attempt in range(6):
         qlo = min(ranks) / total - delta
         qhi = max(ranks) / total + delta
         lo = -np.inf if qlo <= 0 else float(np.quantile(sample, qlo))
         hi = np.inf if qhi >= 1 else float(np.quantile(sample, qhi))
-        below = eq_lo = eq_hi = 0
-        inside = []
-        for _ra, _rc, d, diag in _iter_tiles(p, metric):
-            v = d[np.triu_indices(d.shape[0], 1)] if diag else d
-            below += int(np.count_nonzero(v < lo))
-            eq_lo += int(np.count_nonzero(v == lo))
-            eq_hi += int(np.count_nonzero(v == hi)) if hi != lo else 0
-            inside.append(v[(v > lo) & (v < hi)].ravel())
-        mid = np.concatenate(inside)
+        below, eq_lo, eq_hi, mid = _bracket(p, metric, lo, hi)
         out: list[float] = []
         for r in ranks:
             if r <= below:
@@ -305,6 +305,66 @@ def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
         delta *= 4.0
     u = np.partition(_upper_values_all(p, metric), [r - 1 for r in ranks])  # pragma: no cover
     return [float(u[r - 1]) for r in ranks]  # pragma: no cover
+
+
+def _bracket(p: np.ndarray, metric: str, lo: float, hi: float) -> tuple[int, int, int, np.ndarray]:
+    """Count the upper-triangle distances below, at ``lo`` and at ``hi``; return those between.
+
+    Exact: the counts and values are those of the float64 tiles of :func:`_iter_tiles`.
+    For ``tv`` and ``l1`` a float32 pass (half the memory traffic) sorts out the pairs
+    certainly below ``lo`` or above ``hi``; the few within :func:`_float32_margin` of the
+    bracket are recomputed in float64, term by term as :func:`_distance_tile` adds them.
+    """
+    if metric == "l2":
+        below = eq_lo = eq_hi = 0
+        inside = []
+        for _ra, _rc, d, diag in _iter_tiles(p, metric):
+            v = d[np.triu_indices(d.shape[0], 1)] if diag else d
+            below += int(np.count_nonzero(v < lo))
+            eq_lo += int(np.count_nonzero(v == lo))
+            eq_hi += int(np.count_nonzero(v == hi)) if hi != lo else 0
+            inside.append(v[(v > lo) & (v < hi)].ravel())
+        return below, eq_lo, eq_hi, np.concatenate(inside)
+    margin = _float32_margin(p)
+    # the float32 value is within ``margin`` of the float64 one: outside [lo32, hi32] the
+    # float64 value is certainly below lo (counted) or above hi (ignored)
+    lo32 = np.float32(np.nextafter(np.float32(lo - margin), np.float32(-np.inf)))
+    hi32 = np.float32(np.nextafter(np.float32(hi + margin), np.float32(np.inf)))
+    below = 0
+    rows_at: list[np.ndarray] = []
+    cols_at: list[np.ndarray] = []
+    for ra, rc, d, diag in _iter_tiles(p, metric, np.float32):
+        if diag:
+            d[np.tril_indices(d.shape[0])] = np.nan  # the lower triangle and the diagonal: no pair
+        below += int(np.count_nonzero(d < lo32))
+        at = np.flatnonzero((d >= lo32) & (d <= hi32))  # 2-D nonzero is several times slower
+        i, j = np.divmod(at, d.shape[1])
+        rows_at.append(i + ra.start)
+        cols_at.append(j + rc.start)
+    i, j = np.concatenate(rows_at), np.concatenate(cols_at)
+    pt = np.ascontiguousarray(p.T)
+    v = np.zeros(i.shape[0])
+    for k in range(p.shape[1]):  # the float64 tile's sum: class after class from 0
+        v += np.abs(pt[k, i] - pt[k, j])
+    if metric == "tv":
+        v *= 0.5
+    below += int(np.count_nonzero(v < lo))
+    eq_lo = int(np.count_nonzero(v == lo))
+    eq_hi = int(np.count_nonzero(v == hi)) if hi != lo else 0
+    return below, eq_lo, eq_hi, v[(v > lo) & (v < hi)]
+
+
+def _float32_margin(p: np.ndarray) -> float:
+    """Return a bound on ``|d32 − d64|`` for the ``tv`` and ``l1`` distances of rows of ``p``.
+
+    Rounding each entry to float32, each difference, and adding ``K`` terms one after the
+    other err by at most ``u·(S_i + S_j)``, ``u·Σ|a − b|`` and ``(K − 1)·u·Σ|a − b|``
+    (``u = 2⁻²⁴``, ``S`` a row's ℓ1 norm), so ``(K + 1)·u·2·max S`` (plus the float64
+    value's own rounding and float32 underflow) bounds the error; four times that is used.
+    """
+    k = p.shape[1]
+    s_max = float(np.abs(p).sum(axis=1).max())
+    return 4.0 * (k + 2) * 2.0 * s_max * 2.0**-24 + k * 2.0**-126
 
 
 def _opposite_columns(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
