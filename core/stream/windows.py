@@ -307,7 +307,7 @@ def check_windows(
     n_resamples: int | None = None,
     confidence_level: float | None = None,
     seed: int | None = None,
-) -> tuple[AnalysisConfig, str | int, Any]:
+) -> tuple[AnalysisConfig, str | int, dict[str, Any]]:
     """Check the options of :func:`run_windows` before any pass over the rows.
 
     A caller that reads the stream for something else first (``calibscope metrics
@@ -315,8 +315,9 @@ def check_windows(
 
     Returns
     -------
-    config, every, settings
-        The checked config, window unit and the windows' settings.
+    config, every, options
+        The checked config and window unit, and the options of the windows' analysis
+        (``estimator``, ``min_rows``, ``n_resamples``, ``confidence_level``, ``seed``).
 
     Raises
     ------
@@ -336,7 +337,7 @@ def check_windows(
     }
     st = _settings(config, what="windows", **options)
     _check_cells(_call(st, runner.plan().class_names), st.spec, "windows")
-    return config, every, st
+    return config, every, options
 
 
 def run_windows(
@@ -372,7 +373,7 @@ def run_windows(
     dict
         Model (None for all rows) → its :class:`~core.subgroups.WindowAnalysis`.
     """
-    config, every, _ = check_windows(
+    config, every, options = check_windows(
         runner,
         config,
         time=time,
@@ -384,13 +385,6 @@ def run_windows(
         confidence_level=confidence_level,
         seed=seed,
     )
-    options = {
-        "estimator": estimator,
-        "min_rows": min_rows,
-        "n_resamples": n_resamples,
-        "confidence_level": confidence_level,
-        "seed": seed,
-    }
     job = _Windows(runner, config, split=split_models or model is not None, only=model)
     plan, got = job.cells(time, every)
     out = {}
