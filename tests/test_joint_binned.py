@@ -168,3 +168,15 @@ def test_cifar10_matches_the_papers_errors():
         ).value
         assert u == pytest.approx(uniform, rel=1e-12), model
         assert d == pytest.approx(dynamic, rel=1e-12), model
+
+
+@pytest.mark.parametrize(("k", "b", "n"), [(2, 10, 5000), (3, 15, 200), (10, 10, 500)])
+def test_every_numbering_gives_the_partition_of_the_index_tuples(k, b, n):
+    # dense key range (bincount), sparse (sorted keys): the same groups as the row tuples
+    rng = np.random.default_rng(k * b)
+    p = rng.dirichlet(np.full(k, 0.7), size=n)
+    codes = hypercube_codes(p, b)
+    _, tuples = np.unique(np.clip(np.ceil(b * p), 1, b), axis=0, return_inverse=True)
+    pairs = set(zip(codes.tolist(), tuples.ravel().tolist(), strict=True))
+    assert len(pairs) == len(set(codes.tolist())) == len(set(tuples.ravel().tolist()))
+    assert codes.min() == 0 and codes.max() == len(set(codes.tolist())) - 1

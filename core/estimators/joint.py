@@ -58,13 +58,18 @@ def hypercube_codes(probs: np.ndarray, n_bins: int) -> np.ndarray:
     """
     # ⌈B·q⌉ on the float product, as the reference code computes it; q = 0 goes to bin 1
     idx = np.clip(np.ceil(n_bins * probs), 1, n_bins).astype(np.int64) - 1
-    k = probs.shape[1]
-    if k * np.log2(n_bins) < 62:  # one mixed-radix integer per row
-        key = idx @ (np.int64(n_bins) ** np.arange(k, dtype=np.int64))
-        _, codes = np.unique(key, return_inverse=True)
-    else:
+    n, k = probs.shape
+    if k * np.log2(n_bins) >= 62:  # the hypercubes do not fit one integer: compare rows
         _, codes = np.unique(idx, axis=0, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64)
+        return codes.reshape(-1).astype(np.int64)
+    key = idx @ (np.int64(n_bins) ** np.arange(k, dtype=np.int64))  # one mixed-radix integer
+    cubes = int(n_bins) ** k
+    if cubes > 4 * n + 1024:  # sparse among the hypercubes: sort the keys
+        _, codes = np.unique(key, return_inverse=True)
+        return codes.reshape(-1).astype(np.int64)
+    # few hypercubes: number the occupied ones in key order without a sort
+    rank = np.cumsum(np.bincount(key, minlength=cubes) > 0) - 1
+    return rank[key]
 
 
 def median_variance_codes(probs: np.ndarray, min_size: int) -> np.ndarray:
@@ -168,7 +173,6 @@ _META: dict[str, Any] = {
     "default_lens": "canonical",
     "norms": None,
     "lp_scale": False,
-    "subsample": False,
     "formula": "Widmann, Lindsten & Zachariah (2019), App. J.1.1; docs/formulas.md, "
     "Canonical binned ECE",
     "quantity": "total-variation distance between each bin's mean prediction vector and its "
@@ -179,6 +183,7 @@ _META: dict[str, Any] = {
 @ESTIMATORS.register(
     "canonical-uniform",
     label="Canonical binned ECE (uniform bins)",
+    subsample=False,  # linear in n: every row
     description="The whole probability vector binned into hypercubes of B equal-width bins "
     "per class; per bin, the total-variation distance of the mean prediction from the label "
     "frequencies, weighted by the bin's rows (Widmann et al.'s ÊCE, 10 bins per class).",
@@ -205,6 +210,9 @@ def canonical_uniform(
     "total-variation distance of the mean prediction from the label frequencies.",
     options={"min_size": MEDIAN_VARIANCE_MIN_SIZE},
     check_option_values=_check_min_size,
+    # one Python step per split, about n / min_size of them: at large n the seeded kernel
+    # subsample, as its note says (the API's calibration_error reads every row)
+    subsample=True,
     # a resample's duplicated rows move the medians and so the bins: its percentile
     # interval sits above the estimate (on CIFAR-10 it does not cover it)
     no_interval="no bootstrap interval: the bins are built from the rows, and a resample's "
