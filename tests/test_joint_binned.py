@@ -180,3 +180,16 @@ def test_every_numbering_gives_the_partition_of_the_index_tuples(k, b, n):
     pairs = set(zip(codes.tolist(), tuples.ravel().tolist(), strict=True))
     assert len(pairs) == len(set(codes.tolist())) == len(set(tuples.ravel().tolist()))
     assert codes.min() == 0 and codes.max() == len(set(codes.tolist())) - 1
+
+
+def test_binary_hypercubes_are_the_binary_equal_width_bins():
+    # two classes: the hypercube (⌈B(1 − s)⌉, ⌈Bs⌉) is fixed by s's equal-width bin when no
+    # score sits on an edge, and TV = |f̄ − ȳ|: the whole-vector ECE is the binary plug-in ECE
+    rng = np.random.default_rng(9)
+    s = rng.beta(2.0, 1.0, 20_000)
+    y = (rng.random(s.size) < s**1.3).astype(np.int64)
+    whole = core.calibration_error(s, y, estimator="canonical-uniform", n_bins=15).value
+    plugin = core.calibration_error(
+        s, y, estimator="plugin", lens="binary", binning="equal-width", n_bins=15, norm=1
+    ).value
+    assert whole == pytest.approx(plugin, rel=1e-12)

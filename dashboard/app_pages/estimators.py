@@ -31,12 +31,13 @@ PEER_COLUMNS = {
 }
 
 TABLE_COLUMNS = {
-    "label": st.column_config.TextColumn("estimator", width="medium"),
+    # widths in pixels: the labels and five significant digits are read whole
+    "label": st.column_config.TextColumn("estimator", width=300),
     "lens": st.column_config.TextColumn("lens"),
     "binning": st.column_config.TextColumn("binning"),
-    "value": st.column_config.NumberColumn("value"),
-    "low": st.column_config.NumberColumn("low"),
-    "high": st.column_config.NumberColumn("high"),
+    "value": st.column_config.NumberColumn("value", width=80),
+    "low": st.column_config.NumberColumn("low", width=80),
+    "high": st.column_config.NumberColumn("high", width=80),
     "note": st.column_config.TextColumn("note", width="large"),
     "formula": st.column_config.TextColumn("formula", width="medium"),
     "description": st.column_config.TextColumn("what it computes", width="large"),
