@@ -501,3 +501,58 @@ def test_the_default_block_size_is_sqrt_n_capped_so_the_cost_stays_linear():
     result = core.calibration_test(p, y, test="skce-block", seed=0)
     assert result.details["block_size"] == 100
     assert result.details["n_blocks"] == 400
+
+
+# --------------------------------------------------------------- two-column rows in O(n log n)
+
+
+def _tiled_sum(p, y, spec):
+    e = kern.residuals(p, y)
+    total = 0.0
+    for _ra, _rc, h, diag in kern.iter_h_tiles(p, e, spec):
+        s = float(h.sum())
+        total += s if diag else 2.0 * s
+    return total
+
+
+def test_line_pair_sum_by_hand_and_across_blocks():
+    t, u = np.array([0.0, 1.0, 3.0]), np.array([1.0, 2.0, -1.0])
+    by_hand = 2 * np.exp(-1.0) - np.exp(-3.0) - 2 * np.exp(-2.0)
+    assert kern.line_pair_sum(t, u) == pytest.approx(by_hand, rel=1e-15)
+    # exponents spanning many blocks of 600 (a tiny bandwidth): the direct double sum
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.exponential(25.0, 400))
+    u = rng.normal(size=400)
+    i, j = np.triu_indices(400, 1)
+    direct = float(np.sum(u[i] * u[j] * np.exp(-(t[j] - t[i]))))
+    assert t[-1] > 10 * 600
+    assert kern.line_pair_sum(t, u) == pytest.approx(direct, rel=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "bandwidth"), [("tv", 0.0024), ("l1", 0.05), ("tv", 1e-5)])
+def test_two_column_rows_take_the_sorted_pass_with_the_tiled_value(metric, bandwidth):
+    rng = np.random.default_rng(8)
+    s = rng.beta(5.0, 1.0, 3000)
+    s[:40], s[40:60], s[60:200] = 1.0, 0.0, s[200:340]  # ties, and scores at 0 and 1
+    p, y = np.column_stack([1.0 - s, s]), (rng.random(3000) < s).astype(np.int64)
+    spec = kern.KernelSpec("laplacian", metric, bandwidth)
+    fast = kern._two_column_sum(p, kern.residuals(p, y), spec)
+    assert fast is not None
+    assert fast == pytest.approx(_tiled_sum(p, y, spec), rel=1e-12)
+
+
+def test_the_sorted_pass_declines_what_it_cannot_factorise():
+    rng = np.random.default_rng(1)
+    s = rng.random(100)
+    y = rng.integers(0, 2, 100)
+    p = np.column_stack([1.0 - s, s])
+    e = kern.residuals(p, y)
+    assert kern._two_column_sum(p, e, kern.KernelSpec("gaussian", "tv", 0.1)) is None
+    assert kern._two_column_sum(p, e, kern.KernelSpec("laplacian", "l2", 0.1)) is None
+    # rows that do not move against each other (p₀ rises with p₁ somewhere)
+    odd = p.copy()
+    odd[np.argmax(s), 0] = 0.9
+    assert kern._two_column_sum(odd, e, kern.KernelSpec("laplacian", "tv", 0.1)) is None
+    three = rng.dirichlet(np.ones(3), 50)
+    e3 = kern.residuals(three, rng.integers(0, 3, 50))
+    assert kern._two_column_sum(three, e3, kern.KernelSpec("laplacian", "tv", 0.1)) is None
