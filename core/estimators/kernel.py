@@ -374,13 +374,20 @@ def _opposite_columns(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     of the upper triangle (each term is a rounded difference of monotone sequences, and
     rounding is monotone), which :func:`_kth_pairs_sorted` relies on. None otherwise.
     """
-    if p.shape[1] != 2:
+    order = _opposite_order(p)
+    return None if order is None else (p[order, 0], p[order, 1])
+
+
+def _opposite_order(p: np.ndarray) -> np.ndarray | None:
+    """Return the order of two-column rows by ``p₁`` (ties: ``p₀`` down), if ``p₀`` then falls.
+
+    Rows ``(1 − s, s)`` (every one-dimensional lens, binary input) qualify; None otherwise.
+    """
+    if p.ndim != 2 or p.shape[1] != 2:
         return None
     order = np.lexsort((-p[:, 0], p[:, 1]))
-    falling, rising = p[order, 0], p[order, 1]
-    if np.any(falling[1:] > falling[:-1]):
-        return None
-    return falling, rising
+    falling = p[order, 0]
+    return None if np.any(falling[1:] > falling[:-1]) else order
 
 
 def _pair_distances(
@@ -719,12 +726,12 @@ def _two_column_sum(p: np.ndarray, e: np.ndarray, spec: KernelSpec) -> float | N
     ``g = ½(p₁ − p₀)`` (L1: twice that), so the kernel factorises along the order
     (:func:`line_pair_sum`). None when it does not apply (then the tiled pass runs).
     """
-    if p.shape[1] != 2 or spec.kernel != "laplacian" or spec.metric not in ("tv", "l1"):
+    if spec.kernel != "laplacian" or spec.metric not in ("tv", "l1"):
         return None
-    order = np.lexsort((-p[:, 0], p[:, 1]))
+    order = _opposite_order(p)
+    if order is None:
+        return None
     q = p[order]
-    if np.any(np.diff(q[:, 0]) > 0.0):
-        return None
     half = 0.5 if spec.metric == "tv" else 1.0
     t = (half / spec.bandwidth) * (q[:, 1] - q[:, 0])
     t = np.maximum.accumulate(t)  # rounding must not make it decrease
