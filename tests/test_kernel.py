@@ -556,3 +556,29 @@ def test_the_sorted_pass_declines_what_it_cannot_factorise():
     three = rng.dirichlet(np.ones(3), 50)
     e3 = kern.residuals(three, rng.integers(0, 3, 50))
     assert kern._two_column_sum(three, e3, kern.KernelSpec("laplacian", "tv", 0.1)) is None
+
+
+@pytest.mark.parametrize("metric", ["tv", "l1", "l2"])
+@pytest.mark.parametrize("kind", ["beta", "ties", "near-ties"])
+def test_pairs_below_counts_every_row_exactly(metric, kind):
+    # per row, the first column whose distance (rounded as the tiles round it) exceeds a
+    # value that is itself a pair distance, so rows hit their boundary exactly
+    rng = np.random.default_rng(5)
+    s = rng.beta(5.0, 1.0, 400)
+    if kind == "ties":
+        s[:150], s[150:200] = 1.0, 0.9
+    elif kind == "near-ties":
+        s = 0.3 + 1e-13 * rng.integers(0, 50, 400)
+    falling, rising = kern._opposite_columns(np.column_stack([1.0 - s, s]))
+    i, j = np.triu_indices(400, 1)
+    d = kern._pair_distances(falling, rising, i, j, metric)
+    full = np.zeros((400, 400))
+    full[i, j] = d
+    for value in (d[7], d[len(d) // 2], d[-3], 0.0, float(np.median(d)) + 1e-16):
+        for strict in (False, True):
+            got = kern._pairs_below(falling, rising, value, metric, strict=strict)
+            for row in range(399):
+                cols = full[row, row + 1 :]
+                stop = cols >= value if strict else cols > value
+                want = row + 1 + (int(np.argmax(stop)) if stop.any() else cols.size)
+                assert got[row] == want, (row, value, strict)

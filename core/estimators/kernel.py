@@ -411,15 +411,36 @@ def _pairs_below(
     """
     n = falling.shape[0]
     rows = np.arange(n - 1)
-    pos = rows + 1
-    step = 1 << (n - 1).bit_length()
+    lo, hi = rows + 1, np.full(n - 1, n)
+    if metric != "l2":
+        # TV and L1 of sorted rows are differences g_j − g_i of g = c·(p₁ − p₀) (rounding
+        # aside, which _LINE_MARGIN bounds): a sorted search narrows every row's answer to
+        # [lo, hi], and only the pairs inside are computed as the tiles round them
+        g = (rising - falling) * (0.5 if metric == "tv" else 1.0)
+        lo = np.maximum(lo, np.searchsorted(g, g[:-1] + (value - _LINE_MARGIN), side="left"))
+        hi = np.maximum(lo, np.searchsorted(g, g[:-1] + (value + _LINE_MARGIN), side="right"))
+    pos = lo.copy()
+    open_ = np.nonzero(hi > lo)[0]
+    if open_.size == 0:
+        return pos
+    r, p, h = rows[open_], lo[open_], hi[open_]
+    step = 1 << int((h - p).max()).bit_length()
     while step:
-        probe = pos + (step - 1)
-        inside = probe < n
-        d = _pair_distances(falling, rising, rows, np.minimum(probe, n - 1), metric)
-        pos += step * (inside & ((d < value) if strict else (d <= value)))
+        probe = p + (step - 1)
+        inside = probe < h
+        d = _pair_distances(falling, rising, r, np.minimum(probe, n - 1), metric)
+        p += step * (inside & ((d < value) if strict else (d <= value)))
         step >>= 1
+    pos[open_] = p
     return pos
+
+
+#: Candidates left when :func:`_kth_pairs_sorted` computes and partitions them.
+SORTED_SELECT_MAX = 1 << 16
+
+#: Bound on |computed distance − (g_j − g_i)| for sorted two-column rows (entries in
+#: [0, 1], distances at most 2): a few roundings of numbers below 2, with room to spare.
+_LINE_MARGIN = 64 * 2.0**-52
 
 
 def _kth_pairs_sorted(falling: np.ndarray, rising: np.ndarray, rank: int, metric: str) -> float:
@@ -438,10 +459,12 @@ def _kth_pairs_sorted(falling: np.ndarray, rising: np.ndarray, rank: int, metric
     rng = np.random.default_rng(0)
     m = 4096
     spread = 3.0 / np.sqrt(m)
+    # a count costs one sorted search per row: narrow further before computing the rest
+    limit = min(EXACT_SELECT_MAX, SORTED_SELECT_MAX)
     while True:
         width = hi - lo
         left = int(width.sum())
-        if left <= EXACT_SELECT_MAX:
+        if left <= limit:
             i = np.repeat(rows, width)
             j = np.repeat(lo - np.cumsum(width) + width, width) + np.arange(left)
             d = _pair_distances(falling, rising, i, j, metric)
