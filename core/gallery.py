@@ -1067,6 +1067,15 @@ METACAL_METHODS = (
 )
 
 
+def _paper_ece(q: np.ndarray, y: np.ndarray) -> float:
+    """Meta-Cal's evaluation ECE: top-label, 15 equal-width bins, ℓ1."""
+    from core.calibration import calibration_error
+
+    return calibration_error(
+        q, y, estimator="plugin", binning="equal-width", n_bins=15, norm=1, lens="top-label"
+    ).value
+
+
 def metacal_g2(n: int, gen: np.random.Generator, n_classes: int = 10) -> tuple[np.ndarray, ...]:
     """Draw ``n`` rows of the digest's G2 world: logits ``(N(0, I) + m e_y) / 0.5``.
 
@@ -1121,7 +1130,6 @@ def metacal_table1(
     import pandas as pd
     from scipy.special import softmax
 
-    from core.calibration import calibration_error
     from core.recalibration import make_recalibrator, selective_metrics
 
     gen = check_rng(seed)
@@ -1152,25 +1160,15 @@ def metacal_table1(
                     else np.ones(yt.size, dtype=bool)
                 )
 
-            def ece(rows: np.ndarray, q: np.ndarray = q, y: np.ndarray = yt) -> float:
-                return calibration_error(
-                    q[rows],
-                    y[rows],
-                    estimator="plugin",
-                    binning="equal-width",
-                    n_bins=15,
-                    norm=1,
-                    lens="top-label",
-                ).value
-
-            every = np.ones(yt.size, dtype=bool)
             sm = selective_metrics(p_test, yt, accepted)
             rows.append(
                 {
                     "method": method,
                     "run": run,
-                    "ece": ece(every),
-                    "ece_accepted": ece(accepted) if accepted.any() else float("nan"),
+                    "ece": _paper_ece(q, yt),
+                    "ece_accepted": _paper_ece(q[accepted], yt[accepted])
+                    if accepted.any()
+                    else float("nan"),
                     "coverage": sm.coverage,
                     "miscoverage": sm.miscoverage,
                     "coverage_accuracy": sm.coverage_accuracy,

@@ -402,21 +402,35 @@ def _pair_distances(
     return 0.5 * first if metric == "tv" else first
 
 
+def _line(falling: np.ndarray, rising: np.ndarray, metric: str) -> np.ndarray | None:
+    """Return ``g`` with TV/L1 distances ``g_j − g_i`` of sorted rows (None for L2).
+
+    ``g = ½(p₁ − p₀)`` for TV and ``p₁ − p₀`` for L1, up to rounding (:data:`_LINE_MARGIN`).
+    """
+    return None if metric == "l2" else (rising - falling) * (0.5 if metric == "tv" else 1.0)
+
+
 def _pairs_below(
-    falling: np.ndarray, rising: np.ndarray, value: float, metric: str, *, strict: bool
+    falling: np.ndarray,
+    rising: np.ndarray,
+    value: float,
+    metric: str,
+    *,
+    strict: bool,
+    g: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per row ``i``, the first ``j > i`` whose distance exceeds ``value`` (or reaches it).
 
-    A branchless binary search on every row at once: distances grow along a row.
+    With TV or L1 a sorted search of ``g`` (:func:`_line`; computed when not given) narrows
+    every row's answer to ``[lo, hi]``; a branchless binary search over the pairs inside,
+    rounded as the tiles round them, finishes it (distances grow along a row).
     """
     n = falling.shape[0]
     rows = np.arange(n - 1)
     lo, hi = rows + 1, np.full(n - 1, n)
-    if metric != "l2":
-        # TV and L1 of sorted rows are differences g_j − g_i of g = c·(p₁ − p₀) (rounding
-        # aside, which _LINE_MARGIN bounds): a sorted search narrows every row's answer to
-        # [lo, hi], and only the pairs inside are computed as the tiles round them
-        g = (rising - falling) * (0.5 if metric == "tv" else 1.0)
+    if g is None:
+        g = _line(falling, rising, metric)
+    if g is not None:
         lo = np.maximum(lo, np.searchsorted(g, g[:-1] + (value - _LINE_MARGIN), side="left"))
         hi = np.maximum(lo, np.searchsorted(g, g[:-1] + (value + _LINE_MARGIN), side="right"))
     pos = lo.copy()
@@ -461,6 +475,7 @@ def _kth_pairs_sorted(falling: np.ndarray, rising: np.ndarray, rank: int, metric
     spread = 3.0 / np.sqrt(m)
     # a count costs one sorted search per row: narrow further before computing the rest
     limit = min(EXACT_SELECT_MAX, SORTED_SELECT_MAX)
+    g = _line(falling, rising, metric)
     while True:
         width = hi - lo
         left = int(width.sum())
@@ -480,12 +495,12 @@ def _kth_pairs_sorted(falling: np.ndarray, rising: np.ndarray, rank: int, metric
         if share + spread < 1:
             pivots.append(sample[min(int((share + spread) * m), m - 1)])
         for value in pivots:
-            at_most = _pairs_below(falling, rising, value, metric, strict=False)
+            at_most = _pairs_below(falling, rising, value, metric, strict=False, g=g)
             n_at_most = int((at_most - rows - 1).sum())
             if n_at_most < rank:  # the target is above the pivot
                 lo, below = np.maximum(lo, at_most), n_at_most
                 continue
-            under = _pairs_below(falling, rising, value, metric, strict=True)
+            under = _pairs_below(falling, rising, value, metric, strict=True, g=g)
             n_under = int((under - rows - 1).sum())
             if n_under < rank:  # the target equals the pivot
                 return float(value)
