@@ -37,7 +37,9 @@ import pandas as pd
 from core import records
 from core._files import write_atomically
 from core._parallel import ProcessJobs, process_count
+from core._validation import norm_text
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
+from core.binning import BINNINGS
 from core.calibration_tests import (
     TEST_RESAMPLES,
     TESTS,
@@ -48,7 +50,9 @@ from core.calibration_tests import (
 from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
+from core.estimators import ESTIMATORS
 from core.findings import reliability_finding, statistic_note, test_finding
+from core.lenses import LENSES
 from core.numbers import format_pvalue
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
@@ -343,9 +347,11 @@ class Report:
             interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.confidence_level:.0%} bootstrap)"
         out = [
             f"<h2>{_esc('Model ' + name if m.model is not None else 'All rows')}</h2>",
-            f'<p class="headline">n = {m.n:,}; headline <b>{_esc(head.estimator)}</b> '
-            f"({_esc(cfg.lens)}, {_esc(cfg.binning)}, B = {cfg.n_bins}, "
-            f"ℓ{_esc(cfg.to_dict()['norm'])}) = <b>{_num(head.value)}</b>{_esc(interval)}</p>",
+            f'<p class="headline">n = {m.n:,}; headline '
+            f"<b>{_esc(ESTIMATORS.get(head.estimator).label)}</b> "
+            f"({_esc(LENSES.get(cfg.lens).label)} lens, "
+            f"{_esc(BINNINGS.get(cfg.binning).label.lower())} bins, B = {cfg.n_bins}, "
+            f"{_esc(norm_text(cfg.norm))}) = <b>{_num(head.value)}</b>{_esc(interval)}</p>",
         ]
         out.append(f'<p class="finding">{_esc(reliability_finding(a))}</p>')
         if m.test is not None:
@@ -380,7 +386,7 @@ class Report:
             out.append(
                 f"<p>Null hypothesis: the predictions are calibrated. Statistic "
                 f"{_num(t.statistic)}, p-value {_esc(format_pvalue(t.pvalue))}{bound}; lens {_esc(t.lens)}. "
-                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions)}"
+                f"{_esc(t.method)}. Assumes: {_esc(t.assumptions.rstrip('.'))}."
                 + (f" <b>Read with care:</b> {_esc(t.caveat)}" if t.caveat else "")
                 + (
                     f" {_esc(note)}"

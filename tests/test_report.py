@@ -377,3 +377,11 @@ def test_a_report_of_several_files_is_titled_by_its_models():
     # one file keeps its name, whatever its model column holds
     assert default_title("sample.csv", ["lr", "rf", "nb"]) == "Calibration report: sample.csv"
     assert default_title("sample.csv", [None]) == "Calibration report: sample.csv"
+
+
+def test_headline_names_estimator_lens_bins_and_norm_by_their_labels(toy_html):
+    # the words of the pages, not the registry codes (plugin, binary, equal-width)
+    head = re.search(r'<p class="headline">(.*?)</p>', toy_html).group(1)
+    assert "<b>Plug-in binned (ECE)</b> (Binary P(y=1) lens, equal width bins, B = " in head
+    assert "plugin" not in head and "equal-width" not in head
+    assert re.search(r"Assumes: [^<]*\.( |</p>)", toy_html)  # the sentence ends before the next
