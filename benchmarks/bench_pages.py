@@ -104,6 +104,7 @@ def _clear_kernel_memos() -> None:
     kern._MEDIAN_CACHE.clear()
     ORDERS.clear()
     analysis._POINTS.clear()
+    analysis._UNBINNED.clear()
 
 
 def _reliability(pred: Predictions, config: AnalysisConfig) -> Any:

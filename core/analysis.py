@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core._parallel import map_ordered
 from core._validation import MAX_RESAMPLES, check_at_most, check_norm, norm_key
 from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
@@ -638,7 +639,7 @@ def analyze(
     calls = _calls(config, opts)
     points = _POINTS.get_or_compute(
         (pred.digest, dataclasses.replace(config, n_resamples=0)),
-        lambda: _point_estimates(views, config, calls, opts, binary),
+        lambda: _point_estimates(views, config, calls, opts, binary, pred.digest),
     )
     values, scores = points.values, points.scores
     kernel_values, kernel_notes = points.kernel_values, points.kernel_notes
@@ -733,15 +734,27 @@ def _point_estimates(
     calls: Mapping[str, EstimatorCall],
     opts: Mapping[str, Any],
     binary: bool,
+    digest: str,
 ) -> _Points:
-    results = {name: call.result(call.run_on(views, config.seed)) for name, call in calls.items()}
-    notes = {name: _note(calls[name], res, config.seed) for name, res in results.items()}
+    values, notes, results = {}, {}, {}
+    # values that do not depend on the number of bins are kept across a change of it
+    any_bins = dataclasses.replace(config, n_resamples=0, n_bins=AnalysisConfig.n_bins)
+    for name, call in calls.items():
+        if name == config.estimator or call.info.reads_n_bins:
+            results[name] = call.result(call.run_on(views, config.seed))
+            values[name] = results[name].value
+            notes[name] = _note(call, results[name], config.seed)
+        else:
+            values[name], notes[name] = _UNBINNED.get_or_compute(
+                (digest, name, any_bins),
+                lambda call=call: _value_and_note(call, views, config.seed),
+            )
     notes["brier"] = BRIER_CONVENTIONS[binary]
-    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=results)
+    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=values)
     p, y = views.probs, views.labels
     scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
     return _Points(
-        values={name: res.value for name, res in results.items()},
+        values=values,
         headline=results[config.estimator],
         notes=notes,
         kernel_values=kernel_values,
@@ -753,6 +766,15 @@ def _point_estimates(
         ),
     )
 
+
+def _value_and_note(call: EstimatorCall, views: BinnedViews, seed: int) -> tuple[float, str]:
+    result = call.result(call.run_on(views, seed))
+    return result.value, _note(call, result, seed)
+
+
+#: Values and notes of estimators that do not read the number of bins (``reads_n_bins``), by
+#: data digest, name and config with the default ``n_bins``: a change of bins reuses them.
+_UNBINNED = Memo(256)
 
 #: The point estimates, notes, bin tables and Brier decomposition of the last few analyses, by
 #: data digest and config with ``n_resamples=0``: a page analyses the same rows twice (without
@@ -900,9 +922,13 @@ def _component_tables(
         stars = b if isinstance(b, tuple) else (b,)
         comps = [comp.rebinned(int(s)) for comp, s in zip(comps, stars, strict=True)]
     banded = config.consistency_band and all(c.n_bins <= CONSISTENCY_BAND_MAX_BINS for c in comps)
-    bands = [
-        BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True) if banded else None for c in comps
-    ]
+    bands: list[BandStats | None] = [None] * len(comps)
+    if banded:  # one component per thread: their laws are independent
+        bands = map_ordered(
+            lambda c: BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True),
+            comps,
+            entries=views.labels.shape[0] * len(comps),
+        )
     return component_tables(
         [c.name for c in comps], [c.stats for c in comps], bands, view.weights, config
     )

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from core._parallel import one_blas_thread
+from core._parallel import map_ordered, one_blas_thread
 from core.binning import BinStats
 from core.estimators.base import KernelContext, NormalStream
 
@@ -534,6 +534,121 @@ def _resampled(
         done += r
 
 
+def _law_moments(cells: CellStats, scores: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean ``Aᵀc`` and covariance ``Aᵀ diag(c) A − (Aᵀc)(Aᵀc)ᵀ/n`` of :func:`normal_batches`.
+
+    Column ``j·B + b`` of component ``k``'s block of ``A`` (at ``4·Σ_{k'<k} B_k'``) is, per
+    cell in bin ``b``, its ``j``-th statistic ``(1, o, m, q)``: one, outcome, mean score and
+    mean square score; every score adds one column (its per-row mean). The outcome is 0 or 1,
+    so a cell's statistics are its bin, its outcome and ``u = (1, m, q)``: the block of two
+    components is nine ``bincount`` s of ``c·u_f·u'_g`` over the pairs of the cells' codes
+    ``2b + o``, summed over the outcomes the statistics keep — ``O(cells · components²)``
+    with no sparse product.
+    """
+    counts = cells.counts.astype(np.float64)
+    n = float(counts.sum())
+    safe = np.where(counts > 0, counts, 1.0)
+    sizes = [e.shape[0] - 1 for e in cells.edges]
+    k = len(sizes)
+    starts = np.concatenate([[0], np.cumsum([4 * b for b in sizes])]).astype(np.int64)
+    dim = int(starts[-1]) + len(scores)
+    # components along the first axis: a component and those after it are one contiguous block
+    codes = (2 * cells.bins.astype(np.int64) + cells.outcomes).T.copy()
+    feats = [
+        np.ones((k, counts.shape[0])),
+        (cells.score_sums / safe[:, None]).T.copy(),
+        (cells.score_squares / safe[:, None]).T.copy(),
+    ]
+    weighted = [f * counts for f in feats]
+    # statistic j of (1, o, m, q) reads feature f(j) over the outcomes keep(j) (o = 1 only
+    # for the outcome sum)
+    feature = (0, 0, 1, 2)
+    cov = np.zeros((dim, dim))
+
+    def pair_sums(c1: int) -> tuple[np.ndarray, dict[tuple[int, int], np.ndarray]]:
+        # component c1 against itself and every later component, by the cells' two codes
+        width = 2 * np.asarray(sizes[c1:], dtype=np.int64)
+        base = np.concatenate([[0], np.cumsum(2 * sizes[c1] * width)])
+        keys = (base[:-1, None] + codes[c1] * width[:, None] + codes[c1:]).ravel()
+        sums = {}
+        for f1 in range(3):
+            for f2 in range(3):
+                w = (weighted[f1][c1] * feats[f2][c1:]).ravel()
+                sums[f1, f2] = np.bincount(keys, weights=w, minlength=int(base[-1]))
+        return base, sums
+
+    blocks = map_ordered(pair_sums, range(k), entries=9 * k * (k + 1) // 2 * counts.shape[0])
+    for c1, (base, sums) in enumerate(blocks):
+        others = range(c1, k)
+        b1 = sizes[c1]
+        for i, c2 in enumerate(others):
+            b2 = sizes[c2]
+            for f1 in range(3):
+                for f2 in range(3):
+                    x = sums[f1, f2][base[i] : base[i + 1]].reshape(b1, 2, b2, 2)
+                    for j1 in (j for j in range(4) if feature[j] == f1):
+                        x1 = x[:, 1] if j1 == 1 else x.sum(axis=1)
+                        for j2 in (j for j in range(4) if feature[j] == f2):
+                            x2 = x1[:, :, 1] if j2 == 1 else x1.sum(axis=2)
+                            r = int(starts[c1]) + j1 * b1
+                            s = int(starts[c2]) + j2 * b2
+                            cov[r : r + b1, s : s + b2] = x2
+                            cov[s : s + b2, r : r + b1] = x2.T
+    means = [cells.row_sums[s] / safe for s in scores]
+    # a score's column against every component's bins: one bincount per feature over all
+    flat = (codes + np.cumsum([0] + [2 * b for b in sizes[:-1]])[:, None]).ravel()
+    for i, mean in enumerate(means):
+        col = int(starts[-1]) + i
+        sums = [
+            np.bincount(flat, weights=(weighted[f] * mean).ravel(), minlength=2 * sum(sizes))
+            for f in range(3)
+        ]
+        at = 0
+        for c in range(k):
+            b = sizes[c]
+            for j in range(4):
+                x = sums[feature[j]][at : at + 2 * b].reshape(b, 2)
+                r = int(starts[c]) + j * b
+                cov[r : r + b, col] = cov[col, r : r + b] = x[:, 1] if j == 1 else x.sum(axis=1)
+            at += 2 * b
+        for i2, other in enumerate(means[: i + 1]):
+            cov[col, int(starts[-1]) + i2] = cov[int(starts[-1]) + i2, col] = counts @ (
+                mean * other
+            )
+    total = np.empty(dim)
+    for c in range(k):
+        b = sizes[c]
+        for j in range(4):
+            r = int(starts[c]) + j * b
+            total[r : r + b] = cov[r : r + b, int(starts[c]) : int(starts[c]) + b].sum(axis=1)
+    for i, mean in enumerate(means):
+        total[int(starts[-1]) + i] = counts @ mean
+    cov -= np.outer(total, total) / n
+    return total, cov
+
+
+def _psd_root(cov: np.ndarray) -> np.ndarray:
+    """``R`` with ``R Rᵀ = cov`` for a covariance (positive semi-definite, often singular).
+
+    Pivoted Cholesky (LAPACK ``dpstrf``): it stops at the numerical rank (remaining
+    diagonal below ``dim·eps·max(diag)``), so the constant totals of a multinomial (every
+    component's counts sum to ``n``) and empty bins cost nothing, and it is an order of
+    magnitude faster than an eigendecomposition of the same matrix. ``R`` is
+    ``(dim, rank)``: draws need ``rank`` standard normals each.
+    """
+    from scipy.linalg import lapack
+
+    dim = cov.shape[0]
+    if dim == 0 or not np.any(np.diag(cov) > 0):
+        return np.zeros((dim, 0))
+    factor, pivots, rank, info = lapack.dpstrf((cov + cov.T) / 2.0, lower=1, tol=-1.0)
+    if info < 0:  # an argument LAPACK refused: a bug, not the data
+        raise RuntimeError(f"dpstrf failed (info={info})")
+    root = np.zeros((dim, rank))
+    root[pivots - 1] = np.tril(factor)[:, :rank]
+    return root
+
+
 def normal_batches(
     cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator
 ) -> tuple[list[SumsBatch], dict[str, np.ndarray]]:
@@ -566,42 +681,24 @@ def normal_batches(
     totals : dict
         Score → ``(n_resamples,)`` resampled means.
     """
-    from scipy import sparse
-
     counts = cells.counts.astype(np.float64)
     n = float(counts.sum())
-    d = cells.n_cells
-    rows, cols, vals, within, offsets = [], [], [], [], []
+    within, offsets = [], []
     at = 0
-    cell = np.arange(d)
     for c in range(len(cells.names)):
         b = cells.edges[c].shape[0] - 1
-        outcome, mean, var, square = _cell_moments(cells, c)
-        bins = cells.bins[:, c]
-        for j, weight in enumerate((np.ones(d), outcome, mean, square)):
-            rows.append(cell)
-            cols.append(at + j * b + bins)
-            vals.append(weight)
-        within.append(np.bincount(bins, weights=counts * var, minlength=b))
+        _, _, var, _ = _cell_moments(cells, c)
+        within.append(np.bincount(cells.bins[:, c], weights=counts * var, minlength=b))
         offsets.append((at, b))
         at += 4 * b
     safe = np.where(counts > 0, counts, 1.0)
     for s in scores:
         mean = cells.row_sums[s] / safe
-        rows.append(cell)
-        cols.append(np.full(d, at))
-        vals.append(mean)
         within.append(np.atleast_1d(counts @ _variance(cells.row_squares[s] / safe, mean)))
-        at += 1
-    a = sparse.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(d, at)
-    )
-    total = np.asarray(a.T @ counts).ravel()
-    cov = (a.T @ a.multiply(counts[:, None]).tocsr()).toarray() - np.outer(total, total) / n
+    total, cov = _law_moments(cells, scores)
     with one_blas_thread():
-        w, u = np.linalg.eigh((cov + cov.T) / 2.0)
-        root = u * np.sqrt(np.clip(w, 0.0, None))
-        t = total + rng.standard_normal((n_resamples, at)) @ root.T
+        root = _psd_root(cov)
+        t = total + rng.standard_normal((n_resamples, root.shape[1])) @ root.T
     batches = []
     for c, (start, b) in enumerate(offsets):
         k = np.maximum(t[:, start : start + b], 0.0)

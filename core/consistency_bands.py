@@ -37,6 +37,7 @@ rows (exact laws merge by convolution), so a stream of batches draws the same ba
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -282,9 +283,10 @@ class BandStats:
             rows = np.flatnonzero(wanted[index])
             order = rows[np.argsort(index[rows], kind="stable")]
             bounds = np.searchsorted(index[order], np.arange(b + 1))
-            for j in small:
-                part = s[order[bounds[j] : bounds[j + 1]]]
-                laws[j] = poisson_binomial_pmf(part[(part > 0.0) & (part < 1.0)])
+            parts = [s[order[bounds[j] : bounds[j + 1]]] for j in small]
+            inner_parts = [part[(part > 0.0) & (part < 1.0)] for part in parts]
+            for j, law in zip(small, poisson_binomial_pmfs(inner_parts), strict=True):
+                laws[j] = law
         return cls(
             counts=counts,
             score_sums=np.bincount(index, weights=s, minlength=b),
@@ -474,18 +476,49 @@ def poisson_binomial_pmf(probabilities: ArrayLike) -> np.ndarray:
     >>> poisson_binomial_pmf([0.5, 0.5]).round(3).tolist()
     [0.25, 0.5, 0.25]
     """
-    q = np.asarray(probabilities, dtype=np.float64).ravel()
-    m = q.size
-    if m == 0:
-        return np.ones(1)
-    size = 1 << max(0, (m - 1).bit_length())
-    polys = np.zeros((size, 2))
-    polys[:, 0] = 1.0  # padding rows are the polynomial 1 (probability 0)
-    polys[:m, 0] = 1.0 - q
-    polys[:m, 1] = q
-    while polys.shape[0] > 1:
-        a, c = polys[0::2], polys[1::2]
-        length = polys.shape[1]  # degree + 1 of every polynomial of this level
+    return poisson_binomial_pmfs([probabilities])[0]
+
+
+def poisson_binomial_pmfs(groups: Sequence[ArrayLike]) -> list[np.ndarray]:
+    """:func:`poisson_binomial_pmf` of several groups of trials at once (the same values).
+
+    Every group's tree has its own padding, and the levels of all groups are multiplied
+    together: one batch of products per level instead of one per level and group, which
+    is what a component's many small bins cost.
+
+    Parameters
+    ----------
+    groups : sequence of array_like
+        Each ``(m_g,)`` success probabilities in [0, 1].
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Each ``(m_g + 1,)`` law.
+    """
+    out: list[np.ndarray] = [np.ones(1)] * len(groups)  # no trials: 0 successes for sure
+    sizes = [np.size(q) for q in groups]
+    active: list[tuple[int, np.ndarray]] = []
+    for g, probabilities in enumerate(groups):
+        if sizes[g] == 0:
+            continue
+        q = np.asarray(probabilities, dtype=np.float64).ravel()
+        polys = np.zeros((1 << (sizes[g] - 1).bit_length(), 2))
+        polys[:, 0] = 1.0  # padding rows are the polynomial 1 (probability 0)
+        polys[: sizes[g], 0] = 1.0 - q
+        polys[: sizes[g], 1] = q
+        active.append((g, polys))
+    while active:
+        for g, polys in active:
+            if polys.shape[0] == 1:
+                pmf = polys[0, : sizes[g] + 1]
+                out[g] = pmf / pmf.sum()
+        active = [(g, polys) for g, polys in active if polys.shape[0] > 1]
+        if not active:
+            break
+        stacked = np.concatenate([polys for _, polys in active])
+        a, c = stacked[0::2], stacked[1::2]  # every group's count is even: pairs stay inside
+        length = stacked.shape[1]  # degree + 1 of every polynomial of this level
         out_len = 2 * length - 1
         if length <= _DIRECT_CONVOLUTION:
             prod = np.zeros((a.shape[0], out_len))
@@ -497,6 +530,6 @@ def poisson_binomial_pmf(probabilities: ArrayLike) -> np.ndarray:
                 sp_fft.rfft(a, nfft, axis=1) * sp_fft.rfft(c, nfft, axis=1), nfft, axis=1
             )[:, :out_len]
             np.clip(prod, 0.0, None, out=prod)
-        polys = prod
-    pmf = polys[0, : m + 1]
-    return pmf / pmf.sum()
+        halves = np.cumsum([polys.shape[0] // 2 for _, polys in active])[:-1]
+        active = [(g, part) for (g, _), part in zip(active, np.split(prod, halves), strict=True)]
+    return out

@@ -446,6 +446,36 @@ def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
     assert len(calls) == 4
 
 
+def test_a_change_of_bins_reuses_the_values_that_do_not_read_them(monkeypatch):
+    from core import analysis
+    from core.calibration import EstimatorCall
+    from core.estimators import ESTIMATORS
+
+    p, y = _data(n=600, seed=4)
+    runs = []
+    real = EstimatorCall.run_on
+    monkeypatch.setattr(
+        EstimatorCall,
+        "run_on",
+        lambda self, *a, **k: runs.append(self.info.name) or real(self, *a, **k),
+    )
+    analysis._POINTS.clear()
+    analysis._UNBINNED.clear()
+    analyze((p, y), AnalysisConfig(lens="classwise", n_bins=10, n_resamples=0))
+    first = set(runs)
+    runs.clear()
+    changed = analyze((p, y), AnalysisConfig(lens="classwise", n_bins=12, n_resamples=0))
+    # only the estimators that read the number of bins ran again
+    unbinned = {name for name in first if not ESTIMATORS.get(name).reads_n_bins}
+    assert unbinned, first  # the sweep, mcb and the smooth ECE are in the table
+    assert set(runs) == first - unbinned
+    # and the table is the one a fresh analysis gives
+    analysis._POINTS.clear()
+    analysis._UNBINNED.clear()
+    fresh = analyze((p, y), AnalysisConfig(lens="classwise", n_bins=12, n_resamples=0))
+    pd.testing.assert_frame_equal(changed.metrics, fresh.metrics)
+
+
 def test_the_point_memo_holds_no_per_row_data():
     import pickle
 

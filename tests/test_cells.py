@@ -9,7 +9,7 @@ from scipy import stats
 from core.analysis import AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.calibration import EstimatorCall
-from core.cells import cell_bootstrap, cell_law, cells_of, normal_batches
+from core.cells import _law_moments, _psd_root, cell_bootstrap, cell_law, cells_of, normal_batches
 from core.data import as_predictions
 from core.intervals import bootstrap_many
 from core.scores import SCORES
@@ -236,3 +236,57 @@ def test_the_normal_law_agrees_with_the_exact_bootstrap_on_ten_classes_at_n_1e5(
         for q in (0.025, 0.5, 0.975):
             se = np.sqrt(q * (1 - q) / r) / stats.norm.pdf(stats.norm.ppf(q)) * sd
             assert abs(np.quantile(a, q) - np.quantile(b, q)) < 4 * np.sqrt(2) * se, (key, q)
+
+
+def _dense_design(cells, scores):
+    """The normal law's ``A`` written out: per component (1, o, m, q) one-hot by bin, then
+    one column per score (its per-row mean in the cell)."""
+    d = cells.n_cells
+    c = cells.counts.astype(float)
+    safe = np.where(c > 0, c, 1.0)
+    blocks = []
+    for k in range(len(cells.names)):
+        b = cells.edges[k].shape[0] - 1
+        onehot = np.zeros((d, b))
+        onehot[np.arange(d), cells.bins[:, k]] = 1.0
+        m = cells.score_sums[:, k] / safe
+        q = cells.score_squares[:, k] / safe
+        blocks += [onehot, onehot * cells.outcomes[:, k, None], onehot * m[:, None]]
+        blocks.append(onehot * q[:, None])
+    blocks += [(cells.row_sums[s] / safe)[:, None] for s in scores]
+    return np.hstack(blocks)
+
+
+@pytest.mark.parametrize(
+    ("lens", "binning", "k"),
+    [
+        ("classwise", "equal-width", 4),
+        ("classwise", "equal-mass", 3),
+        ("top-label", "equal-width", 5),
+    ],
+)
+def test_law_moments_equal_the_dense_design_products(lens, binning, k):
+    # mean Aᵀc and covariance Aᵀdiag(c)A − (Aᵀc)(Aᵀc)ᵀ/n of the bin statistics, by hand
+    p, y = _multiclass(4000, k=k, seed=13)
+    _, _, cells = _cells(p, y, lens, binning=binning, n_bins=6)
+    for scores in ([], ["brier", "log-loss", "accuracy"]):
+        a = _dense_design(cells, scores)
+        c = cells.counts.astype(float)
+        mean = a.T @ c
+        cov = a.T @ (a * c[:, None]) - np.outer(mean, mean) / cells.n
+        got_mean, got_cov = _law_moments(cells, scores)
+        np.testing.assert_allclose(got_mean, mean, rtol=1e-13, atol=1e-9)
+        np.testing.assert_allclose(got_cov, cov, rtol=1e-12, atol=1e-9 * np.abs(cov).max())
+
+
+def test_psd_root_reproduces_singular_covariances():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(30, 12))
+    for cov in (a @ a.T, np.diag([4.0, 0.0, 1.0]), np.zeros((3, 3))):
+        root = _psd_root(cov)
+        assert root.shape[1] == np.linalg.matrix_rank(cov)
+        np.testing.assert_allclose(root @ root.T, cov, atol=1e-12 * max(1.0, np.abs(cov).max()))
+    # a multinomial's counts sum to n: a covariance of rank B − 1
+    n, shares = 1000, np.array([0.2, 0.3, 0.5])
+    cov = n * (np.diag(shares) - np.outer(shares, shares))
+    assert _psd_root(cov).shape == (3, 2)

@@ -366,3 +366,23 @@ def test_page_shows_the_band_the_toggle_removes_it_and_the_url_keeps_it():
     assert again.sidebar.toggle(key="consistency_band").value is False
     spec = json.loads(again.get("plotly_chart")[0].proto.spec)
     assert len(spec["data"]) == 3
+
+
+def test_poisson_binomial_laws_of_many_groups_equal_one_group_at_a_time():
+    # the bins of a component multiply their trees level by level together: same values
+    from core.consistency_bands import poisson_binomial_pmfs
+
+    rng = np.random.default_rng(8)
+    groups = [rng.random(m) ** 3 for m in (0, 1, 2, 3, 8, 9, 100, 1023, 1024, 1025, 5000)]
+    together = poisson_binomial_pmfs(groups)
+    assert len(together) == len(groups)
+    for q, law in zip(groups, together, strict=True):
+        assert_array_equal(law, poisson_binomial_pmf(q))
+        assert law.shape == (q.size + 1,)
+    # and each is the enumerated law on a small group
+    q = groups[3]
+    enum = np.zeros(4)
+    for bits in range(8):
+        hits = [(bits >> i) & 1 for i in range(3)]
+        enum[sum(hits)] += np.prod([q[i] if h else 1 - q[i] for i, h in enumerate(hits)])
+    assert_allclose(together[3], enum, atol=1e-15)

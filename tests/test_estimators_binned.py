@@ -10,6 +10,7 @@ from core.binning import bin_indices, bin_stats
 from core.calibration import calibration_error
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS, aggregate, debiased_sq_from_stats, plugin_from_stats
+from core.estimators.base import NormalStream
 from core.estimators.binned import (
     debiased_l1_from_stats,
     sweep_b_star,
@@ -611,3 +612,58 @@ def test_sweep_on_discrete_scores_with_increasing_means_stops_at_the_bound(binni
     small_y = np.concatenate([y[:40], [0.0, 0.0, 1.0, 1.0]])
     expected = naive_sweep(small, small_y, binning, tie_policy)
     assert sweep_b_star(small, small_y, binning=binning, tie_policy=tie_policy)[0] == expected
+
+
+def test_debiased_l1_rows_sharing_draws_sort_them_once_with_the_same_values(monkeypatch):
+    # a bootstrap's resamples read the same draws; from _L1_SHARED rows on, the kernel sorts
+    # them once and sums |σz + ȳ − f̄| by prefix sums: the direct sums, in another order
+    from core.estimators import base
+
+    rng = np.random.default_rng(17)
+    counts = rng.integers(0, 30, size=(120, 9)).astype(float)
+    counts[:, :3] = rng.integers(1, 30, size=(120, 3))
+    counts[5, 4] = 0  # an empty bin: another width, another group
+    label_sums = np.floor(counts * rng.random(counts.shape))
+    label_sums[7] = counts[7]  # ȳ = 1 in every bin: σ = 0
+    label_sums[8, :2] = 0  # ȳ = 0 in two bins
+    score_sums = counts * rng.random(counts.shape)
+    offset = np.repeat([0, 50, 400], 40)  # three groups of rows sharing their draws
+    monkeypatch.setattr(base, "_L1_SHARED", 10**9)
+    direct = debiased_l1_from_stats(
+        counts, score_sums, label_sums, NormalStream(3), 200, offset=offset
+    )
+    monkeypatch.setattr(base, "_L1_SHARED", 2)
+    shared = debiased_l1_from_stats(
+        counts, score_sums, label_sums, NormalStream(3), 200, offset=offset
+    )
+    np.testing.assert_allclose(shared, direct, rtol=0, atol=1e-13)
+    # σ = 0 everywhere: the plug-in ECE exactly
+    no_noise = debiased_l1_from_stats(
+        counts[7:8].repeat(3, 0),
+        score_sums[7:8].repeat(3, 0),
+        label_sums[7:8].repeat(3, 0),
+        NormalStream(3),
+        50,
+    )
+    plugin = np.abs(score_sums[7] - label_sums[7]).sum() / counts[7].sum()
+    np.testing.assert_allclose(no_noise, plugin, rtol=1e-14)
+
+
+def test_estimators_that_do_not_read_the_number_of_bins_say_so():
+    # reads_n_bins=False lets a change of bins reuse a value: it must not depend on B
+
+    rng = np.random.default_rng(23)
+    p = rng.beta(2.0, 1.5, size=3000)
+    y = (rng.random(3000) < p**1.2).astype(int)
+    seen = set()
+    for info in ESTIMATORS:
+        if "binary" not in info.lenses or info.quadratic:
+            continue
+        values = {
+            b: calibration_error(p, y, estimator=info.name, lens="binary", n_bins=b).value
+            for b in (7, 15)
+        }
+        same = values[7] == pytest.approx(values[15], rel=1e-12, abs=1e-15)
+        assert same == (not info.reads_n_bins), info.name
+        seen.add(info.reads_n_bins)
+    assert seen == {True, False}

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core import _parallel, intervals, resampling
-from core.analysis import _POINTS, AnalysisConfig, analyze
+from core.analysis import _POINTS, _UNBINNED, AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.data import load_predictions
 from core.errors import ConfigError
@@ -61,6 +61,7 @@ def _cold() -> None:
     """Forget every memo, as a fresh process would."""
     intervals.DISTRIBUTIONS.clear()
     _POINTS.clear()
+    _UNBINNED.clear()
     ORDERS.clear()
     kern._SUM_CACHE.clear()
     kern._MEDIAN_CACHE.clear()
