@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._validation import check_norm, check_rng, norm_text
+from core._validation import check_norm, norm_text
 from core.analysis import (
     EXACT_BOOTSTRAP_WORK,
     QUADRATIC_BOOTSTRAP_MAX_N,
@@ -631,6 +631,8 @@ def error_versus_bins(
     lens_view = views.lens(config.lens)
     weights = np.asarray(lens_view.weights, dtype=np.float64)
     chunks = [_sorted_component(views, config.lens, c) for c in range(len(lens_view.names))]
+    # every B reads the draws of a random estimator from the seed's start: one stream each
+    streams = {name: NormalStream(int(config.seed)) for name in calls}
     rows = []
     for binning in binnings:
         for b in range(lo, hi + 1):
@@ -644,11 +646,7 @@ def error_versus_bins(
                 view = views.binned(config.lens, binning, b, config.tie_policy)
                 batches = [comp.batch for comp in view.components]
             for name, call in calls.items():
-                ctx = KernelContext(
-                    call.options,
-                    NormalStream(check_rng(config.seed)),
-                    np.zeros(1, dtype=np.int64),
-                )
+                ctx = KernelContext(call.options, streams[name], np.zeros(1, dtype=np.int64))
                 per = np.empty((1, len(batches)))
                 for c, batch in enumerate(batches):
                     out = call.info.kernel(batch, config.norm, ctx)  # type: ignore[misc]

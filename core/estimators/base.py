@@ -159,7 +159,10 @@ class NormalStream:
         """Return the first ``length`` draws of the stream."""
         if self._rng is None:
             if length > self._z.size:
-                self._z = np.random.default_rng(self._seed).standard_normal(length)
+                # the first draws of a seeded generator do not depend on how many follow,
+                # so growing geometrically keeps every prefix and draws O(length) in all
+                size = max(length, 2 * self._z.size)
+                self._z = np.random.default_rng(self._seed).standard_normal(size)
         elif length > self._z.size:
             more = self._rng.standard_normal(length - self._z.size)
             self._z = np.concatenate([self._z, more])
