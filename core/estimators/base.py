@@ -774,8 +774,10 @@ def debiased_l1_from_stats(
         rows = np.flatnonzero(m == width)
         kept = flat[0][rows]
         fb, yb, sdv, wv = (a[rows][kept].reshape(-1, width) for a in flat[1:])
-        starts, group = np.unique(start[rows], return_inverse=True)
-        shared = (np.bincount(group) >= _L1_SHARED)[group]
+        shared = np.zeros(rows.shape[0], dtype=bool)
+        if rows.shape[0] >= _L1_SHARED:
+            starts, group = np.unique(start[rows], return_inverse=True)
+            shared = (np.bincount(group) >= _L1_SHARED)[group]
         if shared.any():
             # rows reading the same draws (a bootstrap's resamples): one sort of the draws
             resampled[rows[shared]] = _shared_l1(
