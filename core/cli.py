@@ -514,6 +514,7 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
+    from core.analysis import BOOTSTRAP_MODES
     from core.binning import BINNINGS
     from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
@@ -554,6 +555,13 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         default=1000,
         metavar="R",
         help=f"bootstrap resamples (1000; 0 = none; at most {MAX_RESAMPLES:,})",
+    )
+    cmd.add_argument(
+        "--bootstrap",
+        choices=BOOTSTRAP_MODES,
+        default="auto",
+        help="exact: resample rows; cells: the cell bootstrap (what --engine stream|dask "
+        "always use); auto (default): exact up to 10⁷ row-resamples, else cells",
     )
     cmd.add_argument(
         "--confidence-level",
@@ -650,6 +658,7 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
         seed=args.seed,
         n_resamples=args.resamples,
         confidence_level=args.confidence_level,
+        bootstrap=getattr(args, "bootstrap", "auto"),
         interval_method=getattr(args, "interval_method", "wilson"),
         convention=getattr(args, "convention", "calibscope"),
     )
@@ -919,15 +928,30 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
 def _run_compare(args: argparse.Namespace) -> str:
     from core.model_comparison import compare_models
 
-    if args.engine != "memory":
-        raise _Failure(
-            f"compare --engine {args.engine} is not available: the paired comparison resamples "
-            f"rows. Use metrics --engine {args.engine} for every model's numbers, or compare a "
-            "sample in memory."
-        )
-    pred = _load(args)
     if args.model is not None:
         raise _Failure("compare takes several models: use --models A,B instead of --model.")
+    metrics = [k.strip() for k in args.metrics.split(",") if k.strip()]
+    if args.engine != "memory":
+        from core.stream.analysis import check_stream_config
+        from core.stream.compare import run_comparison
+
+        if args.test is not None:
+            raise _Failure(
+                f"--test {args.test} runs on every model's rows, which --engine {args.engine} "
+                "does not keep: leave out --test, or use --engine memory."
+            )
+        wanted = None
+        if args.models:
+            wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+        with _runner(args) as runner:
+            config = _config(args, _n_classes(runner))
+            check_stream_config(config)
+            _step(args, f"comparing the models of {args.file}")
+            result = run_comparison(
+                runner, config, metrics=metrics, models=wanted, reference=args.reference
+            )
+        return _compare_output(args, result.input, config, result.comparison)
+    pred = _load(args)
     if pred.model is None:
         raise _Failure(
             f"{pred.source} has no model column; compare needs one (one block of rows per model)."
@@ -946,11 +970,16 @@ def _run_compare(args: argparse.Namespace) -> str:
     cmp = compare_models(
         parts,
         config=config,
-        metrics=[k.strip() for k in args.metrics.split(",") if k.strip()],
+        metrics=metrics,
         reference=args.reference,
         test=args.test,
         test_options={"n_resamples": args.test_resamples},
     )
+    return _compare_output(args, pred, config, cmp)
+
+
+def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) -> str:
+    """Return the JSON record or the text of a comparison (``pred``: its input)."""
     if args.json:
         return records.dumps(
             {

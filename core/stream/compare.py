@@ -52,6 +52,7 @@ from core.calibration import EstimatorCall
 from core.cells import CellStats, cell_bootstrap
 from core.comparison_cells import joint_cells, model_cells, resampled_by_cells
 from core.data.limits import LoadLimits
+from core.data.lint import LintReport
 from core.data.predictions import Digest
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
@@ -69,6 +70,7 @@ from core.model_comparison import (
 )
 from core.scores import SCORES
 from core.stream.analysis import (
+    StreamInput,
     _Analysis,
     _kernel_rows,
     _label_means,
@@ -80,9 +82,24 @@ from core.stream.analysis import (
 from core.stream.engine import Progress, StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows, batch_facts, read_rows
 from core.stream.sources import BATCH_ROWS, read_batches
-from core.stream.stats import BinSpec, Offsets, RowStats, model_rows
+from core.stream.stats import (
+    ALL_ROWS,
+    BinSpec,
+    Offsets,
+    RowStats,
+    model_rows,
+    several,
+    whole_stats,
+)
 
-__all__ = ["ModelStats", "compare_stream", "model_stats", "run_comparison"]
+__all__ = [
+    "ModelStats",
+    "StreamComparison",
+    "compare_dask",
+    "compare_stream",
+    "model_stats",
+    "run_comparison",
+]
 
 #: The note of a metric the cell bootstrap cannot resample, on a stream.
 NO_STREAM_INTERVAL = "no interval on a stream (it reads rows)"
@@ -372,6 +389,25 @@ class _SharedBins(_Analysis):
         return plan, tuple(got[key].edges for key in sorted(got))
 
 
+@dataclass(frozen=True, eq=False)
+class StreamComparison:
+    """The comparison of a stream's models, with what the stream held.
+
+    Attributes
+    ----------
+    input : StreamInput
+        The stream as a whole (rows, digest, columns, lint without tie counts).
+    comparison : ModelComparison
+        The comparison, as :func:`core.compare_models` returns it.
+    passes : int
+        Passes made over the files (the joint cells count one per model).
+    """
+
+    input: StreamInput
+    comparison: ModelComparison
+    passes: int
+
+
 def run_comparison(
     runner: Any,
     config: AnalysisConfig | None = None,
@@ -395,8 +431,8 @@ def run_comparison(
 
     Returns
     -------
-    ModelComparison
-        The comparison.
+    StreamComparison
+        The input and the comparison.
     """
     config = _check_config(config)
     check_stream_config(config)
@@ -442,7 +478,9 @@ def run_comparison(
 
     scores = tuple(s.name for s in specs if s.kind == "score")
     func = partial(model_stats, config=config, edges=edges, models=wanted, scores=scores)
-    plan, _, got = runner.run(plan, func, "bin statistics of every model")
+    func = partial(several, funcs=(func, whole_stats))
+    plan, facts, got = runner.run(plan, func, "bin statistics of every model")
+    whole = got.pop(ALL_ROWS)
     names = tuple(got) if wanted is None else wanted
     missing = [m for m in names if m not in got]
     if missing:
@@ -505,7 +543,7 @@ def run_comparison(
     }
     import pandas as pd
 
-    return assemble_comparison(
+    comparison = assemble_comparison(
         config=config,
         specs=specs,
         models=names,
@@ -527,6 +565,21 @@ def run_comparison(
         bins=bins,
         mode="cells",
     )
+    names_k = plan.class_names
+    source = StreamInput(
+        source=plan.source,
+        parts=runner.part_names,
+        n=facts.n,
+        class_names=names_k,
+        binary=plan.binary,
+        digest=whole.digest.hexdigest(names_k, plan.binary),
+        columns=plan.mapping(),
+        lint=LintReport(
+            tuple(plan.findings(facts) + whole.values.findings(names_k, plan.prob_columns))
+        ),
+        models=tuple(str(m) for m in got),
+    )
+    return StreamComparison(source, comparison, runner.passes)
 
 
 def _calls(
@@ -720,4 +773,58 @@ def compare_stream(
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
-    )
+    ).comparison
+
+
+def compare_dask(
+    source: Any,
+    config: AnalysisConfig | None = None,
+    *,
+    client: Any = None,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    models: Sequence[str] | None = None,
+    reference: str | None = None,
+    n_resamples: int | None = None,
+    confidence_level: float | None = None,
+    seed: int | None = None,
+    load: LoadOptions | None = None,
+    progress: Progress | None = None,
+) -> ModelComparison:
+    """Compare the models of a Parquet dataset on Dask: the numbers of :func:`compare_stream`.
+
+    Passes 1–3 of the module docstring run as one task per partition, merged by a tree
+    reduction. Paired models (the same rows and labels in the same order) need their rows
+    side by side for the joint cells, which partitions do not give: they raise
+    ``ConfigError`` (use :func:`compare_stream`), unless ``n_resamples`` is 0.
+
+    Parameters
+    ----------
+    source : str
+        A Parquet file, folder, glob or fsspec URL.
+    config : AnalysisConfig, optional
+        The options (as for :func:`compare_stream`).
+    client : dask.distributed.Client, optional
+        The cluster to run on (default: Dask's current scheduler).
+    metrics, models, reference, n_resamples, confidence_level, seed, load, progress
+        As for :func:`compare_stream`.
+
+    Returns
+    -------
+    ModelComparison
+        The comparison.
+    """
+    from core.stream.dask import DaskRunner
+
+    config = check_config(config)
+    check_stream_config(config)
+    runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)
+    return run_comparison(
+        runner,
+        config,
+        metrics=metrics,
+        models=models,
+        reference=reference,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+    ).comparison
