@@ -27,17 +27,19 @@ streamed comparison (:mod:`core.stream.compare`) builds the same cells batch by 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from core.cells import CellStats, _resampled, cell_law, cells_of, supports
+from core.cells import CellStats, _resampled, _variance, cell_law, cells_of, supports
 from core.estimators.base import KernelContext, NormalStream
 
 __all__ = [
     "JointView",
+    "cross_key",
     "joint_cell_bootstrap",
     "joint_cells",
     "joint_key",
@@ -49,6 +51,11 @@ __all__ = [
 def joint_key(model: int, score: str) -> str:
     """Return the key of model ``model``'s per-row score ``score`` in joint cells' row sums."""
     return f"{model}:{score}"
+
+
+def cross_key(a: int, b: int, score: str) -> str:
+    """Return the key of the products of models ``a`` and ``b``'s per-row ``score``."""
+    return f"{a}*{b}:{score}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +170,10 @@ def joint_cells(
         raise ValueError("joint cells pair rows by position: every model needs the same rows")
     w = np.asarray(weights, dtype=np.float64)
     values = {joint_key(i, name): v for i, per in enumerate(row_values) for name, v in per.items()}
+    # the products of two models' per-row scores: their covariance within a cell
+    for i, j in itertools.combinations(range(len(row_values)), 2):
+        for name in row_values[i]:
+            values[cross_key(i, j, name)] = row_values[i][name] * row_values[j][name]
     view = JointView(
         lens,
         binning,
@@ -225,13 +236,26 @@ def joint_cell_bootstrap(
     if law == "auto":
         law = cell_law(cells, n_resamples, len(keys))
     rng = np.random.default_rng(seed)
+    # the scores' within-cell terms are drawn jointly below; the draws of the cells leave
+    # them out (a cell's per-row scores taken as equal to their mean)
+    within = {s: _within_root(cells, n_models, s) for s in scores}
+    counts = np.where(cells.counts > 0, cells.counts, 1).astype(np.float64)
+    cells = replace(
+        cells,
+        row_squares={
+            k: (cells.row_sums[k] ** 2 / counts if k in keys else v)
+            for k, v in cells.row_squares.items()
+        },
+    )
     out = {(i, key): np.empty(n_resamples) for i in range(n_models) for key in (*calls, *scores)}
     streams = {(i, key): NormalStream(est_seed) for i in range(n_models) for key in calls}
     weights = cells.weights[:n_comp]
     for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law):
+        for s in scores:
+            noise = rng.standard_normal((r, n_models)) @ within[s].T / cells.n
+            for i in range(n_models):
+                out[i, s][done : done + r] = totals[joint_key(i, s)] + noise[:, i]
         for i in range(n_models):
-            for s in scores:
-                out[i, s][done : done + r] = totals[joint_key(i, s)]
             own = batches[i * n_comp : (i + 1) * n_comp]
             for key, call in calls.items():
                 ctx = KernelContext(call.options, streams[i, key], np.zeros(r, dtype=np.int64))
@@ -241,3 +265,24 @@ def joint_cell_bootstrap(
                     per[:, c] = value[0] if isinstance(value, tuple) else value
                 out[i, key][done : done + r] = call.info.combine(per, weights, call.norm)
     return out
+
+
+def _within_root(cells: CellStats, n_models: int, score: str) -> np.ndarray:
+    """Return a root ``L`` of the models' within-cell covariance of a score's row sums.
+
+    ``L Lᵀ = Σ_cells c · Cov_cell`` (``m × m``), the covariance of the models' score sums
+    that the rows of each cell add around the cell means, at the data's cell counts (the
+    resampled counts' variation changes it by ``O(1/√n)``).
+    """
+    counts = cells.counts.astype(np.float64)
+    safe = np.where(counts > 0, counts, 1.0)
+    means = [cells.row_sums[joint_key(i, score)] / safe for i in range(n_models)]
+    cov = np.empty((n_models, n_models))
+    for i in range(n_models):
+        square = cells.row_squares[joint_key(i, score)] / safe
+        cov[i, i] = counts @ _variance(square, means[i])
+        for j in range(i + 1, n_models):
+            cross = cells.row_sums[cross_key(i, j, score)] / safe
+            cov[i, j] = cov[j, i] = counts @ (cross - means[i] * means[j])
+    w, u = np.linalg.eigh(cov)
+    return u * np.sqrt(np.clip(w, 0.0, None))
