@@ -6,7 +6,8 @@ calibration errors and scores with bootstrap intervals, as a table or as JSON
 (``--json``: every number, the config, the seed, the lint findings and the
 versions). ``calibscope lint FILE`` prints the data checks only. ``calibscope compare
 FILE`` compares the models of a file's ``model`` column on identical bins
-(:func:`core.model_comparison.compare_models`). ``calibscope report FILE -o report.html``
+(:func:`core.model_comparison.compare_models`; with ``--engine stream|dask``,
+:func:`core.stream.compare.run_comparison` on files of any size). ``calibscope report FILE -o report.html``
 writes the self-contained HTML report (``-o report.json`` or ``--json``: every number) of
 :func:`core.report.build_report`.
 
@@ -1208,7 +1209,8 @@ COMMANDS: dict[
     ),
     "lint": ("Check a predictions file and list the findings.", _add_input_arguments, _run_lint),
     "compare": (
-        "Several models of one file on identical bins: intervals, paired differences, ranks.",
+        "Several models of one file on identical bins: intervals, paired differences, ranks "
+        "(--engine stream|dask: the same numbers as --bootstrap cells, from files of any size).",
         _add_compare_arguments,
         _run_compare,
     ),
