@@ -1094,18 +1094,30 @@ def _run_report(args: argparse.Namespace) -> str:
                 f"--diagram {args.diagram[0]} draws from the rows in memory; "
                 "leave out --engine (or use --engine memory)."
             )
+        from core.errors import CalibscopeError
         from core.stream.analysis import check_stream_config, run_analysis
 
+        comparison, why = None, None
         with _runner(args) as runner:
             config = _config(args, _n_classes(runner))
             check_stream_config(config)
             result = run_analysis(runner, config, model=args.model)
+            if len(result.results) >= 2:  # as in memory: the default metrics, no test
+                from core.stream.compare import run_comparison
+
+                _step(args, f"comparing the models of {args.file}")
+                try:
+                    comparison = run_comparison(runner, config).comparison
+                except CalibscopeError as exc:
+                    why = str(exc)
         report = build_stream_report(
             result,
             config=config,
             title=args.title,
             test=None if args.test == "none" else args.test,
             test_options={"n_resamples": args.test_resamples},
+            comparison=comparison,
+            comparison_error=why,
         )
         _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()

@@ -477,3 +477,18 @@ def test_dask_refuses_paired_models_and_says_why(tmp_path, client, capsys):
         _memory(frame, tmp_path).by_model(), config=AnalysisConfig(lens="binary", n_resamples=0)
     )
     _assert_same(memory, values)
+
+
+def test_stream_report_holds_the_comparison_of_memory(tmp_path, capsys):
+    _binary_frame(500, paired=True).to_parquet(tmp_path / "x.parquet", index=False)
+    argv = ["report", str(tmp_path / "x.parquet"), "--resamples", "100", "--test", "none"]
+    records = []
+    for extra in (["--bootstrap", "cells"], ["--engine", "stream", "--batch-rows", "400"]):
+        assert main([*argv, *extra, "--json"]) == 0
+        records.append(json.loads(capsys.readouterr().out)["comparison"])
+    memory, stream = records
+    assert memory is not None and stream["paired"] is True
+    for rec in (memory, stream):
+        for row in rec["table"]:
+            row.pop("note")
+    _close(memory, stream)
