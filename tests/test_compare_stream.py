@@ -237,11 +237,13 @@ def _close(a, b) -> None:
         assert a == b
 
 
-@pytest.mark.parametrize("paired", [True, False])
-def test_cli_stream_json_equals_memory(tmp_path, capsys, paired):
+@pytest.mark.parametrize(
+    ("paired", "models"), [(True, []), (False, []), (True, ["--models", "plain,sharp"])]
+)
+def test_cli_stream_json_equals_memory(tmp_path, capsys, paired, models):
     frame = _binary_frame(800, paired=paired)
     frame.to_csv(tmp_path / "whole.csv", index=False)
-    options = ["--resamples", "200", "--binning", "equal-mass", "--seed", "3"]
+    options = ["--resamples", "200", "--binning", "equal-mass", "--seed", "3", *models]
     memory = _record(
         capsys, "compare", str(tmp_path / "whole.csv"), *options, "--bootstrap", "cells"
     )

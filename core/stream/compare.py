@@ -125,6 +125,26 @@ def select_models(rows: Rows, offsets: Offsets, *, func: Any, models: tuple[str,
     return func(chosen, offsets)
 
 
+#: The key of :func:`model_names`' statistics.
+MODEL_NAMES = ("model names",)
+
+
+@dataclass(frozen=True)
+class ModelNames:
+    """The models of a model column in order of first appearance (merge by ``+``)."""
+
+    names: tuple[str, ...]
+
+    def __add__(self, other: ModelNames) -> ModelNames:
+        return ModelNames(tuple(dict.fromkeys(self.names + other.names)))
+
+
+def model_names(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
+    """Return the models of a chunk, in order of first appearance."""
+    names = tuple(name for name, _ in model_rows(rows, True, None))
+    return {MODEL_NAMES: ModelNames(names)}, {}, {}
+
+
 def _on_edges(
     p: np.ndarray, y: np.ndarray, plan: Plan, config: AnalysisConfig, edges: Sequence[np.ndarray]
 ) -> tuple[list[ComponentBins], np.ndarray]:
@@ -462,6 +482,16 @@ def run_comparison(
         raise DataError(
             f"{plan.source} has no model column; compare needs one (one block of rows per model)."
         )
+    found: tuple[str, ...] = ()
+    if wanted is not None:  # check the names before the passes that read their rows
+        _, _, seen = runner.run(plan, model_names, "names of the models")
+        found = seen[MODEL_NAMES].names if seen else ()
+        missing = [m for m in wanted if m not in found]
+        if missing:
+            raise DataError(
+                f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
+                f"{', '.join(map(repr, found)) or 'none'}."
+            )
     selected = _Selected(runner, wanted)
     shared = _SharedBins(selected, config, split=False, only=None)
     plan, edges = shared.edges(plan)
@@ -577,7 +607,7 @@ def run_comparison(
         lint=LintReport(
             tuple(plan.findings(facts) + whole.values.findings(names_k, plan.prob_columns))
         ),
-        models=tuple(str(m) for m in got),
+        models=found if wanted is not None else tuple(str(m) for m in got),
     )
     return StreamComparison(source, comparison, runner.passes)
 
