@@ -533,6 +533,45 @@ def compare_models(
     return plan.finish([plan.model_values(m) for m in plan.models])
 
 
+def check_options(
+    config: AnalysisConfig,
+    metrics: Sequence[str],
+    n_resamples: int | None,
+    confidence_level: float | None,
+    seed: int | None,
+) -> tuple[tuple[MetricSpec, ...], int, float, int]:
+    """Return a comparison's metrics, resamples, level and seed, checked (config's defaults).
+
+    Raises
+    ------
+    ConfigError
+        For unknown or repeated metrics, or an invalid number of resamples, level or seed.
+    """
+    n_resamples = config.n_resamples if n_resamples is None else n_resamples
+    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
+        n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(
+        config.confidence_level if confidence_level is None else confidence_level
+    )
+    seed_value = check_seed(config.seed if seed is None else seed)
+    if not isinstance(seed_value, int):
+        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
+    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
+    if not specs:
+        raise ConfigError("Choose at least one metric to compare the models on.")
+    if len({s.key for s in specs}) != len(specs):
+        raise ConfigError("A metric is listed twice; list each metric once.")
+    return specs, int(n_resamples), float(confidence_level), seed_value
+
+
+def too_few_models(count: int) -> str:
+    """Return the message of a comparison of fewer than two models."""
+    return (
+        f"Comparing models needs at least two; got {count}. Load a file with a "
+        "`model` column (one block of rows per model) or one file per model."
+    )
+
+
 def prepare_comparison(
     parts: Mapping[str, Any],
     *,
@@ -559,28 +598,13 @@ def prepare_comparison(
         What the models' values are computed from.
     """
     config = _check_config(config)
-    n_resamples = config.n_resamples if n_resamples is None else n_resamples
-    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
-        n_resamples = check_n_resamples(n_resamples)
-    confidence_level = check_confidence_level(
-        config.confidence_level if confidence_level is None else confidence_level
+    specs, n_resamples, confidence_level, seed = check_options(
+        config, metrics, n_resamples, confidence_level, seed
     )
-    seed_value = check_seed(config.seed if seed is None else seed)
-    if not isinstance(seed_value, int):
-        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
-    seed = seed_value
     if test is not None:
         TESTS.get(test)
     if len(parts) < 2:
-        raise DataError(
-            f"Comparing models needs at least two; got {len(parts)}. Load a file with a "
-            "`model` column (one block of rows per model) or one file per model."
-        )
-    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
-    if not specs:
-        raise ConfigError("Choose at least one metric to compare the models on.")
-    if len({s.key for s in specs}) != len(specs):
-        raise ConfigError("A metric is listed twice; list each metric once.")
+        raise DataError(too_few_models(len(parts)))
 
     models = tuple(str(m) for m in parts)
     data = {m: as_predictions(part) for m, part in zip(models, parts.values(), strict=True)}

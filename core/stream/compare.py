@@ -47,7 +47,7 @@ import numpy as np
 
 from core.analysis import AnalysisConfig, check_config
 from core.binned_view import ComponentBins
-from core.binning import BINNINGS, assign_to_edges
+from core.binning import BINNINGS
 from core.calibration import EstimatorCall
 from core.cells import CellStats, cell_bootstrap
 from core.comparison_cells import joint_cells, model_cells, resampled_by_cells
@@ -57,7 +57,6 @@ from core.data.predictions import Digest
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import estimate_binned
-from core.intervals import check_confidence_level, check_n_resamples, check_seed
 from core.lenses import lens_view
 from core.model_comparison import (
     DEFAULT_METRICS,
@@ -65,8 +64,10 @@ from core.model_comparison import (
     _check_config,
     _model_seed,
     assemble_comparison,
+    check_options,
     joint_dists,
-    parse_metric,
+    on_edges,
+    too_few_models,
 )
 from core.scores import SCORES
 from core.stream.analysis import (
@@ -74,10 +75,8 @@ from core.stream.analysis import (
     _Analysis,
     _kernel_rows,
     _label_means,
-    _StatsComponent,
-    _StatsView,
-    _SumsBatch,
     check_stream_config,
+    stats_view,
 )
 from core.stream.engine import Progress, StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows, batch_facts, read_rows
@@ -148,24 +147,11 @@ def model_names(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
 def _on_edges(
     p: np.ndarray, y: np.ndarray, plan: Plan, config: AnalysisConfig, edges: Sequence[np.ndarray]
 ) -> tuple[list[ComponentBins], np.ndarray]:
-    """Return a model's lens components placed on the shared edges (as ``on_edges`` in memory)."""
+    """Return a model's lens components on the shared edges, and their weights."""
     view = lens_view(
         p, y, config.lens, class_names=plan.class_names, class_weights=config.class_weights
     )
-    comps = [
-        ComponentBins(
-            view.names[c],
-            view.scores[c],
-            view.outcomes[c],
-            assign_to_edges(view.scores[c], e),
-            e,
-            config.binning,
-            config.tie_policy,
-            config.n_bins,
-        )
-        for c, e in enumerate(edges)
-    ]
-    return comps, np.asarray(view.weights, dtype=np.float64)
+    return on_edges(view, edges, config), np.asarray(view.weights, dtype=np.float64)
 
 
 def _scores_of(p: np.ndarray, y: np.ndarray, binary: bool, scores: Sequence[str]) -> dict:
@@ -461,20 +447,9 @@ def run_comparison(
             f"The calibration test {test!r} runs on every model's rows, which a stream does not "
             "keep: run compare without a test, or with --engine memory."
         )
-    n_resamples = config.n_resamples if n_resamples is None else n_resamples
-    if n_resamples != 0:
-        n_resamples = check_n_resamples(n_resamples)
-    confidence_level = check_confidence_level(
-        config.confidence_level if confidence_level is None else confidence_level
+    specs, n_resamples, confidence_level, seed_value = check_options(
+        config, metrics, n_resamples, confidence_level, seed
     )
-    seed_value = check_seed(config.seed if seed is None else seed)
-    if not isinstance(seed_value, int):
-        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
-    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
-    if not specs:
-        raise ConfigError("Choose at least one metric to compare the models on.")
-    if len({s.key for s in specs}) != len(specs):
-        raise ConfigError("A metric is listed twice; list each metric once.")
     wanted = None if models is None else tuple(dict.fromkeys(str(m) for m in models))
 
     plan = runner.plan()
@@ -519,10 +494,7 @@ def run_comparison(
             f"{', '.join(map(repr, got)) or 'none'}."
         )
     if len(names) < 2:
-        raise DataError(
-            f"Comparing models needs at least two; got {len(names)}. Load a file with a "
-            "`model` column (one block of rows per model) or one file per model."
-        )
+        raise DataError(too_few_models(len(names)))
     if reference is not None and reference not in names:
         raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(names)}.")
     stats = {m: got[m] for m in names}
@@ -685,19 +657,7 @@ def _model_values(
 ) -> None:
     """Model ``m``'s point values: shared-bin metrics from its cells, the others from rows."""
     cells = stats.cells
-    bin_stats = tuple(cells.component_bins(c) for c in range(len(cells.names)))
-    squares = tuple(
-        np.bincount(cells.bins[:, c], weights=cells.score_squares[:, c], minlength=st.n_bins)
-        for c, st in enumerate(bin_stats)
-    )
-    view = _StatsView(
-        tuple(
-            _StatsComponent(name, st, _SumsBatch(st, sq, c, rows.deviations))
-            for c, (name, st, sq) in enumerate(zip(cells.names, bin_stats, squares, strict=True))
-        ),
-        cells.names,
-        cells.weights,
-    )
+    view = stats_view(cells, rows.deviations)
     kernel = rows.kernel_rows()
     for s in specs:
         if s.kind == "score":
