@@ -564,6 +564,29 @@ def check_options(
     return specs, int(n_resamples), float(confidence_level), seed_value
 
 
+def call_options(config: AnalysisConfig, class_names: Sequence[str]) -> dict[str, Any]:
+    """Return the options every compared estimator is called with (lens, bins, classes)."""
+    return {
+        "lens": config.lens,
+        "binning": config.binning,
+        "n_bins": config.n_bins,
+        "tie_policy": config.tie_policy,
+        "class_weights": config.class_weights,
+        "class_names": tuple(class_names),
+    }
+
+
+def estimator_options(
+    spec: MetricSpec, config: AnalysisConfig, opts: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Return the options of an estimator not on the shared bins (its own binning if need be)."""
+    o = {**opts, "norm": spec.norm if spec.norm is not None else config.norm}
+    info = ESTIMATORS.get(spec.name)
+    if not info.accepts_binning(config.binning):
+        o["binning"] = info.binnings[0]  # type: ignore[index]
+    return o
+
+
 def too_few_models(count: int) -> str:
     """Return the message of a comparison of fewer than two models."""
     return (
@@ -642,14 +665,7 @@ def prepare_comparison(
     comps = {m: on_edges(lenses[m], edges, config) for m in models}
     bins = {m: tuple(comp.stats for comp in comps[m]) for m in models}
 
-    opts = {
-        "lens": config.lens,
-        "binning": config.binning,
-        "n_bins": config.n_bins,
-        "tie_policy": config.tie_policy,
-        "class_weights": config.class_weights,
-        "class_names": names,
-    }
+    opts = call_options(config, names)
     shared_calls = {
         s.key: EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
         for s in specs
@@ -794,10 +810,8 @@ class ComparisonPlan:
                     pred.probs, pred.labels, binary=pred.binary
                 )
                 continue
-            o = {**opts, "norm": s.norm if s.norm is not None else config.norm}
+            o = estimator_options(s, config, opts)
             info = ESTIMATORS.get(s.name)
-            if not info.accepts_binning(config.binning):
-                o["binning"] = info.binnings[0]  # type: ignore[index]
             call = EstimatorCall.make(s.name, **o)
             res = call.result(call.run_on(views[m], m_seed))
             values[m, s.key] = known[s.key] = float(res.value)

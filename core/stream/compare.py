@@ -55,7 +55,6 @@ from core.data.limits import LoadLimits
 from core.data.lint import LintReport
 from core.data.predictions import Digest
 from core.errors import ConfigError, DataError
-from core.estimators import ESTIMATORS
 from core.estimators.base import estimate_binned
 from core.lenses import lens_view
 from core.model_comparison import (
@@ -64,7 +63,9 @@ from core.model_comparison import (
     _check_config,
     _model_seed,
     assemble_comparison,
+    call_options,
     check_options,
+    estimator_options,
     joint_dists,
     on_edges,
     too_few_models,
@@ -588,24 +589,13 @@ def _calls(
     specs: Sequence[Any], config: AnalysisConfig, plan: Plan
 ) -> tuple[dict[str, EstimatorCall], dict[str, EstimatorCall]]:
     """Return the shared-bin calls and the calls of the other estimators, as in memory."""
-    opts = {
-        "lens": config.lens,
-        "binning": config.binning,
-        "n_bins": config.n_bins,
-        "tie_policy": config.tie_policy,
-        "class_weights": config.class_weights,
-        "class_names": plan.class_names,
-    }
+    opts = call_options(config, plan.class_names)
     shared, others = {}, {}
     for s in specs:
         if s.kind == "shared-bins":
             shared[s.key] = EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
         elif s.kind == "estimator":
-            o = {**opts, "norm": s.norm if s.norm is not None else config.norm}
-            info = ESTIMATORS.get(s.name)
-            if not info.accepts_binning(config.binning):
-                o["binning"] = info.binnings[0]  # type: ignore[index]
-            others[s.key] = EstimatorCall.make(s.name, **o)
+            others[s.key] = EstimatorCall.make(s.name, **estimator_options(s, config, opts))
     return shared, others
 
 
