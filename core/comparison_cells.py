@@ -13,11 +13,14 @@ cells of :mod:`core.cells` carry over:
   bin in every lens component and of the outcomes: the cells of a view whose components are
   all models' components (model ``i``'s component ``c`` is joint component ``i·C + c``). One
   multinomial draw over the joint cells gives every model's bin counts and outcome sums on
-  the same resample, exactly as the paired row bootstrap does; each model's score sums and
-  per-row scores take the normal term of :func:`core.cells.multinomial_batch` (or all bin
-  statistics of all models the joint normal law, :func:`core.cells.normal_batches`), and
-  each model's metric combines its own components with the lens weights. Differences
-  between models are then paired: the per-resample differences of common draws.
+  the same resample, exactly as the paired row bootstrap does (or, when that is costly, the
+  joint normal law of all models' bin statistics, :func:`core.cells.normal_batches`). Each
+  model's bin score sums take the normal term of :func:`core.cells.multinomial_batch`, drawn
+  per model; the per-row scores (Brier, log loss, accuracy) take their within-cell term
+  jointly across models, with the covariance the cross sums ``Σ v_a v_b`` of the joint cells
+  give (:func:`cross_key`), so nearly equal per-row scores of two models do not widen their
+  difference. Each model's metric combines its own components with the lens weights, and
+  differences between models are paired: the per-resample differences of common draws.
 
 The joint cells are at most the rows; they are few when the models' bins move together
 (``B^models × 2`` for the binary lens at most), many on the classwise lens of many classes.
