@@ -131,6 +131,8 @@ _EXPORTS: dict[str, str] = {
     "StreamAnalysis": "core.stream.analysis",
     "LoadOptions": "core.stream.load",
     "analyze_dask": "core.stream.dask",
+    "compare_stream": "core.stream.compare",
+    "compare_dask": "core.stream.compare",
     # the self-contained report
     "GateResult": "core.gate",
     "check_calibration": "core.gate",

@@ -6,7 +6,8 @@ calibration errors and scores with bootstrap intervals, as a table or as JSON
 (``--json``: every number, the config, the seed, the lint findings and the
 versions). ``calibscope lint FILE`` prints the data checks only. ``calibscope compare
 FILE`` compares the models of a file's ``model`` column on identical bins
-(:func:`core.model_comparison.compare_models`). ``calibscope report FILE -o report.html``
+(:func:`core.model_comparison.compare_models`; with ``--engine stream|dask``,
+:func:`core.stream.compare.run_comparison` on files of any size). ``calibscope report FILE -o report.html``
 writes the self-contained HTML report (``-o report.json`` or ``--json``: every number) of
 :func:`core.report.build_report`.
 
@@ -514,6 +515,7 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
+    from core.analysis import BOOTSTRAP_MODES
     from core.binning import BINNINGS
     from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
@@ -554,6 +556,13 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         default=1000,
         metavar="R",
         help=f"bootstrap resamples (1000; 0 = none; at most {MAX_RESAMPLES:,})",
+    )
+    cmd.add_argument(
+        "--bootstrap",
+        choices=BOOTSTRAP_MODES,
+        default="auto",
+        help="exact: resample rows; cells: the cell bootstrap (what --engine stream|dask "
+        "always use); auto (default): exact up to 10⁷ row-resamples, else cells",
     )
     cmd.add_argument(
         "--confidence-level",
@@ -650,6 +659,7 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
         seed=args.seed,
         n_resamples=args.resamples,
         confidence_level=args.confidence_level,
+        bootstrap=getattr(args, "bootstrap", "auto"),
         interval_method=getattr(args, "interval_method", "wilson"),
         convention=getattr(args, "convention", "calibscope"),
     )
@@ -919,15 +929,30 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
 def _run_compare(args: argparse.Namespace) -> str:
     from core.model_comparison import compare_models
 
-    if args.engine != "memory":
-        raise _Failure(
-            f"compare --engine {args.engine} is not available: the paired comparison resamples "
-            f"rows. Use metrics --engine {args.engine} for every model's numbers, or compare a "
-            "sample in memory."
-        )
-    pred = _load(args)
     if args.model is not None:
         raise _Failure("compare takes several models: use --models A,B instead of --model.")
+    metrics = [k.strip() for k in args.metrics.split(",") if k.strip()]
+    if args.engine != "memory":
+        from core.stream.analysis import check_stream_config
+        from core.stream.compare import run_comparison
+
+        if args.test is not None:
+            raise _Failure(
+                f"--test {args.test} runs on every model's rows, which --engine {args.engine} "
+                "does not keep: leave out --test, or use --engine memory."
+            )
+        wanted = None
+        if args.models:
+            wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+        with _runner(args) as runner:
+            config = _config(args, _n_classes(runner))
+            check_stream_config(config)
+            _step(args, f"comparing the models of {args.file}")
+            result = run_comparison(
+                runner, config, metrics=metrics, models=wanted, reference=args.reference
+            )
+        return _compare_output(args, result.input, config, result.comparison)
+    pred = _load(args)
     if pred.model is None:
         raise _Failure(
             f"{pred.source} has no model column; compare needs one (one block of rows per model)."
@@ -946,11 +971,16 @@ def _run_compare(args: argparse.Namespace) -> str:
     cmp = compare_models(
         parts,
         config=config,
-        metrics=[k.strip() for k in args.metrics.split(",") if k.strip()],
+        metrics=metrics,
         reference=args.reference,
         test=args.test,
         test_options={"n_resamples": args.test_resamples},
     )
+    return _compare_output(args, pred, config, cmp)
+
+
+def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) -> str:
+    """Return the JSON record or the text of a comparison (``pred``: its input)."""
     if args.json:
         return records.dumps(
             {
@@ -1064,18 +1094,30 @@ def _run_report(args: argparse.Namespace) -> str:
                 f"--diagram {args.diagram[0]} draws from the rows in memory; "
                 "leave out --engine (or use --engine memory)."
             )
+        from core.errors import CalibscopeError
         from core.stream.analysis import check_stream_config, run_analysis
 
+        comparison, why = None, None
         with _runner(args) as runner:
             config = _config(args, _n_classes(runner))
             check_stream_config(config)
             result = run_analysis(runner, config, model=args.model)
+            if len(result.results) >= 2:  # as in memory: the default metrics, no test
+                from core.stream.compare import run_comparison
+
+                _step(args, f"comparing the models of {args.file}")
+                try:
+                    comparison = run_comparison(runner, config).comparison
+                except CalibscopeError as exc:
+                    why = str(exc)
         report = build_stream_report(
             result,
             config=config,
             title=args.title,
             test=None if args.test == "none" else args.test,
             test_options={"n_resamples": args.test_resamples},
+            comparison=comparison,
+            comparison_error=why,
         )
         _write_figures(args, report)
         return report.to_json() if as_json else report.to_html()
@@ -1179,7 +1221,8 @@ COMMANDS: dict[
     ),
     "lint": ("Check a predictions file and list the findings.", _add_input_arguments, _run_lint),
     "compare": (
-        "Several models of one file on identical bins: intervals, paired differences, ranks.",
+        "Several models of one file on identical bins: intervals, paired differences, ranks "
+        "(--engine stream|dask: the same numbers as --bootstrap cells, from files of any size).",
         _add_compare_arguments,
         _run_compare,
     ),

@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,7 +50,7 @@ import pandas as pd
 from scipy import stats as _stats
 
 from core._validation import check_norm, norm_key, norm_text
-from core.analysis import AnalysisConfig, check_config
+from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedViews, ComponentBins
 from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_edges
 from core.calibration import EstimatorCall
@@ -533,6 +533,68 @@ def compare_models(
     return plan.finish([plan.model_values(m) for m in plan.models])
 
 
+def check_options(
+    config: AnalysisConfig,
+    metrics: Sequence[str],
+    n_resamples: int | None,
+    confidence_level: float | None,
+    seed: int | None,
+) -> tuple[tuple[MetricSpec, ...], int, float, int]:
+    """Return a comparison's metrics, resamples, level and seed, checked (config's defaults).
+
+    Raises
+    ------
+    ConfigError
+        For unknown or repeated metrics, or an invalid number of resamples, level or seed.
+    """
+    n_resamples = config.n_resamples if n_resamples is None else n_resamples
+    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
+        n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(
+        config.confidence_level if confidence_level is None else confidence_level
+    )
+    seed_value = check_seed(config.seed if seed is None else seed)
+    if not isinstance(seed_value, int):
+        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
+    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
+    if not specs:
+        raise ConfigError("Choose at least one metric to compare the models on.")
+    if len({s.key for s in specs}) != len(specs):
+        raise ConfigError("A metric is listed twice; list each metric once.")
+    return specs, int(n_resamples), float(confidence_level), seed_value
+
+
+def call_options(config: AnalysisConfig, class_names: Sequence[str]) -> dict[str, Any]:
+    """Return the options every compared estimator is called with (lens, bins, classes)."""
+    return {
+        "lens": config.lens,
+        "binning": config.binning,
+        "n_bins": config.n_bins,
+        "tie_policy": config.tie_policy,
+        "class_weights": config.class_weights,
+        "class_names": tuple(class_names),
+    }
+
+
+def estimator_options(
+    spec: MetricSpec, config: AnalysisConfig, opts: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Return the options of an estimator not on the shared bins (its own binning if need be)."""
+    o = {**opts, "norm": spec.norm if spec.norm is not None else config.norm}
+    info = ESTIMATORS.get(spec.name)
+    if not info.accepts_binning(config.binning):
+        o["binning"] = info.binnings[0]  # type: ignore[index]
+    return o
+
+
+def too_few_models(count: int) -> str:
+    """Return the message of a comparison of fewer than two models."""
+    return (
+        f"Comparing models needs at least two; got {count}. Load a file with a "
+        "`model` column (one block of rows per model) or one file per model."
+    )
+
+
 def prepare_comparison(
     parts: Mapping[str, Any],
     *,
@@ -559,28 +621,13 @@ def prepare_comparison(
         What the models' values are computed from.
     """
     config = _check_config(config)
-    n_resamples = config.n_resamples if n_resamples is None else n_resamples
-    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
-        n_resamples = check_n_resamples(n_resamples)
-    confidence_level = check_confidence_level(
-        config.confidence_level if confidence_level is None else confidence_level
+    specs, n_resamples, confidence_level, seed = check_options(
+        config, metrics, n_resamples, confidence_level, seed
     )
-    seed_value = check_seed(config.seed if seed is None else seed)
-    if not isinstance(seed_value, int):
-        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
-    seed = seed_value
     if test is not None:
         TESTS.get(test)
     if len(parts) < 2:
-        raise DataError(
-            f"Comparing models needs at least two; got {len(parts)}. Load a file with a "
-            "`model` column (one block of rows per model) or one file per model."
-        )
-    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
-    if not specs:
-        raise ConfigError("Choose at least one metric to compare the models on.")
-    if len({s.key for s in specs}) != len(specs):
-        raise ConfigError("A metric is listed twice; list each metric once.")
+        raise DataError(too_few_models(len(parts)))
 
     models = tuple(str(m) for m in parts)
     data = {m: as_predictions(part) for m, part in zip(models, parts.values(), strict=True)}
@@ -618,14 +665,7 @@ def prepare_comparison(
     comps = {m: on_edges(lenses[m], edges, config) for m in models}
     bins = {m: tuple(comp.stats for comp in comps[m]) for m in models}
 
-    opts = {
-        "lens": config.lens,
-        "binning": config.binning,
-        "n_bins": config.n_bins,
-        "tie_policy": config.tie_policy,
-        "class_weights": config.class_weights,
-        "class_names": names,
-    }
+    opts = call_options(config, names)
     shared_calls = {
         s.key: EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
         for s in specs
@@ -633,6 +673,7 @@ def prepare_comparison(
     }
     others = [s for s in specs if s.kind != "shared-bins"]
     model_seeds = {m: _model_seed(seed, i, paired) for i, m in enumerate(models)}
+    mode = comparison_mode(config, n_resamples, [data[m].n for m in models], len(components))
     return ComparisonPlan(
         config=config,
         specs=specs,
@@ -656,7 +697,37 @@ def prepare_comparison(
         reference=reference,
         test=test,
         test_options=test_options,
+        mode=mode,
     )
+
+
+def comparison_mode(
+    config: AnalysisConfig, n_resamples: int, sizes: Sequence[int], n_components: int
+) -> str:
+    """Return how a comparison bootstraps: ``"exact"`` (rows) or ``"cells"``.
+
+    The rule of :func:`core.analysis.bootstrap_mode` (``config.bootstrap``; ``"auto"``:
+    exact up to :data:`core.analysis.EXACT_BOOTSTRAP_WORK` row-resamples) applied to the
+    largest model, so that every model of a comparison takes the same bootstrap.
+
+    Parameters
+    ----------
+    config : AnalysisConfig
+        The options (``bootstrap``).
+    n_resamples : int
+        Resamples of the comparison.
+    sizes : sequence of int
+        Rows of each model.
+    n_components : int
+        Components of the lens.
+
+    Returns
+    -------
+    str
+        ``"exact"`` or ``"cells"``.
+    """
+    cfg = replace(config, n_resamples=int(n_resamples))
+    return bootstrap_mode(cfg, max(sizes, default=0), n_components)
 
 
 @dataclass(frozen=True)
@@ -697,6 +768,7 @@ class ComparisonPlan:
     reference: str | None
     test: str | None
     test_options: Mapping[str, Any] | None
+    mode: str = "exact"
 
     def model_values(self, m: str) -> ModelValues:
         """Return model ``m``'s values, bootstrap resamples and notes."""
@@ -717,7 +789,7 @@ class ComparisonPlan:
             )
             for key in shared_calls:
                 values[m, key] = float(full[key][0])
-            if n_resamples:
+            if n_resamples and self.mode == "exact":
                 b_max = max(comp.n_bins for comp in comps[m])
                 chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
                 out = {key: np.empty(n_resamples) for key in shared_calls}
@@ -738,10 +810,8 @@ class ComparisonPlan:
                     pred.probs, pred.labels, binary=pred.binary
                 )
                 continue
-            o = {**opts, "norm": s.norm if s.norm is not None else config.norm}
+            o = estimator_options(s, config, opts)
             info = ESTIMATORS.get(s.name)
-            if not info.accepts_binning(config.binning):
-                o["binning"] = info.binnings[0]  # type: ignore[index]
             call = EstimatorCall.make(s.name, **o)
             res = call.result(call.run_on(views[m], m_seed))
             values[m, s.key] = known[s.key] = float(res.value)
@@ -750,7 +820,9 @@ class ComparisonPlan:
             if not info.binned:  # a kernel number says its lens and what it measures
                 notes_by[m, s.key] = "; ".join(p for p in (f"lens {call.lens}", info.quantity) if p)
             boot_specs[s.key] = (s.name, o)
-        if n_resamples and boot_specs:
+        if n_resamples and self.mode != "exact":
+            dists.update(self._cell_values(m, notes_by))
+        elif n_resamples and boot_specs:
             boots = bootstrap_many(
                 None,
                 None,
@@ -766,18 +838,71 @@ class ComparisonPlan:
                 dists[m, key] = res.distribution
         return ModelValues(values, dists, notes_by)
 
+    def _cell_calls(self, m: str, notes: dict[tuple[str, str], str]) -> dict[str, Any]:
+        """Return the shared-bin calls the cells resample; note the others as analyze does."""
+        from core.comparison_cells import resampled_by_cells
+
+        fits = resampled_by_cells(self.shared_calls)
+        extra = "no interval at this n with the fast bootstrap: choose the exact bootstrap"
+        for s in self.specs:
+            if s.kind != "score" and s.key not in fits:
+                notes[m, s.key] = "; ".join(filter(None, [notes.get((m, s.key), ""), extra]))
+        return fits
+
+    def _row_values(self, m: str) -> dict[str, np.ndarray]:
+        pred = self.data[m]
+        return {
+            s.name: SCORES.get(s.name).rows(pred.probs, pred.labels, binary=pred.binary)
+            for s in self.specs
+            if s.kind == "score"
+        }
+
+    def _cell_values(
+        self, m: str, notes: dict[tuple[str, str], str]
+    ) -> dict[tuple[str, str], np.ndarray]:
+        """Return model ``m``'s resamples from its own cells (unpaired; paired: :meth:`finish`)."""
+        from core.cells import cell_bootstrap
+        from core.comparison_cells import model_cells
+
+        fits = self._cell_calls(m, notes)
+        if self.paired:
+            return {}  # the joint cells of every model are drawn together in finish
+        config, seed = self.config, self.model_seeds[m]
+        cells = model_cells(
+            self.comps[m],
+            self.weights,
+            lens=config.lens,
+            binning=config.binning,
+            n_bins=config.n_bins,
+            tie_policy=config.tie_policy,
+            row_values=self._row_values(m),
+        )
+        stats: dict[str, Any] = {**fits, **{s.key: s.name for s in self.specs if s.kind == "score"}}
+        got = cell_bootstrap(cells, stats, n_resamples=self.n_resamples, seed=seed, est_seed=seed)
+        return {(m, key): dist for key, dist in got.items()}
+
+    def _joint_values(self) -> dict[tuple[str, str], np.ndarray]:
+        """Return every model's resamples from one draw of the joint cells (paired, cells)."""
+        from core.comparison_cells import joint_cells, resampled_by_cells
+
+        config, models = self.config, self.models
+        cells = joint_cells(
+            [self.comps[m] for m in models],
+            self.weights,
+            lens=config.lens,
+            binning=config.binning,
+            n_bins=config.n_bins,
+            tie_policy=config.tie_policy,
+            row_values=[self._row_values(m) for m in models],
+        )
+        fits = resampled_by_cells(self.shared_calls)
+        return joint_dists(
+            cells, models, self.specs, fits, n_resamples=self.n_resamples, seed=self.seed
+        )
+
     def finish(self, parts: Sequence[ModelValues]) -> ModelComparison:
         """Return the comparison from every model's :meth:`model_values`, in model order."""
-        config, specs, models, data = self.config, self.specs, self.models, self.data
-        lenses, components, confidence_level = self.lenses, self.components, self.confidence_level
-        reference, test, test_options = self.reference, self.test, self.test_options
-        model_seeds, paired, n_resamples, seed = (
-            self.model_seeds,
-            self.paired,
-            self.n_resamples,
-            self.seed,
-        )
-        edges, bins = self.edges, self.bins
+        models, data = self.models, self.data
         values: dict[tuple[str, str], float] = {}
         dists: dict[tuple[str, str], np.ndarray] = {}
         notes_by: dict[tuple[str, str], str] = {}
@@ -785,78 +910,187 @@ class ComparisonPlan:
             values.update(part.values)
             dists.update(part.dists)
             notes_by.update(part.notes)
-        ranks = _ranks(models, specs, values)
-        table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
-        first_key = specs[0].key
-        if reference is None:
-            reference = str(ranks[first_key].idxmin())
-        differences = _differences(models, specs, values, dists, reference, confidence_level)
-        tests = _tests(data, models, test, config, model_seeds, test_options)
-        kendall = _kendall(specs, ranks)
-        flips = _flips(models, specs, values, dists, confidence_level, table)
+        if self.mode != "exact" and self.paired and self.n_resamples:
+            dists.update(self._joint_values())
+        tests = _tests(data, models, self.test, self.config, self.model_seeds, self.test_options)
+        return assemble_comparison(
+            config=self.config,
+            specs=self.specs,
+            models=models,
+            n={m: data[m].n for m in models},
+            values=values,
+            dists=dists,
+            notes_by=notes_by,
+            reference=self.reference,
+            paired=self.paired,
+            n_resamples=self.n_resamples,
+            confidence_level=self.confidence_level,
+            seed=self.seed,
+            test=self.test,
+            tests=tests,
+            components=self.components,
+            edges=self.edges,
+            bins=self.bins,
+            mode=self.mode,
+        )
 
-        pooled = sum(lenses[m].scores[0].shape[0] for m in models)
-        notes = [_binning_note(config, len(models), pooled)]
+
+def joint_dists(
+    cells: Any,
+    models: Sequence[str],
+    specs: Sequence[MetricSpec],
+    calls: Mapping[str, EstimatorCall],
+    *,
+    n_resamples: int,
+    seed: int,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Every paired model's resamples from common draws of their joint cells.
+
+    Parameters
+    ----------
+    cells : core.cells.CellStats
+        The joint cells (:func:`core.comparison_cells.joint_cells`) of ``models``, in order.
+    models : sequence of str
+        The models.
+    specs : sequence of MetricSpec
+        The compared metrics (their scores are resampled from the cells' row sums).
+    calls : mapping
+        Metric key → the shared-bin call the cell bootstrap resamples.
+    n_resamples, seed : int
+        Resamples and the one seed (paired models share it).
+
+    Returns
+    -------
+    dict
+        ``(model, metric key) → (n_resamples,)`` values.
+    """
+    from core.comparison_cells import joint_cell_bootstrap
+
+    scores = [s.name for s in specs if s.kind == "score"]
+    got = joint_cell_bootstrap(
+        cells, len(models), calls, scores, n_resamples=n_resamples, seed=seed, est_seed=seed
+    )
+    return {(models[i], key): dist for (i, key), dist in got.items()}
+
+
+def assemble_comparison(
+    *,
+    config: AnalysisConfig,
+    specs: tuple[MetricSpec, ...],
+    models: tuple[str, ...],
+    n: Mapping[str, int],
+    values: Mapping[tuple[str, str], float],
+    dists: Mapping[tuple[str, str], np.ndarray],
+    notes_by: Mapping[tuple[str, str], str],
+    reference: str | None,
+    paired: bool,
+    n_resamples: int,
+    confidence_level: float,
+    seed: int,
+    test: str | None,
+    tests: pd.DataFrame,
+    components: Sequence[str],
+    edges: tuple[np.ndarray, ...],
+    bins: dict[str, tuple[BinStats, ...]],
+    mode: str = "exact",
+    extra_notes: Sequence[str] = (),
+) -> ModelComparison:
+    """Return the comparison from every model's values and resamples (tables, ranks, notes).
+
+    The last step of :meth:`ComparisonPlan.finish`, shared with the streamed comparison
+    (:func:`core.stream.compare.run_comparison`), which has the same values and resamples
+    without the rows.
+
+    Returns
+    -------
+    ModelComparison
+        The comparison.
+    """
+    dists = dict(dists)
+    ranks = _ranks(models, specs, values)
+    table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
+    if reference is None:
+        reference = str(ranks[specs[0].key].idxmin())
+    differences = _differences(models, specs, values, dists, reference, confidence_level)
+    kendall = _kendall(specs, ranks)
+    flips = _flips(models, specs, values, dists, confidence_level, table)
+
+    pooled = sum(n[m] for m in models)
+    notes = [_binning_note(config, len(models), pooled)]
+    notes.append(_pairing_note(paired, mode, n_resamples))
+    for s in specs:
+        info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
+        if info is not None and info.own_binning is not None:
+            notes.append(
+                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+                "score), so it is not computed on the shared bins."
+            )
+        elif info is not None and info.binned:
+            own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
+            notes.append(
+                f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
+                "not computed on the shared bins."
+            )
+    notes.extend(extra_notes)
+    few = [m for m in models if n[m] < FEW_ROWS]
+    if few:
+        shown = ", ".join(f"{m!r} ({n[m]:,})" for m in few)
         notes.append(
+            f"Few rows: {shown} {'has' if len(few) == 1 else 'have'} fewer than {FEW_ROWS} "
+            "rows. Bootstrap intervals of so few rows are too narrow to trust, so a "
+            "difference marked significant for such a model may well be noise."
+        )
+    if test is not None and TESTS.get(test).binned and BINNINGS.get(config.binning).data_dependent:
+        notes.append(
+            f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."
+        )
+    return ModelComparison(
+        config=config,
+        models=models,
+        metrics=specs,
+        reference=reference,
+        paired=paired,
+        n=dict(n),
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        test=test,
+        component_names=tuple(components),
+        edges=edges,
+        bins=bins,
+        table=table,
+        differences=differences,
+        tests=tests,
+        ranks=ranks,
+        kendall=kendall,
+        flips=flips,
+        distributions=dists,
+        notes=tuple(notes),
+    )
+
+
+def _pairing_note(paired: bool, mode: str, n_resamples: int) -> str:
+    if mode == "exact" or not n_resamples:
+        return (
             "Paired: every model was evaluated on the same rows, so all models are resampled "
             "with the same row indices and differences get paired-bootstrap intervals."
             if paired
             else "Not paired: the models were evaluated on different rows (different n or "
-            "labels), so each model is resampled independently and the intervals of differences "
-            "are those of independent bootstraps (wider than paired ones)."
+            "labels), so each model is resampled independently and the intervals of "
+            "differences are those of independent bootstraps (wider than paired ones)."
         )
-        for s in specs:
-            info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-            if info is not None and info.own_binning is not None:
-                notes.append(
-                    f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
-                    "score), so it is not computed on the shared bins."
-                )
-            elif info is not None and info.binned:
-                own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
-                notes.append(
-                    f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
-                    "not computed on the shared bins."
-                )
-        few = [m for m in models if data[m].n < FEW_ROWS]
-        if few:
-            shown = ", ".join(f"{m!r} ({data[m].n:,})" for m in few)
-            notes.append(
-                f"Few rows: {shown} {'has' if len(few) == 1 else 'have'} fewer than {FEW_ROWS} "
-                "rows. Bootstrap intervals of so few rows are too narrow to trust, so a "
-                "difference marked significant for such a model may well be noise."
-            )
-        if (
-            test is not None
-            and TESTS.get(test).binned
-            and BINNINGS.get(config.binning).data_dependent
-        ):
-            notes.append(
-                f"The {TESTS.get(test).label} test bins each model with its own {config.binning} edges."
-            )
-        return ModelComparison(
-            config=config,
-            models=models,
-            metrics=specs,
-            reference=reference,
-            paired=paired,
-            n={m: data[m].n for m in models},
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            seed=seed,
-            test=test,
-            component_names=tuple(components),
-            edges=edges,
-            bins=bins,
-            table=table,
-            differences=differences,
-            tests=tests,
-            ranks=ranks,
-            kendall=kendall,
-            flips=flips,
-            distributions=dists,
-            notes=tuple(notes),
+    if paired:
+        return (
+            "Paired: every model was evaluated on the same rows. Intervals come from the cell "
+            "bootstrap over joint cells (the combination of every model's bins and the "
+            "labels), so one draw resamples all models together and differences get "
+            "paired intervals."
         )
+    return (
+        "Not paired: the models were evaluated on different rows (different n or labels). "
+        "Intervals come from the cell bootstrap of each model's own cells with its own seed; "
+        "the intervals of differences are those of independent bootstraps."
+    )
 
 
 # --------------------------------------------------------------------------- tables

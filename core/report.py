@@ -695,12 +695,14 @@ def build_stream_report(
     title: str | None = None,
     test: str | None = DEFAULT_TEST,
     test_options: dict[str, Any] | None = None,
+    comparison: Any = None,
+    comparison_error: str | None = None,
 ) -> Report:
     """Build the report of a streamed analysis (:func:`core.stream.analysis.analyze_stream`).
 
     The analyses are those of the stream; the calibration test of each model runs on the
-    seeded subsample its kernel estimators ran on (its method says so), and models are not
-    compared (the paired comparison resamples rows).
+    seeded subsample its kernel estimators ran on (its method says so), and the models'
+    comparison is the streamed one (:func:`core.stream.compare.run_comparison`), when given.
 
     Parameters
     ----------
@@ -710,6 +712,10 @@ def build_stream_report(
         Its options.
     title, test, test_options
         As for :func:`build_report`.
+    comparison : ModelComparison, optional
+        The streamed comparison of the models (two or more).
+    comparison_error : str, optional
+        Why the models were not compared, when they were not.
 
     Returns
     -------
@@ -741,12 +747,10 @@ def build_stream_report(
         models=tuple(models),
         test_name=test,
         test_options=dict(test_options or {}),
-        comparison=None,
+        comparison=comparison,
         labels_source=None,
         created=created,
-        comparison_error=(
-            "not on a stream: the paired comparison resamples rows" if len(models) >= 2 else None
-        ),
+        comparison_error=None if comparison is not None else comparison_error,
     )
 
 

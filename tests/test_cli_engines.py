@@ -90,7 +90,9 @@ def test_engine_errors_are_one_line(tmp_path, capsys):
     assert "--labels" in _one_line_error(
         capsys, "metrics", str(BINARY), "--engine", "stream", "--labels", str(BINARY)
     )
-    assert "not available" in _one_line_error(capsys, "compare", str(DIGITS), "--engine", "stream")
+    assert "--test" in _one_line_error(
+        capsys, "compare", str(DIGITS), "--engine", "stream", "--test", "hosmer-lemeshow"
+    )
     assert "No files match" in _one_line_error(
         capsys, "metrics", str(tmp_path / "*.parquet"), "--engine", "stream"
     )

@@ -198,3 +198,18 @@ def test_large_bootstrap_waits_for_a_click(monkeypatch):
     second = at.dataframe[0].value
     assert first.shape[0] == second.shape[0] == 4
     assert "[" in str(second.iloc[0, 2]) and "[" not in str(first.iloc[0, 2])
+
+
+def test_the_cell_bootstrap_runs_without_a_click(monkeypatch):
+    _sample_or_skip()
+    import dashboard.cache
+
+    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    # 569 rows x 20,000 resamples is above the exact bootstrap's work: compare_models draws
+    # cells, quick at any n, so no button waits
+    at = _app(sample=SAMPLE, lens="binary", compare_resamples="20000").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert not any("Bootstrap intervals on" in i.value for i in at.info)
+    assert "[" in str(at.dataframe[0].value.iloc[0, 2])
+    assert any("joint cells" in c.value for c in at.caption)

@@ -380,19 +380,8 @@ class _Analysis:
         names = plan.class_names
         cells = g.cells
         n = g.n
-        stats = tuple(cells.component_bins(c) for c in range(len(cells.names)))
-        squares = tuple(
-            np.bincount(cells.bins[:, c], weights=cells.score_squares[:, c], minlength=st.n_bins)
-            for c, st in enumerate(stats)
-        )
-        view = _StatsView(
-            tuple(
-                _StatsComponent(cname, st, _SumsBatch(st, sq, c, got.deviations))
-                for c, (cname, st, sq) in enumerate(zip(cells.names, stats, squares, strict=True))
-            ),
-            cells.names,
-            cells.weights,
-        )
+        view = stats_view(cells, got.deviations)
+        stats = view.stats
         kernel = got.kernel_rows()
         m = 0 if kernel is None else kernel[1].shape[0]
         calls = self._calls(plan)
@@ -553,6 +542,37 @@ class _StatsView:
     @property
     def stats(self) -> tuple[BinStats, ...]:
         return tuple(c.stats for c in self.components)
+
+
+def stats_view(cells: Any, deviations: Mapping[tuple[int, float], np.ndarray]) -> Any:
+    """Return the binned view that binned kernels read, from cells and the rows pass' distances.
+
+    Parameters
+    ----------
+    cells : core.cells.CellStats
+        Merged cells of one data set (a model's rows).
+    deviations : mapping
+        ``(component, norm) → Σ |s − ȳ_b|^p`` per bin (:class:`core.stream.stats.RowStats`).
+
+    Returns
+    -------
+    object
+        ``components`` (each with ``stats`` and ``batch``), ``names``, ``weights``, ``stats``:
+        what :func:`core.estimators.base.estimate_binned` reads.
+    """
+    stats = tuple(cells.component_bins(c) for c in range(len(cells.names)))
+    squares = tuple(
+        np.bincount(cells.bins[:, c], weights=cells.score_squares[:, c], minlength=st.n_bins)
+        for c, st in enumerate(stats)
+    )
+    return _StatsView(
+        tuple(
+            _StatsComponent(cname, st, _SumsBatch(st, sq, c, deviations))
+            for c, (cname, st, sq) in enumerate(zip(cells.names, stats, squares, strict=True))
+        ),
+        cells.names,
+        cells.weights,
+    )
 
 
 def analyze_stream(
