@@ -126,7 +126,8 @@ class LabelFacts:
         if arr.dtype.kind in "iu" and m and int(arr.max()) - int(arr.min()) < max(4 * m, 1 << 16):
             # whole numbers in a short range: count them densely, no hashing
             lo = int(arr.min())
-            codes = arr.astype(np.int64) - lo
+            codes = arr.astype(np.int64)
+            codes -= lo
             counts = np.bincount(codes)
             present = np.flatnonzero(counts)
             first_at = np.full(counts.shape[0], m, dtype=np.int64)
@@ -577,10 +578,14 @@ def batch_facts(
     offset = batch.offset
     P = _numeric_matrix(frame, plan.prob_columns, offset=offset)
     labels = frame[plan.label_column]
-    bad = ~np.isfinite(P).all(axis=1) | labels.isna().to_numpy()
+    # a finite sum has finite terms, and integer labels are never missing: the row masks
+    # are built only when one of them may hold
+    exact = isinstance(labels.dtype, np.dtype) and labels.dtype.kind in "iub"
+    maybe = not (np.isfinite(P.sum()) and exact)
+    bad = (~np.isfinite(P).all(axis=1) | labels.isna().to_numpy()) if maybe else None
     keep = None
     missing = Tally()
-    if bad.any():
+    if bad is not None and bad.any():
         rows, count = first_rows(bad, offset)
         if not plan.options.drop_missing:
             col = plan.roles.get("model")
