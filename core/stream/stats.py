@@ -446,6 +446,7 @@ def row_stats(
             view = component_scores(p, y, spec.lens, plan, class_weights)
             deviations = {}
             for c, s in enumerate(view.scores):
+                s = np.ascontiguousarray(s)  # as in the statistics pass
                 sb = bins_for(bins.setdefault(name, {}), spec, (0, c))
                 idx, tied = sb.assign(s, offsets.seen.get((name, (0, c))))
                 if tied:
