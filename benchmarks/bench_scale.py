@@ -20,6 +20,8 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
 - Dask: ``--engine dask`` with the local cluster the command starts (2 worker processes, one
   thread each; their start is included) on the first 10⁷ rows (5 parts), beside the stream
   engine and the pyarrow scan of the same parts. Its peak RSS is the client's only.
+- Phases: the stream engine once more, in a process that times its imports, each pass and
+  the analysis after the last pass (the breakdown of the stream's time).
 
 ``--quick``: 10⁵-row files and a 10⁶-row dataset (Dask on all of it).
 """
@@ -53,6 +55,27 @@ PART_ROWS = 2_000_000
 
 _READ_PARQUET = "import sys, pyarrow.parquet as pq; pq.read_table(sys.argv[1])"
 _READ_CSV = "import sys, pyarrow.csv as pc; pc.read_csv(sys.argv[1])"
+#: The stream engine in process, timing its phases: imports, each pass (from the end of the
+#: previous one to its last batch, by the progress messages) and the analysis after the last
+#: pass (estimators, intervals). Prints ``phase<TAB>seconds`` lines.
+_PASSES = """
+import sys, time
+t0 = time.perf_counter()
+from core.analysis import AnalysisConfig
+from core.stream.analysis import analyze_stream
+t1 = time.perf_counter()
+last = {}
+def progress(fraction, message):
+    last[message.split(' (')[0]] = time.perf_counter()
+analyze_stream(sys.argv[1], AnalysisConfig(lens='binary'), progress=progress)
+end = time.perf_counter()
+print(f'imports\t{t1 - t0}')
+start = t1
+for what, at in last.items():
+    print(f'{what}\t{at - start}')
+    start = at
+print(f'analysis after the passes\t{end - start}')
+"""
 _SCAN = (
     "import sys, pyarrow.dataset as ds\n"
     "for _ in ds.dataset(sys.argv[1:], format='parquet').to_batches(columns=['score', 'label']):\n"
@@ -118,6 +141,21 @@ def _python(args: Sequence[str], scratch: Path) -> Run:
         text = err.read().decode(errors="replace")
     peak = int(rss.read_text()) * 1024 / 1e6 if rss.exists() else float("nan")
     return Run(seconds, peak, proc.returncode, text)
+
+
+def _phases(source: str) -> list[tuple[str, float]]:
+    """Run the stream engine in a process of its own; return the seconds of each phase."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-c", _PASSES, source],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [(a, float(b)) for a, b in (line.split("\t") for line in out.splitlines() if line)]
 
 
 def _best(args: Sequence[str], scratch: Path, repeat: int) -> Run:
@@ -239,6 +277,17 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
             peak_rss_mb=stream.peak_rss_mb,
         )
     )
+
+    # where the stream's time goes: a second run, phase by phase
+    for what, seconds in _phases(str(folder)):
+        rows.append(
+            row(
+                f"stream phase, {n:,} rows: {what}",
+                seconds,
+                scan.seconds,
+                "in process, progress messages mark the passes' ends",
+            )
+        )
 
     # Dask on the first 10⁷ rows (all of a quick run's dataset), beside the same parts streamed
     some = parts[: max(1, 10_000_000 // part_rows)]

@@ -62,8 +62,29 @@ def accuracy_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.n
     numpy.ndarray
         ``(n,)`` float64 of 0/1.
     """
+    if p.ndim == 2 and p.shape[1] == 2:
+        # the arg-max of two columns is 1 only where the second is strictly larger
+        return ((p[:, 1] > p[:, 0]) == y).astype(np.float64)
     _, predicted = top_label(p)
     return (predicted == y).astype(np.float64)
+
+
+def observed_probs(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Return ``p[i, y_i]``, the probability of each row's observed class.
+
+    Parameters
+    ----------
+    p, y : numpy.ndarray
+        Validated ``(n, K)`` probability matrix and labels in ``0..K-1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64 (a selection of entries: no arithmetic).
+    """
+    if p.shape[1] == 2:  # a select of two columns is cheaper than a gather by row
+        return np.where(y == 1, p[:, 1], p[:, 0])
+    return p[np.arange(p.shape[0]), y]
 
 
 def brier_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndarray:
@@ -108,7 +129,7 @@ def log_loss_rows(
     numpy.ndarray
         ``(n,)`` float64.
     """
-    return -np.log(np.maximum(p[np.arange(p.shape[0]), y], eps))
+    return -np.log(np.maximum(observed_probs(p, y), eps))
 
 
 def _check_eps(eps: float) -> float:

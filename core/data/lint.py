@@ -366,26 +366,36 @@ class ValueFacts:
         scores = probs[:, 1] if binary else probs.max(axis=1)
         if binary:
             predicted = np.zeros(k, dtype=np.int64)
-            edge_mask = (scores == 0.0) | (scores == 1.0)
         else:
             predicted = np.bincount(probs.argmax(axis=1), minlength=k)
-            edge_mask = scores == 1.0
-        wrong_mask = probs[np.arange(labels.size), labels] == 0.0
-        rows, count = first_rows(edge_mask | wrong_mask)
+        min_score = float(scores.min()) if n else np.inf
+        # no probability 0 and no score 1: no saturated row, and no row mask to build
+        clear = n == 0 or (float(probs.min()) > 0.0 and float(scores.max()) < 1.0)
+        edge = wrong = count = 0
+        rows: tuple[int, ...] = ()
+        if not clear:
+            edge_mask = (scores == 0.0) | (scores == 1.0) if binary else scores == 1.0
+            if k == 2:  # a select of two columns: cheaper than a gather by row, the same entries
+                wrong_mask = np.where(labels == 1, probs[:, 1], probs[:, 0]) == 0.0
+            else:
+                wrong_mask = probs[np.arange(labels.size), labels] == 0.0
+            rows, count = first_rows(edge_mask | wrong_mask)
+            edge, wrong = int(np.count_nonzero(edge_mask)), int(np.count_nonzero(wrong_mask))
         buckets = tie_buckets(scores)
         if ties is None:
             ties = not _ties_ruled_out(buckets, n)
+        observed = np.bincount(labels, minlength=k)
         return cls(
             n=int(n),
             binary=binary,
-            observed=np.bincount(labels, minlength=k),
+            observed=observed,
             predicted=predicted,
             buckets=buckets,
             ties=TieCounts.of(scores) if ties else None,
-            min_score=float(scores.min()) if n else np.inf,
-            positives=int(np.count_nonzero(labels == 1)),
-            edge=int(np.count_nonzero(edge_mask)),
-            wrong=int(np.count_nonzero(wrong_mask)),
+            min_score=min_score,
+            positives=int(observed[1]) if k > 1 else int(np.count_nonzero(labels == 1)),
+            edge=edge,
+            wrong=wrong,
             saturated_rows=tuple(offset + r for r in rows),
             saturated=count,
         )

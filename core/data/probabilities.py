@@ -81,7 +81,7 @@ class ScoreFacts:
         k = P.shape[1]
         if P.shape[0] == 0:
             return cls()
-        negative = bool((P < -CLIP_TOL).any())
+        negative = bool(P.min() < -CLIP_TOL)
         if k == 1:
             return cls(negative, 0.0, False)
         row_error = float(np.abs(P.sum(axis=1) - 1.0).max())
@@ -180,13 +180,15 @@ def _to_probabilities(
         return P, findings
     negative = facts.negative
     sums_ok = k == 1 or facts.row_error <= ROW_SUM_TOL
-    sums = P.sum(axis=1)
+    sums = P.sum(axis=1) if k > 1 else None
     if k > 1 and renormalize and not negative:
         P, note = _renormalize(P, sums, cols, offset)
         findings += note
         sums = P.sum(axis=1)
-    far = (P < -CLIP_TOL) | (P > 1.0 + CLIP_TOL)
-    if far.any():
+    # the range first: the row masks below are built only when some value is outside [0, 1]
+    inside = P.size == 0 or (float(P.min()) >= 0.0 and float(P.max()) <= 1.0)
+    far = None if inside else (P < -CLIP_TOL) | (P > 1.0 + CLIP_TOL)
+    if far is not None and far.any():
         rows, count = first_rows(far.any(axis=1), offset)
         if k > 1 and sums_ok:
             hint = "Their rows sum to 1, so they are not logits either: fix the values."
@@ -207,8 +209,8 @@ def _to_probabilities(
             f"to {np.max(P):.4g}; {format_rows(rows, count)}). {hint}",
             rows=rows,
         )
-    outside = (P < 0.0) | (P > 1.0)
-    if outside.any():
+    outside = None if inside else (P < 0.0) | (P > 1.0)
+    if outside is not None and outside.any():
         rows, count = first_rows(outside.any(axis=1), offset)
         P = np.clip(P, 0.0, 1.0)
         findings.append(clipped_finding(rows, count, cols))

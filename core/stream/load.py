@@ -13,7 +13,7 @@ in-memory loader would give them:
 
 A batch is converted under the plan decided so far (:class:`Plan`); when a later batch
 changes a decision (negative scores that make them logits, a label value that shifts the
-classes), the reader starts again under the new plan (:func:`core.stream.passes.read_rows`).
+classes), the reader starts again under the new plan (:func:`read_stream`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ from core.errors import DataError
 from core.stream.sources import Batch, Layout
 
 ROLES = ("model", "split", "group")
+
+#: Distinct labels in a batch up to which the first row of each is found by one search each.
+FEW_VALUES = 16
 
 
 @dataclass(frozen=True)
@@ -123,11 +126,16 @@ class LabelFacts:
         if arr.dtype.kind in "iu" and m and int(arr.max()) - int(arr.min()) < max(4 * m, 1 << 16):
             # whole numbers in a short range: count them densely, no hashing
             lo = int(arr.min())
-            codes = arr.astype(np.int64) - lo
+            codes = arr.astype(np.int64)
+            codes -= lo
             counts = np.bincount(codes)
             present = np.flatnonzero(counts)
             first_at = np.full(counts.shape[0], m, dtype=np.int64)
-            np.minimum.at(first_at, codes, np.arange(m, dtype=np.int64))
+            if present.size <= FEW_VALUES:  # a search per value beats a scatter over the rows
+                for v in present:
+                    first_at[v] = int(np.argmax(arr == v + lo))
+            else:
+                np.minimum.at(first_at, codes, np.arange(m, dtype=np.int64))
             order = present[np.argsort(first_at[present], kind="stable")]
             uniques = order + lo
             counts, first = counts[order].astype(np.int64), first_at[order]
@@ -267,9 +275,31 @@ class LabelMap:
     def apply(self, labels: Any) -> tuple[np.ndarray, np.ndarray]:
         """Return the class of every label (-1 for a value not known) and the unknown mask."""
         arr = np.asarray(labels)
+        table = self._byte_table(arr)
+        if table is not None:  # one lookup by the labels' bit patterns
+            y = table[arr.view(f"u{arr.dtype.itemsize}")]
+            return y, y < 0
         at = self._positions(arr)
         unknown = at < 0
         return np.where(unknown, -1, self.classes[np.maximum(at, 0)]).astype(np.int64), unknown
+
+    def _byte_table(self, arr: np.ndarray) -> np.ndarray | None:
+        """Return the class (-1: unknown) of every bit pattern of 1- or 2-byte integer labels.
+
+        None for other labels, or known values that are not all integers (read by
+        :meth:`_positions`, whose integer path gives the same classes).
+        """
+        if arr.dtype.kind not in "iu" or arr.dtype.itemsize > 2 or not arr.size:
+            return None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in self.values):
+            return None
+        info = np.iinfo(arr.dtype)
+        bits = 8 * arr.dtype.itemsize
+        table = np.full(1 << bits, -1, dtype=np.int64)
+        for v, c in zip(self.values, self.classes, strict=True):
+            if info.min <= v <= info.max:
+                table[v % (1 << bits)] = c  # the unsigned view of v
+        return table
 
     def _positions(self, arr: np.ndarray) -> np.ndarray:
         """Position of every label among the known values (-1 where unknown)."""
@@ -548,10 +578,14 @@ def batch_facts(
     offset = batch.offset
     P = _numeric_matrix(frame, plan.prob_columns, offset=offset)
     labels = frame[plan.label_column]
-    bad = ~np.isfinite(P).all(axis=1) | labels.isna().to_numpy()
+    # a finite sum has finite terms, and integer labels are never missing: the row masks
+    # are built only when one of them may hold
+    exact = isinstance(labels.dtype, np.dtype) and labels.dtype.kind in "iub"
+    maybe = not (np.isfinite(P.sum()) and exact)
+    bad = (~np.isfinite(P).all(axis=1) | labels.isna().to_numpy()) if maybe else None
     keep = None
     missing = Tally()
-    if bad.any():
+    if bad is not None and bad.any():
         rows, count = first_rows(bad, offset)
         if not plan.options.drop_missing:
             col = plan.roles.get("model")
@@ -606,7 +640,10 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
     if unknown.any():  # only under a plan that an earlier restart has not caught up with
         raise RuntimeError("label value outside the plan")
     if plan.binary:
-        probs = np.column_stack([1.0 - probs[:, 0], probs[:, 0]])
+        p = probs[:, 0]
+        probs = np.empty((p.shape[0], 2))
+        np.subtract(1.0, p, out=probs[:, 0])
+        probs[:, 1] = p
     roles = {}
     for role, col in plan.roles.items():
         import pandas as pd
@@ -691,6 +728,7 @@ def read_stream(
         encoded; naming the file and row where it can.
     """
     from core.stream.sources import read_batches
+    from core.stream.threads import ahead
 
     final = plan.labels is not None
     while True:
@@ -699,8 +737,11 @@ def read_stream(
         current = plan
         pending: DataError | None = None
         stale = False
-        for batch in read_batches(parts, lay, current.columns, batch_rows=batch_rows):
-            f, P, labels, keep = batch_facts(batch, current, decide=not final)
+        # the next batch is read and checked in a thread while this one is visited (a
+        # batch's facts depend on the columns and options only, which no revision changes)
+        batches = read_batches(parts, lay, current.columns, batch_rows=batch_rows)
+        checked = ((b, batch_facts(b, plan, decide=not final)) for b in batches)
+        for batch, (f, P, labels, keep) in ahead(checked):
             facts = facts + f
             if stale or pending is not None:
                 continue  # facts only: the rows are read again under the plan of all rows

@@ -31,6 +31,7 @@ from core.scores import SCORES
 from core.stream.bins import Distinct, StreamBins, add_seen, fixed_bins
 from core.stream.load import Plan, Rows
 from core.stream.ranks import RankSearch, level1_counts
+from core.stream.threads import beside
 
 #: A lens component binned one way: ``(spec index, component)``.
 Key = tuple[int, int]
@@ -255,6 +256,8 @@ def _binned(
     view = component_scores(p, y, spec.lens, plan, class_weights)
     comps = []
     for c, (cname, s, o) in enumerate(zip(view.names, view.scores, view.outcomes, strict=True)):
+        # a column of the matrix is strided: one copy, and every sum below reads it faster
+        s = np.ascontiguousarray(s)
         sb = bins_for(bins, spec, (i, c))
         idx, tied = sb.assign(s, offsets.seen.get((name, (i, c))))
         if tied:
@@ -297,6 +300,10 @@ def group_stats(
     for name, (p, y, roles) in split_groups(rows, split, only):
         gbins = bins.setdefault(name, {})
         start = offsets.groups.get(name, 0)
+        # the digest (hashing releases the GIL) and the lint facts are made in a thread
+        # while the rows are binned and summed here
+        digest = Digest(p.shape[1], start, tuple(roles))
+        side = beside(_digest_and_facts, digest, p, y, roles, plan.binary, start)
         view = _binned(name, p, y, 0, specs[0], plan, gbins, offsets, held, class_weights)
         brier_view = (
             view
@@ -309,30 +316,47 @@ def group_stats(
             band = tuple(
                 BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True) for c in view.components
             )
+        shared = band if brier_view is view else None
         brier = tuple(
-            np.stack(
-                [
-                    np.bincount(c.index, minlength=c.n_bins).astype(np.float64),
-                    np.bincount(c.index, weights=c.scores, minlength=c.n_bins),
-                    np.bincount(c.index, weights=c.outcomes, minlength=c.n_bins),
-                    c.square_sums(),
-                    c.positive_score_sums(),
-                ]
-            )
-            for c in brier_view.components
+            _brier_sums(c, None if shared is None else shared[j])
+            for j, c in enumerate(brier_view.components)
         )
-        digest = Digest(p.shape[1], start, tuple(roles))
-        digest.update(p, y, roles)
+        cells = cells_of(view, values)
         out[name] = GroupStats(
             n=int(y.shape[0]),
-            cells=cells_of(view, values),
+            cells=cells,
             bands=band,
             brier=brier,
-            values=ValueFacts.of(p, y, binary=plan.binary, offset=start, ties=False),
+            values=side.result(),
             digest=digest,
         )
         counts[name] = int(y.shape[0])
     return out, counts, held
+
+
+def _digest_and_facts(
+    digest: Digest, p: np.ndarray, y: np.ndarray, roles: dict, binary: bool, start: int
+) -> ValueFacts:
+    digest.update(p, y, roles)
+    return ValueFacts.of(p, y, binary=binary, offset=start, ties=False)
+
+
+def _brier_sums(c: ComponentBins, band: BandStats | None) -> np.ndarray:
+    """``(5, B)`` Brier sums of a component (counts and score sums read off its band's)."""
+    if band is None:
+        counts = np.bincount(c.index, minlength=c.n_bins).astype(np.float64)
+        scores = np.bincount(c.index, weights=c.scores, minlength=c.n_bins)
+    else:  # the same bincounts of the same rows
+        counts, scores = band.counts.astype(np.float64), band.score_sums
+    return np.stack(
+        [
+            counts,
+            scores,
+            np.bincount(c.index, weights=c.outcomes, minlength=c.n_bins),
+            c.square_sums(),
+            c.positive_score_sums(),
+        ]
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -422,6 +446,7 @@ def row_stats(
             view = component_scores(p, y, spec.lens, plan, class_weights)
             deviations = {}
             for c, s in enumerate(view.scores):
+                s = np.ascontiguousarray(s)  # as in the statistics pass
                 sb = bins_for(bins.setdefault(name, {}), spec, (0, c))
                 idx, tied = sb.assign(s, offsets.seen.get((name, (0, c))))
                 if tied:
@@ -455,10 +480,11 @@ def whole_stats(rows: Rows, offsets: Offsets) -> tuple[dict, dict, dict]:
     """Return the lint facts and digest of all rows of a chunk, under :data:`ALL_ROWS`."""
     start = offsets.groups.get(ALL_ROWS, 0)
     digest = Digest(rows.probs.shape[1], start, tuple(rows.roles))
-    digest.update(rows.probs, rows.labels, rows.roles)
+    hashed = beside(digest.update, rows.probs, rows.labels, rows.roles)
     values = ValueFacts.of(
         rows.probs, rows.labels, binary=_plan(rows).binary, offset=start, ties=False
     )
+    hashed.result()
     return {ALL_ROWS: WholeStats(values, digest)}, {ALL_ROWS: int(rows.labels.shape[0])}, {}
 
 
@@ -472,8 +498,9 @@ def lint_stats(
         for name, (p, y, roles) in split_groups(rows, True, only):
             start = offsets.groups.get(name, 0)
             digest = Digest(p.shape[1], start, tuple(roles))
-            digest.update(p, y, roles)
+            hashed = beside(digest.update, p, y, roles)
             values = ValueFacts.of(p, y, binary=plan.binary, offset=start, ties=False)
+            hashed.result()
             stats[name] = WholeStats(values, digest)
             counts[name] = int(y.shape[0])
     return stats, counts, {}
