@@ -573,7 +573,8 @@ def _law_moments(cells: CellStats, scores: list[str]) -> tuple[np.ndarray, np.nd
         sums = {}
         for f1 in range(3):
             for f2 in range(3):
-                w = (weighted[f1][c1] * feats[f2][c1:]).ravel()
+                # f1 = 0 is the count itself: c·u'_g is already weighted
+                w = (weighted[f2][c1:] if f1 == 0 else weighted[f1][c1] * feats[f2][c1:]).ravel()
                 sums[f1, f2] = np.bincount(keys, weights=w, minlength=int(base[-1]))
         return base, sums
 
