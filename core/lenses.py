@@ -10,11 +10,15 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._parallel import even_pieces, map_ordered
 from core._validation import check_probs_labels
 from core.errors import ConfigError
 from core.registry import Entry, Registry
@@ -69,8 +73,72 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         predicted = probs > confidence
         np.maximum(confidence, probs, out=confidence)
         return confidence, predicted.astype(np.intp)
-    predicted = probs.argmax(axis=1)  # numpy returns the first maximum: ties to the lowest index
+    known = _KNOWN_ARGMAX.get()
+    if known is not None and known[0] is probs:
+        predicted = known[1]
+    else:
+        predicted = row_argmax(probs)
     return probs[np.arange(probs.shape[0]), predicted], predicted
+
+
+#: Rows' argmax already taken by the validating pass (:func:`known_argmax`), with its matrix.
+_KNOWN_ARGMAX: ContextVar[tuple[np.ndarray, np.ndarray] | None] = ContextVar(
+    "known_argmax", default=None
+)
+
+#: Bytes of a matrix's rows given to one thread by :func:`row_argmax`.
+_ARGMAX_PIECE_BYTES = 1 << 23
+
+
+def row_argmax(probs: np.ndarray) -> np.ndarray:
+    """Return ``probs.argmax(axis=1)``, pieces of rows on the thread pool.
+
+    Each row's argmax is numpy's (the first maximum: ties to the lowest index), whatever
+    the pieces and the number of threads.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` intp.
+    """
+    n, k = probs.shape
+    predicted = np.empty(n, dtype=np.intp)
+
+    def piece(bounds: tuple[int, int]) -> None:
+        lo, hi = bounds
+        np.argmax(probs[lo:hi], axis=1, out=predicted[lo:hi])
+
+    map_ordered(piece, even_pieces(n, max(1, _ARGMAX_PIECE_BYTES // (8 * k))), entries=probs.size)
+    return predicted
+
+
+@contextmanager
+def known_argmax(probs: np.ndarray, predicted: np.ndarray | None) -> Iterator[None]:
+    """Let :func:`top_label` of ``probs`` use a row argmax already taken, inside the block.
+
+    :func:`core.calibration.calibration_error` validates a matrix and takes its rows'
+    argmax in one pass (:func:`core._validation.check_with_argmax`); the estimator's
+    top-label lens then reads it instead of a second pass. The argmax is only used for
+    the very array it was taken from (``is``), in this context (thread-local), while the
+    block runs; nothing else can modify the matrix in between.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        The validated ``(n, K)`` matrix.
+    predicted : numpy.ndarray or None
+        Read-only ``probs.argmax(axis=1)``; None changes nothing.
+    """
+    token = _KNOWN_ARGMAX.set(None if predicted is None else (probs, predicted))
+    try:
+        yield
+    finally:
+        _KNOWN_ARGMAX.reset(token)
 
 
 def apply_lens(
@@ -191,9 +259,13 @@ class LensInfo(Entry):
     ----------
     kernel_only : bool
         The lens has no one-dimensional view (only kernel estimators accept it).
+    row_argmax : bool
+        The lens reads every row's argmax of a matrix (:func:`top_label`), so validation
+        takes it in the same pass (:func:`known_argmax`).
     """
 
     kernel_only: bool = False
+    row_argmax: bool = False
 
 
 LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
@@ -216,6 +288,7 @@ def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: obje
     "top-label",
     label="Top-label (confidence)",
     description="Confidence of the predicted class against whether the prediction is correct.",
+    row_argmax=True,
 )
 def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: object) -> LensView:
     conf, pred = top_label(p)
