@@ -87,15 +87,18 @@ def as_probs(probs: ArrayLike) -> np.ndarray:
     DataError
         If values are not finite, lie outside [0, 1], or rows do not sum to 1.
     """
-    return _checked(probs, argmax=False)[0]
+    return _checked(probs, top_label=False)[0]
 
 
-def probs_and_argmax(probs: ArrayLike) -> tuple[np.ndarray, np.ndarray | None]:
-    """Return validated predictions (:func:`as_probs`) and, for a matrix, each row's argmax.
+def probs_and_top_label(
+    probs: ArrayLike,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Return validated predictions (:func:`as_probs`) and, for a matrix, each row's top label.
 
-    The argmax (ties to the lowest index, as ``numpy.argmax``) is taken in the same pass
-    as the checks, block by block while each block is in cache: the top-label lens reads
-    it instead of a second pass over the matrix (:func:`core.lenses.known_argmax`).
+    The largest entry of each row and its index (ties to the lowest index, as
+    ``numpy.argmax``) are taken in the same pass as the checks, block by block while each
+    block is in cache: the top-label lens reads them instead of a second pass over the
+    matrix (:func:`core.lenses.known_top_label`).
 
     Parameters
     ----------
@@ -106,20 +109,39 @@ def probs_and_argmax(probs: ArrayLike) -> tuple[np.ndarray, np.ndarray | None]:
     -------
     p : numpy.ndarray
         As :func:`as_probs` returns it.
-    predicted : numpy.ndarray or None
-        Read-only ``(n,)`` intp ``argmax`` of every row of a matrix; None for a vector, a
-        trusted matrix (no pass is made) or a matrix that only the exact checks accept.
+    top : tuple of numpy.ndarray or None
+        Read-only ``(confidence, predicted)`` of a matrix (:func:`row_top`); None for a
+        vector, a trusted matrix (no pass is made) or a matrix that only the exact checks
+        accept.
 
     Raises
     ------
     DataError
         As :func:`as_probs`.
     """
-    return _checked(probs, argmax=True)
+    return _checked(probs, top_label=True)
 
 
-def _checked(probs: ArrayLike, *, argmax: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`as_probs`, with the row argmax of a matrix when asked (see :func:`probs_and_argmax`)."""
+def row_top(rows: np.ndarray, confidence: np.ndarray, predicted: np.ndarray) -> None:
+    """Fill each row's largest entry and its index (the first maximum, as ``numpy.argmax``).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        ``(m, K)`` float64.
+    confidence : numpy.ndarray
+        ``(m,)`` float64, set to ``rows[i, predicted[i]]``.
+    predicted : numpy.ndarray
+        ``(m,)`` intp, set to ``rows.argmax(axis=1)``.
+    """
+    np.argmax(rows, axis=1, out=predicted)
+    confidence[...] = rows[np.arange(rows.shape[0]), predicted]
+
+
+def _checked(
+    probs: ArrayLike, *, top_label: bool
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`as_probs`, with a matrix's top label when asked (see :func:`probs_and_top_label`)."""
     if isinstance(probs, np.ndarray) and _TRUSTED.get(id(probs)) is probs:
         if not probs.flags.writeable:
             # validated when it was made read-only: a 50,000 × 1,000 matrix costs more to
@@ -145,33 +167,35 @@ def _checked(probs: ArrayLike, *, argmax: bool) -> tuple[np.ndarray, np.ndarray 
         return p, None
     if p.shape[1] < 2:
         raise DataError("A probability matrix needs at least two columns (one per class).")
-    predicted = np.empty(p.shape[0], dtype=np.intp) if argmax else None
-    if _rows_pass(p, predicted):
-        if predicted is not None:
-            predicted.setflags(write=False)
-        return p, predicted
+    top = (np.empty(p.shape[0]), np.empty(p.shape[0], dtype=np.intp)) if top_label else None
+    if _rows_pass(p, top):
+        if top is not None:
+            for a in top:
+                a.setflags(write=False)
+        return p, top
     return _check_rows_exactly(p), None
 
 
-def _rows_pass(p: np.ndarray, predicted: np.ndarray | None = None) -> bool:
+def _rows_pass(p: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
     """Whether a matrix certainly passes :func:`_check_rows_exactly`: one blocked pass.
 
     Each row block, while it is in cache, gets one integer ``max`` of its bits (every
     entry in ``[+0, 1]``, hence finite and non-negative; see :data:`_ONE_BITS`), its row
-    sums by one matrix-vector product and, when ``predicted`` is given, its row argmax.
-    The sums are compared with ``ROW_SUM_TOL − 4·K·ε``: two ways of summing ``K`` terms
-    of total about 1 differ by less than ``2·K·ε``, so a row that passes here passes the
-    exact check too. False (an entry outside ``[+0, 1]``, ``-0.0``, NaN, a row sum near or
-    past the tolerance) only means the exact check decides. Pieces of rows run on the
-    thread pool; every row's numbers, and so the answer, do not depend on the pieces or
-    on how many threads there are.
+    sums by one matrix-vector product and, when ``top`` is given, its rows' top label
+    (:func:`row_top`). The sums are compared with ``ROW_SUM_TOL − 4·K·ε``: two ways of
+    summing ``K`` terms of total about 1 differ by less than ``2·K·ε``, so a row that
+    passes here passes the exact check too. False (an entry outside ``[+0, 1]``,
+    ``-0.0``, NaN, a row sum near or past the tolerance) only means the exact check
+    decides. Pieces of rows run on the thread pool; every row's numbers, and so the
+    answer, do not depend on the pieces or on how many threads there are.
 
     Parameters
     ----------
     p : numpy.ndarray
         ``(n, K)`` float64, ``K ≥ 2``.
-    predicted : numpy.ndarray, optional
-        ``(n,)`` intp, filled with each row's argmax (complete only when True is returned).
+    top : tuple of numpy.ndarray, optional
+        ``(n,)`` float64 and intp arrays, filled with each row's largest entry and its
+        index (complete only when True is returned).
 
     Returns
     -------
@@ -192,8 +216,8 @@ def _rows_pass(p: np.ndarray, predicted: np.ndarray | None = None) -> bool:
             if not rows.view(np.uint64).max() <= _ONE_BITS:
                 return False
             np.matmul(rows, ones, out=sums[a - lo : b - lo])
-            if predicted is not None:
-                np.argmax(rows, axis=1, out=predicted[a:b])
+            if top is not None:
+                row_top(rows, top[0][a:b], top[1][a:b])
         sums -= 1.0
         np.abs(sums, out=sums)
         return bool(sums.max() <= limit)
@@ -374,10 +398,10 @@ def check_probs_labels(
     return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0])
 
 
-def check_with_argmax(
+def check_with_top_label(
     probs: ArrayLike, labels: ArrayLike
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """:func:`check_probs_labels` (``matrix=False``) with each row's argmax of a matrix.
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`check_probs_labels` (``matrix=False``) with each row's top label of a matrix.
 
     Parameters
     ----------
@@ -390,11 +414,11 @@ def check_with_argmax(
     -------
     p, y : numpy.ndarray
         As :func:`check_probs_labels` with ``matrix=False`` returns them.
-    predicted : numpy.ndarray or None
-        See :func:`probs_and_argmax`.
+    top : tuple of numpy.ndarray or None
+        ``(confidence, predicted)``; see :func:`probs_and_top_label`.
     """
-    p, predicted = probs_and_argmax(probs)
-    return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0]), predicted
+    p, top = probs_and_top_label(probs)
+    return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0]), top
 
 
 def check_predictions(

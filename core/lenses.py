@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core._parallel import even_pieces, map_ordered
-from core._validation import check_probs_labels
+from core._validation import check_probs_labels, row_top
 from core.errors import ConfigError
 from core.registry import Entry, Registry
 
@@ -73,28 +73,26 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         predicted = probs > confidence
         np.maximum(confidence, probs, out=confidence)
         return confidence, predicted.astype(np.intp)
-    known = _KNOWN_ARGMAX.get()
+    known = _KNOWN_TOP.get()
     if known is not None and known[0] is probs:
-        predicted = known[1]
-    else:
-        predicted = row_argmax(probs)
-    return probs[np.arange(probs.shape[0]), predicted], predicted
+        return known[1]
+    return top_of_rows(probs)
 
 
-#: Rows' argmax already taken by the validating pass (:func:`known_argmax`), with its matrix.
-_KNOWN_ARGMAX: ContextVar[tuple[np.ndarray, np.ndarray] | None] = ContextVar(
-    "known_argmax", default=None
+#: Rows' top label already taken by the validating pass (:func:`known_top_label`), by matrix.
+_KNOWN_TOP: ContextVar[tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None] = ContextVar(
+    "known_top_label", default=None
 )
 
-#: Bytes of a matrix's rows given to one thread by :func:`row_argmax`.
-_ARGMAX_PIECE_BYTES = 1 << 23
+#: Bytes of a matrix's rows given to one thread by :func:`top_of_rows`.
+_TOP_PIECE_BYTES = 1 << 23
 
 
-def row_argmax(probs: np.ndarray) -> np.ndarray:
-    """Return ``probs.argmax(axis=1)``, pieces of rows on the thread pool.
+def top_of_rows(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each row's largest entry and its index, pieces of rows on the thread pool.
 
-    Each row's argmax is numpy's (the first maximum: ties to the lowest index), whatever
-    the pieces and the number of threads.
+    Each row's values are :func:`core._validation.row_top`'s (numpy's argmax: ties to the
+    lowest index), whatever the pieces and the number of threads.
 
     Parameters
     ----------
@@ -103,42 +101,46 @@ def row_argmax(probs: np.ndarray) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray
-        ``(n,)`` intp.
+    confidence : numpy.ndarray
+        ``(n,)`` float64 ``probs[i, predicted[i]]``.
+    predicted : numpy.ndarray
+        ``(n,)`` intp ``probs.argmax(axis=1)``.
     """
     n, k = probs.shape
-    predicted = np.empty(n, dtype=np.intp)
+    confidence, predicted = np.empty(n), np.empty(n, dtype=np.intp)
 
     def piece(bounds: tuple[int, int]) -> None:
         lo, hi = bounds
-        np.argmax(probs[lo:hi], axis=1, out=predicted[lo:hi])
+        row_top(probs[lo:hi], confidence[lo:hi], predicted[lo:hi])
 
-    map_ordered(piece, even_pieces(n, max(1, _ARGMAX_PIECE_BYTES // (8 * k))), entries=probs.size)
-    return predicted
+    rows = max(1, _TOP_PIECE_BYTES // (8 * k))
+    map_ordered(piece, even_pieces(n, rows), entries=probs.size)
+    return confidence, predicted
 
 
 @contextmanager
-def known_argmax(probs: np.ndarray, predicted: np.ndarray | None) -> Iterator[None]:
-    """Let :func:`top_label` of ``probs`` use a row argmax already taken, inside the block.
+def known_top_label(probs: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None) -> Iterator[None]:
+    """Let :func:`top_label` of ``probs`` return a top label already taken, inside the block.
 
     :func:`core.calibration.calibration_error` validates a matrix and takes its rows'
-    argmax in one pass (:func:`core._validation.check_with_argmax`); the estimator's
-    top-label lens then reads it instead of a second pass. The argmax is only used for
-    the very array it was taken from (``is``), in this context (thread-local), while the
-    block runs; nothing else can modify the matrix in between.
+    top label in one pass (:func:`core._validation.check_with_top_label`); the
+    estimator's top-label lens then reads it instead of a second pass. It is only used
+    for the very array it was taken from (``is``), in this context (threads of the pool
+    compute their own), while the block runs; nothing modifies the matrix in between.
 
     Parameters
     ----------
     probs : numpy.ndarray
         The validated ``(n, K)`` matrix.
-    predicted : numpy.ndarray or None
-        Read-only ``probs.argmax(axis=1)``; None changes nothing.
+    top : tuple of numpy.ndarray or None
+        Read-only ``(confidence, predicted)`` of ``probs`` (:func:`top_of_rows`); None
+        changes nothing.
     """
-    token = _KNOWN_ARGMAX.set(None if predicted is None else (probs, predicted))
+    token = _KNOWN_TOP.set(None if top is None else (probs, top))
     try:
         yield
     finally:
-        _KNOWN_ARGMAX.reset(token)
+        _KNOWN_TOP.reset(token)
 
 
 def apply_lens(
@@ -261,7 +263,7 @@ class LensInfo(Entry):
         The lens has no one-dimensional view (only kernel estimators accept it).
     row_argmax : bool
         The lens reads every row's argmax of a matrix (:func:`top_label`), so validation
-        takes it in the same pass (:func:`known_argmax`).
+        takes it in the same pass (:func:`known_top_label`).
     """
 
     kernel_only: bool = False

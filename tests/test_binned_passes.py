@@ -106,3 +106,20 @@ def test_label_binned_error_as_written_out(small_pieces, norm):
         )
     got = calibration_error(s, y, lens="binary", estimator="label-binned", norm=norm).value
     assert got == expected
+
+
+@pytest.mark.parametrize("tie_policy", ["split", "keep"])
+def test_equal_mass_selection_on_matrix_columns(tie_policy):
+    """A column of a row-major matrix (the classwise lens's scores) binned as by a sort."""
+    from core.binning import equal_mass_by_selection, equal_mass_by_sorting
+
+    rng = np.random.default_rng(8)
+    probs = rng.dirichlet(np.ones(6), size=20_000)
+    probs[::5, 2] = np.round(probs[::5, 2], 2)  # runs of equal scores across boundaries
+    for j in range(probs.shape[1]):
+        column = probs[:, j]
+        assert not column.flags.c_contiguous
+        got_idx, got_edges = equal_mass_by_selection(column, 15, tie_policy)
+        ref_idx, ref_edges = equal_mass_by_sorting(column, 15, tie_policy)
+        assert np.array_equal(got_idx, ref_idx)
+        assert np.array_equal(got_edges, ref_edges)

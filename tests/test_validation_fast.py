@@ -225,8 +225,8 @@ def _plain_top_label_ece(p: np.ndarray, y: np.ndarray, n_bins: int = 15) -> floa
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
-def test_the_argmax_of_the_checking_pass_is_numpys(threads, monkeypatch):
-    from core._validation import check_with_argmax
+def test_the_top_label_of_the_checking_pass_is_numpys(threads, monkeypatch):
+    from core._validation import check_with_top_label
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
     monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * 50 * 7)
@@ -236,20 +236,21 @@ def test_the_argmax_of_the_checking_pass_is_numpys(threads, monkeypatch):
     p[::7, 3] = p[::7].max(axis=1)  # ties: the lowest index wins, as in numpy
     p /= p.sum(axis=1, keepdims=True)
     y = rng.integers(0, 50, 2000)
-    q, labels, predicted = check_with_argmax(p, y)
+    q, labels, (confidence, predicted) = check_with_top_label(p, y)
     assert q is p and np.array_equal(labels, y)
     assert np.array_equal(predicted, p.argmax(axis=1))
-    assert not predicted.flags.writeable
-    assert check_with_argmax(p[:, 0], (y > 20).astype(int))[2] is None  # a vector: no argmax
-    q = _minus_zero(p)  # only the exact checks accept it: no argmax from the pass
-    assert check_with_argmax(q, y)[2] is None
+    assert np.array_equal(confidence, p[np.arange(2000), p.argmax(axis=1)])
+    assert not predicted.flags.writeable and not confidence.flags.writeable
+    assert check_with_top_label(p[:, 0], (y > 20).astype(int))[2] is None  # a vector
+    q = _minus_zero(p)  # only the exact checks accept it: no top label from the pass
+    assert check_with_top_label(q, y)[2] is None
     assert as_probs(q) is q
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
     from core.calibration import calibration_error
-    from core.lenses import row_argmax
+    from core.lenses import top_of_rows
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
     rng = np.random.default_rng(6)
@@ -258,19 +259,21 @@ def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
         y = rng.integers(0, k, n)
         expected = _plain_top_label_ece(p, y)
         assert calibration_error(p, y).value == pytest.approx(expected, rel=1e-12, abs=1e-15)
-        assert np.array_equal(row_argmax(p), p.argmax(axis=1))
-        q = _minus_zero(p)  # the exact checks' path: the lens takes its own argmax
+        confidence, predicted = top_of_rows(p)
+        assert np.array_equal(predicted, p.argmax(axis=1))
+        assert np.array_equal(confidence, p.max(axis=1))
+        q = _minus_zero(p)  # the exact checks' path: the lens takes its own top label
         assert calibration_error(q, y).value == pytest.approx(_plain_top_label_ece(q, y), rel=1e-12)
 
 
-def test_a_known_argmax_serves_only_its_own_matrix():
-    from core.lenses import known_argmax, top_label
+def test_a_known_top_label_serves_only_its_own_matrix():
+    from core.lenses import known_top_label, top_label
 
     rng = np.random.default_rng(7)
     p = _softmax(rng, 100, 4)
     other = p[:, ::-1].copy()
-    wrong = np.zeros(100, dtype=np.intp)
-    with known_argmax(p, wrong):
-        assert np.array_equal(top_label(p)[1], wrong)  # trusted for p itself
+    wrong = (np.zeros(100), np.zeros(100, dtype=np.intp))
+    with known_top_label(p, wrong):
+        assert top_label(p) is wrong  # trusted for p itself
         assert np.array_equal(top_label(other)[1], other.argmax(axis=1))
     assert np.array_equal(top_label(p)[1], p.argmax(axis=1))  # gone after the block
