@@ -67,6 +67,14 @@ def _same(probs: np.ndarray) -> None:
         assert got[1] == ref[1]
 
 
+def _threads_for_small_jobs(monkeypatch) -> None:
+    """Let jobs of any size use the pieces and the thread pool."""
+    from core import _parallel
+
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(_validation, "PARALLEL_MIN_ENTRIES", 0)
+
+
 def _softmax(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     z = rng.normal(size=(n, k)) * 2.0
     z = np.exp(z - z.max(axis=1, keepdims=True))
@@ -152,6 +160,7 @@ def test_large_matrices_in_many_blocks_and_pieces(k, monkeypatch):
     """Small blocks and pieces, so a bad row sits in a later piece on another thread."""
     monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * k * 5)
     monkeypatch.setattr(_validation, "_PIECE_BYTES", 8 * k * 23)
+    _threads_for_small_jobs(monkeypatch)
     rng = np.random.default_rng(4)
     p = _softmax(rng, 1000, k)
     assert as_probs(p) is p
@@ -231,6 +240,7 @@ def test_the_top_label_of_the_checking_pass_is_numpys(threads, monkeypatch):
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
     monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * 50 * 7)
     monkeypatch.setattr(_validation, "_PIECE_BYTES", 8 * 50 * 31)
+    _threads_for_small_jobs(monkeypatch)
     rng = np.random.default_rng(5)
     p = _softmax(rng, 2000, 50)
     p[::7, 3] = p[::7].max(axis=1)  # ties: the lowest index wins, as in numpy
@@ -253,6 +263,7 @@ def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
     from core.lenses import top_of_rows
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
+    _threads_for_small_jobs(monkeypatch)
     rng = np.random.default_rng(6)
     for n, k in [(5, 3), (3000, 10), (400, 1000)]:
         p = _softmax(rng, n, k)
