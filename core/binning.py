@@ -267,18 +267,23 @@ def _equal_width(
     idx = np.empty(scores.shape[0], dtype=np.intp)
 
     def piece(bounds: tuple[int, int]) -> None:
-        # a chunk at a time: the temporaries stay small (and in cache) whatever n
+        # a chunk at a time, in one buffer: the temporaries stay in cache whatever n
+        buffer = np.empty(min(_CHUNK, bounds[1] - bounds[0]))
         for lo in range(bounds[0], bounds[1], _CHUNK):
             hi = min(lo + _CHUNK, bounds[1])
             s = scores[lo:hi]
             chunk = idx[lo:hi]
-            t = s * n_bins
+            t = buffer[: hi - lo]
+            np.multiply(s, n_bins, out=t)
             np.copyto(chunk, t, casting="unsafe")  # truncation, as astype(intp)
             np.minimum(chunk, n_bins - 1, out=chunk)
             # floor(s·B) can differ from the bin of s only when s·B rounds to within a few
-            # ulps of an integer; only those points are checked against the float edges.
+            # ulps of an integer; only those points (|frac − ½| > ½ − tol) are checked
+            # against the float edges
             t -= chunk
-            near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
+            t -= 0.5
+            np.abs(t, out=t)
+            near = np.flatnonzero(t > 0.5 - _EDGE_TOL)
             if near.size:
                 k = chunk[near]
                 s = s[near]
@@ -837,10 +842,12 @@ def _one_sample_coded_sums(
 
     def counted(bounds: tuple[int, int]) -> np.ndarray:
         both = np.zeros(2 * n_bins, dtype=np.int64)
+        buffer = np.empty(min(_CHUNK, bounds[1] - bounds[0]), dtype=np.intp)
         for lo in range(bounds[0], bounds[1], _CHUNK):
             hi = min(lo + _CHUNK, bounds[1])
-            coded = index[lo:hi] * 2
-            coded += outcomes[lo:hi]
+            coded = buffer[: hi - lo]
+            np.multiply(index[lo:hi], 2, out=coded)
+            np.add(coded, outcomes[lo:hi], out=coded)
             both += np.bincount(coded, minlength=2 * n_bins)
         return both
 
