@@ -902,7 +902,9 @@ def one_sample_deviation(
         for lo in range(bounds[0], bounds[1], _CHUNK):
             hi = min(lo + _CHUNK, bounds[1])
             d = dev[lo:hi]
-            np.take(center, index[lo:hi], out=d)
+            # bins are in 0..B−1 already: "clip" changes nothing and skips numpy's buffered
+            # bounds check of take(..., out=)
+            np.take(center, index[lo:hi], out=d, mode="clip")
             np.subtract(scores[lo:hi], d, out=d)
             # |d|·|d| is d·d to the bit: the square needs no absolute value
             if norm == 2.0:
