@@ -138,7 +138,7 @@ def row_top(rows: np.ndarray, confidence: np.ndarray, predicted: np.ndarray) -> 
     if rows.flags.c_contiguous:  # one flat take: cheaper than a two-index gather
         at = np.arange(0, rows.size, rows.shape[1])
         at += predicted
-        np.take(rows.reshape(-1), at, out=confidence)
+        np.take(rows.reshape(-1), at, out=confidence, mode="clip")  # in range: no check
     else:
         confidence[...] = rows[np.arange(rows.shape[0]), predicted]
 
