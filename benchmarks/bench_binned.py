@@ -32,6 +32,7 @@ import numpy as np
 
 from benchmarks.common import best_of, peer_module, row
 from core._validation import check_probs_labels, check_with_top_label
+from core.binning import BINNINGS
 from core.calibration import calibration_error
 from core.estimators import ESTIMATORS
 
@@ -257,9 +258,16 @@ def run(quick: bool) -> list[dict[str, Any]]:
         norm = 2.0 if name == "debiased" else 1.0
         kw = {"lens": "binary", "norm": norm, "estimator": name}
         t = best_of(lambda kw=kw: calibration_error(s, y, **kw), repeat=repeat)
-        # the sweep sorts: its least work is a sort, not one pass (see the EM rows)
-        sweep = name == "sweep"
-        note = "O(n log n): tries b = 2, 3, … on sorted scores" if sweep else ""
+        info = ESTIMATORS.get(name)
+        binning = info.binning_for("equal-width")  # mcb: always its own discrete bins
+        # the sweep and bins of the distinct scores sort: their least work is a sort, not
+        # one pass (see the EM rows)
+        sweep = info.statistics == "sorted" or BINNINGS.get(binning).sorts
+        note = ""
+        if info.statistics == "sorted":
+            note = "O(n log n): tries b = 2, 3, … on sorted scores"
+        elif sweep:
+            note = f"O(n log n): its own {binning} bins (sorted distinct scores)"
         rows.append(
             row(
                 f"{name} binary EW n={n:,} (end to end)",
@@ -279,7 +287,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 )
             )
         t = best_of(
-            lambda name=name, norm=norm: _direct(name, p2, y2, lens="binary", norm=norm),
+            lambda name=name, norm=norm, binning=binning: _direct(
+                name, p2, y2, lens="binary", norm=norm, binning=binning
+            ),
             repeat=repeat,
         )
         rows.append(row(f"{name} binary EW n={n:,} (validated input)", t, floor))
