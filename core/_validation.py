@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_ordered, one_blas_thread
+from core._parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_helped, one_blas_thread
 from core.errors import ConfigError, DataError
 
 #: Read-only probability matrices that passed :func:`as_prob_matrix` (e.g. those of a loaded
@@ -231,7 +231,7 @@ def _rows_pass(p: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None = None) 
         return piece((0, n))
     pieces = even_pieces(n, max(block, _PIECE_BYTES // (8 * k)))
     with one_blas_thread():  # the pool's threads are the parallelism: no BLAS threads inside
-        return all(map_ordered(piece, pieces, entries=p.size))
+        return all(map_helped(piece, pieces, entries=p.size))
 
 
 def _check_rows_exactly(p: np.ndarray) -> np.ndarray:

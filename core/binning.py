@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import even_pieces, map_ordered
+from core._parallel import even_pieces, map_helped
 from core._validation import MAX_BINS, check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
@@ -228,12 +228,10 @@ def _over_pieces(fn: Callable[[tuple[int, int]], R], n: int) -> list[R]:
     """``fn`` of every piece ``(lo, hi)`` of ``range(n)``, on the thread pool when ``n`` is large.
 
     The pieces depend only on ``n`` (:data:`_PIECE_ROWS` rows each), so results gathered in
-    order are the same on any number of threads; one piece runs in the calling thread.
+    order are the same on any number of threads; the calling thread works beside the pool
+    (:func:`core._parallel.map_helped`), so a busy machine costs about a plain loop.
     """
-    pieces = even_pieces(n, _PIECE_ROWS)
-    if len(pieces) == 1:
-        return [fn(pieces[0])]
-    return map_ordered(fn, pieces)
+    return map_helped(fn, even_pieces(n, _PIECE_ROWS))
 
 
 def equal_width_edges(n_bins: int) -> np.ndarray:
@@ -860,7 +858,7 @@ def _one_sample_coded_sums(
     if len(pieces) == 1:
         score_sums, both = task(None), counted(pieces[0])
     else:
-        score_sums, *parts = map_ordered(task, [None, *pieces])
+        score_sums, *parts = map_helped(task, [None, *pieces])
         both = np.sum(parts, axis=0)
     both = both.reshape(1, n_bins, 2)
     return both.sum(axis=-1), score_sums[None, :], both[..., 1].astype(np.float64)

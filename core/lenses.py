@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import even_pieces, map_ordered
+from core._parallel import even_pieces, map_helped
 from core._validation import check_probs_labels, row_top
 from core.errors import ConfigError
 from core.registry import Entry, Registry
@@ -114,7 +114,7 @@ def top_of_rows(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         row_top(probs[lo:hi], confidence[lo:hi], predicted[lo:hi])
 
     rows = max(1, _TOP_PIECE_BYTES // (8 * k))
-    map_ordered(piece, even_pieces(n, rows), entries=probs.size)
+    map_helped(piece, even_pieces(n, rows), entries=probs.size)
     return confidence, predicted
 
 

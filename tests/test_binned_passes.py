@@ -123,3 +123,27 @@ def test_equal_mass_selection_on_matrix_columns(tie_policy):
         ref_idx, ref_edges = equal_mass_by_sorting(column, 15, tie_policy)
         assert np.array_equal(got_idx, ref_idx)
         assert np.array_equal(got_edges, ref_edges)
+
+
+def test_the_caller_works_beside_the_pool(monkeypatch):
+    """``map_helped``: the loop's results, and done by the caller alone when the pool is busy."""
+    import threading
+
+    from core import _parallel
+    from core._parallel import map_helped
+
+    monkeypatch.setenv("CALIBSCOPE_THREADS", "2")
+    items = list(range(23))
+    assert map_helped(lambda i: i * i, items) == [i * i for i in items]
+    with pytest.raises(ZeroDivisionError):
+        map_helped(lambda i: 1 // (i - 7), items)
+    # both pool threads held: every item is the caller's, and the call still returns
+    release = threading.Event()
+    pool = _parallel._executor(2)
+    held = [pool.submit(release.wait, 30) for _ in range(2)]
+    try:
+        ran_in = map_helped(lambda i: threading.current_thread().name, items)
+    finally:
+        release.set()
+    assert all(f.result() for f in held)
+    assert set(ran_in) == {threading.current_thread().name}
