@@ -14,16 +14,25 @@ such, ratio to the least-work floor): a sort does more than the estimand needs.
 Each estimator is timed twice: end to end through ``calibration_error`` (input validation
 included; the target ``binned-end-to-end`` of :data:`benchmarks.common.TARGETS` applies)
 and as the registered function on already validated arrays (the estimator work).
+
+The floors run on one core (numpy's reductions and ``bincount`` are single-threaded); the
+checks of a matrix and one sample's binned passes use the thread pool
+(:mod:`core._parallel`). The rows marked "one thread" repeat the targeted rows with
+``CALIBSCOPE_THREADS=1``: the same work on one core, as a busy machine gives it.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from benchmarks.common import best_of, peer_module, row
-from core._validation import check_probs_labels
+from core._validation import check_probs_labels, check_with_top_label
+from core.binning import BINNINGS
 from core.calibration import calibration_error
 from core.estimators import ESTIMATORS
 
@@ -119,6 +128,27 @@ def _classwise_em_floor(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, .
         score_sums[j] = np.add.reduceat(cols[j][idx], starts)
         label_sums[j] = np.add.reduceat(y[idx] == j, starts)
     return np.diff(np.append(starts, n)), score_sums, label_sums
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the block with ``CALIBSCOPE_THREADS=1`` (read by :mod:`core._parallel` per call)."""
+    before = os.environ.get("CALIBSCOPE_THREADS")
+    os.environ["CALIBSCOPE_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CALIBSCOPE_THREADS"]
+        else:
+            os.environ["CALIBSCOPE_THREADS"] = before
+
+
+def _one_thread_row(name: str, func: Callable[[], Any], floor: float, repeat: int) -> dict:
+    """The row of ``func`` timed on one thread (no target: the targeted row is the default)."""
+    with _one_thread():
+        t = best_of(func, repeat=repeat)
+    return row(f"{name} (one thread)", t, floor, "CALIBSCOPE_THREADS=1")
 
 
 def _direct(name: str, p: np.ndarray, y: np.ndarray, **kw: Any) -> Any:
@@ -228,9 +258,16 @@ def run(quick: bool) -> list[dict[str, Any]]:
         norm = 2.0 if name == "debiased" else 1.0
         kw = {"lens": "binary", "norm": norm, "estimator": name}
         t = best_of(lambda kw=kw: calibration_error(s, y, **kw), repeat=repeat)
-        # the sweep sorts: its least work is a sort, not one pass (see the EM rows)
-        sweep = name == "sweep"
-        note = "O(n log n): tries b = 2, 3, … on sorted scores" if sweep else ""
+        info = ESTIMATORS.get(name)
+        binning = info.binning_for("equal-width")  # mcb: always its own discrete bins
+        # the sweep and bins of the distinct scores sort: their least work is a sort, not
+        # one pass (see the EM rows)
+        sweep = info.statistics == "sorted" or BINNINGS.get(binning).sorts
+        note = ""
+        if info.statistics == "sorted":
+            note = "O(n log n): tries b = 2, 3, … on sorted scores"
+        elif sweep:
+            note = f"O(n log n): its own {binning} bins (sorted distinct scores)"
         rows.append(
             row(
                 f"{name} binary EW n={n:,} (end to end)",
@@ -240,8 +277,19 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 target=None if sweep else goal,
             )
         )
+        if not sweep:
+            rows.append(
+                _one_thread_row(
+                    f"{name} binary EW n={n:,} (end to end)",
+                    lambda kw=kw: calibration_error(s, y, **kw),
+                    floor,
+                    repeat,
+                )
+            )
         t = best_of(
-            lambda name=name, norm=norm: _direct(name, p2, y2, lens="binary", norm=norm),
+            lambda name=name, norm=norm, binning=binning: _direct(
+                name, p2, y2, lens="binary", norm=norm, binning=binning
+            ),
             repeat=repeat,
         )
         rows.append(row(f"{name} binary EW n={n:,} (validated input)", t, floor))
@@ -291,10 +339,27 @@ def run(quick: bool) -> list[dict[str, Any]]:
     pv, yv = check_probs_labels(probs, labels)
     t = best_of(lambda: calibration_error(probs, labels), repeat=repeat)
     rows.append(row(f"plugin top-label EW {n:,}×{k:,} (end to end)", t, floor, target=goal))
+    rows.append(
+        _one_thread_row(
+            f"plugin top-label EW {n:,}×{k:,} (end to end)",
+            lambda: calibration_error(probs, labels),
+            floor,
+            repeat,
+        )
+    )
     t = best_of(lambda: _direct("plugin", pv, yv), repeat=repeat)
     rows.append(row(f"plugin top-label EW {n:,}×{k:,} (validated input)", t, floor))
     t = best_of(lambda: check_probs_labels(probs, labels), repeat=repeat)
     rows.append(row(f"input validation {n:,}×{k:,}", t, floor, "core._validation"))
+    t = best_of(lambda: check_with_top_label(probs, labels), repeat=repeat)
+    rows.append(
+        row(
+            f"input validation + top label {n:,}×{k:,}",
+            t,
+            floor,
+            "the pass calibration_error makes",
+        )
+    )
     rows.extend(_top_label_peer_rows(probs, labels, floor, repeat))
 
     # classwise equal-mass debiased ℓ2, same matrix
@@ -315,4 +380,12 @@ def run(quick: bool) -> list[dict[str, Any]]:
     kw = {"lens": "classwise", "binning": "equal-mass", "estimator": "debiased", "norm": 2}
     t = best_of(lambda: calibration_error(probs, labels, **kw), repeat=reps)
     rows.append(row(f"debiased ℓ2 classwise EM {n:,}×{k:,} (end to end)", t, floor, target=goal))
+    rows.append(
+        _one_thread_row(
+            f"debiased ℓ2 classwise EM {n:,}×{k:,} (end to end)",
+            lambda: calibration_error(probs, labels, **kw),
+            floor,
+            reps,
+        )
+    )
     return rows

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager, nullcontext
@@ -118,6 +118,53 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None
         if len(pending) >= 4 * size:
             results.append(pending.popleft().result())
     results.extend(f.result() for f in pending)
+    return results
+
+
+def map_helped(fn: Callable[[T], R], items: Sequence[T], *, entries: int | None = None) -> list[R]:
+    """Return ``[fn(item) for item in items]``, the calling thread working beside the pool.
+
+    Every item is offered to the pool, which takes them from the front; the calling thread
+    takes them from the back (each item it takes is one the pool has not started), until
+    the two meet. On a busy machine, where the pool's threads wait for a core, the caller
+    does the work itself and the call costs about what a plain loop does; on idle cores
+    the pool shares it. Each item is computed once, by one thread, so results are those
+    of the loop whatever the threads. The conditions of :func:`map_ordered` decide when it
+    runs as a plain loop.
+
+    Parameters
+    ----------
+    fn : callable
+        Function of one item; must not modify state shared with other items.
+    items : sequence
+        The pieces of work (cut independently of the thread count).
+    entries : int, optional
+        Size of the whole job, to decide whether threads are worth it.
+
+    Returns
+    -------
+    list
+        ``fn`` of every item, in order.
+    """
+    size = thread_count()
+    small = entries is not None and entries < PARALLEL_MIN_ENTRIES
+    if size <= 1 or small or len(items) < 2 or getattr(_inside, "active", False):
+        return [fn(item) for item in items]
+    pool = _executor(size)
+    futures = [pool.submit(_run, fn, item) for item in items]
+    results: list[Any] = [None] * len(items)
+    mine = len(items)
+    try:
+        while mine > 0 and futures[mine - 1].cancel():  # not started: the caller's
+            mine -= 1
+            results[mine] = fn(items[mine])
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    # the pool takes items in order: every item before one it started is started too
+    for i in range(mine):
+        results[i] = futures[i].result()
     return results
 
 

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_helped, one_blas_thread
 from core.errors import ConfigError, DataError
 
 #: Read-only probability matrices that passed :func:`as_prob_matrix` (e.g. those of a loaded
@@ -19,6 +20,17 @@ _TRUSTED: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictio
 
 #: Tolerance on row sums of a probability matrix (float32 softmax outputs sum to 1 ± 1e-6).
 ROW_SUM_TOL = 1e-4
+
+#: The bits of 1.0 as an unsigned integer. For float64 ``x`` read as ``uint64``, the bits
+#: are at most these exactly when ``+0.0 ≤ x ≤ 1.0``: a set sign bit (negative values,
+#: ``-0.0``), NaN and infinities all read larger. One integer ``max`` checks the range.
+_ONE_BITS = np.uint64(np.float64(1.0).view(np.uint64))
+
+#: Bytes of a row block of a probability matrix checked at once: its integer ``max`` and
+#: its row sums read it while it is in the core's cache.
+_BLOCK_BYTES = 1 << 20
+#: Bytes of a piece of the matrix given to one thread (pieces depend only on the shape).
+_PIECE_BYTES = 1 << 23
 
 #: Most bins of a binning: past this, bins hold a handful of rows at any sample size a
 #: machine holds, and per-bin tables and bootstrap chunks grow with the count.
@@ -75,11 +87,71 @@ def as_probs(probs: ArrayLike) -> np.ndarray:
     DataError
         If values are not finite, lie outside [0, 1], or rows do not sum to 1.
     """
+    return _checked(probs, top_label=False)[0]
+
+
+def probs_and_top_label(
+    probs: ArrayLike,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Return validated predictions (:func:`as_probs`) and, for a matrix, each row's top label.
+
+    The largest entry of each row and its index (ties to the lowest index, as
+    ``numpy.argmax``) are taken in the same pass as the checks, block by block while each
+    block is in cache: the top-label lens reads them instead of a second pass over the
+    matrix (:func:`core.lenses.known_top_label`).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y=1) or an ``(n, K)`` probability matrix.
+
+    Returns
+    -------
+    p : numpy.ndarray
+        As :func:`as_probs` returns it.
+    top : tuple of numpy.ndarray or None
+        Read-only ``(confidence, predicted)`` of a matrix (:func:`row_top`); None for a
+        vector, a trusted matrix (no pass is made) or a matrix that only the exact checks
+        accept.
+
+    Raises
+    ------
+    DataError
+        As :func:`as_probs`.
+    """
+    return _checked(probs, top_label=True)
+
+
+def row_top(rows: np.ndarray, confidence: np.ndarray, predicted: np.ndarray) -> None:
+    """Fill each row's largest entry and its index (the first maximum, as ``numpy.argmax``).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        ``(m, K)`` float64.
+    confidence : numpy.ndarray
+        ``(m,)`` float64, set to ``rows[i, predicted[i]]``.
+    predicted : numpy.ndarray
+        ``(m,)`` intp, set to ``rows.argmax(axis=1)``.
+    """
+    np.argmax(rows, axis=1, out=predicted)
+    if rows.flags.c_contiguous:  # one flat take: cheaper than a two-index gather
+        at = np.arange(0, rows.size, rows.shape[1])
+        at += predicted
+        np.take(rows.reshape(-1), at, out=confidence, mode="clip")  # in range: no check
+    else:
+        confidence[...] = rows[np.arange(rows.shape[0]), predicted]
+
+
+def _checked(
+    probs: ArrayLike, *, top_label: bool
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`as_probs`, with a matrix's top label when asked (see :func:`probs_and_top_label`)."""
     if isinstance(probs, np.ndarray) and _TRUSTED.get(id(probs)) is probs:
         if not probs.flags.writeable:
             # validated when it was made read-only: a 50,000 × 1,000 matrix costs more to
             # check than a binned estimator costs to compute
-            return probs
+            return probs, None
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim == 2 and p.shape[1] == 1:
         p = p[:, 0]
@@ -90,12 +162,91 @@ def as_probs(probs: ArrayLike) -> np.ndarray:
     if p.shape[0] == 0:
         raise DataError("There are no predictions (0 rows).")
     if p.ndim == 1:
+        # one integer pass proves every value in [+0, 1]; only a failure (or -0.0) takes
+        # the exact checks below, which say what is wrong
+        if p.view(np.uint64).max() <= _ONE_BITS:
+            return p, None
         # Comparisons with NaN are False, so this one pass also rejects NaN and infinities.
         if not (p.min() >= 0.0 and p.max() <= 1.0):
             _raise_bad_values(p)
-        return p
+        return p, None
     if p.shape[1] < 2:
         raise DataError("A probability matrix needs at least two columns (one per class).")
+    top = (np.empty(p.shape[0]), np.empty(p.shape[0], dtype=np.intp)) if top_label else None
+    if _rows_pass(p, top):
+        if top is not None:
+            for a in top:
+                a.setflags(write=False)
+        return p, top
+    return _check_rows_exactly(p), None
+
+
+def _rows_pass(p: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+    """Whether a matrix certainly passes :func:`_check_rows_exactly`: one blocked pass.
+
+    Each row block, while it is in cache, gets one integer ``max`` of its bits (every
+    entry in ``[+0, 1]``, hence finite and non-negative; see :data:`_ONE_BITS`), its row
+    sums by one matrix-vector product and, when ``top`` is given, its rows' top label
+    (:func:`row_top`). The sums are compared with ``ROW_SUM_TOL − 4·K·ε``: two ways of
+    summing ``K`` terms of total about 1 differ by less than ``2·K·ε``, so a row that
+    passes here passes the exact check too. False (an entry outside ``[+0, 1]``,
+    ``-0.0``, NaN, a row sum near or past the tolerance) only means the exact check
+    decides. Pieces of rows run on the thread pool; every row's numbers, and so the
+    answer, do not depend on the pieces or on how many threads there are.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, K)`` float64, ``K ≥ 2``.
+    top : tuple of numpy.ndarray, optional
+        ``(n,)`` float64 and intp arrays, filled with each row's largest entry and its
+        index (complete only when True is returned).
+
+    Returns
+    -------
+    bool
+        True when every entry is in ``[0, 1]`` and every row sums to 1 within the tolerance.
+    """
+    n, k = p.shape
+    limit = ROW_SUM_TOL - 4.0 * k * np.finfo(np.float64).eps
+    ones = np.ones(k)
+    block = max(1, _BLOCK_BYTES // (8 * k))
+
+    def piece(bounds: tuple[int, int]) -> bool:
+        lo, hi = bounds
+        sums = np.empty(hi - lo)
+        for a in range(lo, hi, block):
+            b = min(a + block, hi)
+            rows = p[a:b]
+            if not rows.view(np.uint64).max() <= _ONE_BITS:
+                return False
+            np.matmul(rows, ones, out=sums[a - lo : b - lo])
+            if top is not None:
+                row_top(rows, top[0][a:b], top[1][a:b])
+        sums -= 1.0
+        np.abs(sums, out=sums)
+        return bool(sums.max() <= limit)
+
+    if p.size < PARALLEL_MIN_ENTRIES:  # the pool would not be used: no piece machinery
+        return piece((0, n))
+    pieces = even_pieces(n, max(block, _PIECE_BYTES // (8 * k)))
+    with one_blas_thread():  # the pool's threads are the parallelism: no BLAS threads inside
+        return all(map_helped(piece, pieces, entries=p.size))
+
+
+def _check_rows_exactly(p: np.ndarray) -> np.ndarray:
+    """Check a probability matrix exactly; raise the :class:`DataError` that says what is wrong.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, K)`` float64, ``K ≥ 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``p`` when it passes (non-negative entries, row sums within :data:`ROW_SUM_TOL`).
+    """
     # Non-negative rows that sum to 1 have every entry in [0, 1]: two passes check everything.
     if not p.min() >= 0.0:
         _raise_bad_values(p)
@@ -215,12 +366,19 @@ def as_labels(labels: ArrayLike, n_classes: int, n_rows: int | None = None) -> n
             "Use core.load_predictions to map class names or 1-indexed labels."
         )
     y = y.astype(np.int64, copy=False)
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
+    # read as unsigned, negative labels are huge: one pass proves 0 <= y < K
+    if y.size and not y.view(np.uint64).max() < n_classes:
+        _raise_bad_labels(y, n_classes)
+    return y
+
+
+def _raise_bad_labels(y: np.ndarray, n_classes: int) -> None:
+    """Raise the :class:`DataError` of labels outside ``0..K-1`` (if any are)."""
+    if y.min() < 0 or y.max() >= n_classes:
         raise DataError(
             f"Labels must lie in 0..{n_classes - 1} for {n_classes} classes; found "
             f"{int(y.min())}..{int(y.max())}. 1-indexed labels are converted by core.load_predictions."
         )
-    return y
 
 
 def check_probs_labels(
@@ -245,6 +403,29 @@ def check_probs_labels(
     """
     p = as_prob_matrix(probs) if matrix else as_probs(probs)
     return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0])
+
+
+def check_with_top_label(
+    probs: ArrayLike, labels: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`check_probs_labels` (``matrix=False``) with each row's top label of a matrix.
+
+    Parameters
+    ----------
+    probs : array_like
+        See :func:`as_probs`.
+    labels : array_like
+        See :func:`as_labels`.
+
+    Returns
+    -------
+    p, y : numpy.ndarray
+        As :func:`check_probs_labels` with ``matrix=False`` returns them.
+    top : tuple of numpy.ndarray or None
+        ``(confidence, predicted)``; see :func:`probs_and_top_label`.
+    """
+    p, top = probs_and_top_label(probs)
+    return p, as_labels(labels, 2 if p.ndim == 1 else p.shape[1], p.shape[0]), top
 
 
 def check_predictions(

@@ -40,20 +40,23 @@ estimators' kernels read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._parallel import even_pieces, map_helped
 from core._validation import MAX_BINS, check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
 
 if TYPE_CHECKING:
     import pandas as pd
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,6 +220,18 @@ def _safe_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 _EDGE_TOL = 1e-7
 #: Rows per chunk of the elementwise passes that would otherwise make n-long temporaries.
 _CHUNK = 1 << 16
+#: Rows per piece of one sample's passes on the thread pool (a few chunks each).
+_PIECE_ROWS = 1 << 18
+
+
+def _over_pieces(fn: Callable[[tuple[int, int]], R], n: int) -> list[R]:
+    """``fn`` of every piece ``(lo, hi)`` of ``range(n)``, on the thread pool when ``n`` is large.
+
+    The pieces depend only on ``n`` (:data:`_PIECE_ROWS` rows each), so results gathered in
+    order are the same on any number of threads; the calling thread works beside the pool
+    (:func:`core._parallel.map_helped`), so a busy machine costs about a plain loop.
+    """
+    return map_helped(fn, even_pieces(n, _PIECE_ROWS))
 
 
 def equal_width_edges(n_bins: int) -> np.ndarray:
@@ -248,23 +263,33 @@ def _equal_width(
     edges = equal_width_edges(n_bins)
     upper = np.append(edges[1:-1], np.inf)  # the last bin never moves up: 1.0 stays in it
     idx = np.empty(scores.shape[0], dtype=np.intp)
-    # a chunk at a time: the temporaries stay small (and in cache) whatever n
-    for lo in range(0, scores.shape[0], _CHUNK):
-        s = scores[lo : lo + _CHUNK]
-        chunk = idx[lo : lo + _CHUNK]
-        t = s * n_bins
-        np.copyto(chunk, t, casting="unsafe")  # truncation, as astype(intp)
-        np.minimum(chunk, n_bins - 1, out=chunk)
-        # floor(s·B) can differ from the bin of s only when s·B rounds to within a few
-        # ulps of an integer; only those points are checked against the float edges.
-        t -= chunk
-        near = np.flatnonzero((t < _EDGE_TOL) | (t > 1.0 - _EDGE_TOL))
-        if near.size:
-            k = chunk[near]
-            s = s[near]
-            k -= s < edges[k]
-            k += s >= upper[k]
-            chunk[near] = k
+
+    def piece(bounds: tuple[int, int]) -> None:
+        # a chunk at a time, in one buffer: the temporaries stay in cache whatever n
+        buffer = np.empty(min(_CHUNK, bounds[1] - bounds[0]))
+        for lo in range(bounds[0], bounds[1], _CHUNK):
+            hi = min(lo + _CHUNK, bounds[1])
+            s = scores[lo:hi]
+            chunk = idx[lo:hi]
+            t = buffer[: hi - lo]
+            np.multiply(s, n_bins, out=t)
+            np.copyto(chunk, t, casting="unsafe")  # truncation, as astype(intp)
+            np.minimum(chunk, n_bins - 1, out=chunk)
+            # floor(s·B) can differ from the bin of s only when s·B rounds to within a few
+            # ulps of an integer; only those points (|frac − ½| > ½ − tol) are checked
+            # against the float edges
+            t -= chunk
+            t -= 0.5
+            np.abs(t, out=t)
+            near = np.flatnonzero(t > 0.5 - _EDGE_TOL)
+            if near.size:
+                k = chunk[near]
+                s = s[near]
+                k -= s < edges[k]
+                k += s >= upper[k]
+                chunk[near] = k
+
+    _over_pieces(piece, scores.shape[0])  # every row's bin is its own: pieces change nothing
     return idx, edges
 
 
@@ -479,6 +504,9 @@ def equal_mass_by_selection(
 
     Parameters and returns are those of :func:`equal_mass_by_sorting` (without ``order``).
     """
+    # a column of a row-major matrix (the classwise lens) is read several times below: one
+    # gather into a contiguous copy is cheaper than a cache miss per row on every pass
+    scores = np.ascontiguousarray(scores)
     n = scores.shape[0]
     inner = equal_mass_starts(n, n_bins)[1:-1]  # ≥ 1; n for the empty bins of B > n
     below, at = inner - 1, np.minimum(inner, n - 1)
@@ -804,16 +832,90 @@ def _one_sample_coded_sums(
     """:func:`coded_bin_sums` of one sample, coding ``2·bin + outcome`` a chunk at a time.
 
     Counts are exact whatever the order they are added in, so no code array of ``n`` rows
-    is made; the score sums are one ``bincount`` over all rows, as in the batch.
+    is made and pieces of rows are counted on the thread pool; the score sums are one
+    ``bincount`` over all rows in row order, as in the batch (one more task of the pool,
+    run beside the counts).
     """
-    both = np.zeros(2 * n_bins, dtype=np.int64)
-    for lo in range(0, index.shape[0], _CHUNK):
-        coded = index[lo : lo + _CHUNK] * 2
-        coded += outcomes[lo : lo + _CHUNK]
-        both += np.bincount(coded, minlength=2 * n_bins)
-    score_sums = np.bincount(index, weights=scores, minlength=n_bins)
+    n = index.shape[0]
+
+    def counted(bounds: tuple[int, int]) -> np.ndarray:
+        both = np.zeros(2 * n_bins, dtype=np.int64)
+        buffer = np.empty(min(_CHUNK, bounds[1] - bounds[0]), dtype=np.intp)
+        for lo in range(bounds[0], bounds[1], _CHUNK):
+            hi = min(lo + _CHUNK, bounds[1])
+            coded = buffer[: hi - lo]
+            np.multiply(index[lo:hi], 2, out=coded)
+            np.add(coded, outcomes[lo:hi], out=coded)
+            both += np.bincount(coded, minlength=2 * n_bins)
+        return both
+
+    def task(item: tuple[int, int] | None) -> np.ndarray:
+        if item is None:
+            return np.bincount(index, weights=scores, minlength=n_bins)
+        return counted(item)
+
+    pieces = even_pieces(n, _PIECE_ROWS)
+    if len(pieces) == 1:
+        score_sums, both = task(None), counted(pieces[0])
+    else:
+        score_sums, *parts = map_helped(task, [None, *pieces])
+        both = np.sum(parts, axis=0)
     both = both.reshape(1, n_bins, 2)
     return both.sum(axis=-1), score_sums[None, :], both[..., 1].astype(np.float64)
+
+
+def one_sample_deviation(
+    index: np.ndarray, scores: np.ndarray, center: np.ndarray, norm: float, n_bins: int
+) -> np.ndarray:
+    """``Σ |s_i − c_b|^p`` over the rows of each bin of one sample (``max`` for ``p = ∞``).
+
+    The distances ``|s_i − c_{b(i)}|`` (``(s_i − c_b)²`` for ``p = 2``) are computed a
+    chunk at a time into one buffer, each chunk's gather, difference and absolute value
+    while it is in cache, instead of three ``n``-long temporaries; the sums are then one
+    ``bincount`` over all rows in row order, so every bin's sum is the one a single
+    ``bincount`` of the distances gives, bit for bit.
+
+    Parameters
+    ----------
+    index : numpy.ndarray
+        ``(n,)`` int bin of every row.
+    scores : numpy.ndarray
+        ``(n,)`` float64 scores.
+    center : numpy.ndarray
+        ``(B,)`` centre of each bin.
+    norm : float
+        ``1.0``, ``2.0`` or ``inf``.
+    n_bins : int
+        Number of bins ``B``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B,)``; empty bins give 0 (``-inf`` for ``p = ∞``).
+    """
+    n = index.shape[0]
+    dev = np.empty(n)
+
+    def piece(bounds: tuple[int, int]) -> None:
+        for lo in range(bounds[0], bounds[1], _CHUNK):
+            hi = min(lo + _CHUNK, bounds[1])
+            d = dev[lo:hi]
+            # bins are in 0..B−1 already: "clip" changes nothing and skips numpy's buffered
+            # bounds check of take(..., out=)
+            np.take(center, index[lo:hi], out=d, mode="clip")
+            np.subtract(scores[lo:hi], d, out=d)
+            # |d|·|d| is d·d to the bit: the square needs no absolute value
+            if norm == 2.0:
+                np.multiply(d, d, out=d)
+            else:
+                np.abs(d, out=d)
+
+    _over_pieces(piece, n)  # each row's distance is its own: pieces change nothing
+    if np.isinf(norm):
+        out = np.full(n_bins, -np.inf)
+        np.maximum.at(out, index, dev)
+        return out
+    return np.bincount(index, weights=dev, minlength=n_bins)
 
 
 class RowBatch:
@@ -873,7 +975,10 @@ class RowBatch:
             ``1.0``, ``2.0`` or ``inf`` (empty bins give 0, or ``-inf`` for ``inf``).
         """
         r, b = self.index.shape[0], self.n_bins
-        key = self.index if r == 1 else self.index + (np.arange(r, dtype=np.intp) * b)[:, None]
+        if r == 1:
+            center = np.asarray(center, dtype=np.float64).ravel()
+            return one_sample_deviation(self.index[0], self.scores[0], center, norm, b)[None, :]
+        key = self.index + (np.arange(r, dtype=np.intp) * b)[:, None]
         key = key.ravel()
         dev = np.abs(self.scores.ravel() - np.asarray(center, dtype=np.float64).ravel()[key])
         if np.isinf(norm):

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_norm, check_probs_labels, check_rng
+from core._validation import check_norm, check_probs_labels, check_rng, check_with_top_label
 from core.binning import BinStats, check_n_bins, check_tie_policy
 from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
+from core.lenses import LENSES, known_top_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -329,5 +330,11 @@ def calibration_error(
         **options,
     )
     # binary P(y=1) stays a vector: the lenses read it without the [1 − p, p] matrix
-    p, y = check_probs_labels(probs, labels, matrix=False)
-    return call.result(call.run(p, y, check_rng(seed)))
+    if LENSES.get(call.lens).row_argmax:
+        # the rows' top label is taken while the checks read each block of the matrix
+        p, y, top = check_with_top_label(probs, labels)
+    else:
+        p, y = check_probs_labels(probs, labels, matrix=False)
+        top = None
+    with known_top_label(p, top):
+        return call.result(call.run(p, y, check_rng(seed)))

@@ -10,12 +10,16 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels
+from core._parallel import even_pieces, map_helped
+from core._validation import check_probs_labels, row_top
 from core.errors import ConfigError
 from core.registry import Entry, Registry
 
@@ -69,8 +73,74 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         predicted = probs > confidence
         np.maximum(confidence, probs, out=confidence)
         return confidence, predicted.astype(np.intp)
-    predicted = probs.argmax(axis=1)  # numpy returns the first maximum: ties to the lowest index
-    return probs[np.arange(probs.shape[0]), predicted], predicted
+    known = _KNOWN_TOP.get()
+    if known is not None and known[0] is probs:
+        return known[1]
+    return top_of_rows(probs)
+
+
+#: Rows' top label already taken by the validating pass (:func:`known_top_label`), by matrix.
+_KNOWN_TOP: ContextVar[tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None] = ContextVar(
+    "known_top_label", default=None
+)
+
+#: Bytes of a matrix's rows given to one thread by :func:`top_of_rows`.
+_TOP_PIECE_BYTES = 1 << 23
+
+
+def top_of_rows(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each row's largest entry and its index, pieces of rows on the thread pool.
+
+    Each row's values are :func:`core._validation.row_top`'s (numpy's argmax: ties to the
+    lowest index), whatever the pieces and the number of threads.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        ``(n, K)`` matrix.
+
+    Returns
+    -------
+    confidence : numpy.ndarray
+        ``(n,)`` float64 ``probs[i, predicted[i]]``.
+    predicted : numpy.ndarray
+        ``(n,)`` intp ``probs.argmax(axis=1)``.
+    """
+    n, k = probs.shape
+    confidence, predicted = np.empty(n), np.empty(n, dtype=np.intp)
+
+    def piece(bounds: tuple[int, int]) -> None:
+        lo, hi = bounds
+        row_top(probs[lo:hi], confidence[lo:hi], predicted[lo:hi])
+
+    rows = max(1, _TOP_PIECE_BYTES // (8 * k))
+    map_helped(piece, even_pieces(n, rows), entries=probs.size)
+    return confidence, predicted
+
+
+@contextmanager
+def known_top_label(probs: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None) -> Iterator[None]:
+    """Let :func:`top_label` of ``probs`` return a top label already taken, inside the block.
+
+    :func:`core.calibration.calibration_error` validates a matrix and takes its rows'
+    top label in one pass (:func:`core._validation.check_with_top_label`); the
+    estimator's top-label lens then reads it instead of a second pass. It is only used
+    for the very array it was taken from (``is``), in this context (threads of the pool
+    compute their own), while the block runs; nothing modifies the matrix in between.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        The validated ``(n, K)`` matrix.
+    top : tuple of numpy.ndarray or None
+        Read-only ``(confidence, predicted)`` of ``probs`` (:func:`top_of_rows`); None
+        changes nothing.
+    """
+    token = _KNOWN_TOP.set(None if top is None else (probs, top))
+    try:
+        yield
+    finally:
+        _KNOWN_TOP.reset(token)
 
 
 def apply_lens(
@@ -191,9 +261,13 @@ class LensInfo(Entry):
     ----------
     kernel_only : bool
         The lens has no one-dimensional view (only kernel estimators accept it).
+    row_argmax : bool
+        The lens reads every row's argmax of a matrix (:func:`top_label`), so validation
+        takes it in the same pass (:func:`known_top_label`).
     """
 
     kernel_only: bool = False
+    row_argmax: bool = False
 
 
 LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
@@ -216,6 +290,7 @@ def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: obje
     "top-label",
     label="Top-label (confidence)",
     description="Confidence of the predicted class against whether the prediction is correct.",
+    row_argmax=True,
 )
 def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: object) -> LensView:
     conf, pred = top_label(p)
