@@ -780,7 +780,7 @@ def batch_bin_sums(
     """
     r = index.shape[0]
     if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
-        if r == 1:
+        if r == 1 and 2 * n_bins <= _CHUNK // 8:
             return _one_sample_coded_sums(index[0], scores[0], outcomes[0], n_bins)
         return coded_bin_sums(2 * index + outcomes, scores, n_bins)
     size = r * n_bins
@@ -831,6 +831,8 @@ def _one_sample_coded_sums(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`coded_bin_sums` of one sample, coding ``2·bin + outcome`` a chunk at a time.
 
+    For a few bins only (every chunk and piece adds a ``2·B`` array of counts: with one bin
+    per distinct score, as ``mcb``'s discrete bins have, that would cost ``O(n·B / chunk)``).
     Counts are exact whatever the order they are added in, so no code array of ``n`` rows
     is made and pieces of rows are counted on the thread pool; the score sums are one
     ``bincount`` over all rows in row order, as in the batch (one more task of the pool,

@@ -147,3 +147,26 @@ def test_the_caller_works_beside_the_pool(monkeypatch):
         release.set()
     assert all(f.result() for f in held)
     assert set(ran_in) == {threading.current_thread().name}
+
+
+def test_one_sample_with_many_bins_is_counted_in_one_pass(monkeypatch):
+    # mcb's discrete bins are one per distinct score: counting them a chunk at a time would
+    # add a 2·B array per chunk (O(n·B/chunk) time and memory: 13 GB at 10⁷ rows)
+    from core import binning
+
+    rng = np.random.default_rng(3)
+    n, b = 200_000, 60_000
+    index = rng.integers(0, b, size=n)
+    scores = rng.random(n)
+    outcomes = (rng.random(n) < 0.4).astype(np.int8)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("chunked counting used for many bins")
+
+    monkeypatch.setattr(binning, "_one_sample_coded_sums", refuse)
+    counts, score_sums, label_sums = binning.batch_bin_sums(
+        index[None], scores[None], outcomes[None], b
+    )
+    np.testing.assert_array_equal(counts[0], np.bincount(index, minlength=b))
+    np.testing.assert_array_equal(score_sums[0], np.bincount(index, weights=scores, minlength=b))
+    np.testing.assert_array_equal(label_sums[0], np.bincount(index, weights=outcomes, minlength=b))
