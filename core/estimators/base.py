@@ -674,7 +674,7 @@ def _shared_l1(
     ``Σ_d |σ z_d − σ t| = σ·(S − 2·S_k + t·(2k − D))`` for the ``k`` draws ``≤ t`` summing to
     ``S_k`` of a total ``S``: one sort and prefix sum of each column of draws, then a
     binary search per row and bin instead of ``D`` terms. The same sum as the direct one,
-    summed in another order (equal to about 1e-14); ``σ = 0`` gives ``|ȳ − f̄|``.
+    summed in another order (equal within 1e-13); ``σ = 0`` gives ``|ȳ − f̄|``.
     """
     width = fbar.shape[1]
     out = np.zeros(fbar.shape[0])
