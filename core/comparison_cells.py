@@ -32,16 +32,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from core.binned_view import BinnedView
 from core.cells import CellStats, _resampled, _variance, cell_law, cells_of, supports
 from core.estimators.base import KernelContext, NormalStream
 
 __all__ = [
-    "JointView",
     "cross_key",
     "joint_cell_bootstrap",
     "joint_cells",
@@ -59,37 +59,6 @@ def joint_key(model: int, score: str) -> str:
 def cross_key(a: int, b: int, score: str) -> str:
     """Return the key of the products of models ``a`` and ``b``'s per-row ``score``."""
     return f"{a}*{b}:{score}"
-
-
-@dataclass(frozen=True, eq=False)
-class JointView:
-    """Binned components of one or several models, read by :func:`core.cells.cells_of`.
-
-    Attributes
-    ----------
-    lens, binning : str
-        How the models were binned.
-    n_bins : int
-        Bins asked for.
-    tie_policy : str
-        The equal-mass tie policy.
-    components : tuple
-        Objects with ``scores``, ``outcomes``, ``index``, ``edges`` and ``n_bins``
-        (:class:`core.binned_view.ComponentBins`): model ``i``'s component ``c`` at
-        ``i·C + c``.
-    names : tuple of str
-        Component names.
-    weights : numpy.ndarray
-        Component weights (each model's lens weights, one after the other).
-    """
-
-    lens: str
-    binning: str
-    n_bins: int
-    tie_policy: str
-    components: tuple[Any, ...]
-    names: tuple[str, ...]
-    weights: np.ndarray
 
 
 def model_cells(
@@ -120,7 +89,7 @@ def model_cells(
     CellStats
         The cells (:func:`core.cells.cells_of`).
     """
-    view = JointView(
+    view = BinnedView(
         lens,
         binning,
         n_bins,
@@ -177,7 +146,7 @@ def joint_cells(
     for i, j in itertools.combinations(range(len(row_values)), 2):
         for name in row_values[i]:
             values[cross_key(i, j, name)] = row_values[i][name] * row_values[j][name]
-    view = JointView(
+    view = BinnedView(
         lens,
         binning,
         n_bins,
