@@ -80,6 +80,15 @@ def _run(fn: Callable[[T], R], item: T) -> R:
 PARALLEL_MIN_ENTRIES = 1 << 20
 
 
+def _inline(entries: int | None) -> bool:
+    """Whether a map runs as a plain loop: one thread, a small job, or a pool thread.
+
+    A nested call from a pool thread would wait on threads that are busy waiting for it.
+    """
+    small = entries is not None and entries < PARALLEL_MIN_ENTRIES
+    return thread_count() <= 1 or small or getattr(_inside, "active", False)
+
+
 def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None = None) -> list[R]:
     """Return ``[fn(item) for item in items]``, computed on the thread pool.
 
@@ -106,10 +115,9 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None
     list
         ``fn`` of every item, in the order of ``items``.
     """
-    size = thread_count()
-    small = entries is not None and entries < PARALLEL_MIN_ENTRIES
-    if size <= 1 or small or getattr(_inside, "active", False):
+    if _inline(entries):
         return [fn(item) for item in items]
+    size = thread_count()
     pool = _executor(size)
     results: list[R] = []
     pending: deque[Future[R]] = deque()
@@ -146,11 +154,9 @@ def map_helped(fn: Callable[[T], R], items: Sequence[T], *, entries: int | None 
     list
         ``fn`` of every item, in order.
     """
-    size = thread_count()
-    small = entries is not None and entries < PARALLEL_MIN_ENTRIES
-    if size <= 1 or small or len(items) < 2 or getattr(_inside, "active", False):
+    if len(items) < 2 or _inline(entries):
         return [fn(item) for item in items]
-    pool = _executor(size)
+    pool = _executor(thread_count())
     futures = [pool.submit(_run, fn, item) for item in items]
     results: list[Any] = [None] * len(items)
     mine = len(items)
