@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -855,10 +855,30 @@ def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
     return dataclasses.replace(config, n_resamples=0)
 
 
+def _components(predictions: Predictions, config: AnalysisConfig) -> int:
+    # one per class for the classwise lens
+    return predictions.n_classes if config.lens == "classwise" else 1
+
+
 def bootstrap_work(predictions: Predictions, config: AnalysisConfig) -> int:
     """Rows × resamples × components (one per class for the classwise lens)."""
-    components = predictions.n_classes if config.lens == "classwise" else 1
-    return predictions.n * config.n_resamples * components
+    return predictions.n * config.n_resamples * _components(predictions, config)
+
+
+def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -> int:
+    """Return the bootstrap work of comparing ``models`` (0 for the cell bootstrap).
+
+    The comparison takes the cell bootstrap at large n
+    (:func:`core.model_comparison.comparison_mode`), which is quick at any n.
+    """
+    from core.model_comparison import comparison_mode
+
+    if not models:
+        return 0
+    first = next(iter(models.values()))
+    sizes = [p.n for p in models.values()]
+    mode = comparison_mode(config, config.n_resamples, sizes, _components(first, config))
+    return 0 if mode == "cells" else sum(bootstrap_work(p, config) for p in models.values())
 
 
 _LOG = logging.getLogger("calibscope.dashboard")

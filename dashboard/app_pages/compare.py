@@ -21,7 +21,6 @@ from core.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
     compare_models,
-    comparison_mode,
     metric_choices,
     parse_metric,
 )
@@ -166,11 +165,7 @@ picked = {m: state.models_of(pred)[m] for m in chosen_models}
 # the same rule as every page: a large bootstrap waits for a click
 rows = sum(p.n for p in picked.values())
 boot_config = dataclasses.replace(config, n_resamples=int(n_resamples))
-work = sum(state.bootstrap_work(p, boot_config) for p in picked.values())
-components = pred.n_classes if config.lens == "classwise" else 1
-sizes = [p.n for p in picked.values()]
-if comparison_mode(config, int(n_resamples), sizes, components) == "cells":
-    work = 0  # the cell bootstrap (compare_models' rule at large n) is quick at any n
+work = state.comparison_work(picked, boot_config)
 boot_key = ("compare", cache.data_key(picked), config, tuple(metrics), int(n_resamples))
 allowed = cache.bootstrap_gate(
     boot_key,
