@@ -1,8 +1,9 @@
-"""Blocked elementwise kernels shared by the loader and the recalibrators.
+"""Elementwise kernels shared by the loader, the binnings and the recalibrators.
 
 Softmax, logit and sigmoid of large matrices, computed in cache-sized blocks written
 into one output buffer, so a 50,000 × 1,000 matrix costs one allocation and one pass
-through memory, and stable for large scores.
+through memory, and stable for large scores; and the bin of every score among a few
+sorted edges by comparisons (:func:`count_edges`).
 """
 
 from __future__ import annotations
@@ -164,3 +165,26 @@ def sigmoid(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
         np.divide(num, e, out=dest)
 
     return _blockwise(x, out, kernel)
+
+
+#: Up to this many edges, bins are counted by comparisons (vectorised) instead of searchsorted.
+FEW_EDGES = 16
+
+
+def count_edges(edges: np.ndarray, s: np.ndarray, side: str) -> np.ndarray:
+    """``numpy.searchsorted(edges, s, side)`` for sorted ``edges``.
+
+    With at most ``FEW_EDGES`` edges the count is a sum of vectorised comparisons,
+    several times faster than a binary search per value; the result is identical.
+    The count is accumulated in one byte per value (it is at most ``FEW_EDGES``),
+    which moves an eighth of the memory of an ``intp`` accumulator per edge.
+    """
+    if edges.size > FEW_EDGES:
+        return np.searchsorted(edges, s, side=side)
+    compare = np.greater_equal if side == "right" else np.greater
+    count = np.zeros(np.shape(s), dtype=np.uint8)
+    hit = np.empty(np.shape(s), dtype=bool)
+    for e in edges:
+        compare(s, e, out=hit)
+        count += hit
+    return count.astype(np.intp)

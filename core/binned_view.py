@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._parallel import map_helped
 from core.binning import (
     BINNINGS,
     BinStats,
     RowBatch,
+    batch_bin_sums,
     check_n_bins,
     check_tie_policy,
     index_of_runs,
@@ -90,8 +92,12 @@ class ComponentBins:
     @cached_property
     def batch(self) -> RowBatch:
         """The component as a batch of one sample (what binned estimators' kernels read)."""
+        known = self.__dict__.get("stats", self.stats_)
+        sums = None
+        if known is not None:
+            sums = (known.counts[None, :], known.score_sums[None, :], known.label_sums[None, :])
         return RowBatch(
-            self.index[None, :], self.scores[None, :], self.outcomes[None, :], self.n_bins
+            self.index[None, :], self.scores[None, :], self.outcomes[None, :], self.n_bins, sums
         )
 
     @cached_property
@@ -260,15 +266,24 @@ def bin_view(
     info = BINNINGS.get(binning)
     n_bins = check_n_bins(n_bins)
     tie_policy = check_tie_policy(tie_policy)
-    comps = []
-    for c, (name, scores, outcomes) in enumerate(
-        zip(view.names, view.scores, view.outcomes, strict=True)
-    ):
+    many = len(view.names) > 1
+
+    def binned(c: int) -> ComponentBins:
+        name, scores, outcomes = view.names[c], view.scores[c], view.outcomes[c]
         order = None if orders is None else orders[c]
         idx, edges = info.func(scores, n_bins, tie_policy, order)
-        comps.append(
-            ComponentBins(name, scores, outcomes, idx, edges, binning, tie_policy, n_bins, order)
+        stats = None
+        if many:  # every consumer reads them: counted here, one component per thread
+            counts, score_sums, label_sums = batch_bin_sums(
+                idx[None, :], scores[None, :], outcomes[None, :], edges.shape[0] - 1
+            )
+            stats = BinStats(edges, counts[0], score_sums[0], label_sums[0], binning)
+        return ComponentBins(
+            name, scores, outcomes, idx, edges, binning, tie_policy, n_bins, order, None, stats
         )
+
+    entries = sum(int(np.size(s)) for s in view.scores)
+    comps = map_helped(binned, range(len(view.names)), entries=entries if many else 0)
     return BinnedView(
         view.lens, binning, n_bins, tie_policy, tuple(comps), view.names, view.weights
     )

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core._numeric import count_edges
 from core._parallel import even_pieces, map_helped
 from core._validation import MAX_BINS, check_count
 from core.errors import ConfigError, DataError
@@ -517,7 +518,7 @@ def equal_mass_by_selection(
         del part  # only a moved "keep" boundary reads it again
     # a boundary at rank n (more bins than rows) is passed by no row
     value = np.where(inner < n, high, np.inf)
-    passed = np.searchsorted(value, scores, side="left")  # boundaries of smaller score
+    passed = count_edges(value, scores, "left")  # boundaries of smaller score
     ends = np.append(value, np.inf)
     on = np.concatenate(
         [
@@ -937,15 +938,24 @@ class RowBatch:
         Outcomes, same shape (see :func:`batch_bin_sums`).
     n_bins : int
         Number of bins ``B``.
+    sums : tuple of numpy.ndarray, optional
+        ``(R, B)`` counts, score sums and outcome sums, when already computed.
     """
 
     def __init__(
-        self, index: np.ndarray, scores: np.ndarray, outcomes: np.ndarray, n_bins: int
+        self,
+        index: np.ndarray,
+        scores: np.ndarray,
+        outcomes: np.ndarray,
+        n_bins: int,
+        sums: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.index = np.atleast_2d(index)
         self.scores = np.atleast_2d(scores)
         self.outcomes = np.atleast_2d(outcomes)
         self.n_bins = int(n_bins)
+        if sums is not None:  # already known (the bin statistics of one sample)
+            self.__dict__["_sums"] = sums
 
     @cached_property
     def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1095,4 +1105,4 @@ def assign_to_edges(scores: ArrayLike, edges: ArrayLike) -> np.ndarray:
     """
     s = _as_unit_vector(scores, "Scores")
     e = np.asarray(edges, dtype=np.float64)
-    return np.searchsorted(e[1:-1], s, side="right").astype(np.int64)
+    return count_edges(e[1:-1], s, "right").astype(np.int64)

@@ -65,3 +65,31 @@ def test_recalibrators_are_identical_on_one_and_on_several_threads(monkeypatch, 
         out[threads] = (r.params_.to_json(), r.predict_proba(z[:500], logits=True))
     assert out["1"][0] == out["3"][0]
     assert np.array_equal(out["1"][1], out["3"][1])
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
+def test_components_binned_on_threads_are_those_binned_one_by_one(monkeypatch, binning):
+    """The classwise lens's components are binned and counted one per thread: same bins."""
+    from core.binned_view import bin_view
+    from core.binning import batch_bin_sums
+    from core.lenses import lens_view
+
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", 0)
+    rng = np.random.default_rng(8)
+    p = rng.dirichlet(np.full(7, 0.4), size=3000)
+    p[::9, 2] = p[::9, 2].round(2)  # ties at equal-mass boundaries
+    p /= p.sum(axis=1, keepdims=True)
+    y = rng.integers(0, 7, 3000)
+    view = lens_view(p, y, "classwise")
+    monkeypatch.setenv("CALIBSCOPE_THREADS", "1")
+    one = bin_view(view, binning, 12)
+    monkeypatch.setenv("CALIBSCOPE_THREADS", "3")
+    several = bin_view(view, binning, 12)
+    for a, b in zip(one.components, several.components, strict=True):
+        assert np.array_equal(a.index, b.index) and np.array_equal(a.edges, b.edges)
+        sums = batch_bin_sums(a.index[None], a.scores[None], a.outcomes[None], a.n_bins)
+        for counted in (a.stats, b.stats):  # counted in bin_view: as a batch counts them
+            assert np.array_equal(counted.counts, sums[0][0])
+            assert np.array_equal(counted.score_sums, sums[1][0])
+            assert np.array_equal(counted.label_sums, sums[2][0])
+        assert all(np.array_equal(u, v) for u, v in zip(b.batch._sums, sums, strict=True))

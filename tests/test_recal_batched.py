@@ -7,6 +7,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize
 
+from core._numeric import count_edges
 from core.errors import FitError
 from core.recalibration import make_recalibrator
 from core.recalibration.base import (
@@ -20,7 +21,6 @@ from core.recalibration.base import (
 )
 from core.recalibration.histogram import (
     _HistogramBinning,
-    count_edges,
     lexicographic_bins,
     umd_ranks,
 )

@@ -257,6 +257,25 @@ def test_the_top_label_of_the_checking_pass_is_numpys(threads, monkeypatch):
     assert as_probs(q) is q
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_the_top_label_read_off_the_bits_is_numpys(order):
+    """argmax of the bits = argmax of the values (first maximum) for entries in [+0, 1]."""
+    rng = np.random.default_rng(11)
+    p = rng.choice([0.0, 0.25, 0.5, 1.0, 1e-300, 0.7], size=(400, 6))  # many ties, zeros
+    p[::5] = 0.0
+    p[1::5, 2] = 1.0
+    p = np.asarray(p, order=order)
+    confidence, predicted = np.empty(400), np.empty(400, dtype=np.intp)
+    largest = _validation._row_top_bits(p, confidence, predicted)
+    assert np.array_equal(predicted, p.argmax(axis=1))
+    assert np.array_equal(confidence, p.max(axis=1))
+    assert largest == np.float64(p.max()).view(np.uint64) <= _validation._ONE_BITS
+    for bad in (-0.0, np.nan, -1e-300, np.nextafter(1.0, 2.0), np.inf, -np.inf):
+        q = p.copy(order=order)
+        q[17, 4] = bad
+        assert _validation._row_top_bits(q, confidence, predicted) > _validation._ONE_BITS
+
+
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
     from core.calibration import calibration_error

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.random import Generator
 
+from core._numeric import FEW_EDGES, count_edges
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     Component,
@@ -78,29 +79,6 @@ def umd_ranks(n: int, n_bins: int) -> np.ndarray:
     b = np.arange(1, n_bins, dtype=np.int64)
     inner = (b * (n + 1) + n_bins - 1) // n_bins  # integer ceiling: float ceil is wrong (E10)
     return np.concatenate([[0], inner, [n + 1]]).astype(np.int64)
-
-
-#: Up to this many edges, bins are counted by comparisons (vectorised) instead of searchsorted.
-FEW_EDGES = 16
-
-
-def count_edges(edges: np.ndarray, s: np.ndarray, side: str) -> np.ndarray:
-    """``numpy.searchsorted(edges, s, side)`` for sorted ``edges``.
-
-    With at most ``FEW_EDGES`` edges the count is a sum of vectorised comparisons,
-    several times faster than a binary search per value; the result is identical.
-    The count is accumulated in one byte per value (it is at most ``FEW_EDGES``),
-    which moves an eighth of the memory of an ``intp`` accumulator per edge.
-    """
-    if edges.size > FEW_EDGES:
-        return np.searchsorted(edges, s, side=side)
-    compare = np.greater_equal if side == "right" else np.greater
-    count = np.zeros(np.shape(s), dtype=np.uint8)
-    hit = np.empty(np.shape(s), dtype=bool)
-    for e in edges:
-        compare(s, e, out=hit)
-        count += hit
-    return count.astype(np.intp)
 
 
 def lexicographic_bins(

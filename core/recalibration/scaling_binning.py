@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.random import Generator
 
+from core._numeric import count_edges
 from core._parallel import map_ordered
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
@@ -36,7 +37,7 @@ from core.recalibration.base import (
     component_arrays,
     register,
 )
-from core.recalibration.histogram import bin_means, count_edges
+from core.recalibration.histogram import bin_means
 from core.recalibration.scaling import affine_sigmoid, check_targets, fit_logistic_rows
 
 MODES = ("same-data", "three-splits")

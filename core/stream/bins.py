@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core._numeric import count_edges
 from core.binning import BINNINGS, equal_mass_starts
 from core.errors import DataError
 from core.stream.ranks import Found
@@ -94,8 +95,8 @@ class StreamBins:
                 raise DataError("A score was not seen when the discrete bins were collected.")
             return idx.astype(np.intp), {}
         if self.tie_policy == "keep":
-            return np.searchsorted(self.cuts, scores, side="right").astype(np.intp), {}
-        idx = np.searchsorted(self.cuts, scores, side="left").astype(np.intp)
+            return count_edges(self.cuts, scores, "right"), {}
+        idx = count_edges(self.cuts, scores, "left")
         if not self.cuts.size:
             return idx, {}
         at = np.minimum(idx, self.cuts.size - 1)
