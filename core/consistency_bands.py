@@ -248,7 +248,13 @@ class BandStats:
 
     @classmethod
     def of(
-        cls, scores: np.ndarray, index: np.ndarray, n_bins: int, *, keep_rows: bool = False
+        cls,
+        scores: np.ndarray,
+        index: np.ndarray,
+        n_bins: int,
+        *,
+        keep_rows: bool = False,
+        before: BandStats | None = None,
     ) -> BandStats:
         """Return the band facts of one chunk of a component's rows.
 
@@ -263,6 +269,11 @@ class BandStats:
         keep_rows : bool, default=False
             Keep the rows themselves, for the Bernoulli sampler of a small sample (merging
             drops them above ``DIRECT_MAX_DRAWS / 2`` rows: at least two resamples).
+        before : BandStats, optional
+            The merged facts of the rows before these, when known (a stream in order). A
+            bin whose inner rows with these pass :data:`BAND_EXACT_ROWS` gets no law, and
+            rows past ``DIRECT_MAX_DRAWS / 2`` in all are not kept: merging would drop
+            both, so the merged facts are the same.
         """
         b = int(n_bins)
         s = scores
@@ -275,7 +286,8 @@ class BandStats:
         np.minimum.at(low, index, s)
         np.maximum.at(high, index, s)
         laws: list[np.ndarray | None] = [None] * b
-        small = np.flatnonzero((inner > 0) & (inner <= BAND_EXACT_ROWS))
+        prior = 0 if before is None else before.inner
+        small = np.flatnonzero((inner > 0) & (inner + prior <= BAND_EXACT_ROWS))
         if small.size:
             # only the rows of small bins are sorted (a large chunk may have a few)
             wanted = np.zeros(b, dtype=bool)
@@ -297,7 +309,7 @@ class BandStats:
             low_score=low,
             high_score=high,
             laws=tuple(laws),
-            rows=(s, index) if keep_rows else None,
+            rows=(s, index) if keep_rows and _may_keep(before, s.shape[0]) else None,
         )
 
     @property
@@ -413,6 +425,13 @@ class BandStats:
         skew = self.third[k] / sd**3 if sd > 0 else 0.0
         x = mean + sd * (z + skew * (z * z - 1.0) / 6.0)
         return np.clip(np.floor(x + 0.5), 0.0, float(self.inner[k]))
+
+
+def _may_keep(before: BandStats | None, m: int) -> bool:
+    """Whether ``m`` more rows after ``before`` may keep their rows (see :meth:`BandStats.__add__`)."""
+    if before is None:
+        return True
+    return before.rows is not None and int(before.counts.sum()) + m <= DIRECT_MAX_DRAWS // 2
 
 
 def _merge_laws(a: np.ndarray | None, c: np.ndarray | None, inner: int) -> np.ndarray | None:

@@ -114,6 +114,29 @@ def test_binary_stream_equals_memory(binary_parquet, binning, tie_policy, norm):
     _same(analyze(pred, config), result.analysis)
 
 
+def test_a_stream_spares_the_laws_and_rows_merging_would_drop(binary_parquet, monkeypatch):
+    """Bins past the exact-law limit get no law and rows past the sampler's no copy: same band."""
+    import core.consistency_bands as bands
+
+    monkeypatch.setattr(bands, "BAND_EXACT_ROWS", 600)
+    monkeypatch.setattr(bands, "DIRECT_MAX_DRAWS", 6_000)
+    config = AnalysisConfig(lens="binary", n_resamples=200, bootstrap="cells")
+    memory = analyze(core.load_predictions(binary_parquet), config)
+    trials = []
+    pmfs = bands.poisson_binomial_pmfs
+    monkeypatch.setattr(
+        bands,
+        "poisson_binomial_pmfs",
+        lambda groups: trials.append(sum(map(len, groups))) or pmfs(groups),
+    )
+    result = analyze_stream(binary_parquet, config, batch_rows=400)
+    _same(memory, result.analysis)
+    assert "moments above 600" in memory.components[0].band.method
+    # without sparing, every batch's bins would get laws (12,000 rows); with it, a bin's rows
+    # enter laws only up to the limit (15 bins of at most 600)
+    assert 0 < sum(trials) <= 15 * 600
+
+
 @pytest.mark.parametrize(
     ("lens", "binning", "tie_policy"),
     [
@@ -404,3 +427,42 @@ def test_band_stats_merge_to_the_band_of_all_rows():
     again = merged.band(1_000, 0.9, np.random.default_rng(3))
     assert_allclose(again.low, whole.low, rtol=EXACT)
     assert_allclose(again.high, whole.high, rtol=EXACT)
+
+
+def test_digest_of_labels_hashed_narrow_is_batch_free_and_injective():
+    """Leaves hash labels in the narrowest type their largest needs: any chunking agrees."""
+    import core.data.predictions as predictions
+
+    rng = np.random.default_rng(12)
+    n, k = 95, 70_000
+    p = np.full((n, k), 1.0 / k)[:, :2]  # the digest reads any matrix; two columns suffice
+    y = rng.integers(0, 200, n)
+    y[30:40] = rng.integers(256, 60_000, 10)  # one leaf of uint16
+    y[60] = 69_999 + 0  # one of uint32 (past 65,535)
+    y[61] = 65_536
+    old = predictions.LEAF_BYTES
+    predictions.LEAF_BYTES = 240  # ten rows a leaf at K = 2
+    try:
+        whole = _digest(p, y, ("a", "b"), False, {})
+        for cuts in ([7], [33, 62], [10, 20, 30, 40, 50, 60, 70, 80, 90], list(range(1, 95))):
+            bounds = [0, *cuts, n]
+            parts = []
+            for lo, hi in itertools.pairwise(bounds):
+                d = Digest(2, lo)
+                d.update(p[lo:hi], y[lo:hi])
+                parts.append(d)
+            total = parts[0]
+            for d in parts[1:]:
+                total = total + d
+            assert total.hexdigest(("a", "b"), False) == whole
+        seen = {whole}
+        for i, value in ((5, 5 + 256), (35, y[35] % 256), (61, 0), (61, 65_536 + 2**32)):
+            z = y.copy()
+            z[i] = value  # a value a narrower type would wrap onto another
+            seen.add(_digest(p, z, ("a", "b"), False, {}))
+        z = y.copy()
+        z[5] = -1  # not a valid label, but not 255 either
+        seen.add(_digest(p, z, ("a", "b"), False, {}))
+        assert len(seen) == 6
+    finally:
+        predictions.LEAF_BYTES = old

@@ -96,6 +96,7 @@ class StreamRunner:
             return state
 
         def visit(st: dict[str, Any], rows: Rows) -> None:
+            st["offsets"].merged = st["stats"]
             stats, counts, held = func(rows, st["offsets"])
             st["stats"] = merge_groups(st["stats"], stats)
             st["offsets"].advance(counts, held)

@@ -57,10 +57,15 @@ class Offsets:
         Model (None for all rows) → rows of that model before the chunk.
     seen : dict
         ``(model, key)`` → boundary score → rows holding it before the chunk.
+    merged : dict
+        The statistics of the rows before the chunk, merged (the stream engine keeps them
+        as it goes; empty for a Dask partition). They only spare work whose result merging
+        would drop, so the statistics of a chunk merge to the same whatever this holds.
     """
 
     groups: dict[str | None, int] = field(default_factory=dict)
     seen: dict[tuple[str | None, Key], dict[float, int]] = field(default_factory=dict)
+    merged: Mapping[Any, Any] = field(default_factory=dict)
 
     def advance(self, counts: Mapping[str | None, int], held: Mapping[Any, dict]) -> None:
         """Move past a chunk with these rows per model and tied boundary scores."""
@@ -313,8 +318,13 @@ def group_stats(
         values = {s: SCORES.get(s).rows(p, y, binary=plan.binary) for s in SCORES.names()}
         band = None
         if bands and all(c.n_bins <= max_band_bins for c in view.components):
+            earlier = offsets.merged.get(name)
+            before = (None,) * len(view.components)
+            if isinstance(earlier, GroupStats) and earlier.bands is not None:
+                before = earlier.bands
             band = tuple(
-                BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True) for c in view.components
+                BandStats.of(c.scores, c.index, c.n_bins, keep_rows=True, before=b)
+                for c, b in zip(view.components, before, strict=True)
             )
         shared = band if brier_view is view else None
         brier = tuple(
