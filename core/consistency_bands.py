@@ -277,10 +277,14 @@ class BandStats:
         """
         b = int(n_bins)
         s = scores
-        q = s * (1.0 - s)
-        inner_mask = (s > 0.0) & (s < 1.0)
+        q = 1.0 - s
+        q *= s  # s(1 − s)
         counts = np.bincount(index, minlength=b).astype(np.int64)
-        inner = np.bincount(index, weights=inner_mask, minlength=b).astype(np.int64)
+        # scores of exactly 0 or 1 are few: count them on their own rows
+        ends = np.flatnonzero((s <= 0.0) | (s >= 1.0))
+        at = index[ends]
+        inner = counts - np.bincount(at, minlength=b)
+        certain = np.bincount(at, weights=s[ends] >= 1.0, minlength=b).astype(np.int64)
         low = np.full(b, np.inf)
         high = np.full(b, -np.inf)
         np.minimum.at(low, index, s)
@@ -299,13 +303,17 @@ class BandStats:
             inner_parts = [part[(part > 0.0) & (part < 1.0)] for part in parts]
             for j, law in zip(small, poisson_binomial_pmfs(inner_parts), strict=True):
                 laws[j] = law
+        variance = np.bincount(index, weights=q, minlength=b)
+        skew = s * -2.0
+        skew += 1.0
+        skew *= q  # s(1 − s)(1 − 2s)
         return cls(
             counts=counts,
             score_sums=np.bincount(index, weights=s, minlength=b),
-            certain=np.bincount(index, weights=s == 1.0, minlength=b).astype(np.int64),
+            certain=certain,
             inner=inner,
-            variance=np.bincount(index, weights=q, minlength=b),
-            third=np.bincount(index, weights=q * (1.0 - 2.0 * s), minlength=b),
+            variance=variance,
+            third=np.bincount(index, weights=skew, minlength=b),
             low_score=low,
             high_score=high,
             laws=tuple(laws),

@@ -386,3 +386,27 @@ def test_poisson_binomial_laws_of_many_groups_equal_one_group_at_a_time():
         hits = [(bits >> i) & 1 for i in range(3)]
         enum[sum(hits)] += np.prod([q[i] if h else 1 - q[i] for i, h in enumerate(hits)])
     assert_allclose(together[3], enum, atol=1e-15)
+
+
+def test_band_facts_equal_their_formulas_written_out():
+    """Counts of inner and certain rows, Σ s(1 − s) and Σ s(1 − s)(1 − 2s) per bin, to the bit."""
+    from core.consistency_bands import BandStats
+
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n, b = int(rng.integers(1, 5_000)), int(rng.integers(1, 30))
+        s = rng.choice([0.0, 1.0, -0.0, 0.5], n) if trial % 3 == 0 else rng.random(n)
+        s[rng.random(n) < 0.1] = 1.0
+        s[rng.random(n) < 0.1] = 0.0
+        idx = rng.integers(0, b, n)
+        st = BandStats.of(s, idx, b)
+        q = s * (1.0 - s)
+        inner = (s > 0.0) & (s < 1.0)
+        assert np.array_equal(st.counts, np.bincount(idx, minlength=b))
+        assert np.array_equal(st.inner, np.bincount(idx, weights=inner, minlength=b).astype(int))
+        assert np.array_equal(
+            st.certain, np.bincount(idx, weights=s == 1.0, minlength=b).astype(int)
+        )
+        assert np.array_equal(st.variance, np.bincount(idx, weights=q, minlength=b))
+        assert np.array_equal(st.third, np.bincount(idx, weights=q * (1.0 - 2.0 * s), minlength=b))
+        assert np.array_equal(st.score_sums, np.bincount(idx, weights=s, minlength=b))
