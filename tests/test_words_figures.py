@@ -81,13 +81,14 @@ def test_skce_and_mmce_are_on_panels_of_their_own():
             "estimator": ["skce-ul", "skce-b", "mmce"],
             "label": ["SKCE (unbiased, linear)", "SKCE (biased)", "MMCE"],
             "group": ["kernel"] * 3,
+            "lp_scale": [False] * 3,
             "lens": ["top-label"] * 3,
             "value": [2e-4, 3e-4, 0.05],
             "low": [1e-4, np.nan, 0.04],
             "high": [3e-4, np.nan, 0.06],
         }
     )
-    fig = estimator_intervals_figure(table, group="kernel")
+    fig = estimator_intervals_figure(table, lp_scale=False)
     assert len(fig.data) == 2
     by_axis = {t.xaxis: list(t.y) for t in fig.data}
     assert sorted(len(v) for v in by_axis.values()) == [1, 2]
@@ -95,5 +96,5 @@ def test_skce_and_mmce_are_on_panels_of_their_own():
     mmce = fig.layout["xaxis" + mmce_axis[1:]]
     assert "kernel distance of the confidence" in mmce.title.text
     # one quantity: one panel, the plain title
-    one = estimator_intervals_figure(table.iloc[:2], group="kernel")
+    one = estimator_intervals_figure(table.iloc[:2], lp_scale=False)
     assert len(one.data) == 1 and one.layout.xaxis.title.text == "estimate (bootstrap interval)"

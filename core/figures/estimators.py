@@ -208,18 +208,16 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
     return fig
 
 
-def estimator_intervals_figure(
-    table: pd.DataFrame, *, group: str | tuple[str, ...] = "binned"
-) -> go.Figure:
-    """Estimates of one group with their bootstrap intervals (a dot-and-whisker chart).
+def estimator_intervals_figure(table: pd.DataFrame, *, lp_scale: bool = True) -> go.Figure:
+    """Estimates on one scale with their bootstrap intervals (a dot-and-whisker chart).
 
     Parameters
     ----------
     table : pandas.DataFrame
         :attr:`core.estimator_comparison.EstimatorComparison.table`.
-    group : str or tuple of str, default="binned"
-        The group(s) of rows to draw (``binned``, ``smooth``, ``kernel``: kernel estimates
-        are on another scale).
+    lp_scale : bool, default=True
+        Draw the ℓp calibration errors (binned and smooth: ``EstimatorInfo.lp_scale``), or
+        the other quantities (kernel distances, the whole-vector ECE).
 
     Returns
     -------
@@ -230,8 +228,7 @@ def estimator_intervals_figure(
     """
     from core.estimators import ESTIMATORS
 
-    groups = (group,) if isinstance(group, str) else tuple(group)
-    rows = table[table.group.isin(groups) & table.value.notna()].iloc[::-1]
+    rows = table[(table.lp_scale == lp_scale) & table.value.notna()].iloc[::-1]
     # one panel, with its own x axis, per quantity the registry names (SKCE is a squared
     # kernel distance, MMCE a kernel distance: one linear axis would flatten one of them)
     quantity = [

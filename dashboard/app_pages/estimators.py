@@ -137,7 +137,7 @@ if not cache.asked(experimental_job):
     )
 
 table = comparison.table
-shown = table.drop(columns=["key", "estimator", "group"])
+shown = table.drop(columns=["key", "estimator", "group", "lp_scale"])
 if shown[["low", "high"]].isna().all().all():
     shown = shown.drop(columns=["low", "high"])
 widgets.table(
@@ -150,9 +150,8 @@ widgets.table(
 
 # estimates of the ℓp calibration error on the left; other quantities (kernel distances,
 # the whole-vector ECE) on the right, each on its own axis
-lp_groups = ("binned", "smooth")
-binned_rows = table[table.group.isin(lp_groups) & table.value.notna()]
-other_rows = table[~table.group.isin(lp_groups) & table.value.notna()]
+binned_rows = table[table.lp_scale & table.value.notna()]
+other_rows = table[~table.lp_scale & table.value.notna()]
 if len(binned_rows) or len(other_rows):
     left, right = st.columns(2)
     with left:
@@ -161,7 +160,7 @@ if len(binned_rows) or len(other_rows):
             f"{widgets.registry_label('lens', config.lens)} lens)"
         )
         widgets.chart(
-            estimator_intervals_figure(table, group=lp_groups),
+            estimator_intervals_figure(table, lp_scale=True),
             "estimators_binned_chart",
         )
     if len(other_rows):
@@ -170,7 +169,7 @@ if len(binned_rows) or len(other_rows):
                 "**Kernel and whole-vector estimates** (other quantities, each on its own axis)"
             )
             widgets.chart(
-                estimator_intervals_figure(table, group=tuple(other_rows.group.unique())),
+                estimator_intervals_figure(table, lp_scale=False),
                 "estimators_kernel_chart",
             )
 
