@@ -67,7 +67,13 @@ def chart(fig: Any, key: str, *, container: Any = None, filename: str | None = N
 
 
 def table(
-    data: Any, *, key: str, container: Any = None, signed: tuple[str, ...] = (), **kwargs: Any
+    data: Any,
+    *,
+    key: str,
+    container: Any = None,
+    signed: tuple[str, ...] = (),
+    csv: Any = None,
+    **kwargs: Any,
 ) -> None:
     """Draw a table with ``st.dataframe`` and a CSV download of it beside.
 
@@ -88,6 +94,9 @@ def table(
         Where to draw it; default the page.
     signed : tuple of str, optional
         Columns of differences, shown with ``+`` before a positive value.
+    csv : DataFrame, optional
+        What the CSV holds when it is not the table shown (e.g. every column, in the units
+        of the API rather than the percentages shown).
     **kwargs
         Passed to ``st.dataframe`` (``hide_index``, ``column_config``, ...).
     """
@@ -98,7 +107,11 @@ def table(
     where.dataframe(_for_people(data, signed), key=key, **kwargs)
     where.download_button(
         "CSV",
-        data=functools.partial(_table_csv, data, bool(not kwargs.get("hide_index", False))),
+        data=functools.partial(
+            _table_csv,
+            data if csv is None else csv,
+            bool(not kwargs.get("hide_index", False)),
+        ),
         file_name=f"{key}.csv",
         mime="text/csv",
         key=f"{key}_csv",

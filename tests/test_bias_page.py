@@ -95,6 +95,9 @@ def test_simulation_matches_core_and_is_cached():
     assert "estimator" not in shown.columns and "name" not in shown.columns
     assert shown["label"].iloc[0] == "Plug-in binned (ECE), equal width, B = 15"
     assert not shown["label"].str.contains("EW-|EM-").any()
+    # one CSV button per table (the table's own, holding every column in the API's units)
+    csv = [b.proto.label for b in at.get("download_button") if "CSV" in b.proto.label]
+    assert csv == ["CSV"] * len(at.dataframe)
     # the tab opens with its finding: the estimator closest to the truth at the largest n
     texts = [m.value.replace("\\", "") for m in at.markdown]
     at_400 = want[want.n == 400].assign(gap=lambda t: t.bias.abs()).sort_values("gap")

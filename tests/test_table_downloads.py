@@ -48,3 +48,23 @@ def test_every_table_has_its_csv_button(page):
     tables = [d.proto.id for d in at.dataframe]
     buttons = [b for b in at.get("download_button") if b.proto.label == "CSV"]
     assert tables and len(buttons) == len(tables)
+
+
+def test_a_table_may_download_another_frame_than_it_shows():
+    """``csv=`` (the Bias page: percentages shown, the API's fractions and codes downloaded)."""
+    from dashboard import widgets
+
+    class Where:
+        def dataframe(self, *args, **kwargs):
+            self.shown = args[0]
+
+        def download_button(self, label, data, **kwargs):
+            self.label, self.data = label, data
+
+    raw = pd.DataFrame({"name": ["plugin"], "bias": [0.0123]})
+    shown = raw.drop(columns=["name"]).assign(bias=lambda t: 100 * t.bias)
+    where = Where()
+    widgets.table(shown, key="k", container=where, csv=raw, hide_index=True)
+    assert where.label == "CSV" and where.data() == _table_csv(raw, False)
+    widgets.table(shown, key="k", container=where, hide_index=True)
+    assert where.data() == _table_csv(shown, False)

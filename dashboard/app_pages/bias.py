@@ -34,7 +34,6 @@ from core.bias import (
     specs_with_bins,
 )
 from core.binning import BINNINGS
-from core.export import safe_csv
 from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
@@ -351,7 +350,8 @@ with tabs[0]:
             widgets.table(
                 shown,
                 hide_index=True,
-                key="bias_table",
+                key="bias_vs_n",
+                csv=table,  # every column, in the API's units (the table shows percentages)
                 column_config={
                     c: st.column_config.NumberColumn()
                     for c in (
@@ -365,14 +365,6 @@ with tabs[0]:
                         "bias_high",
                     )
                 },
-            )
-            st.download_button(
-                "Download the table (CSV)",
-                data=lambda: safe_csv(table).encode(),
-                file_name="bias_vs_n.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="bias_download",
             )
 
 with tabs[1]:
