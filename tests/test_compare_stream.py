@@ -463,22 +463,35 @@ def test_dask_unpaired_equals_stream_and_memory(tmp_path, client, binning):
     _assert_same(memory, on_dask)
 
 
-def test_dask_refuses_paired_models_and_says_why(tmp_path, client, capsys):
+@pytest.mark.parametrize(("interleaved", "binning"), [(False, "equal-width"), (True, "equal-mass")])
+def test_dask_paired_equals_stream_and_memory(
+    tmp_path, client, capsys, monkeypatch, interleaved, binning
+):
+    """Paired models on Dask: blocks of row positions gathered across partitions."""
+    import core.stream.dask as stream_dask
     from core.stream.compare import compare_dask
 
+    monkeypatch.setattr(stream_dask, "SIDE_BY_SIDE_ROWS", 130)  # blocks cut partitions
     frame = _binary_frame(600, paired=True)
-    pattern = _write(tmp_path / "parts", frame, [700], "parquet")
-    with pytest.raises(ConfigError, match="--engine stream"):
-        compare_dask(pattern, AnalysisConfig(lens="binary", n_resamples=50), client=client)
+    if interleaved:  # every partition holds every model's rows
+        frame = frame.iloc[np.argsort(np.tile(np.arange(600), 3), kind="stable")]
+    pattern = _write(tmp_path / "parts", frame, [700, 1_300], "parquet")
+    config = AnalysisConfig(lens="binary", binning=binning, n_resamples=200, bootstrap="cells")
+    on_dask = compare_dask(pattern, config, client=client)
+    stream = compare_stream(pattern, config, batch_rows=400)
+    memory = compare_models(_memory(frame, tmp_path).by_model(), config=config)
+    assert on_dask.paired and stream.paired and memory.paired
+    _assert_same(stream, on_dask)
+    _assert_same(memory, on_dask)
+    # the command line too: paired, with the intervals of the stream engine
     address = client.scheduler.address
-    err = _one_line_error(capsys, "compare", pattern, "--engine", "dask", "--scheduler", address)
-    assert "paired" in err and "--engine stream" in err
-    # without intervals nothing needs the rows side by side
-    values = compare_dask(pattern, AnalysisConfig(lens="binary", n_resamples=0), client=client)
-    memory = compare_models(
-        _memory(frame, tmp_path).by_model(), config=AnalysisConfig(lens="binary", n_resamples=0)
-    )
-    _assert_same(memory, values)
+    outs = []
+    for engine in (["--engine", "dask", "--scheduler", address], ["--engine", "stream"]):
+        argv = ["compare", pattern, "--binning", binning, "--resamples", "200", "--json"]
+        assert main([*argv, *engine]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["paired"] is True
+    _close(outs[1]["table"], outs[0]["table"])
 
 
 def test_stream_report_holds_the_comparison_of_memory(tmp_path, capsys):

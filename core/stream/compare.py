@@ -20,19 +20,20 @@ statistics that merge over batches, in a few passes over the files:
    analysis) for the metrics that read rows: the sweep, kernel estimators, the smooth ECE,
    ``mcb``. Below ``kernel_sample`` rows the subsample is every row, and the numbers are
    those of memory.
-4. **Joint cells** (paired models, the stream engine). A joint cell holds every model's bins
+4. **Joint cells** (paired models). A joint cell holds every model's bins
    at one row position (:mod:`core.comparison_cells`), so the models' rows are read side by
    side: one reader per model runs through the files keeping that model's rows, and the
    readers are zipped by position and cut into aligned chunks whose joint cells merge by
    ``+``. Memory holds at most about two batches per model; the files are read once per
-   model (the pass costs ``models`` reads). The labels are compared position by position on
-   the way: should they differ after all, the comparison is the unpaired one.
+   model (the pass costs ``models`` reads). On Dask, each partition's rows of every model are
+   cut by block of row positions and one task per block gathers its pieces from the
+   partitions (:meth:`core.stream.dask.DaskRunner.side_by_side`); both engines compute the
+   same chunks (:func:`joint_chunk`). The labels are compared position by position on the
+   way: should they differ after all, the comparison is the unpaired one.
 
 Intervals come from the cell bootstrap (each model's own cells and seed when not paired; one
 draw of the joint cells for all models when paired), which reads merged cells only and does
-not depend on the batching. The Dask engine runs passes 1–3 as tasks per partition; the
-joint cells need the models' rows side by side, which its partitions do not give, so paired
-models are refused there with the reason (use the stream engine).
+not depend on the batching. The Dask engine runs passes 1–3 as tasks per partition.
 """
 
 from __future__ import annotations
@@ -334,29 +335,46 @@ def joint_pass(
             if any(r.size for r in readers):
                 return None  # one model has more rows after all
             return total
-        taken = [r.take(k) for r in readers]
-        labels = taken[0][1]
-        if any(not np.array_equal(y, labels) for _, y in taken[1:]):
+        cells = joint_chunk([r.take(k) for r in readers], plan, config, edges, scores)
+        if cells is None:
             return None
-        parts, values = [], []
-        weights = None
-        for p, y in taken:
-            comps, weights = _on_edges(p, y, plan, config, edges)
-            parts.append(comps)
-            values.append(_scores_of(p, y, plan.binary, scores))
-        cells = joint_cells(
-            parts,
-            weights,
-            lens=config.lens,
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
-            row_values=values,
-        )
         total = cells if total is None else total + cells
         done += k
         if runner.progress is not None:
             runner.progress(0.0, f"joint cells of {len(models)} models ({done:,} rows each)")
+
+
+def joint_chunk(
+    taken: Sequence[tuple[np.ndarray, np.ndarray]],
+    plan: Plan,
+    config: AnalysisConfig,
+    edges: Sequence[np.ndarray],
+    scores: Sequence[str],
+) -> CellStats | None:
+    """Return the joint cells of the same positions of every model's rows (None: not paired).
+
+    ``taken`` holds each model's ``(probs, labels)`` at the same row positions; the cells of
+    consecutive positions merge by ``+`` whatever the chunks (the stream's batches, Dask's
+    blocks of positions).
+    """
+    labels = taken[0][1]
+    if any(y.shape != labels.shape or not np.array_equal(y, labels) for _, y in taken[1:]):
+        return None
+    parts, values = [], []
+    weights = None
+    for p, y in taken:
+        comps, weights = _on_edges(p, y, plan, config, edges)
+        parts.append(comps)
+        values.append(_scores_of(p, y, plan.binary, scores))
+    return joint_cells(
+        parts,
+        weights,
+        lens=config.lens,
+        binning=config.binning,
+        n_bins=config.n_bins,
+        tie_policy=config.tie_policy,
+        row_values=values,
+    )
 
 
 # --------------------------------------------------------------------------- the passes
@@ -505,13 +523,11 @@ def run_comparison(
 
     joint = None
     if paired and n_resamples:
-        if not isinstance(runner, StreamRunner):
-            raise ConfigError(
-                "These models are paired (the same rows and labels in the same order), and "
-                "their paired intervals need the models' rows side by side, which Dask "
-                "partitions do not give: use --engine stream (or memory) for this comparison."
-            )
-        joint = joint_pass(runner, plan, config, edges, names, scores)
+        if isinstance(runner, StreamRunner):
+            joint = joint_pass(runner, plan, config, edges, names, scores)
+        else:  # Dask: blocks of row positions gathered from the partitions that hold them
+            chunk = partial(joint_chunk, plan=plan, config=config, edges=edges, scores=scores)
+            joint = runner.side_by_side(plan, names, n[names[0]], chunk)
         paired = joint is not None
 
     calls, others = _calls(specs, config, plan)
@@ -773,9 +789,9 @@ def compare_dask(
     """Compare the models of a Parquet dataset on Dask: the numbers of :func:`compare_stream`.
 
     Passes 1–3 of the module docstring run as one task per partition, merged by a tree
-    reduction. Paired models (the same rows and labels in the same order) need their rows
-    side by side for the joint cells, which partitions do not give: they raise
-    ``ConfigError`` (use :func:`compare_stream`), unless ``n_resamples`` is 0.
+    reduction. Paired models (the same rows and labels in the same order) have their rows
+    gathered by blocks of row positions for the joint cells (pass 4: a shuffle between the
+    workers), so the intervals are those of :func:`compare_stream`.
 
     Parameters
     ----------

@@ -37,6 +37,9 @@ from core.stream.stats import ALL_ROWS, Offsets, merge_groups
 
 #: Rows of the first partition the columns are inferred from.
 HEAD_ROWS = 100_000
+#: Row positions per block of :meth:`DaskRunner.side_by_side` (each block task holds this
+#: many rows of every model).
+SIDE_BY_SIDE_ROWS = 1_000_000
 
 
 def _import_dask() -> Any:
@@ -87,6 +90,61 @@ def _run_task(
     rows = read_rows(batch, plan, facts, P, labels, keep)
     stats, _, held = func(rows, offsets)
     return stats, rows.facts, held
+
+
+def _model_pieces(
+    frame: Any,
+    index: int,
+    offset: int,
+    plan: Plan,
+    source: str,
+    models: tuple[str, ...],
+    starts: dict[Any, int],
+    block: int,
+) -> dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]:
+    """Cut a partition's rows of each model by block of row positions (in that model's rows).
+
+    Returns ``(model, block) → (probs, labels)`` of the model's rows of the partition whose
+    positions fall in the block, in row order.
+    """
+    batch = _batch(frame, index, offset, source)
+    facts, P, labels, keep = batch_facts(batch, plan, decide=False)
+    rows = read_rows(batch, plan, facts, P, labels, keep)
+    names = np.asarray(rows.roles["model"]).astype(str)
+    out: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    for model in models:
+        mine = np.flatnonzero(names == model)
+        first = starts.get(model, 0)
+        pos, end = first, first + mine.size
+        while pos < end:
+            b = pos // block
+            stop = min((b + 1) * block, end)
+            sel = mine[pos - first : stop - first]
+            out[(model, b)] = (rows.probs[sel], rows.labels[sel])
+            pos = stop
+    return out
+
+
+def _piece(pieces: dict, key: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    return pieces[key]
+
+
+def _block_task(
+    chunk: Callable[[list[tuple[np.ndarray, np.ndarray]]], Any],
+    held: list[list[tuple[np.ndarray, np.ndarray]]],
+) -> Any:
+    """``chunk`` of one block: each model's pieces joined in partition order."""
+    if any(not pieces for pieces in held):  # a model without rows here: not side by side
+        return None
+    taken = [
+        (np.concatenate([p for p, _ in pieces]), np.concatenate([y for _, y in pieces]))
+        for pieces in held
+    ]
+    return chunk(taken)
+
+
+def _merge_or_none(a: Any, b: Any) -> Any:
+    return None if a is None or b is None else a + b
 
 
 def _second(pair: tuple[Any, Any]) -> Any:
@@ -213,6 +271,7 @@ class DaskRunner:
         self._final: Plan | None = None
         self._offsets: list[int] = []
         self._starts: list[dict[Any, int]] = []
+        self._totals: dict[Any, int] = {}
         self._facts: LoadFacts | None = None
 
     @property
@@ -255,8 +314,72 @@ class DaskRunner:
             self._starts.append(dict(running))
             for key, n in c.items():
                 running[key] = running.get(key, 0) + n
+        self._totals = running
         self._final = plan.decided(merged)
         return self._final
+
+    def side_by_side(
+        self,
+        plan: Plan,
+        models: Sequence[str],
+        n: int,
+        chunk: Callable[[list[tuple[np.ndarray, np.ndarray]]], Any],
+    ) -> Any:
+        """Merge ``chunk`` over aligned blocks of the models' rows (row positions side by side).
+
+        The rows at positions ``[b·L, (b + 1)·L)`` of every model (``L`` =
+        :data:`SIDE_BY_SIDE_ROWS`) are gathered from the partitions that hold them into one
+        task, which returns ``chunk([(probs, labels) per model])``; the blocks' results
+        merge by ``+`` in block order (None, a block whose models' rows differ, makes the
+        whole None). The models' rows move between workers: this pass is a shuffle.
+
+        Parameters
+        ----------
+        plan : Plan
+            The decided plan (after a pass).
+        models : sequence of str
+            Models of the model column, each with ``n`` rows.
+        n : int
+            Rows of each model.
+        chunk : callable
+            Of the models' rows at the same positions (the joint cells of a comparison).
+
+        Returns
+        -------
+        object
+            The merged results of the blocks (None when there are no rows).
+        """
+        dask = _import_dask()
+        models = tuple(models)
+        block = SIDE_BY_SIDE_ROWS
+        parts = self.frame[plan.columns].to_delayed()
+        ends = [*self._starts[1:], self._totals]
+        tasks = [
+            dask.delayed(_model_pieces)(p, i, off, plan, self.source, models, start, block)
+            for i, (p, off, start) in enumerate(
+                zip(parts, self._offsets, self._starts, strict=True)
+            )
+        ]
+        results = []
+        for b in range(-(-n // block)):
+            lo, hi = b * block, min((b + 1) * block, n)
+            held = []
+            for m in models:
+                held.append(
+                    [
+                        dask.delayed(_piece)(task, (m, b))
+                        for task, start, end in zip(tasks, self._starts, ends, strict=True)
+                        if start.get(m, 0) < hi and end.get(m, 0) > lo
+                    ]
+                )
+            results.append(dask.delayed(_block_task)(chunk, held))
+        if not results:
+            return None
+        (merged,) = self._compute(tree_reduce(results, _merge_or_none))
+        self.passes += 1
+        if self.progress is not None:
+            self.progress(1.0, f"pass {self.passes}: {len(models)} models side by side")
+        return merged
 
     def run(
         self, plan: Plan, func: Callable[..., tuple[dict, dict, dict]], what: str
