@@ -138,12 +138,17 @@ def row_top(rows: np.ndarray, confidence: np.ndarray, predicted: np.ndarray) -> 
         ``(m,)`` intp, set to ``rows.argmax(axis=1)``.
     """
     np.argmax(rows, axis=1, out=predicted)
+    _take_rows(rows, predicted, confidence)
+
+
+def _take_rows(rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
+    """Set ``out[i] = rows[i, at[i]]`` for column indices ``at`` known to be in range."""
     if rows.flags.c_contiguous:  # one flat take: cheaper than a two-index gather
-        at = np.arange(0, rows.size, rows.shape[1])
-        at += predicted
-        np.take(rows.reshape(-1), at, out=confidence, mode="clip")  # in range: no check
+        flat = np.arange(0, rows.size, rows.shape[1])
+        flat += at
+        np.take(rows.reshape(-1), flat, out=out, mode="clip")  # in range: no check
     else:
-        confidence[...] = rows[np.arange(rows.shape[0]), predicted]
+        out[...] = rows[np.arange(rows.shape[0]), at]
 
 
 def _checked(
@@ -252,12 +257,7 @@ def _row_top_bits(rows: np.ndarray, confidence: np.ndarray, predicted: np.ndarra
     bits = rows.view(np.uint64)
     np.argmax(bits, axis=1, out=predicted)
     top = confidence.view(np.uint64)
-    if rows.flags.c_contiguous:  # one flat take: cheaper than a two-index gather
-        at = np.arange(0, rows.size, rows.shape[1])
-        at += predicted
-        np.take(bits.reshape(-1), at, out=top, mode="clip")  # in range: no check
-    else:
-        top[...] = bits[np.arange(rows.shape[0]), predicted]
+    _take_rows(bits, predicted, top)
     return top.max() if top.size else np.uint64(0)
 
 
