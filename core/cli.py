@@ -87,9 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         after it with ``--debug``).
     """
     if argv is None:  # the program itself (not a call from Python): one short run
-        from core._allocator import keep_freed_memory
+        from core._allocator import keep_freed_memory, small_pages
 
         keep_freed_memory()
+        small_pages()
     argv = list(sys.argv[1:] if argv is None else argv)
     # known before parsing: a failure while parsing or importing shows its traceback too
     debug = "--debug" in argv

@@ -273,3 +273,17 @@ def test_installed_console_script():
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["results"][0]["model"] == "naive-bayes"
+
+
+def test_the_command_line_turns_off_numpys_huge_page_advice():
+    """``small_pages`` flips numpy's switch (restored here for the other tests)."""
+    from numpy._core import multiarray
+
+    from core._allocator import small_pages
+
+    before = multiarray._set_madvise_hugepage(True)
+    try:
+        assert small_pages() is True
+        assert multiarray._set_madvise_hugepage(True) is False  # it was off
+    finally:
+        multiarray._set_madvise_hugepage(before)
