@@ -103,11 +103,10 @@ def brier_rows(p: np.ndarray, y: np.ndarray, *, binary: bool = False) -> np.ndar
     numpy.ndarray
         ``(n,)`` float64.
     """
-    rows = np.arange(p.shape[0])
     if binary:
         return (p[:, 1] - (y == 1)) ** 2
     # sum_k p_k^2 - 2 p_y + 1 avoids building the (n, K) one-hot matrix
-    return np.einsum("ij,ij->i", p, p) - 2.0 * p[rows, y] + 1.0
+    return np.einsum("ij,ij->i", p, p) - 2.0 * p[np.arange(p.shape[0]), y] + 1.0
 
 
 def log_loss_rows(
