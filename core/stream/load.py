@@ -641,8 +641,7 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
         raise RuntimeError("label value outside the plan")
     if plan.binary:
         p = probs[:, 0]
-        # column-major: the lens, the scores and the band read P(y=1) as one contiguous run
-        probs = np.empty((p.shape[0], 2), order="F")
+        probs = np.empty((p.shape[0], 2))
         np.subtract(1.0, p, out=probs[:, 0])
         probs[:, 1] = p
     roles = {}
