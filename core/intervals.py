@@ -246,6 +246,41 @@ def check_seed(seed: object) -> int | np.random.Generator:
     return int(seed)
 
 
+def check_resampling(
+    n_resamples: object, confidence_level: object, seed: object, *, why: str = ""
+) -> tuple[int, float, int]:
+    """Check the resampling options of a call that derives further seeds from one integer.
+
+    Parameters
+    ----------
+    n_resamples : int
+        Resamples; ``0`` turns the bootstrap off, as in ``AnalysisConfig``.
+    confidence_level : float
+        Confidence level in (0, 1).
+    seed : int
+        A non-negative whole number (a Generator is refused: seeds are derived from it).
+    why : str, optional
+        Why an integer is needed, said in the message.
+
+    Returns
+    -------
+    tuple
+        ``(n_resamples, confidence_level, seed)``.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`check_n_resamples`, :func:`check_confidence_level` and :func:`check_seed`.
+    """
+    if n_resamples != 0:
+        n_resamples = check_n_resamples(n_resamples)
+    level = check_confidence_level(confidence_level)
+    seed_value = check_seed(seed)
+    if not isinstance(seed_value, int):
+        raise ConfigError(f"seed must be an integer here{f' ({why})' if why else ''}.")
+    return int(n_resamples), level, seed_value  # type: ignore[call-overload]
+
+
 # --------------------------------------------------------------------------- per-bin intervals
 
 INTERVAL_METHODS: Registry = Registry("per-bin interval method")  # plain Entry items

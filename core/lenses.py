@@ -264,10 +264,24 @@ class LensInfo(Entry):
     row_argmax : bool
         The lens reads every row's argmax of a matrix (:func:`top_label`), so validation
         takes it in the same pass (:func:`known_top_label`).
+    per_class : bool
+        One component per class (else one component).
     """
 
     kernel_only: bool = False
     row_argmax: bool = False
+    per_class: bool = False
+
+
+def lens_components(lens: str, n_classes: int) -> int:
+    """Return the number of components a lens gives on ``n_classes`` classes.
+
+    Examples
+    --------
+    >>> lens_components("classwise", 10), lens_components("top-label", 10)
+    (10, 1)
+    """
+    return int(n_classes) if LENSES.get(lens).per_class else 1
 
 
 LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
@@ -301,6 +315,7 @@ def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: 
     "classwise",
     label="Classwise (marginal)",
     description="Each class one-vs-rest; errors aggregated over classes with class weights.",
+    per_class=True,
 )
 def _classwise(
     p: np.ndarray, y: np.ndarray, names: tuple[str, ...], class_weights: ArrayLike | None

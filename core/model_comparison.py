@@ -60,7 +60,7 @@ from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import bootstrap_many, check_confidence_level, check_n_resamples, check_seed
+from core.intervals import bootstrap_many, check_resampling
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
@@ -547,15 +547,12 @@ def check_options(
     ConfigError
         For unknown or repeated metrics, or an invalid number of resamples, level or seed.
     """
-    n_resamples = config.n_resamples if n_resamples is None else n_resamples
-    if n_resamples != 0:  # 0 turns the bootstrap off, as in AnalysisConfig
-        n_resamples = check_n_resamples(n_resamples)
-    confidence_level = check_confidence_level(
-        config.confidence_level if confidence_level is None else confidence_level
+    n_resamples, confidence_level, seed_value = check_resampling(
+        config.n_resamples if n_resamples is None else n_resamples,
+        config.confidence_level if confidence_level is None else confidence_level,
+        config.seed if seed is None else seed,
+        why="every model derives its seed from it",
     )
-    seed_value = check_seed(config.seed if seed is None else seed)
-    if not isinstance(seed_value, int):
-        raise ConfigError("seed must be an integer here (every model derives its seed from it).")
     specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
     if not specs:
         raise ConfigError("Choose at least one metric to compare the models on.")

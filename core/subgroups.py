@@ -50,7 +50,7 @@ from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import check_confidence_level, check_n_resamples, check_seed
+from core.intervals import check_resampling
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.numbers import format_pvalue
@@ -531,15 +531,11 @@ def _settings(
             f"{what.capitalize()} are measured on identical bins; the {config.lens!r} lens has "
             "none. Use the binary, top-label or classwise lens."
         )
-    n_resamples = config.n_resamples if n_resamples is None else n_resamples
-    if n_resamples != 0:
-        n_resamples = check_n_resamples(n_resamples)
-    confidence_level = check_confidence_level(
-        config.confidence_level if confidence_level is None else confidence_level
+    n_resamples, confidence_level, seed_value = check_resampling(
+        config.n_resamples if n_resamples is None else n_resamples,
+        config.confidence_level if confidence_level is None else confidence_level,
+        config.seed if seed is None else seed,
     )
-    seed_value = check_seed(config.seed if seed is None else seed)
-    if not isinstance(seed_value, int):
-        raise ConfigError("seed must be an integer here.")
     if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 1:
         raise ConfigError(f"min_rows must be an integer ≥ 1; got {min_rows!r}.")
     spec = parse_metric(estimator or config.estimator, default_norm=config.norm)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from core.errors import CalibscopeError, phrase
+from core.lenses import lens_components
 from dashboard import cache
 from dashboard.text import literal
 
@@ -855,14 +856,9 @@ def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
     return dataclasses.replace(config, n_resamples=0)
 
 
-def _components(predictions: Predictions, config: AnalysisConfig) -> int:
-    # one per class for the classwise lens
-    return predictions.n_classes if config.lens == "classwise" else 1
-
-
 def bootstrap_work(predictions: Predictions, config: AnalysisConfig) -> int:
     """Rows × resamples × components (one per class for the classwise lens)."""
-    return predictions.n * config.n_resamples * _components(predictions, config)
+    return predictions.n * config.n_resamples * lens_components(config.lens, predictions.n_classes)
 
 
 def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -> int:
@@ -877,7 +873,9 @@ def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -
         return 0
     first = next(iter(models.values()))
     sizes = [p.n for p in models.values()]
-    mode = comparison_mode(config, config.n_resamples, sizes, _components(first, config))
+    mode = comparison_mode(
+        config, config.n_resamples, sizes, lens_components(config.lens, first.n_classes)
+    )
     return 0 if mode == "cells" else sum(bootstrap_work(p, config) for p in models.values())
 
 

@@ -25,6 +25,7 @@ from core.guarantees import (
     histogram_binning_epsilon,
     largest_n_bins,
 )
+from core.lenses import lens_components
 from core.numbers import COLUMN_LABELS, format_interval, format_number
 from dashboard import cache, state
 from dashboard.text import literal  # also the pages' way to escape user strings
@@ -1251,7 +1252,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     if config.n_resamples == 0:
         st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
         return None
-    components = pred.n_classes if config.lens == "classwise" else 1
+    components = lens_components(config.lens, pred.n_classes)
     shared = (
         f"{config.confidence_level:.0%} percentile-bootstrap intervals from "
         f"{config.n_resamples:,} resamples shared by all metrics (seed {config.seed})"

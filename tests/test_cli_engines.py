@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 
 from core.cli import main
 
@@ -78,25 +79,17 @@ def test_report_stream_json(tmp_path, capsys):
     assert record["command"] == "report" and record["results"][0]["test"]["pvalue"] is not None
 
 
-def _one_line_error(capsys, *argv: str) -> str:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert "Traceback" not in err
-    return err
-
-
 def test_engine_errors_are_one_line(tmp_path, capsys):
-    assert "--labels" in _one_line_error(
+    assert "--labels" in one_line_error(
         capsys, "metrics", str(BINARY), "--engine", "stream", "--labels", str(BINARY)
     )
-    assert "--test" in _one_line_error(
+    assert "--test" in one_line_error(
         capsys, "compare", str(DIGITS), "--engine", "stream", "--test", "hosmer-lemeshow"
     )
-    assert "No files match" in _one_line_error(
+    assert "No files match" in one_line_error(
         capsys, "metrics", str(tmp_path / "*.parquet"), "--engine", "stream"
     )
-    assert "canonical" in _one_line_error(
+    assert "canonical" in one_line_error(
         capsys, "metrics", str(BINARY), "--engine", "stream", "--lens", "canonical"
     )
 

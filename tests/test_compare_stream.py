@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 from numpy.testing import assert_allclose
 from scipy import stats
 
@@ -273,28 +274,20 @@ def test_cli_stream_text_names_the_pairing(tmp_path, capsys):
     assert "differences to" in out and "(paired)" in out and "joint cells" in out
 
 
-def _one_line_error(capsys, *argv: str) -> str:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert "Traceback" not in err
-    return err
-
-
 def test_bad_input_is_one_line(tmp_path, capsys):
     frame = _binary_frame(300, paired=True)
     frame.to_parquet(tmp_path / "x.parquet", index=False)
     path = str(tmp_path / "x.parquet")
     stream = ("--engine", "stream")
-    assert "'nope'" in _one_line_error(capsys, "compare", path, *stream, "--models", "sharp,nope")
-    assert "at least two" in _one_line_error(capsys, "compare", path, *stream, "--models", "sharp")
-    assert "reference" in _one_line_error(capsys, "compare", path, *stream, "--reference", "zz")
-    assert "--models" in _one_line_error(capsys, "compare", path, *stream, "--model", "sharp")
-    assert "exact bootstrap" in _one_line_error(
+    assert "'nope'" in one_line_error(capsys, "compare", path, *stream, "--models", "sharp,nope")
+    assert "at least two" in one_line_error(capsys, "compare", path, *stream, "--models", "sharp")
+    assert "reference" in one_line_error(capsys, "compare", path, *stream, "--reference", "zz")
+    assert "--models" in one_line_error(capsys, "compare", path, *stream, "--model", "sharp")
+    assert "exact bootstrap" in one_line_error(
         capsys, "compare", path, *stream, "--bootstrap", "exact"
     )
     frame.drop(columns="model").to_parquet(tmp_path / "one.parquet", index=False)
-    assert "no model column" in _one_line_error(
+    assert "no model column" in one_line_error(
         capsys, "compare", str(tmp_path / "one.parquet"), *stream
     )
 
@@ -435,18 +428,6 @@ def test_paired_cell_differences_agree_with_the_exact_paired_bootstrap_at_n_1e5(
 
 
 # --------------------------------------------------------------------------- Dask
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
 
 
 @pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])

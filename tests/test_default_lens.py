@@ -75,3 +75,18 @@ def test_cli_kernel_headline_takes_its_default_lens(capsys):
         part = parts[result["model"]]
         want = core.calibration_error(part.probs, part.labels, estimator="skce-b").value
         assert head["value"] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_every_lens_declares_the_components_it_gives(k):
+    """``lens_components`` (the registry's ``per_class``) equals the components of the view."""
+    from core.lenses import LENSES, lens_components, lens_view
+
+    rng = np.random.default_rng(k)
+    p = rng.dirichlet(np.ones(k), size=50)
+    y = rng.integers(0, k, 50)
+    for name in LENSES.names():
+        if LENSES.get(name).kernel_only or (name == "binary" and k != 2):
+            continue
+        view = lens_view(p, y, name)
+        assert lens_components(name, k) == len(view.names), name

@@ -18,17 +18,6 @@ from core.stream.dask import analyze_dask  # noqa: E402
 EXACT = 1e-12
 
 
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
-
-
 def _write(folder, frame: pd.DataFrame, cuts: list[int]) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     bounds = [0, *cuts, len(frame)]

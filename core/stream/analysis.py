@@ -54,7 +54,7 @@ from core.data.lint import LintReport, ValueFacts
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, estimate_binned
-from core.lenses import LENSES
+from core.lenses import LENSES, lens_components
 from core.scores import BRIER_CONVENTIONS, SCORES, brier_decomposition_from_bins
 from core.stream.bins import (
     StreamBins,
@@ -204,7 +204,7 @@ class _Analysis:
     def _fix_bins(self, plan: Plan) -> Plan:
         cfg = self.config
         k = len(plan.class_names)
-        columns = sum(k if spec.lens == "classwise" else 1 for spec in set(self.specs))
+        columns = sum(lens_components(spec.lens, k) for spec in set(self.specs))
         size = level1_size(columns)
         specs = self.specs if self.specs[1] != self.specs[0] else self.specs[:1]
 

@@ -444,7 +444,7 @@ def run_comparison(
     confidence_level: float | None = None,
     seed: int | None = None,
     test: str | None = None,
-) -> ModelComparison:
+) -> StreamComparison:
     """Run the passes of a streamed comparison with a runner (stream or Dask).
 
     Parameters

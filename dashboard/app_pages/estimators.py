@@ -15,6 +15,7 @@ from core.figures import (
     sweep_trace_figure,
 )
 from core.findings import estimators_finding
+from core.lenses import lens_components
 from dashboard import cache, state, widgets
 from dashboard.text import literal
 
@@ -101,7 +102,7 @@ st.markdown(
 if scope == "none":
     st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
 else:
-    components = pred.n_classes if config.lens == "classwise" else 1
+    components = lens_components(config.lens, pred.n_classes)
     how = (
         "rows"
         if bootstrap_mode(config, pred.n, components) == "exact"

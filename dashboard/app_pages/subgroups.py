@@ -7,6 +7,7 @@ import dataclasses
 import streamlit as st
 
 from core.data.groups import MIN_GROUP_ROWS, group_columns
+from core.lenses import lens_components
 from core.model_comparison import metric_choices, parse_metric
 from core.subgroups import WINDOW_UNITS
 from dashboard import cache, state, widgets
@@ -110,7 +111,7 @@ def _bootstrap_config(job: str, n_components: int) -> object:
     return config if ok else state.without_resamples(config)
 
 
-n_components = pred.n_classes if config.lens == "classwise" else 1
+n_components = lens_components(config.lens, pred.n_classes)
 
 with tab_groups:
     if not by:
