@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sp_fft
-from scipy import signal, special, stats
+from scipy import special, stats
 
 from core._validation import MAX_RESAMPLES, check_at_most, check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
@@ -448,9 +448,18 @@ def _merge_laws(a: np.ndarray | None, c: np.ndarray | None, inner: int) -> np.nd
         return None
     a = a if a is not None else np.ones(1)  # a chunk without inner rows in the bin
     c = c if c is not None else np.ones(1)
-    law = signal.convolve(a, c)
+    law = _convolve(a, c)
     np.clip(law, 0.0, None, out=law)
     return law / law.sum()
+
+
+def _convolve(a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Full convolution of two laws: directly when one is short, else by real FFTs."""
+    if min(a.shape[0], c.shape[0]) <= _DIRECT_CONVOLUTION:
+        return np.convolve(a, c)
+    out_len = a.shape[0] + c.shape[0] - 1
+    nfft = sp_fft.next_fast_len(out_len, real=True)
+    return sp_fft.irfft(sp_fft.rfft(a, nfft) * sp_fft.rfft(c, nfft), nfft)[:out_len]
 
 
 def _bernoulli_counts(

@@ -799,14 +799,18 @@ def explain_disagreement(
                 "different partitions (libraries also differ in edge conventions, e.g. which "
                 "bin a score equal to an edge falls in)."
             )
-    kern = c.table[(c.table.group == "kernel") & c.table.value.notna()]
-    if len(kern):
-        listed = ", ".join(f"{r.label} ({r.lens}) = {r.value:.3g}" for r in kern.itertuples())
+    # off the ℓp scale as the registry declares it (kernel distances, the canonical TV
+    # distance, the experimental KDE): each row says what it measures in its entry's words
+    other = c.table[~c.table.lp_scale.astype(bool) & c.table.value.notna()]
+    if len(other):
+        listed = "; ".join(
+            f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get(r.estimator).quantity}"
+            for r in other.itertuples()
+        )
         out.append(
-            "**Kernel estimators measure a different quantity**: a squared distance in a "
-            "kernel's feature space (SKCE) or of kernel mean embeddings (MMCE), with no bins. "
-            f"Here {listed}. Compare them with each other or across models, not with the "
-            "binned values; the unbiased ones can be negative when the model is nearly "
+            "**Off the ℓp scale of the binned errors**, these estimators measure other "
+            f"quantities: {listed}. Compare them with each other or across models, not with "
+            "the binned values; an unbiased one can be negative when the model is nearly "
             "calibrated."
         )
     return tuple(out)

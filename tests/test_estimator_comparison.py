@@ -279,8 +279,31 @@ def test_explanation_uses_the_numbers():
     assert f"{comp.value('plugin'):.4f}" in joined
     assert f"{comp.value('debiased'):.4f}" in joined
     assert f"{comp.value('label-binned'):.4f}" in joined
-    assert "b* = " in joined and "Kernel estimators" in joined
+    assert "b* = " in joined
     assert len(explain_disagreement(comp)) < len(text)  # no curve: fewer effects
+    (other,) = [t for t in text if t.startswith("**Off the ℓp scale")]
+    off = comp.table[~comp.table.lp_scale & comp.table.value.notna()]
+    assert len(off) >= 2  # SKCE and MMCE on the binary lens
+    for r in off.itertuples():  # every off-scale value, in its registry entry's words
+        assert (
+            f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get(r.estimator).quantity}" in other
+        )
+    for r in comp.table[comp.table.lp_scale & comp.table.value.notna()].itertuples():
+        assert f"{r.label} ({r.lens})" not in other
+
+
+def test_explanation_words_the_experimental_kde_by_its_own_quantity():
+    # the KDE estimate is of the kernel family but an ℓp error: it is not called a kernel
+    # distance (SKCE or MMCE)
+    p, y = _binary(200)
+    comp = compare_estimators(
+        (p, y), AnalysisConfig(lens="binary", n_resamples=0), experimental=True
+    )
+    kde = comp.table[comp.table.estimator == "kde"]
+    assert len(kde) and kde.value.notna().all()
+    (other,) = [t for t in explain_disagreement(comp) if t.startswith("**Off the ℓp scale")]
+    r = next(kde.itertuples())
+    assert f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get('kde').quantity}" in other
 
 
 def test_figures_draw_the_tables():
