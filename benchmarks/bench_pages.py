@@ -40,6 +40,7 @@ from core.data import Predictions, as_predictions
 from core.estimator_comparison import compare_estimators, error_versus_bins
 from core.estimators import kernel as kern
 from core.figures.reliability import analysis_figure
+from core.lenses import lens_components
 from core.memo import ORDERS
 
 B = 15
@@ -139,7 +140,7 @@ def _page_rows(
 ) -> list[dict[str, Any]]:
     p, y = pred.probs, pred.labels
     floor = best_of(lambda: floor_func(p, y), repeat=7)
-    components = pred.n_classes if config.lens == "classwise" else 1
+    components = lens_components(config.lens, pred.n_classes)
     mode = bootstrap_mode(config, pred.n, components)
     rows = [row(f"floor {label}: one-pass EW bincount", floor, floor, f"{config.lens} lens")]
     how = f"{config.n_resamples:,} resamples, {mode}"
@@ -216,10 +217,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
     multi = as_predictions(_multiclass(n_mc, k, rng))
     size = f"{n_mc:,}×{k}"
     rows.extend(_page_rows(f"top-label {size}", multi, AnalysisConfig(), _top_label_floor, repeat))
-    # the classwise page takes tens of seconds at full size: one timing each
     rows.extend(
         _page_rows(
-            f"classwise {size}", multi, AnalysisConfig(lens="classwise"), _classwise_floor, 1
+            f"classwise {size}", multi, AnalysisConfig(lens="classwise"), _classwise_floor, repeat
         )
     )
     return rows

@@ -266,11 +266,15 @@ class LensInfo(Entry):
         takes it in the same pass (:func:`known_top_label`).
     per_class : bool
         One component per class (else one component).
+    axis : str
+        What a component's score is, as an axis title; ``{component}`` stands for the
+        component's name.
     """
 
     kernel_only: bool = False
     row_argmax: bool = False
     per_class: bool = False
+    axis: str = "{component} score"
 
 
 def lens_components(lens: str, n_classes: int) -> int:
@@ -284,11 +288,25 @@ def lens_components(lens: str, n_classes: int) -> int:
     return int(n_classes) if LENSES.get(lens).per_class else 1
 
 
+def lens_axis(lens: str, component: str) -> str:
+    """Return what a lens component's score is, in the words of an axis title.
+
+    Examples
+    --------
+    >>> lens_axis("binary", "1"), lens_axis("classwise", "cat")
+    ('P(y = 1)', 'classwise score (cat)')
+    """
+    return LENSES.get(lens).axis.format(component=component)
+
+
 LENSES: Registry[LensInfo] = Registry("lens", LensInfo)
 
 
 @LENSES.register(
-    "binary", label="Binary P(y=1)", description="P(y=1) against the label; two classes only."
+    "binary",
+    label="Binary P(y=1)",
+    description="P(y=1) against the label; two classes only.",
+    axis="P(y = 1)",
 )
 def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: object) -> LensView:
     if n_classes(p) != 2:
@@ -305,6 +323,7 @@ def _binary(p: np.ndarray, y: np.ndarray, names: tuple[str, ...], _weights: obje
     label="Top-label (confidence)",
     description="Confidence of the predicted class against whether the prediction is correct.",
     row_argmax=True,
+    axis="top-label confidence",
 )
 def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: object) -> LensView:
     conf, pred = top_label(p)
@@ -316,6 +335,7 @@ def _top_label(p: np.ndarray, y: np.ndarray, _names: tuple[str, ...], _weights: 
     label="Classwise (marginal)",
     description="Each class one-vs-rest; errors aggregated over classes with class weights.",
     per_class=True,
+    axis="classwise score ({component})",
 )
 def _classwise(
     p: np.ndarray, y: np.ndarray, names: tuple[str, ...], class_weights: ArrayLike | None

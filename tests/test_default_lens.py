@@ -90,3 +90,38 @@ def test_every_lens_declares_the_components_it_gives(k):
             continue
         view = lens_view(p, y, name)
         assert lens_components(name, k) == len(view.names), name
+
+
+@pytest.mark.parametrize("lens", ["binary", "top-label", "classwise"])
+def test_figures_title_the_score_axis_in_the_lens_words(lens):
+    """The overlay of models and the subgroups' diagram read ``lens_axis`` (the registry)."""
+    import pandas as pd
+
+    from core.analysis import AnalysisConfig
+    from core.data import load_predictions
+    from core.figures import reliability_overlay_figure, subgroup_reliability_figure
+    from core.lenses import lens_axis
+    from core.model_comparison import compare_models
+    from core.subgroups import subgroup_analysis
+
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(2), size=400)
+    y = (rng.uniform(size=400) < p[:, 1]).astype(int)
+    frame = pd.DataFrame({"p0": p[:, 0], "p1": p[:, 1], "y": y, "group": ["a", "b"] * 200})
+    pred = load_predictions(frame)
+    config = AnalysisConfig(lens=lens, n_bins=5, n_resamples=0)
+    want = lens_axis(lens, pred.class_names[-1] if lens == "classwise" else "")
+    component = 1 if lens == "classwise" else 0
+    models = {"m1": pred, "m2": pred}
+    overlay = reliability_overlay_figure(compare_models(models, config=config), component=component)
+    sub = subgroup_reliability_figure(
+        subgroup_analysis(pred, config, min_rows=100), component=component
+    )
+    for fig in (overlay, sub):
+        titles = [ax.title.text for ax in (fig.layout.xaxis, fig.layout.xaxis2) if ax.title.text]
+        assert any(t.startswith(want) for t in titles), (lens, titles)
+    assert {lens_axis("binary", "x"), lens_axis("top-label", "x")} == {
+        "P(y = 1)",
+        "top-label confidence",
+    }
+    assert lens_axis("classwise", "cat") == "classwise score (cat)"

@@ -37,6 +37,7 @@ from core.figures.style import (
     literal,
     margin,
 )
+from core.lenses import lens_axis
 
 #: One colour per model, in model order (cycled beyond ten models).
 MODEL_COLORS = PALETTE
@@ -131,10 +132,7 @@ def reliability_overlay_figure(
         bars.append(bar)
     fig.add_traces(traces + bars, rows=rows + [2] * len(bars), cols=[1] * (len(rows) + len(bars)))
     name = literal(comparison.component_names[component])
-    lens = comparison.config.lens
-    x_title = "P(y = 1)" if lens == "binary" else f"{lens} score ({name})"
-    if lens == "top-label":
-        x_title = "top-label confidence"
+    x_title = lens_axis(comparison.config.lens, name)
     lay_out_diagram(
         fig, x_title=f"{x_title} (mean per shared bin)", height=height, barmode="overlay"
     )

@@ -25,19 +25,11 @@ if TYPE_CHECKING:
 from core.figures.compare import overlay_traces
 from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import SLATE, TEMPLATE, diagonal, interval_trace, literal, margin
+from core.lenses import lens_axis
 
 _WORST = "#c53030"
 _SMALL = "#a0aec0"
 _WHISKER = {"thickness": 1.5, "width": 4, "color": SLATE}
-
-
-def _x_title(result: SubgroupAnalysis, component: int) -> str:
-    lens = result.config.lens
-    if lens == "binary":
-        return "P(y = 1)"
-    if lens == "top-label":
-        return "top-label confidence"
-    return f"{lens} score ({literal(result.component_names[component])})"
 
 
 def subgroup_reliability_figure(
@@ -90,7 +82,7 @@ def subgroup_reliability_figure(
     fig.add_traces(traces + bars, rows=rows, cols=[1] * len(rows))
     lay_out_diagram(
         fig,
-        x_title=f"{_x_title(result, component)} (mean per bin of all rows)",
+        x_title=f"{lens_axis(result.config.lens, literal(result.component_names[component]))} (mean per bin of all rows)",
         height=height,
         barmode="overlay",
     )
