@@ -74,7 +74,8 @@ def data_key(data: Any) -> Hashable:
 
 
 def _provenance(data: Any) -> str:
-    """Return a hash of what predictions carry besides their content: source, mapping, lint.
+    """Return a hash of what predictions carry besides their rows: source, mapping, lint and
+    the kept columns (their own digest).
 
     The digest covers the rows only, and the cache is shared by every session: two uploads
     of the same rows under different file names must not hand one session the other's file
@@ -87,6 +88,7 @@ def _provenance(data: Any) -> str:
         getattr(data, "source", None),
         getattr(data, "columns", None),
         getattr(data, "lint", None),
+        getattr(data, "kept_digest", None),
     )
     return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 

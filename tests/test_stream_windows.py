@@ -274,7 +274,7 @@ def test_memory_is_windows_times_cells(daily):
 # --------------------------------------------------------------------------- the CLI
 
 
-def test_cli_json_and_text(capsys, daily, pred):
+def test_cli_json_and_text(capsys, tmp_path, daily, pred, frame):
     argv = ["metrics", daily, "--engine", "stream", "--window", "day", "--time", "ts"]
     argv += ["--threshold", "0.08", "--resamples", "200", "--batch-rows", "1000"]
     assert main([*argv, "--json"]) == 0
@@ -285,6 +285,12 @@ def test_cli_json_and_text(capsys, daily, pred):
         threshold=0.08,
     )  # fmt: skip
     assert windows["first_breach"] == memory.first_breach == "2024-05-09"
+    # the rows' digest, whatever columns are kept and on either engine
+    assert record["input"]["digest"] == pred.digest == load_predictions(frame).digest
+    whole = tmp_path / "all.parquet"
+    frame.to_parquet(whole)
+    assert main(["metrics", str(whole), "--window", "day", "--time", "ts", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["input"]["digest"] == pred.digest
     assert [g["group"] for g in windows["groups"]] == list(memory.result.groups)
     assert_allclose(
         [[g[k] for k in NUMBERS] for g in windows["groups"]],

@@ -72,11 +72,20 @@ def test_keep_columns_are_stored_typed_and_hashed():
     assert kept.extra["age"].dtype == np.int64
     assert kept.extra["t"].dtype == np.dtype("datetime64[ns]")
     assert not kept.extra["age"].flags.writeable
-    # the kept columns enter the digest; the same load gives the same digest
-    assert kept.digest != plain.digest
-    assert load_predictions(df, prob_columns="p", keep_columns="all").digest == kept.digest
-    other = df.assign(region=["n", None, "s", "s"])
-    assert load_predictions(other, prob_columns="p", keep_columns="all").digest != kept.digest
+    # the digest is the rows' whatever is kept; the kept columns have their own
+    assert kept.digest == plain.digest and plain.kept_digest == ""
+    again = load_predictions(df, prob_columns="p", keep_columns="all")
+    assert again.kept_digest == kept.kept_digest != ""
+    other = load_predictions(
+        df.assign(region=["n", None, "s", "s"]), prob_columns="p", keep_columns="all"
+    )
+    assert other.digest == kept.digest and other.kept_digest != kept.kept_digest
+    fewer = load_predictions(df, prob_columns="p", keep_columns=["region", "age"])
+    assert fewer.kept_digest not in ("", kept.kept_digest)
+    # the dashboard's cache tells them apart (a window analysis reads the kept times)
+    from dashboard.cache import data_key
+
+    assert len({data_key(x) for x in (plain, kept, again, other, fewer)}) == 4
     # case-insensitive names; subset carries them
     one = load_predictions(df, prob_columns="p", keep_columns=["REGION"])
     assert list(one.extra) == ["region"]

@@ -55,8 +55,12 @@ class Predictions:
         read-only, row for row: numbers as int64/float64/bool, times as ``datetime64[ns]``,
         anything else as an object array of strings (a missing value is ``""``). Grouping
         columns for :func:`core.subgroups.subgroup_analysis` and time columns for
-        :func:`core.subgroups.window_analysis`. Part of the digest; carried by
-        :meth:`subset`, :meth:`by_model` and :func:`combine_models`.
+        :func:`core.subgroups.window_analysis`. Carried by :meth:`subset`,
+        :meth:`by_model` and :func:`combine_models`; not part of ``digest``, so the same rows
+        have the same digest whatever columns are kept, in memory and on a stream.
+    kept_digest : str
+        Exact content hash of the kept columns (names, kinds and values); ``""`` without
+        any. Caches of work that reads them key on it beside ``digest``.
     """
 
     probs: np.ndarray
@@ -71,6 +75,7 @@ class Predictions:
     digest: str
     columns: dict[str, Any] = field(default_factory=dict)
     extra: Mapping[str, np.ndarray] = field(default_factory=lambda: types.MappingProxyType({}))
+    kept_digest: str = ""
 
     @property
     def n(self) -> int:
@@ -527,8 +532,6 @@ def _make(
         arr.setflags(write=False)
         kept[str(name)] = arr
     digest = _digest(probs, labels, tuple(names), binary, frozen)
-    if kept:
-        digest = _extra_digest(digest, kept)
     return Predictions(
         probs=probs,
         labels=labels,
@@ -542,17 +545,13 @@ def _make(
         digest=digest,
         columns=mapping,
         extra=types.MappingProxyType(kept),
+        kept_digest=_kept_digest(kept) if kept else "",
     )
 
 
-def _extra_digest(digest: str, extra: Mapping[str, np.ndarray]) -> str:
-    """Fold the kept columns into the digest of the predictions (injectively, framed).
-
-    Without kept columns the digest is that of the predictions alone, as the stream computes
-    it; a kept column adds its name, its kind and its values.
-    """
+def _kept_digest(extra: Mapping[str, np.ndarray]) -> str:
+    """Return the digest of the kept columns: their names, kinds and values (framed)."""
     h = hashlib.blake2b(digest_size=16)
-    _frame(h, digest.encode())
     _strings(h, list(extra))
     for values in extra.values():
         _frame(h, values.dtype.str.encode())
