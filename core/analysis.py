@@ -750,9 +750,14 @@ def _point_estimates(
                 lambda call=call: _value_and_note(call, views, config.seed),
             )
     notes["brier"] = BRIER_CONVENTIONS[binary]
-    kernel_values, kernel_notes = _kernel_estimates(views, config, opts, exclude=values)
+    kernel_values, kernel_notes = _kernel_estimates(
+        views, config, opts, exclude=values, kept=(digest, any_bins)
+    )
     p, y = views.probs, views.labels
-    scores = {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()}
+    scores = _UNBINNED.get_or_compute(
+        (digest, "scores", binary),
+        lambda: {name: SCORES.get(name).value(p, y, binary=binary) for name in SCORES.names()},
+    )
     return _Points(
         values=values,
         headline=results[config.estimator],
@@ -762,7 +767,7 @@ def _point_estimates(
         scores=scores,
         components=_component_tables(views, config, results[config.estimator]),
         brier_decomposition=decompose_brier(
-            views, binary, config.binning, config.n_bins, config.tie_policy
+            views, binary, config.binning, config.n_bins, config.tie_policy, scores["brier"]
         ),
     )
 
@@ -809,12 +814,35 @@ def _kernel_estimates(
     config: AnalysisConfig,
     opts: Mapping[str, Any],
     exclude: Mapping[str, Any],
+    kept: tuple[str, AnalysisConfig],
 ) -> tuple[dict[str, float], dict[str, str]]:
-    """Point estimates of the kernel estimators on the rows :func:`kernel_rows` picks."""
+    """Point estimates of the kernel estimators on the rows :func:`kernel_rows` picks.
+
+    Those that do not read the number of bins (``reads_n_bins``) are kept in ``_UNBINNED``
+    under ``kept`` (the data digest and the config with the default ``n_bins``).
+    """
     n = views.labels.shape[0]
     rows = kernel_rows(n, config)
-    p, y = (views.probs, views.labels) if rows is None else (views.probs[rows], views.labels[rows])
-    return kernel_estimates(p, y, n, config, opts, exclude, every_row=(views.probs, views.labels))
+
+    def compute(only: Any = None) -> tuple[dict[str, float], dict[str, str]]:
+        if rows is None:
+            p, y = views.probs, views.labels
+        else:
+            p, y = views.probs[rows], views.labels[rows]
+        every_row = (views.probs, views.labels)
+        return kernel_estimates(p, y, n, config, opts, exclude, every_row=every_row, only=only)
+
+    unbinned = [i.name for i in ESTIMATORS if not i.reads_n_bins]
+    values, notes = _UNBINNED.get_or_compute((*kept, "kernel"), lambda: compute(unbinned))
+    binned = [
+        i.name for i in ESTIMATORS if i.reads_n_bins and not i.lp_scale and config.lens in i.lenses
+    ]
+    if binned:
+        more, more_notes = compute(binned)
+        # in the registry's order, as one call gives them
+        values = {i.name: (values | more)[i.name] for i in ESTIMATORS if i.name in values | more}
+        notes = {**notes, **more_notes}
+    return values, notes
 
 
 def kernel_estimates(
@@ -825,6 +853,7 @@ def kernel_estimates(
     opts: Mapping[str, Any],
     exclude: Mapping[str, Any],
     every_row: tuple[np.ndarray, np.ndarray] | None = None,
+    only: Sequence[str] | None = None,
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Point estimates of the kernel estimators that support the config's lens.
 
@@ -847,6 +876,8 @@ def kernel_estimates(
     every_row : (probs, labels), optional
         All ``n`` rows, for the estimators that read every row
         (:attr:`EstimatorInfo.subsample` False); without it they run on ``p, y`` too.
+    only : sequence of str, optional
+        Run only these of them (default: all).
 
     Returns
     -------
@@ -862,6 +893,8 @@ def kernel_estimates(
     )
     for info in ESTIMATORS:
         if info.lp_scale or config.lens not in info.lenses or info.name in exclude:
+            continue
+        if only is not None and info.name not in only:
             continue
         if info.experimental:  # costly and not settled: on the Estimators page, or as headline
             continue

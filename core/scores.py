@@ -431,7 +431,12 @@ def brier_decomposition(
 
 
 def decompose_brier(
-    views: Any, binary: bool, binning: str, n_bins: int, tie_policy: str
+    views: Any,
+    binary: bool,
+    binning: str,
+    n_bins: int,
+    tie_policy: str,
+    brier: float | None = None,
 ) -> BrierDecomposition:
     """:func:`brier_decomposition` on the binned views of one data set (bins shared).
 
@@ -444,6 +449,8 @@ def decompose_brier(
         Whether the predictions are binary (one P(y=1) column).
     binning, n_bins, tie_policy
         The binning.
+    brier : float, optional
+        The data's Brier score when already known (else computed from the rows).
 
     Returns
     -------
@@ -452,7 +459,8 @@ def decompose_brier(
     """
     view = views.binned("binary" if binary else "classwise", binning, n_bins, tie_policy)
     parts = [(c.stats, c.square_sums(), c.positive_score_sums()) for c in view.components]
-    brier = SCORES.get("brier").value(views.probs, views.labels, binary=binary)
+    if brier is None:
+        brier = SCORES.get("brier").value(views.probs, views.labels, binary=binary)
     return brier_decomposition_from_bins(parts, brier, binning, n_bins)
 
 

@@ -446,33 +446,46 @@ def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
     assert len(calls) == 4
 
 
-def test_a_change_of_bins_reuses_the_values_that_do_not_read_them(monkeypatch):
-    from core import analysis
+@pytest.mark.parametrize("lens", ["classwise", "canonical"])
+def test_a_change_of_bins_reuses_the_values_that_do_not_read_them(monkeypatch, lens):
+    from core import analysis, scores
     from core.calibration import EstimatorCall
     from core.estimators import ESTIMATORS
 
     p, y = _data(n=600, seed=4)
     runs = []
-    real = EstimatorCall.run_on
+    for method in ("run_on", "run"):  # binned estimators, kernel estimators
+        real = getattr(EstimatorCall, method)
+        monkeypatch.setattr(
+            EstimatorCall,
+            method,
+            lambda self, *a, real=real, **k: runs.append(self.info.name) or real(self, *a, **k),
+        )
+    info = type(scores.SCORES.get("brier"))
+    real_value = info.value
     monkeypatch.setattr(
-        EstimatorCall,
-        "run_on",
-        lambda self, *a, **k: runs.append(self.info.name) or real(self, *a, **k),
+        info, "value", lambda self, *a, **k: runs.append("brier") or real_value(self, *a, **k)
     )
     analysis._POINTS.clear()
     analysis._UNBINNED.clear()
-    analyze((p, y), AnalysisConfig(lens="classwise", n_bins=10, n_resamples=0))
+    headline = {"estimator": "canonical-uniform"} if lens == "canonical" else {}
+    analyze((p, y), AnalysisConfig(lens=lens, n_bins=10, n_resamples=0, **headline))
     first = set(runs)
+    assert "brier" in first
     runs.clear()
-    changed = analyze((p, y), AnalysisConfig(lens="classwise", n_bins=12, n_resamples=0))
-    # only the estimators that read the number of bins ran again
-    unbinned = {name for name in first if not ESTIMATORS.get(name).reads_n_bins}
-    assert unbinned, first  # the sweep, mcb and the smooth ECE are in the table
-    assert set(runs) == first - unbinned
+    changed = analyze((p, y), AnalysisConfig(lens=lens, n_bins=12, n_resamples=0, **headline))
+    # only the estimators that read the number of bins ran again; the scores read none
+    unbinned = {name for name in first - {"brier"} if not ESTIMATORS.get(name).reads_n_bins}
+    # the sweep, mcb, the smooth ECE and the kernel estimators (SKCE, MMCE); the canonical
+    # binned ECE reads the bins
+    assert {"skce-ul", "skce-uq"} <= unbinned, first
+    assert set(runs) == first - unbinned - {"brier"}
+    if lens == "canonical":
+        assert set(runs) == {"canonical-uniform", "canonical-median-variance"}
     # and the table is the one a fresh analysis gives
     analysis._POINTS.clear()
     analysis._UNBINNED.clear()
-    fresh = analyze((p, y), AnalysisConfig(lens="classwise", n_bins=12, n_resamples=0))
+    fresh = analyze((p, y), AnalysisConfig(lens=lens, n_bins=12, n_resamples=0, **headline))
     pd.testing.assert_frame_equal(changed.metrics, fresh.metrics)
 
 
