@@ -80,9 +80,10 @@ def subgroup_reliability_figure(
         bars.append(bar)
     rows = [1] * len(traces) + [2] * len(bars)
     fig.add_traces(traces + bars, rows=rows, cols=[1] * len(rows))
+    x_title = lens_axis(result.config.lens, literal(result.component_names[component]))
     lay_out_diagram(
         fig,
-        x_title=f"{lens_axis(result.config.lens, literal(result.component_names[component]))} (mean per bin of all rows)",
+        x_title=f"{x_title} (mean per bin of all rows)",
         height=height,
         barmode="overlay",
     )
