@@ -803,14 +803,16 @@ def explain_disagreement(
     # distance, the experimental KDE): each row says what it measures in its entry's words
     other = c.table[~c.table.lp_scale.astype(bool) & c.table.value.notna()]
     if len(other):
-        listed = "; ".join(
-            f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get(r.estimator).quantity}"
-            for r in other.itertuples()
-        )
+        by_quantity: dict[str, list[str]] = {}
+        for r in other.itertuples():
+            by_quantity.setdefault(ESTIMATORS.get(r.estimator).quantity, []).append(
+                f"{r.label} ({r.lens}) = {r.value:.3g}"
+            )
+        listed = "; ".join(f"{q}: {', '.join(v)}" for q, v in by_quantity.items())
         out.append(
-            "**Off the ℓp scale of the binned errors**, these estimators measure other "
-            f"quantities: {listed}. Compare them with each other or across models, not with "
-            "the binned values; an unbiased one can be negative when the model is nearly "
+            "**Read apart from the binned errors** (not on their scale, or not of the same "
+            f"lens) — {listed}. Compare them with each other or across models, not with the "
+            "binned values; an unbiased one can be negative when the model is nearly "
             "calibrated."
         )
     return tuple(out)

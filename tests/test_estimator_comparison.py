@@ -281,13 +281,16 @@ def test_explanation_uses_the_numbers():
     assert f"{comp.value('label-binned'):.4f}" in joined
     assert "b* = " in joined
     assert len(explain_disagreement(comp)) < len(text)  # no curve: fewer effects
-    (other,) = [t for t in text if t.startswith("**Off the ℓp scale")]
+    (other,) = [t for t in text if t.startswith("**Read apart from the binned errors**")]
     off = comp.table[~comp.table.lp_scale & comp.table.value.notna()]
     assert len(off) >= 2  # SKCE and MMCE on the binary lens
-    for r in off.itertuples():  # every off-scale value, in its registry entry's words
+    listed = other.split(" lens) — ")[1].split(". Compare")[0]
+    groups = dict(part.split(": ", 1) for part in listed.split("; "))
+    for r in off.itertuples():  # every off-scale value, under its registry entry's words
         assert (
-            f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get(r.estimator).quantity}" in other
+            f"{r.label} ({r.lens}) = {r.value:.3g}" in groups[ESTIMATORS.get(r.estimator).quantity]
         )
+    assert len(groups) == len({ESTIMATORS.get(e).quantity for e in off.estimator})
     for r in comp.table[comp.table.lp_scale & comp.table.value.notna()].itertuples():
         assert f"{r.label} ({r.lens})" not in other
 
@@ -301,9 +304,14 @@ def test_explanation_words_the_experimental_kde_by_its_own_quantity():
     )
     kde = comp.table[comp.table.estimator == "kde"]
     assert len(kde) and kde.value.notna().all()
-    (other,) = [t for t in explain_disagreement(comp) if t.startswith("**Off the ℓp scale")]
+    (other,) = [
+        t
+        for t in explain_disagreement(comp)
+        if t.startswith("**Read apart from the binned errors**")
+    ]
     r = next(kde.itertuples())
-    assert f"{r.label} ({r.lens}) = {r.value:.3g}, {ESTIMATORS.get('kde').quantity}" in other
+    words = f"{ESTIMATORS.get('kde').quantity}: {r.label} ({r.lens}) = {r.value:.3g}"
+    assert words in other and other.count(ESTIMATORS.get("kde").quantity) == 1
 
 
 def test_figures_draw_the_tables():
