@@ -36,6 +36,7 @@ from core.intervals import (
     bootstrap_many,
     check_confidence_level,
     check_seed,
+    outside_note,
 )
 from core.lenses import LENSES
 from core.memo import Memo
@@ -932,7 +933,7 @@ def _metric_row(
         "value": float(value),
         "low": float(low),
         "high": float(high),
-        "note": notes.get(name, ""),
+        "note": "; ".join(filter(None, [notes.get(name, ""), outside_note(value, low, high)])),
     }
 
 

@@ -83,6 +83,7 @@ bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -550,6 +551,33 @@ def _distribution_key(
     except (TypeError, CalibscopeError):  # unhashable options, or invalid ones: plan_for says
         return None
     return key
+
+
+def outside_note(value: float, low: float, high: float) -> str:
+    """Return why a percentile interval does not hold its estimate ("" when it does).
+
+    A resample of the rows has its own true error, the plug-in error of these rows' bins;
+    a biased estimator's resampled values centre on that plus its bias at this ``n``, not
+    on the estimate (the plug-in ECE of a nearly calibrated model sits below its resamples;
+    a debiased one far below them). The percentile interval then says where resampled
+    estimates fall, and the tables say so rather than hide it.
+
+    Examples
+    --------
+    >>> outside_note(0.5, 0.4, 0.6)
+    ''
+    >>> outside_note(0.005, 0.0057, 0.0076)[:44]
+    'estimate outside its percentile interval: th'
+    """
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= value <= high:
+        return ""
+    side = "above" if low > value else "below"
+    return (
+        f"estimate outside its percentile interval: the resampled values sit {side} it, "
+        "shifted by the estimator's bias at this n (a resample's own error is the plug-in "
+        "error of these rows), so the interval shows where resampled estimates fall, not a "
+        "range around this one"
+    )
 
 
 def percentile_result(

@@ -60,7 +60,7 @@ from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import bootstrap_many, check_resampling
+from core.intervals import bootstrap_many, check_resampling, outside_note
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
@@ -1139,15 +1139,8 @@ def _table(
 
 
 def _outside_note(note: str, value: float, low: float, high: float) -> str:
-    # a percentile interval need not contain the estimate: the bootstrap distribution of a
-    # clipped or bias-corrected estimator near 0 is skewed; say so rather than hide it
-    if math.isnan(low) or low <= value <= high:
-        return note
-    extra = (
-        "estimate outside its percentile interval: the bootstrap distribution is skewed "
-        "(typical of debiased estimates near 0)"
-    )
-    return f"{note}; {extra}" if note else extra
+    extra = outside_note(value, low, high)
+    return "; ".join(filter(None, [note, extra]))
 
 
 def _ranks(
