@@ -1228,10 +1228,14 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     boot = result.headline_interval
     if boot is None:
         return
+    from core.intervals import outside_note
+
     ci = boot.confidence_interval
+    outside = outside_note(result.headline.value, ci.low, ci.high)
     slot.caption(
         f"{config.confidence_level:.0%} bootstrap interval {format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
+        + (f"; {outside}" if outside else "")
     )
 
 

@@ -472,3 +472,23 @@ def test_missing_values_are_blank_cells_not_none():
     assert table.value.isna().any().any()
     for frame in at.dataframe:
         assert frame.proto.HasField("placeholder") and frame.proto.placeholder == ""
+
+
+def test_headline_says_when_its_interval_misses_the_estimate():
+    """The plug-in ECE of the digits sample's logistic regression (classwise) lies below its
+    percentile interval: the caption under the headline says why, in the tables' words."""
+    from core.analysis import AnalysisConfig, analyze
+    from core.data import load_predictions
+    from core.intervals import outside_note
+
+    at = _app(sample="digits (10 classes)", lens="classwise", model="logistic-regression")
+    at.run()
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception
+    path = Path(__file__).parents[1] / "sample_data" / "multiclass_digits.csv"
+    part = load_predictions(path).by_model()["logistic-regression"]
+    a = analyze(part, AnalysisConfig(lens="classwise"))
+    ci = a.headline_interval.confidence_interval
+    said = outside_note(a.headline.value, ci.low, ci.high)
+    assert said  # 0.0050 against [0.0057, 0.0076]
+    assert any(said in c.value for c in at.caption)
