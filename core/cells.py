@@ -39,13 +39,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from core._parallel import map_ordered, one_blas_thread
 from core.binning import BinStats
 from core.estimators.base import KernelContext, NormalStream
+
+
+class JointNoise(Protocol):
+    """Score-sum terms of several components drawn jointly (paired models' same component).
+
+    :func:`core.cells.cell_bootstrap` draws each component's term alone; the paired
+    comparison (:mod:`core.comparison_cells`) draws the terms of every model's same component
+    together, with the within-cell covariance of their scores.
+    """
+
+    #: Normal draws per resampled cell and component (the multinomial chunks shrink by it).
+    width: int
+
+    def of_cells(self, draws: np.ndarray, rng: np.random.Generator) -> list[np.ndarray | None]:
+        """Per component, ``(R, B)`` terms for cell counts ``draws`` (None: drawn alone)."""
+        ...
+
+    def of_bins(self, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray | None]:
+        """Per component, ``(R, B)`` terms at the data's cell counts (the normal law)."""
+        ...
+
 
 #: Cell codes counted densely (a ``bincount``) rather than by sorting, up to this many.
 DENSE_CODES = 1 << 22
@@ -385,22 +406,33 @@ def _bin_sums(bins: np.ndarray, n_bins: int, columns: np.ndarray) -> np.ndarray:
 
 
 def multinomial_batch(
-    cells: CellStats, c: int, draws: np.ndarray, rng: np.random.Generator
+    cells: CellStats,
+    c: int,
+    draws: np.ndarray,
+    rng: np.random.Generator,
+    noise: np.ndarray | None = None,
 ) -> SumsBatch:
     """Component ``c``'s bins for multinomial cell counts ``draws`` (``(R, D)``).
 
     Counts and outcome sums are those of the resampled cells; score sums add a normal term
-    per bin (see the module docstring); sums of squares move with it.
+    per bin (see the module docstring), or the given ``(R, B)`` ``noise`` (drawn jointly
+    with other components'); sums of squares move with it.
     """
     b = cells.edges[c].shape[0] - 1
     outcome, mean, var, square = _cell_moments(cells, c)
     r = draws.shape[0]
-    stacked = np.concatenate(
-        [draws, draws * outcome, draws * mean, draws * var, draws * square], axis=0
-    )
-    sums = _bin_sums(cells.bins[:, c], b, stacked).reshape(5, r, b)
-    counts, label_sums, center, spread, squares = sums
-    noise = np.sqrt(np.maximum(spread, 0.0)) * rng.standard_normal((r, b))
+    if noise is None:
+        stacked = np.concatenate(
+            [draws, draws * outcome, draws * mean, draws * var, draws * square], axis=0
+        )
+        sums = _bin_sums(cells.bins[:, c], b, stacked).reshape(5, r, b)
+        counts, label_sums, center, spread, squares = sums
+        noise = np.sqrt(np.maximum(spread, 0.0)) * rng.standard_normal((r, b))
+    else:
+        stacked = np.concatenate([draws, draws * outcome, draws * mean, draws * square], axis=0)
+        counts, label_sums, center, squares = _bin_sums(cells.bins[:, c], b, stacked).reshape(
+            4, r, b
+        )
     center_mean = center / np.maximum(counts, 1.0)
     # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
     # bin's spread Σ(s − c)² would take the score sum's noise undamped
@@ -414,9 +446,17 @@ def supports(info: Any, norm: float) -> bool:
     )
 
 
-#: Above this much work (resamples × cells × (components + 8)) the ``"auto"`` law of
-#: :func:`cell_bootstrap` is the normal one, when that costs less: about a second here.
-MULTINOMIAL_WORK = 1_000_000_000
+#: Seconds a step costs on this machine: of the multinomial law, one cell of one component
+#: of one resample with its sums (``resamples × cells × (components + 8)`` steps); of the
+#: normal law, one of its moments', root's and draws' (``cells × (4·components)² + dim³/3 +
+#: resamples × dim²``). Measured on comparisons of 2 to 4 models (binary, top-label and
+#: classwise, 20,000–100,000 rows): 16–40 ns and 0.2–0.5 ns.
+MULTINOMIAL_STEP = 2e-8
+NORMAL_STEP = 5e-10
+
+#: Multinomial draws that would take longer than this (seconds) give way to the normal law
+#: when it is faster (``"auto"``).
+MULTINOMIAL_SECONDS = 1.0
 
 #: Most bin statistics (``4 × bins × components + scores``) the normal law draws jointly.
 NORMAL_MAX_DIM = 3000
@@ -426,7 +466,11 @@ CELL_LAWS = ("auto", "multinomial", "normal")
 
 
 def cell_law(cells: CellStats, n_resamples: int, n_scores: int = 0) -> str:
-    """Return the law ``"auto"`` picks: ``"multinomial"`` unless it is costly and the normal cheaper.
+    """Return the law ``"auto"`` picks: ``"multinomial"`` unless it is slow and the normal faster.
+
+    The multinomial law draws the cell counts exactly; it gives way when it would take more
+    than :data:`MULTINOMIAL_SECONDS` and the normal law less (:data:`MULTINOMIAL_STEP`,
+    :data:`NORMAL_STEP`).
 
     Parameters
     ----------
@@ -444,9 +488,9 @@ def cell_law(cells: CellStats, n_resamples: int, n_scores: int = 0) -> str:
     """
     d, k = cells.n_cells, len(cells.names)
     dim = _dimension(cells, n_scores)
-    multinomial = n_resamples * d * (k + 8.0)
-    normal = d * (4.0 * k) ** 2 + dim**3 / 3.0 + n_resamples * dim * dim
-    if multinomial > MULTINOMIAL_WORK and dim <= NORMAL_MAX_DIM and normal < multinomial:
+    multinomial = MULTINOMIAL_STEP * n_resamples * d * (k + 8.0)
+    normal = NORMAL_STEP * (d * (4.0 * k) ** 2 + dim**3 / 3.0 + n_resamples * dim * dim)
+    if multinomial > MULTINOMIAL_SECONDS and dim <= NORMAL_MAX_DIM and normal < multinomial:
         return "normal"
     return "multinomial"
 
@@ -514,21 +558,34 @@ def cell_bootstrap(
 
 
 def _resampled(
-    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator, law: str
+    cells: CellStats,
+    scores: list[str],
+    n_resamples: int,
+    rng: np.random.Generator,
+    law: str,
+    noise: JointNoise | None = None,
 ) -> Any:
-    """Yield ``(start, R, batches, score values)`` for chunks of resamples."""
+    """Yield ``(start, R, batches, score values)`` for chunks of resamples.
+
+    ``noise``, when given, draws the components' score-sum terms jointly (paired models,
+    :mod:`core.comparison_cells`) instead of one component at a time.
+    """
     if law == "normal":
-        batches, totals = normal_batches(cells, scores, n_resamples, rng)
+        batches, totals = normal_batches(cells, scores, n_resamples, rng, noise)
         yield 0, n_resamples, batches, totals
         return
     n = cells.n
     shares = cells.counts / n
-    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
+    width = 1 if noise is None else noise.width
+    chunk = max(1, CHUNK_CELLS // max(cells.n_cells * width, 1))
     done = 0
     while done < n_resamples:
         r = min(chunk, n_resamples - done)
         draws = rng.multinomial(n, shares, size=r).astype(np.float64)
-        batches = [multinomial_batch(cells, c, draws, rng) for c in range(len(cells.names))]
+        terms = [None] * len(cells.names) if noise is None else noise.of_cells(draws, rng)
+        batches = [
+            multinomial_batch(cells, c, draws, rng, terms[c]) for c in range(len(cells.names))
+        ]
         totals = {s: _score_draws(cells, s, draws, rng) for s in scores}
         yield done, r, batches, totals
         done += r
@@ -658,7 +715,11 @@ def _psd_root(cov: np.ndarray) -> np.ndarray:
 
 
 def normal_batches(
-    cells: CellStats, scores: list[str], n_resamples: int, rng: np.random.Generator
+    cells: CellStats,
+    scores: list[str],
+    n_resamples: int,
+    rng: np.random.Generator,
+    noise: JointNoise | None = None,
 ) -> tuple[list[SumsBatch], dict[str, np.ndarray]]:
     """Resampled bin statistics from the normal law with the cell multinomial's moments.
 
@@ -681,6 +742,8 @@ def normal_batches(
         Resamples.
     rng : numpy.random.Generator
         The generator.
+    noise : JointNoise, optional
+        Draws the components' score-sum terms jointly (default: one component at a time).
 
     Returns
     -------
@@ -708,21 +771,24 @@ def normal_batches(
         root = _psd_root(cov)
         t = total + rng.standard_normal((n_resamples, root.shape[1])) @ root.T
     batches = []
+    terms = [None] * len(offsets) if noise is None else noise.of_bins(n_resamples, rng)
     for c, (start, b) in enumerate(offsets):
         k = np.maximum(t[:, start : start + b], 0.0)
         label_sums = np.clip(t[:, start + b : start + 2 * b], 0.0, k)
         center = t[:, start + 2 * b : start + 3 * b]
         squares = t[:, start + 3 * b : start + 4 * b]
-        noise = np.sqrt(within[c]) * rng.standard_normal((n_resamples, b))
+        term = terms[c]
+        if term is None:
+            term = np.sqrt(within[c]) * rng.standard_normal((n_resamples, b))
         center_mean = center / np.maximum(k, 1.0)
-        score_sums = np.clip(center + noise, 0.0, k)
-        squares = np.clip(squares + 2.0 * center_mean * noise, 0.0, k)
+        score_sums = np.clip(center + term, 0.0, k)
+        squares = np.clip(squares + 2.0 * center_mean * term, 0.0, k)
         batches.append(SumsBatch(k, score_sums, label_sums, squares))
     offset = offsets[-1][0] + 4 * offsets[-1][1] if offsets else 0
     totals = {}
     for i, s in enumerate(scores):
-        noise = np.sqrt(within[len(offsets) + i][0]) * rng.standard_normal(n_resamples)
-        totals[s] = (t[:, offset + i] + noise) / n
+        spread = np.sqrt(within[len(offsets) + i][0]) * rng.standard_normal(n_resamples)
+        totals[s] = (t[:, offset + i] + spread) / n
     return batches, totals
 
 

@@ -16,10 +16,12 @@ cells of :mod:`core.cells` carry over:
   the same resample, exactly as the paired row bootstrap does (or, when that is costly, the
   joint normal law of all models' bin statistics, :func:`core.cells.normal_batches`). Each
   model's bin score sums take the normal term of :func:`core.cells.multinomial_batch`, drawn
-  per model; the per-row scores (Brier, log loss, accuracy) take their within-cell term
-  jointly across models, with the covariance the cross sums ``Σ v_a v_b`` of the joint cells
-  give (:func:`cross_key`), so nearly equal per-row scores of two models do not widen their
-  difference. Each model's metric combines its own components with the lens weights, and
+  jointly across models for the same lens component (:class:`PairedNoise`: per cell, the
+  models' within-cell covariance of their scores, from the cross sums ``Σ s_a s_b`` of the
+  joint cells); the per-row scores (Brier, log loss, accuracy) take their within-cell term
+  jointly across models the same way (:func:`cross_key`). So nearly equal scores of two models
+  do not widen their difference, and a model compared with itself differs by 0 in every
+  resample, as in the exact paired bootstrap. Each model's metric combines its own components with the lens weights, and
   differences between models are paired: the per-resample differences of common draws.
 
 The joint cells are at most the rows; they are few when the models' bins move together
@@ -37,11 +39,23 @@ from typing import Any
 
 import numpy as np
 
+from core._parallel import one_blas_thread
 from core.binned_view import BinnedView
-from core.cells import CellStats, _resampled, _variance, cell_law, cells_of, supports
+from core.cells import (
+    CellStats,
+    _cell_moments,
+    _psd_root,
+    _resampled,
+    _variance,
+    cell_law,
+    cells_of,
+    supports,
+)
 from core.estimators.base import KernelContext, NormalStream
 
 __all__ = [
+    "PairedNoise",
+    "component_key",
     "cross_key",
     "joint_cell_bootstrap",
     "joint_cells",
@@ -59,6 +73,11 @@ def joint_key(model: int, score: str) -> str:
 def cross_key(a: int, b: int, score: str) -> str:
     """Return the key of the products of models ``a`` and ``b``'s per-row ``score``."""
     return f"{a}*{b}:{score}"
+
+
+def component_key(component: int) -> str:
+    """Return the name of a lens component's scores in :func:`cross_key` (its cross sums)."""
+    return f"component {component}"
 
 
 def model_cells(
@@ -146,6 +165,10 @@ def joint_cells(
     for i, j in itertools.combinations(range(len(row_values)), 2):
         for name in row_values[i]:
             values[cross_key(i, j, name)] = row_values[i][name] * row_values[j][name]
+    # and of their scores in the same lens component (the bins' score sums, PairedNoise)
+    for i, j in itertools.combinations(range(len(models)), 2):
+        for c, (a, b) in enumerate(zip(models[i], models[j], strict=True)):
+            values[cross_key(i, j, component_key(c))] = a.scores * b.scores
     view = BinnedView(
         lens,
         binning,
@@ -222,7 +245,8 @@ def joint_cell_bootstrap(
     out = {(i, key): np.empty(n_resamples) for i in range(n_models) for key in (*calls, *scores)}
     streams = {(i, key): NormalStream(est_seed) for i in range(n_models) for key in calls}
     weights = cells.weights[:n_comp]
-    for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law):
+    noise = PairedNoise(cells, n_models) if n_models > 1 else None
+    for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law, noise):
         for s in scores:
             noise = rng.standard_normal((r, n_models)) @ within[s].T / cells.n
             for i in range(n_models):
@@ -258,3 +282,100 @@ def _within_root(cells: CellStats, n_models: int, score: str) -> np.ndarray:
             cov[i, j] = cov[j, i] = counts @ (cross - means[i] * means[j])
     w, u = np.linalg.eigh(cov)
     return u * np.sqrt(np.clip(w, 0.0, None))
+
+
+class PairedNoise:
+    """The bins' score-sum terms of paired models, every model's same component together.
+
+    A joint cell holds the same rows for every model, so when it is resampled the models'
+    score sums in it move together: within the cell their terms have the covariance
+    ``c·Σ_cell``, with ``Σ_cell`` the models' within-cell covariance of the component's
+    scores (from the cells' sums, squares and cross sums ``Σ s_a s_b``, :func:`component_key`)
+    and ``c`` the cell's count. Summed over the cells of each pair of bins, these give the
+    covariance of all models' bin terms of the component, from which the terms are drawn
+    jointly (at the data's cell counts, as :func:`core.cells.normal_batches` draws them; the
+    resampled counts change them by ``O(1/√n)``). Each model's terms alone have the variance
+    they had when drawn one model at a time (:class:`core.cells.JointNoise`).
+
+    Parameters
+    ----------
+    cells : CellStats
+        Joint cells (:func:`joint_cells`) of ``n_models`` models.
+    n_models : int
+        Models; model ``i`` owns components ``i·C … (i+1)·C − 1``.
+    """
+
+    #: The terms are per bin: the multinomial chunks need not shrink.
+    width = 1
+
+    def __init__(self, cells: CellStats, n_models: int) -> None:
+        self.cells = cells
+        self.n_models = n_models
+        self.n_comp = len(cells.names) // n_models
+        self._roots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _owners(self, c: int) -> list[int]:
+        return [m * self.n_comp + c for m in range(self.n_models)]
+
+    def cell_covariance(self, c: int) -> np.ndarray:
+        """``(D, M, M)``: per cell, the models' within-cell covariance of component ``c``."""
+        cells, m = self.cells, self.n_models
+        counts = cells.counts.astype(np.float64)
+        safe = np.where(counts > 0, counts, 1.0)
+        cov = np.empty((cells.n_cells, m, m))
+        means = []
+        for a, j in enumerate(self._owners(c)):
+            _, mean, var, _ = _cell_moments(cells, j)
+            cov[:, a, a] = var
+            means.append(mean)
+        for a, b in itertools.combinations(range(m), 2):
+            cross = cells.row_sums[cross_key(a, b, component_key(c))] / safe
+            cov[:, a, b] = cov[:, b, a] = cross - means[a] * means[b]
+        return cov
+
+    def covariance(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return the covariance of every model's bin terms of component ``c``.
+
+        With it, where each model's bins start in it (``M + 1`` offsets).
+        """
+        cells, m = self.cells, self.n_models
+        owners = self._owners(c)
+        sizes = [cells.edges[j].shape[0] - 1 for j in owners]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        per_cell = self.cell_covariance(c) * cells.counts.astype(np.float64)[:, None, None]
+        cov = np.zeros((starts[-1], starts[-1]))
+        # one model's bins hold disjoint cells: its block is diagonal
+        for a, j in enumerate(owners):
+            own = np.bincount(cells.bins[:, j], weights=per_cell[:, a, a], minlength=sizes[a])
+            at = np.arange(starts[a], starts[a + 1])
+            cov[at, at] = own
+        for a, b in itertools.combinations(range(m), 2):
+            key = cells.bins[:, owners[a]] * sizes[b] + cells.bins[:, owners[b]]
+            block = np.bincount(
+                key, weights=per_cell[:, a, b], minlength=sizes[a] * sizes[b]
+            ).reshape(sizes[a], sizes[b])
+            cov[starts[a] : starts[a + 1], starts[b] : starts[b + 1]] = block
+            cov[starts[b] : starts[b + 1], starts[a] : starts[a + 1]] = block.T
+        return cov, starts
+
+    def _root(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        if c not in self._roots:
+            cov, starts = self.covariance(c)
+            with one_blas_thread():
+                self._roots[c] = (_psd_root(cov), starts)
+        return self._roots[c]
+
+    def of_bins(self, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray | None]:
+        """Per joint component, ``(R, B)`` terms (the same law for either law of the cells)."""
+        out: list[np.ndarray | None] = [None] * len(self.cells.names)
+        for c in range(self.n_comp):
+            root, starts = self._root(c)
+            with one_blas_thread():
+                terms = rng.standard_normal((n_resamples, root.shape[1])) @ root.T
+            for a, j in enumerate(self._owners(c)):
+                out[j] = terms[:, starts[a] : starts[a + 1]]
+        return out
+
+    def of_cells(self, draws: np.ndarray, rng: np.random.Generator) -> list[np.ndarray | None]:
+        """Per joint component, ``(R, B)`` terms for a chunk of resampled cell counts."""
+        return self.of_bins(draws.shape[0], rng)

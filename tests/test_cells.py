@@ -201,6 +201,16 @@ def test_auto_law_is_multinomial_for_few_cells_and_normal_when_cells_are_as_many
     _, _, many = _cells(p, y, "classwise")
     assert many.n_cells > 10_000
     assert cell_law(many, 1000) == "normal"
+    # 20,000 rows of ten classes: the multinomial law's 2.7·10⁸ steps took about 5 s here,
+    # the normal law's a fraction of a second (the rule counted them as equal before)
+    p, y = _multiclass(20_000, k=10, seed=4)
+    _, _, mid = _cells(p, y, "classwise")
+    steps = 1000 * mid.n_cells * (len(mid.names) + 8.0)
+    assert 5e7 < steps < 1e9 and cell_law(mid, 1000) == "normal"
+    # and a few thousand cells of three classes stay exact (well under a second)
+    p, y = _multiclass(3_000, k=3, seed=5)
+    _, _, small = _cells(p, y, "classwise")
+    assert cell_law(small, 1000) == "multinomial"
     with pytest.raises(ValueError, match="law"):
         cell_bootstrap(few, {}, n_resamples=2, seed=0, law="poisson")
 
