@@ -13,6 +13,10 @@ Wilson per-bin intervals, consistency band on):
 - **Estimators, default view** (``dashboard/app_pages/estimators.py``): ``compare_estimators``
   with binned intervals (kernel intervals wait for a click) and ``error_versus_bins`` for
   B = 2 … 50, kernel memos cleared (a visit straight to the page).
+- **Compare, default view** (``dashboard/app_pages/compare.py``): ``compare_models`` of four
+  models (the multiclass scores at four temperatures, paired: the same labels) with the
+  default metrics, 1,000 resamples and the block test, on the top-label and the classwise
+  lens; no target. Floor: each model's lens floor.
 
 Data: 10⁶ binary rows (one P(y=1) column, as an upload gives), and 2·10⁵ × 10 multiclass
 rows on the top-label and the classwise lens (``--quick``: 10⁵ and 3,000 × 10, a smoke run).
@@ -42,6 +46,8 @@ from core.estimators import kernel as kern
 from core.figures.reliability import analysis_figure
 from core.lenses import lens_components
 from core.memo import ORDERS
+from core.model_comparison import compare_models
+from core.report import DEFAULT_TEST
 
 B = 15
 
@@ -203,6 +209,36 @@ def _page_rows(
     return rows
 
 
+def _compare_rows(label: str, probs: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:
+    """The Compare page's core work on four paired models (temperatures of one model)."""
+    logits = np.log(np.clip(probs, 1e-300, None))
+    models = {}
+    for t in (0.7, 1.0, 1.3, 1.6):
+        z = np.exp((logits - logits.max(axis=1, keepdims=True)) / t)
+        models[f"T={t}"] = as_predictions((z / z.sum(axis=1, keepdims=True), y))
+    rows = []
+    for lens, floor_func in (("top-label", _top_label_floor), ("classwise", _classwise_floor)):
+        floor = sum(
+            best_of(lambda m=m, f=floor_func: f(m.probs, m.labels)) for m in models.values()
+        )
+        config = AnalysisConfig(lens=lens, estimator="plugin")
+
+        def page(config: AnalysisConfig = config) -> None:
+            _clear_kernel_memos()
+            compare_models(models, config=config, n_resamples=1000, test=DEFAULT_TEST)
+
+        t = best_of(page, repeat=1, warmup=0)
+        rows.append(
+            row(
+                f"Compare page default view, 4 models × {label}, {lens}",
+                t,
+                floor,
+                "compare_models: default metrics, 1,000 resamples, block test; floor: 4 lens floors",
+            )
+        )
+    return rows
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the pages' core work; return benchmark rows."""
     rng = np.random.default_rng(20240601)
@@ -222,4 +258,6 @@ def run(quick: bool) -> list[dict[str, Any]]:
             f"classwise {size}", multi, AnalysisConfig(lens="classwise"), _classwise_floor, repeat
         )
     )
+    n_cmp = 3_000 if quick else 100_000
+    rows.extend(_compare_rows(f"{n_cmp:,}×{k}", multi.probs[:n_cmp], multi.labels[:n_cmp]))
     return rows
