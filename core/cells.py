@@ -433,6 +433,17 @@ def multinomial_batch(
         counts, label_sums, center, squares = _bin_sums(cells.bins[:, c], b, stacked).reshape(
             4, r, b
         )
+        # terms drawn at the data's counts follow each bin's resampled count (an empty bin
+        # takes none), and its sums stay possible ones
+        data = np.bincount(cells.bins[:, c], weights=cells.counts, minlength=b)
+        noise = noise * np.sqrt(counts / np.where(data > 0, data, 1.0))
+        center_mean = center / np.maximum(counts, 1.0)
+        return SumsBatch(
+            counts,
+            np.clip(center + noise, 0.0, counts),
+            label_sums,
+            np.clip(squares + 2.0 * center_mean * noise, 0.0, counts),
+        )
     center_mean = center / np.maximum(counts, 1.0)
     # the sum of squares moves with the score sum (s² − m² ≈ 2m(s − m)): drawn apart, a
     # bin's spread Σ(s − c)² would take the score sum's noise undamped

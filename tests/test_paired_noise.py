@@ -118,3 +118,25 @@ def test_one_model_draws_as_its_own_cell_bootstrap():
         model_cells(comps[0], weights, lens="binary", **KW), {"x": call}, n_resamples=100, seed=8
     )
     assert_allclose(joint[0, "x"], own["x"], rtol=1e-12)
+
+
+def test_terms_follow_each_bins_resampled_count():
+    """Drawn at the data's counts, a bin's term scales with its resampled count: a bin no
+    row was drawn into keeps a score sum of 0, and sums stay within [0, count]."""
+    from core.cells import multinomial_batch
+
+    _, p, y = _binary(3_000, 9)
+    _, _, cells = _joint([p, p**0.9], y)
+    noise = PairedNoise(cells, 2)
+    draws = np.tile(cells.counts.astype(np.float64), (50, 1))
+    draws[:, cells.bins[:, 0] == 3] = 0.0  # no row of model 0's bin 3 in any resample
+    terms = noise.of_cells(draws, np.random.default_rng(2))
+    batch = multinomial_batch(cells, 0, draws, np.random.default_rng(3), terms[0])
+    assert np.all(batch.counts[:, 3] == 0) and np.all(batch.score_sums[:, 3] == 0.0)
+    assert np.all((batch.score_sums >= 0) & (batch.score_sums <= batch.counts))
+    # at the data's counts the terms are the drawn ones
+    full = np.tile(cells.counts.astype(np.float64), (50, 1))
+    again = multinomial_batch(cells, 0, full, np.random.default_rng(3), terms[0])
+    centre = multinomial_batch(cells, 0, full, np.random.default_rng(3), 0.0 * terms[0])
+    inside = (again.score_sums > 0) & (again.score_sums < again.counts)
+    assert_allclose((again.score_sums - centre.score_sums)[inside], terms[0][inside], atol=1e-9)
