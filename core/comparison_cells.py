@@ -33,7 +33,7 @@ streamed comparison (:mod:`core.stream.compare`) builds the same cells batch by 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -43,7 +43,6 @@ from core._parallel import one_blas_thread
 from core.binned_view import BinnedView
 from core.cells import (
     CellStats,
-    _cell_moments,
     _psd_root,
     _resampled,
     _variance,
@@ -62,6 +61,7 @@ __all__ = [
     "joint_key",
     "model_cells",
     "resampled_by_cells",
+    "within_covariance",
 ]
 
 
@@ -270,18 +270,44 @@ def _within_root(cells: CellStats, n_models: int, score: str) -> np.ndarray:
     that the rows of each cell add around the cell means, at the data's cell counts (the
     resampled counts' variation changes it by ``O(1/√n)``).
     """
-    counts = cells.counts.astype(np.float64)
-    safe = np.where(counts > 0, counts, 1.0)
-    means = [cells.row_sums[joint_key(i, score)] / safe for i in range(n_models)]
-    cov = np.empty((n_models, n_models))
-    for i in range(n_models):
-        square = cells.row_squares[joint_key(i, score)] / safe
-        cov[i, i] = counts @ _variance(square, means[i])
-        for j in range(i + 1, n_models):
-            cross = cells.row_sums[cross_key(i, j, score)] / safe
-            cov[i, j] = cov[j, i] = counts @ (cross - means[i] * means[j])
+    per_cell = within_covariance(
+        cells,
+        [cells.row_sums[joint_key(i, score)] for i in range(n_models)],
+        [cells.row_squares[joint_key(i, score)] for i in range(n_models)],
+        lambda a, b: cells.row_sums[cross_key(a, b, score)],
+    )
+    cov = np.einsum("d,dij->ij", cells.counts.astype(np.float64), per_cell)
     w, u = np.linalg.eigh(cov)
     return u * np.sqrt(np.clip(w, 0.0, None))
+
+
+def within_covariance(
+    cells: CellStats,
+    sums: Sequence[np.ndarray],
+    squares: Sequence[np.ndarray],
+    cross: Callable[[int, int], np.ndarray],
+) -> np.ndarray:
+    """Return ``(D, M, M)``: per cell, the covariance of ``M`` models' per-row values.
+
+    Parameters
+    ----------
+    cells : CellStats
+        Joint cells.
+    sums, squares : sequence of numpy.ndarray
+        Per model, each cell's sum and sum of squares of the values.
+    cross : callable
+        ``cross(a, b)`` → each cell's sum of the products of models ``a`` and ``b``'s values.
+    """
+    counts = cells.counts.astype(np.float64)
+    safe = np.where(counts > 0, counts, 1.0)
+    m = len(sums)
+    means = [x / safe for x in sums]
+    cov = np.empty((cells.n_cells, m, m))
+    for a in range(m):
+        cov[:, a, a] = _variance(squares[a] / safe, means[a])
+    for a, b in itertools.combinations(range(m), 2):
+        cov[:, a, b] = cov[:, b, a] = cross(a, b) / safe - means[a] * means[b]
+    return cov
 
 
 class PairedNoise:
@@ -319,19 +345,13 @@ class PairedNoise:
 
     def cell_covariance(self, c: int) -> np.ndarray:
         """``(D, M, M)``: per cell, the models' within-cell covariance of component ``c``."""
-        cells, m = self.cells, self.n_models
-        counts = cells.counts.astype(np.float64)
-        safe = np.where(counts > 0, counts, 1.0)
-        cov = np.empty((cells.n_cells, m, m))
-        means = []
-        for a, j in enumerate(self._owners(c)):
-            _, mean, var, _ = _cell_moments(cells, j)
-            cov[:, a, a] = var
-            means.append(mean)
-        for a, b in itertools.combinations(range(m), 2):
-            cross = cells.row_sums[cross_key(a, b, component_key(c))] / safe
-            cov[:, a, b] = cov[:, b, a] = cross - means[a] * means[b]
-        return cov
+        cells, owners = self.cells, self._owners(c)
+        return within_covariance(
+            cells,
+            [cells.score_sums[:, j] for j in owners],
+            [cells.score_squares[:, j] for j in owners],
+            lambda a, b: cells.row_sums[cross_key(a, b, component_key(c))],
+        )
 
     def covariance(self, c: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the covariance of every model's bin terms of component ``c``.
