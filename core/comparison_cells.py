@@ -319,9 +319,10 @@ class PairedNoise:
     scores (from the cells' sums, squares and cross sums ``Σ s_a s_b``, :func:`component_key`)
     and ``c`` the cell's count. Summed over the cells of each pair of bins, these give the
     covariance of all models' bin terms of the component, from which the terms are drawn
-    jointly (at the data's cell counts, as :func:`core.cells.normal_batches` draws them; the
-    resampled counts change them by ``O(1/√n)``). Each model's terms alone have the variance
-    they had when drawn one model at a time (:class:`core.cells.JointNoise`).
+    jointly at the data's cell counts, as :func:`core.cells.normal_batches` draws them; under
+    the multinomial law :func:`core.cells.multinomial_batch` scales each bin's term by the
+    square root of its resampled count over its data count. Each model's terms alone have the
+    variance they had when drawn one model at a time (:class:`core.cells.JointNoise`).
 
     Parameters
     ----------
