@@ -289,9 +289,38 @@ def _cell_keys(columns: list[Any], radices: list[int]) -> tuple[np.ndarray, np.n
         uniq, inverse = np.unique(code, return_inverse=True)
         keys = _unpack(uniq, radices)
     else:  # too many components to pack into one integer
-        stacked = np.stack([np.asarray(col, dtype=np.intp) for col in columns], axis=1)
-        keys, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        keys, inverse = _wide_keys(columns, radices)
     return keys, inverse.reshape(-1)
+
+
+def _wide_keys(columns: list[Any], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Return :func:`_cell_keys` of columns too many to pack into one integer.
+
+    The same result as ``np.unique(np.stack(columns, 1), axis=0, return_inverse=True)``,
+    several times faster. The columns are packed into words of under 62 bits, each in column order; a row's rank
+    among the distinct rows is then built one word at a time (the rank so far times the
+    word's distinct values, plus the word's own rank), which keeps the rows' lexicographic
+    order.
+    """
+    words, group, total = [], [], 1.0
+    for j, r in enumerate(radices):
+        r = max(int(r), 1)
+        if group and total * r >= 2.0**62:
+            words.append(_pack([columns[i] for i in group], [radices[i] for i in group]))
+            group, total = [], 1.0
+        group.append(j)
+        total *= r
+    words.append(_pack([columns[i] for i in group], [radices[i] for i in group]))
+    rank, size = np.zeros(np.shape(columns[0])[0], dtype=np.int64), 1
+    for word in words:
+        values, own = np.unique(word, return_inverse=True)
+        distinct, rank = np.unique(rank * values.shape[0] + own, return_inverse=True)
+        size = distinct.shape[0]
+    rank = rank.reshape(-1)
+    first = np.empty(size, dtype=np.intp)
+    first[rank[::-1]] = np.arange(rank.shape[0] - 1, -1, -1)  # each cell's first row
+    keys = np.stack([np.asarray(col, dtype=np.intp)[first] for col in columns], axis=1)
+    return keys, rank
 
 
 def _gather(

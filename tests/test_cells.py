@@ -300,3 +300,19 @@ def test_psd_root_reproduces_singular_covariances():
     n, shares = 1000, np.array([0.2, 0.3, 0.5])
     cov = n * (np.diag(shares) - np.outer(shares, shares))
     assert _psd_root(cov).shape == (3, 2)
+
+
+def test_cells_of_many_components_are_the_distinct_rows_in_order():
+    """Columns too many to pack into one integer (paired models on the classwise lens):
+    packed into words and ranked word by word, the cells are numpy's distinct rows."""
+    from core.cells import _cell_keys
+
+    rng = np.random.default_rng(12)
+    for n, m, most in ((2_000, 60, 16), (3_000, 150, 3)):
+        radices = [int(r) for r in rng.integers(1, most + 1, m)]  # radix 1: a constant column
+        columns = [rng.integers(0, r, n) for r in radices]
+        columns = [c[rng.integers(0, n // 4, n)] if j % 3 else c for j, c in enumerate(columns)]
+        keys, inverse = _cell_keys(columns, radices)
+        want_keys, want_inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        np.testing.assert_array_equal(keys, want_keys)
+        np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
