@@ -264,6 +264,15 @@ class AnalysisConfig:
             values["class_weights"] = tuple(values["class_weights"])
         return cls(**values)
 
+    def binning_options(self) -> dict[str, Any]:
+        """Return how the rows are binned: ``lens, binning, n_bins, tie_policy``."""
+        return {
+            "lens": self.lens,
+            "binning": self.binning,
+            "n_bins": self.n_bins,
+            "tie_policy": self.tie_policy,
+        }
+
     def calibration_options(self) -> dict[str, Any]:
         """Return the keyword options of :func:`core.calibration.calibration_error`.
 
@@ -272,14 +281,7 @@ class AnalysisConfig:
         dict
             ``binning, n_bins, norm, lens, tie_policy, class_weights``.
         """
-        return {
-            "binning": self.binning,
-            "n_bins": self.n_bins,
-            "norm": self.norm,
-            "lens": self.lens,
-            "tie_policy": self.tie_policy,
-            "class_weights": self.class_weights,
-        }
+        return {**self.binning_options(), "norm": self.norm, "class_weights": self.class_weights}
 
 
 @dataclass(frozen=True, eq=False)

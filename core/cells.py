@@ -56,15 +56,12 @@ class JointNoise(Protocol):
     together, with the within-cell covariance of their scores.
     """
 
-    #: Normal draws per resampled cell and component (the multinomial chunks shrink by it).
-    width: int
-
-    def of_cells(self, draws: np.ndarray, rng: np.random.Generator) -> list[np.ndarray | None]:
-        """Per component, ``(R, B)`` terms for cell counts ``draws`` (None: drawn alone)."""
-        ...
-
     def of_bins(self, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray | None]:
-        """Per component, ``(R, B)`` terms at the data's cell counts (the normal law)."""
+        """Per component, ``(R, B)`` terms at the data's cell counts (None: drawn alone).
+
+        The normal law adds them as they are; the multinomial law scales each bin's to its
+        resampled count (:func:`multinomial_batch`).
+        """
         ...
 
 
@@ -297,10 +294,10 @@ def _wide_keys(columns: list[Any], radices: list[int]) -> tuple[np.ndarray, np.n
     """Return :func:`_cell_keys` of columns too many to pack into one integer.
 
     The same result as ``np.unique(np.stack(columns, 1), axis=0, return_inverse=True)``,
-    several times faster. The columns are packed into words of under 62 bits, each in column order; a row's rank
-    among the distinct rows is then built one word at a time (the rank so far times the
-    word's distinct values, plus the word's own rank), which keeps the rows' lexicographic
-    order.
+    several times faster. The columns are packed into words of under 62 bits, each in column
+    order; a row's rank among the distinct rows is then built one word at a time (the rank so
+    far times the word's distinct values, plus the word's own rank), which keeps the rows'
+    lexicographic order.
     """
     words, group, total = [], [], 1.0
     for j, r in enumerate(radices):
@@ -616,13 +613,12 @@ def _resampled(
         return
     n = cells.n
     shares = cells.counts / n
-    width = 1 if noise is None else noise.width
-    chunk = max(1, CHUNK_CELLS // max(cells.n_cells * width, 1))
+    chunk = max(1, CHUNK_CELLS // max(cells.n_cells, 1))
     done = 0
     while done < n_resamples:
         r = min(chunk, n_resamples - done)
         draws = rng.multinomial(n, shares, size=r).astype(np.float64)
-        terms = [None] * len(cells.names) if noise is None else noise.of_cells(draws, rng)
+        terms = [None] * len(cells.names) if noise is None else noise.of_bins(r, rng)
         batches = [
             multinomial_batch(cells, c, draws, rng, terms[c]) for c in range(len(cells.names))
         ]

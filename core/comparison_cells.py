@@ -332,9 +332,6 @@ class PairedNoise:
         Models; model ``i`` owns components ``i·C … (i+1)·C − 1``.
     """
 
-    #: The terms are per bin: the multinomial chunks need not shrink.
-    width = 1
-
     def __init__(self, cells: CellStats, n_models: int) -> None:
         self.cells = cells
         self.n_models = n_models
@@ -387,7 +384,7 @@ class PairedNoise:
         return self._roots[c]
 
     def of_bins(self, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray | None]:
-        """Per joint component, ``(R, B)`` terms (the same law for either law of the cells)."""
+        """Per joint component, ``(R, B)`` terms at the data's cell counts."""
         out: list[np.ndarray | None] = [None] * len(self.cells.names)
         for c in range(self.n_comp):
             root, starts = self._root(c)
@@ -396,7 +393,3 @@ class PairedNoise:
             for a, j in enumerate(self._owners(c)):
                 out[j] = terms[:, starts[a] : starts[a + 1]]
         return out
-
-    def of_cells(self, draws: np.ndarray, rng: np.random.Generator) -> list[np.ndarray | None]:
-        """Per joint component, ``(R, B)`` terms for a chunk of resampled cell counts."""
-        return self.of_bins(draws.shape[0], rng)

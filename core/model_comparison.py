@@ -868,10 +868,7 @@ class ComparisonPlan:
         cells = model_cells(
             self.comps[m],
             self.weights,
-            lens=config.lens,
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
+            **config.binning_options(),
             row_values=self._row_values(m),
         )
         stats: dict[str, Any] = {**fits, **{s.key: s.name for s in self.specs if s.kind == "score"}}
@@ -886,10 +883,7 @@ class ComparisonPlan:
         cells = joint_cells(
             [self.comps[m] for m in models],
             self.weights,
-            lens=config.lens,
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
+            **config.binning_options(),
             row_values=[self._row_values(m) for m in models],
         )
         fits = resampled_by_cells(self.shared_calls)

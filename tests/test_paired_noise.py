@@ -130,7 +130,7 @@ def test_terms_follow_each_bins_resampled_count():
     noise = PairedNoise(cells, 2)
     draws = np.tile(cells.counts.astype(np.float64), (50, 1))
     draws[:, cells.bins[:, 0] == 3] = 0.0  # no row of model 0's bin 3 in any resample
-    terms = noise.of_cells(draws, np.random.default_rng(2))
+    terms = noise.of_bins(draws.shape[0], np.random.default_rng(2))
     batch = multinomial_batch(cells, 0, draws, np.random.default_rng(3), terms[0])
     assert np.all(batch.counts[:, 3] == 0) and np.all(batch.score_sums[:, 3] == 0.0)
     assert np.all((batch.score_sums >= 0) & (batch.score_sums <= batch.counts))

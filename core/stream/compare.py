@@ -210,10 +210,7 @@ def model_stats(
         cells = model_cells(
             comps,
             weights,
-            lens=config.lens,
-            binning=config.binning,
-            n_bins=config.n_bins,
-            tie_policy=config.tie_policy,
+            **config.binning_options(),
             row_values=_scores_of(p, y, plan.binary, scores),
         )
         start = offsets.groups.get(name, 0)
@@ -369,10 +366,7 @@ def joint_chunk(
     return joint_cells(
         parts,
         weights,
-        lens=config.lens,
-        binning=config.binning,
-        n_bins=config.n_bins,
-        tie_policy=config.tie_policy,
+        **config.binning_options(),
         row_values=values,
     )
 
