@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sp_fft
-from scipy import special, stats
+from scipy import special
 
 from core._validation import MAX_RESAMPLES, check_at_most, check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
@@ -406,6 +406,8 @@ class BandStats:
             positives = np.zeros((r, cols.size))
             eq = equal[cols]
             if eq.any():
+                from scipy import stats  # a third of a second to import: only when needed
+
                 # equal scores (always so for the discrete binning): Binomial(m, s)
                 positives[:, eq] = stats.binom.ppf(
                     u[:, eq], counts[cols[eq]], self.low_score[cols[eq]]

@@ -90,8 +90,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as _stats
 
+from core._tails import norm_ppf
 from core._validation import MAX_RESAMPLES, check_count, check_predictions, check_rng
 from core.errors import CalibscopeError, ConfigError
 from core.memo import Memo, array_digest
@@ -294,7 +294,7 @@ INTERVAL_METHODS: Registry = Registry("per-bin interval method")  # plain Entry 
     formula="Wilson (1927); Newcombe (1998) method 3",
 )
 def _wilson(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
-    z = _stats.norm.ppf(0.5 + 0.5 * confidence_level)
+    z = norm_ppf(0.5 + 0.5 * confidence_level)
     p = k / n
     denom = 2.0 * (n + z**2)
     center = (2.0 * n * p + z**2) / denom
@@ -311,6 +311,8 @@ def _wilson(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.n
 def _clopper_pearson(
     k: np.ndarray, n: np.ndarray, confidence_level: float
 ) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats as _stats  # a third of a second to import: only when chosen
+
     alpha = 1.0 - confidence_level
     low = _stats.beta.ppf(alpha / 2.0, np.where(k > 0, k, 1.0), n - k + 1.0)
     high = _stats.beta.ppf(1.0 - alpha / 2.0, k + 1.0, np.where(k < n, n - k, 1.0))

@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _stats
 
 from core._validation import check_norm, norm_key, norm_text
 from core.analysis import AnalysisConfig, bootstrap_mode, check_config
@@ -1142,6 +1141,8 @@ def _ranks(
     specs: tuple[MetricSpec, ...],
     values: Mapping[tuple[str, str], float],
 ) -> pd.DataFrame:
+    from scipy import stats as _stats  # a third of a second to import: only when ranked
+
     out = {}
     for spec in specs:
         v = np.array([values[m, spec.key] for m in models])
@@ -1225,6 +1226,8 @@ def _tests(
 
 
 def _kendall(specs: tuple[MetricSpec, ...], ranks: pd.DataFrame) -> pd.DataFrame:
+    from scipy import stats as _stats
+
     keys = [s.key for s in specs]
     out = pd.DataFrame(np.eye(len(keys)), index=keys, columns=keys)
     for a, b in itertools.combinations(keys, 2):

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _stats
 
+from core._tails import chi2_sf
 from core._validation import norm_key
 from core.analysis import AnalysisConfig, check_config
 from core.binned_view import BinnedView, BinnedViews, ComponentBins
@@ -486,7 +486,7 @@ def equal_calibration_from_sums(
         df = int(np.sum(g_b[ok] - 1))
         stats_.append(t)
         dfs.append(df)
-        ps.append(float(_stats.chi2.sf(t, df)) if df > 0 else math.nan)
+        ps.append(float(chi2_sf(t, df)) if df > 0 else math.nan)
     finite = [p for p in ps if not math.isnan(p)]
     if not finite:
         return None

@@ -77,3 +77,17 @@ def test_smooth_quick_run_sets_relplot_beside_ours():
     for peer in rows:
         if peer["name"].startswith("relplot") and "rel. diff" in peer["notes"]:
             assert float(peer["notes"].split("rel. diff ")[1].split(";")[0]) < 1e-6
+
+
+def test_scores_in_bins_floor_computes_the_label_binned_estimate():
+    from core.calibration import calibration_error
+
+    s, y = bench_binned._binary_data(20_003)
+    counts, score_sums, label_sums, deviations = bench_binned._ew_deviation_floor(s, y)
+    for got, want in zip(
+        (counts, score_sums, label_sums), bench_binned._ew_floor(s, y), strict=True
+    ):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    want = calibration_error(s, y, lens="binary", estimator="label-binned", n_bins=bench_binned.B)
+    assert deviations.sum() / s.shape[0] == pytest.approx(want.value, rel=1e-12)
+    assert want.value > calibration_error(s, y, lens="binary", n_bins=bench_binned.B).value

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from core._tails import chi2_sf, norm_sf
 from core.binned_view import bin_view
 from core.binning import BINNINGS, RowBatch, bin_stats, check_n_bins
 from core.calibration import EstimatorCall
@@ -307,7 +307,7 @@ def _hosmer_lemeshow(p, y, *, lens, rng, n_groups=10, fitted=False) -> Calibrati
             f"Hosmer–Lemeshow needs at least {3 if fitted else 1} groups with variance; "
             f"these scores give {int(used.sum())}. Use more rows or fewer ties."
         )
-    pv = float(stats.chi2.sf(stat, dof))
+    pv = float(chi2_sf(stat, dof))
     return make_result(
         "hosmer-lemeshow",
         lens=lens,
@@ -351,7 +351,7 @@ def _spiegelhalter(p, y, *, lens, rng) -> CalibrationTestResult:
         lens=lens,
         n=s.size,
         statistic=z,
-        pvalue=float(2.0 * stats.norm.sf(abs(z))),
+        pvalue=float(2.0 * norm_sf(abs(z))),
         method="two-sided normal approximation",
         details={"variance": var},
     )

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from core._tails import norm_ppf, norm_sf
 from core._validation import check_rng
 from core.calibration_tests.base import (
     KERNEL_TEST_LENSES,
@@ -67,7 +67,7 @@ def _normal_upper_tail(value: float, sd: float, scale: float = 1.0) -> tuple[flo
     if sd == 0.0:
         return (np.inf, 0.0) if value > 0 else (-np.inf, 1.0)
     z = float(scale * value / sd)
-    return z, float(stats.norm.sf(z))
+    return z, float(norm_sf(z))
 
 
 def bound_biased(t: float, n: int, bound: float) -> float:
@@ -320,7 +320,7 @@ def _block(
     est = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(x.size))
     z, pv = _normal_upper_tail(est, se)
-    low = max(0.0, est - float(stats.norm.ppf(confidence_level)) * se)
+    low = max(0.0, est - float(norm_ppf(confidence_level)) * se)
     return make_result(
         "skce-block",
         lens=lens,

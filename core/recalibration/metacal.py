@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import isotonic_regression
 from scipy.special import entr
-from scipy.stats import binom
 
 from core._validation import as_labels
 from core.errors import ConfigError, FitError
@@ -162,6 +161,8 @@ def reference_order_statistic(n1: int, alpha: float) -> int | None:
 
 def umbrella_order_statistic(n1: int, alpha: float, delta: float) -> int | None:
     """Neyman–Pearson umbrella ``k* = min{k : P(Binom(n1, 1 − α) ≥ k) ≤ δ}`` (or None)."""
+    from scipy.stats import binom  # a third of a second to import: only when fitted
+
     if n1 < 1:
         return None
     k = np.arange(1, n1 + 1)
@@ -171,6 +172,8 @@ def umbrella_order_statistic(n1: int, alpha: float, delta: float) -> int | None:
 
 def violation_probability(n1: int, v: int | None, alpha: float) -> float:
     """``P(F0 > α) = P(Binom(n1, 1 − α) ≥ v)`` (Eq. 5); 0 when nothing is rejected."""
+    from scipy.stats import binom
+
     if v is None:
         return 0.0
     return float(binom.sf(v - 1, n1, 1.0 - alpha))
