@@ -159,8 +159,9 @@ class CellStats:
                 "with the same edges."
             )
         keys = np.concatenate([_keys(self), _keys(other)])
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        # the distinct rows ascending, as numpy's unique(axis=0), packed (wide joint cells)
+        radices = [int(r) + 1 for r in keys.max(axis=0, initial=0)]
+        uniq, inverse = _cell_keys(list(keys.T), radices)
         d = uniq.shape[0]
         c = self.bins.shape[1]
 

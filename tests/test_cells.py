@@ -58,8 +58,9 @@ def test_cells_hold_the_exact_bin_statistics_and_scores(lens, binning):
         assert cells.score_value(name) == pytest.approx(want, rel=1e-12)
 
 
-def test_cells_of_two_chunks_add_up_to_the_cells_of_all_rows():
-    p, y = _multiclass(4000, k=3)
+@pytest.mark.parametrize("k", [3, 30])  # 30 classes: cells wider than one packed integer
+def test_cells_of_two_chunks_add_up_to_the_cells_of_all_rows(k):
+    p, y = _multiclass(4000, k=k)
     pred = as_predictions((p, y))
     views = BinnedViews(pred.probs, pred.labels)
     whole = views.binned("classwise", "equal-width", 10)
@@ -70,6 +71,12 @@ def test_cells_of_two_chunks_add_up_to_the_cells_of_all_rows():
         v = BinnedViews(pred.probs[part], pred.labels[part]).binned("classwise", "equal-width", 10)
         halves.append(cells_of(v, {k: r[part] for k, r in rows.items()}))
     merged = sum(halves)
+    # the merged cells are numpy's distinct rows of both halves' keys, in its order
+    both = np.concatenate(
+        [np.concatenate([h.bins, h.outcomes.astype(np.intp)], axis=1) for h in halves]
+    )
+    want = np.unique(both, axis=0)
+    np.testing.assert_array_equal(np.concatenate([merged.bins, merged.outcomes], axis=1), want)
     np.testing.assert_array_equal(merged.bins, all_cells.bins)
     np.testing.assert_array_equal(merged.outcomes, all_cells.outcomes)
     np.testing.assert_array_equal(merged.counts, all_cells.counts)
