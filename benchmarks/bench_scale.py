@@ -20,6 +20,8 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
 - Dask: ``--engine dask`` with the local cluster the command starts (2 worker processes, one
   thread each; their start is included) on the first 10⁷ rows (5 parts), beside the stream
   engine and the pyarrow scan of the same parts. Its peak RSS is the client's only.
+- Reference: the least numpy work of the exact statistics a stream must give (two scans,
+  the cells' sums, the label-binned distances: ``_STREAM_FLOOR``), against the same scan.
 - Phases: the stream engine once more, in a process that times its imports, each pass and
   the analysis after the last pass (the breakdown of the stream's time).
 
@@ -81,6 +83,55 @@ _SCAN = (
     "for _ in ds.dataset(sys.argv[1:], format='parquet').to_batches(columns=['score', 'label']):\n"
     "    pass\n"
 )
+
+#: Reference, not the target's floor: the least numpy work of the exact statistics the stream
+#: must give, on the same scan. Pass 1: each row's equal-width bin and (bin, label) cell; per
+#: cell the count and the sums of s, s², s³, s⁴ (the label is fixed in a cell, so the scores,
+#: the Brier score and its square and the Spiegelhalter terms are polynomials of these), of the
+#: log loss and its square and of the hits; the linear SKCE's pair terms. Pass 2 (the bins' mean
+#: labels are known only after pass 1): the label-binned distances and one ``bincount``.
+#: No checks, digest, lint, consistency band, Brier decomposition or subsample.
+_STREAM_FLOOR = """
+import sys
+import numpy as np, pyarrow.dataset as ds
+B, C = 15, 30
+parts = sys.argv[1:]
+def batches():
+    for b in ds.dataset(parts, format="parquet").to_batches(columns=["score", "label"]):
+        yield b.column(0).to_numpy(), b.column(1).to_numpy()
+sums, pairs = np.zeros((8, C)), 0.0
+for s, y in batches():
+    k = np.minimum((s * B).astype(np.intp), B - 1)
+    cell = 2 * k + y
+    sums[0] += np.bincount(cell, minlength=C)
+    power = s.copy()
+    for j in (1, 2, 3, 4):
+        sums[j] += np.bincount(cell, weights=power, minlength=C)
+        if j < 4:
+            power *= s
+    loss = np.where(y == 1, s, 1.0 - s)
+    np.maximum(loss, 1e-15, out=loss)
+    np.log(loss, out=loss)
+    sums[5] += np.bincount(cell, weights=loss, minlength=C)
+    sums[6] += np.bincount(cell, weights=loss * loss, minlength=C)
+    sums[7] += np.bincount(cell, weights=(s >= 0.5) == (y == 1), minlength=C)
+    m = s.shape[0] // 2 * 2
+    r = y[:m] - s[:m]
+    pairs += float(np.sum(r[0::2] * r[1::2] * np.exp(-np.abs(s[0:m:2] - s[1:m:2]) / 0.1)))
+counts = sums[0].reshape(B, 2).sum(1)
+means = sums[0].reshape(B, 2)[:, 1] / np.maximum(counts, 1)
+deviations = np.zeros(B)
+for s, y in batches():
+    k = np.minimum((s * B).astype(np.intp), B - 1)
+    d = np.take(means, k)
+    np.subtract(s, d, out=d)
+    np.abs(d, out=d)
+    deviations += np.bincount(k, weights=d, minlength=B)
+n, cells = counts.sum(), sums.reshape(8, B, 2)
+brier = cells[2].sum() - 2.0 * cells[1, :, 1].sum() + cells[0, :, 1].sum()
+ece = np.abs(cells[1].sum(1) - cells[0, :, 1]).sum()
+print(deviations.sum() / n, ece / n, brier / n)
+"""
 
 
 #: Runs a module (``-m NAME ARGS``) or code (``-c CODE ARGS``) and, at exit, writes the
@@ -275,6 +326,17 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
             f"{n / stream.seconds / 1e6:.1f} M rows/s; peak RSS {stream.peak_rss_mb:.0f} MB",
             target="stream",
             peak_rss_mb=stream.peak_rss_mb,
+        )
+    )
+
+    least = _best(["-c", _STREAM_FLOOR, *map(str, parts)], scratch, 1)
+    rows.append(
+        row(
+            f"reference (not a floor): least numpy work of the stream's statistics, {n:,} rows",
+            least.seconds,
+            scan.seconds,
+            f"two scans, bins, cells and 8 bincounts, SKCE_ul pairs, label-binned distances; "
+            f"the stream engine {stream.seconds / least.seconds:.2f}× this",
         )
     )
 

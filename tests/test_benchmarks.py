@@ -91,3 +91,36 @@ def test_scores_in_bins_floor_computes_the_label_binned_estimate():
     want = calibration_error(s, y, lens="binary", estimator="label-binned", n_bins=bench_binned.B)
     assert deviations.sum() / s.shape[0] == pytest.approx(want.value, rel=1e-12)
     assert want.value > calibration_error(s, y, lens="binary", n_bins=bench_binned.B).value
+
+
+def test_stream_reference_computes_the_streams_statistics(tmp_path):
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchmarks import bench_scale
+    from core.calibration import calibration_error
+    from core.scores import SCORES
+
+    rng = np.random.default_rng(8)
+    s = rng.beta(2.0, 1.0, 30_001)
+    y = (rng.random(30_001) < s).astype(np.int8)
+    parts = []
+    for j, part in enumerate((slice(0, 12_000), slice(12_000, None))):
+        parts.append(str(tmp_path / f"part-{j}.parquet"))
+        pq.write_table(pa.table({"score": s[part], "label": y[part]}), parts[-1])
+    out = subprocess.run(
+        [sys.executable, "-c", bench_scale._STREAM_FLOOR, *parts],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    label_binned, ece, brier = map(float, out.split())
+    labels = y.astype(np.int64)
+    want = calibration_error(s, labels, lens="binary", estimator="label-binned").value
+    assert label_binned == pytest.approx(want, rel=1e-12)
+    assert ece == pytest.approx(calibration_error(s, labels, lens="binary").value, rel=1e-12)
+    pair = np.column_stack([1.0 - s, s])
+    assert brier == pytest.approx(SCORES.get("brier").value(pair, labels, binary=True), rel=1e-9)
