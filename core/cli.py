@@ -838,7 +838,8 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             lines.append(
                 f"  Brier decomposition ({d.binning}, {d.n_bins} bins): {_fmt(d.brier)} = "
                 f"REL {_fmt(d.reliability)} − RES {_fmt(d.resolution)} + UNC {_fmt(d.uncertainty)}"
-                f" + within-bin {_fmt(d.within_bin_variance)} {_signed(d.within_bin_covariance)}"
+                f" + within-bin variance {_fmt(d.within_bin_variance)}"
+                f" {_signed(d.within_bin_covariance, 'within-bin covariance')}"
             )
         if name is not None:
             lines.extend(_finding_lines(_value_findings(part), indent="  "))
@@ -850,8 +851,10 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _signed(x: float) -> str:
-    return f"− {_fmt(-x)}" if x < 0 else f"+ {_fmt(x)}"
+def _signed(x: float, name: str = "") -> str:
+    """``+ name x`` or ``− name |x|``: a term of a sum written out."""
+    named = f"{name} " if name else ""
+    return f"− {named}{_fmt(-x)}" if x < 0 else f"+ {named}{_fmt(x)}"
 
 
 def _value_findings(pred: Any) -> list:
@@ -1246,8 +1249,17 @@ COMMANDS: dict[
 
 def _input_line(pred: Any) -> str:
     kind = "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
-    models = f", {len(pred.models)} models" if pred.models else ""
-    return f"{pred.source}: {pred.n:,} rows, {kind}{models}"
+    if not pred.models:
+        return f"{pred.source}: {pred.n:,} rows, {kind}"
+    import numpy as np
+
+    # the rows of several models are stacked: say how many each has, not only the total
+    counts = np.unique(np.asarray(pred.model).astype(str), return_counts=True)[1]
+    low, high = int(counts.min()), int(counts.max())
+    each = f"{low:,}" if low == high else f"{low:,}–{high:,}"
+    return (
+        f"{pred.source}: {len(pred.models)} models of {each} rows each ({pred.n:,} in all), {kind}"
+    )
 
 
 def _finding_lines(findings: Any, indent: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -126,10 +127,27 @@ def test_metrics_table(capsys):
         capsys, "metrics", str(BINARY), "--resamples", "20", "--model", "adaboost"
     )
     assert code == 0 and err == ""
-    assert "binary_breast_cancer.csv: 2,276 rows, one P(y=1) column, 4 models" in out
+    assert (
+        "binary_breast_cancer.csv: 4 models of 569 rows each (2,276 in all), one P(y=1) column"
+        in out
+    )
     assert "model 'adaboost': n = 569; headline plugin = " in out
     assert "95% interval" in out and "Accuracy" in out and "seed=0" in out
     assert "naive-bayes" not in out
+    # every term of the decomposition is named, and the named terms add up to the Brier score
+    line = next(x for x in out.splitlines() if "Brier decomposition" in x)
+    total, terms = line.split(": ", 1)[1].split(" = ")
+    pattern = r"([+−]?) ?(REL|RES|UNC|within-bin variance|within-bin covariance) (\S+)"
+    found = re.findall(pattern, terms)
+    assert [name for _, name, _ in found] == [
+        "REL",
+        "RES",
+        "UNC",
+        "within-bin variance",
+        "within-bin covariance",
+    ]
+    added = sum((-1.0 if sign == "−" else 1.0) * float(v) for sign, _, v in found)
+    assert added == pytest.approx(float(total), abs=1e-3)
 
 
 def test_output_file(capsys, tmp_path):
@@ -173,7 +191,7 @@ def test_metrics_on_cifar(capsys):
 def test_lint_command(capsys):
     code, out, _ = _run(capsys, "lint", str(DIGITS))
     assert code == 0
-    assert "multiclass_digits.csv: 7,188 rows, 10 classes, 4 models" in out
+    assert "multiclass_digits.csv: 4 models of 1,797 rows each (7,188 in all), 10 classes" in out
     assert "model 'naive-bayes' (n = 1,797):" in out and "heavy-ties" in out
     record = _json(capsys, "lint", str(DIGITS))
     models = {m["model"]: {f["code"] for f in m["lint"]} for m in record["models"]}

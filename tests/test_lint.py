@@ -104,7 +104,11 @@ def test_exact_zero_one():
     f = load_predictions(df).lint.get("exact-zero-one")
     assert f.severity == "info" and f.rows == (3, 7) and f.count == 2
     assert "2 rows have a P(y=1) of exactly 0 or 1" in f.message
-    assert "1 rows give the true class a probability of exactly 0" in f.message
+    assert "1 row gives the true class a probability of exactly 0" in f.message
+    df.loc[3, "p"] = 0.5  # one row left at 0 or 1, its class right
+    f = load_predictions(df).lint.get("exact-zero-one")
+    assert f.count == 1 and "1 row has a P(y=1) of exactly 0 or 1" in f.message
+    assert "give the true class" not in f.message
 
 
 def test_exact_one_multiclass_confidence():

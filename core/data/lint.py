@@ -537,14 +537,16 @@ class ValueFacts:
         tail = ""
         if self.wrong:
             tail = (
-                f" {self.wrong} rows give the true class a probability of exactly 0, so the "
+                f" {self.wrong} {'row gives' if self.wrong == 1 else 'rows give'} the true "
+                "class a probability of exactly 0, so the "
                 "log loss is infinite without clipping (Calibscope clips at 1e-15)."
             )
         return [
             LintFinding(
                 "exact-zero-one",
                 "info",
-                f"{self.edge} rows have {what} (saturated or rounded scores, e.g. float32 "
+                f"{self.edge} {'row has' if self.edge == 1 else 'rows have'} {what} (saturated "
+                "or rounded scores, e.g. float32 "
                 "softmax). "
                 "Libraries disagree on the bin of a score of exactly 1.0 (some add an extra bin); "
                 "Calibscope puts it in the last bin." + tail,
