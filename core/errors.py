@@ -53,6 +53,11 @@ ARGUMENTS: dict[str, dict[str, str]] = {
         "ui": "their negative values (or rows that do not sum to 1) are what is wrong with "
         "them: correct them in the file, since the Data page reads such scores as logits",
     },
+    "stream": {
+        "api": "core.analyze_stream",
+        "cli": "--engine stream",
+        "ui": "the command line (calibscope metrics FOLDER --engine stream)",
+    },
     "logits": {
         "api": "logits=True",
         "cli": "--logits yes",

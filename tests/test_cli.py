@@ -229,7 +229,8 @@ def test_bad_parquet_and_folder(capsys, tmp_path):
     path = tmp_path / "bad.parquet"
     path.write_bytes(b"PAR1 nope")
     assert "Parquet" in _one_line_error(*_run(capsys, "metrics", str(path)))
-    assert "is a folder" in _one_line_error(*_run(capsys, "lint", str(tmp_path)))
+    line = _one_line_error(*_run(capsys, "lint", str(tmp_path)))
+    assert "is a folder" in line and "--engine stream" in line
 
 
 def test_mismatched_labels_file(capsys, tmp_path):

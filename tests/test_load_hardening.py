@@ -335,7 +335,7 @@ def test_nan_in_one_model_names_the_model(tmp_path, capsys):
     path = tmp_path / "x.csv"
     path.write_text("model,p,label\na,0.2,0\na,0.7,1\nb,nan,1\nb,0.3,0\n")
     for load in (load_predictions, _stream):
-        with pytest.raises(DataError, match=r"rows of model 'b' have a missing"):
+        with pytest.raises(DataError, match=r"rows of model 'b' has a missing"):  # one row
             load(path)
     assert "model 'b'" in _one_line_error(capsys, "metrics", str(path), "--resamples", "0")
 

@@ -18,7 +18,7 @@ from core.binning import BINNINGS
 from core.consistency_bands import BandStats
 from core.data.lint import TieCounts, ValueFacts, lint_values
 from core.data.predictions import Digest, _digest
-from core.errors import ConfigError, DataError
+from core.errors import ConfigError, DataError, phrase
 from core.stream import bins as stream_bins
 from core.stream import ranks
 from core.stream.analysis import analyze_stream
@@ -251,8 +251,12 @@ def test_nan_in_one_batch_names_file_and_row(tmp_path):
     _binary_frame(1_000, 9).to_csv(tmp_path / "a.csv", index=False)
     with gzip.open(tmp_path / "b.csv.gz", "wt") as fh:
         frame.to_csv(fh, index=False)
-    with pytest.raises(DataError, match=r"b\.csv\.gz, row 2,345 of that file.*row 3345"):
+    with pytest.raises(DataError, match=r"b\.csv\.gz, row 2,345 of that file.*row 3345") as got:
         analyze_stream(str(tmp_path / "*.csv*"), AnalysisConfig(lens="binary"), batch_rows=700)
+    # one row: "has"; the option in each surface's words
+    assert "1 of this batch's rows has a missing" in str(got.value)
+    assert "drop_missing=True" in str(got.value)
+    assert "--drop-missing" in phrase(got.value, "cli")
     result = analyze_stream(
         str(tmp_path / "*.csv*"),
         AnalysisConfig(lens="binary", n_resamples=0),

@@ -162,8 +162,9 @@ def load_predictions(
         if not drop_missing:
             where = models_of(frame[roles["model"]], bad) if "model" in roles else ""
             raise DataError(
-                f"{count} of {P.shape[0]} rows{where} have a missing, NaN or infinite probability "
-                f"or label ({format_rows(rows, count)}). Fix or remove them, or load with "
+                f"{count} of {P.shape[0]} rows{where} {'has' if count == 1 else 'have'} a "
+                "missing, NaN or infinite probability or label"
+                f" ({format_rows(rows, count)}). Fix or remove them, or load with "
                 f"{arg('drop_missing')} to drop them.",
                 rows=rows,
             )

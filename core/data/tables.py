@@ -33,7 +33,7 @@ import pandas as pd
 
 from core.data.limits import LoadLimits, gunzip
 from core.data.lint import LintFinding
-from core.errors import DataError
+from core.errors import DataError, arg
 
 __all__ = ["read_table"]
 
@@ -148,7 +148,10 @@ def check_regular_file(path: Path) -> None:
         For a folder, a missing path, or a device, pipe or socket (``/dev/zero`` never ends).
     """
     if path.is_dir():
-        raise DataError(f"{str(path)!r} is a folder; give the path of a CSV or Parquet file.")
+        raise DataError(
+            f"{str(path)!r} is a folder; give the path of a CSV or Parquet file, or read the "
+            f"folder's part files with {arg('stream')}."
+        )
     if not path.exists():
         raise DataError(f"File not found: {str(path)!r}. Check the path.")
     if not path.is_file():

@@ -42,7 +42,7 @@ from core.data.probabilities import (
     renormalized_finding,
 )
 from core.data.tables import _Table
-from core.errors import DataError
+from core.errors import DataError, arg
 from core.stream.sources import Batch, Layout
 
 ROLES = ("model", "split", "group")
@@ -591,9 +591,10 @@ def batch_facts(
             col = plan.roles.get("model")
             where = "" if col is None else models_of(frame[col], bad)
             raise DataError(
-                f"{batch.where(rows[0])}: {count} of this batch's rows{where} have a missing, NaN "
-                f"or infinite probability or label ({format_rows(rows, count)} of the stream). "
-                "Fix or remove them, or load with drop_missing=True to drop them.",
+                f"{batch.where(rows[0])}: {count} of this batch's rows{where} "
+                f"{'has' if count == 1 else 'have'} a missing, NaN or infinite probability or "
+                f"label ({format_rows(rows, count)} of the stream). Fix or remove them, or load "
+                f"with {arg('drop_missing')} to drop them.",
                 rows=rows,
             )
         missing = Tally(count, rows)
