@@ -800,7 +800,7 @@ def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
 
 
 def _metrics_text(pred: Any, config: Any, results: list) -> str:
-    lines = [_input_line(pred)]
+    lines = [_input_line(pred, [part.n for name, part, _ in results if name is not None])]
     cfg = config.to_dict()
     lines.append(
         "config: "
@@ -895,7 +895,7 @@ def _run_lint(args: argparse.Namespace) -> str:
                 ],
             }
         )
-    lines = [_input_line(pred)]
+    lines = [_input_line(pred, [part.n for name, part in parts if name is not None])]
     if not pred.models:
         lines.extend(_finding_lines(pred.lint, indent="  ") or ["  no findings"])
         return "\n".join(lines) + "\n"
@@ -993,7 +993,7 @@ def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) 
                 **cmp.to_record(),
             }
         )
-    lines = [_input_line(pred), *cmp.notes, ""]
+    lines = [_input_line(pred, [cmp.n[m] for m in cmp.models]), *cmp.notes, ""]
     table = [("model", *(s.key for s in cmp.metrics))]
     for m in cmp.models:
         row = cmp.table[cmp.table.model == m].set_index("metric")
@@ -1247,19 +1247,19 @@ COMMANDS: dict[
 # formatting
 
 
-def _input_line(pred: Any) -> str:
-    kind = "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
-    if not pred.models:
-        return f"{pred.source}: {pred.n:,} rows, {kind}"
-    import numpy as np
+def _input_line(pred: Any, counts: Sequence[int] = ()) -> str:
+    """Return the first line of a text output: the input, and the rows of each model shown.
 
-    # the rows of several models are stacked: say how many each has, not only the total
-    counts = np.unique(np.asarray(pred.model).astype(str), return_counts=True)[1]
-    low, high = int(counts.min()), int(counts.max())
+    ``counts`` are the rows of the models analysed (the same on either engine, with or without
+    ``--model``): stacked models' rows add up, so the total alone misleads.
+    """
+    line = f"{pred.source}: {pred.n:,} rows, "
+    line += "one P(y=1) column" if pred.binary else f"{pred.n_classes} classes"
+    if not pred.models or not counts:
+        return line
+    low, high, m = min(counts), max(counts), len(counts)
     each = f"{low:,}" if low == high else f"{low:,}–{high:,}"
-    return (
-        f"{pred.source}: {len(pred.models)} models of {each} rows each ({pred.n:,} in all), {kind}"
-    )
+    return line + (f"; {m} models of {each} rows each" if m > 1 else f"; 1 model of {each} rows")
 
 
 def _finding_lines(findings: Any, indent: str) -> list[str]:

@@ -127,10 +127,7 @@ def test_metrics_table(capsys):
         capsys, "metrics", str(BINARY), "--resamples", "20", "--model", "adaboost"
     )
     assert code == 0 and err == ""
-    assert (
-        "binary_breast_cancer.csv: 4 models of 569 rows each (2,276 in all), one P(y=1) column"
-        in out
-    )
+    assert "binary_breast_cancer.csv: 2,276 rows, one P(y=1) column; 1 model of 569 rows" in out
     assert "model 'adaboost': n = 569; headline plugin = " in out
     assert "95% interval" in out and "Accuracy" in out and "seed=0" in out
     assert "naive-bayes" not in out
@@ -191,7 +188,7 @@ def test_metrics_on_cifar(capsys):
 def test_lint_command(capsys):
     code, out, _ = _run(capsys, "lint", str(DIGITS))
     assert code == 0
-    assert "multiclass_digits.csv: 4 models of 1,797 rows each (7,188 in all), 10 classes" in out
+    assert "multiclass_digits.csv: 7,188 rows, 10 classes; 4 models of 1,797 rows each" in out
     assert "model 'naive-bayes' (n = 1,797):" in out and "heavy-ties" in out
     record = _json(capsys, "lint", str(DIGITS))
     models = {m["model"]: {f["code"] for f in m["lint"]} for m in record["models"]}
@@ -306,3 +303,16 @@ def test_the_command_line_turns_off_numpys_huge_page_advice():
         assert multiarray._set_madvise_hugepage(True) is False  # it was off
     finally:
         multiarray._set_madvise_hugepage(before)
+
+
+@pytest.mark.parametrize("command", ["metrics", "lint", "compare"])
+def test_first_line_says_the_rows_of_each_model_on_both_engines(capsys, command):
+    # stacked models' rows add up: the line gives each model's rows too, the same on both engines
+    extra = ["--resamples", "0"] if command != "lint" else []
+    lines = []
+    for engine in ("memory", "stream"):
+        code, out, err = _run(capsys, command, str(BINARY), "--engine", engine, *extra)
+        assert code == 0, err
+        lines.append(out.splitlines()[0])
+    assert lines[0] == lines[1]
+    assert lines[0].endswith("2,276 rows, one P(y=1) column; 4 models of 569 rows each")
