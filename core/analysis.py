@@ -36,7 +36,7 @@ from core.intervals import (
     bootstrap_many,
     check_confidence_level,
     check_seed,
-    outside_note,
+    with_outside_note,
 )
 from core.lenses import LENSES
 from core.memo import Memo
@@ -935,7 +935,7 @@ def _metric_row(
         "value": float(value),
         "low": float(low),
         "high": float(high),
-        "note": "; ".join(filter(None, [notes.get(name, ""), outside_note(value, low, high)])),
+        "note": with_outside_note(notes.get(name, ""), value, low, high),
     }
 
 

@@ -21,8 +21,9 @@ cells of :mod:`core.cells` carry over:
   joint cells); the per-row scores (Brier, log loss, accuracy) take their within-cell term
   jointly across models the same way (:func:`cross_key`). So nearly equal scores of two models
   do not widen their difference, and a model compared with itself differs by 0 in every
-  resample, as in the exact paired bootstrap. Each model's metric combines its own components with the lens weights, and
-  differences between models are paired: the per-resample differences of common draws.
+  resample, as in the exact paired bootstrap. Each model's metric combines its own components
+  with the lens weights, and differences between models are paired: the per-resample
+  differences of common draws.
 
 The joint cells are at most the rows; they are few when the models' bins move together
 (``B^models × 2`` for the binary lens at most), many on the classwise lens of many classes.
@@ -245,12 +246,12 @@ def joint_cell_bootstrap(
     out = {(i, key): np.empty(n_resamples) for i in range(n_models) for key in (*calls, *scores)}
     streams = {(i, key): NormalStream(est_seed) for i in range(n_models) for key in calls}
     weights = cells.weights[:n_comp]
-    noise = PairedNoise(cells, n_models) if n_models > 1 else None
-    for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law, noise):
+    paired = PairedNoise(cells, n_models) if n_models > 1 else None
+    for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law, paired):
         for s in scores:
-            noise = rng.standard_normal((r, n_models)) @ within[s].T / cells.n
+            spread = rng.standard_normal((r, n_models)) @ within[s].T / cells.n
             for i in range(n_models):
-                out[i, s][done : done + r] = totals[joint_key(i, s)] + noise[:, i]
+                out[i, s][done : done + r] = totals[joint_key(i, s)] + spread[:, i]
         for i in range(n_models):
             own = batches[i * n_comp : (i + 1) * n_comp]
             for key, call in calls.items():

@@ -46,7 +46,7 @@ from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size
-from core.intervals import BootstrapResult, bootstrap_many, outside_note
+from core.intervals import BootstrapResult, bootstrap_many, with_outside_note
 from core.resampling import SortedBins, SortedChunk
 
 __all__ = [
@@ -418,8 +418,7 @@ def compare_estimators(
         if b is not None:
             row["low"] = float(b.confidence_interval.low)
             row["high"] = float(b.confidence_interval.high)
-            outside = outside_note(row["value"], row["low"], row["high"])
-            row["note"] = "; ".join(filter(None, [row["note"], outside]))
+            row["note"] = with_outside_note(row["note"], row["value"], row["low"], row["high"])
 
     sweeps: dict[str, CalibrationErrorResult] = {}
     sweep = _sweep_estimator()

@@ -582,6 +582,17 @@ def outside_note(value: float, low: float, high: float) -> str:
     )
 
 
+def with_outside_note(note: str, value: float, low: float, high: float) -> str:
+    """Return ``note`` followed by :func:`outside_note` of the interval, when there is one.
+
+    Examples
+    --------
+    >>> with_outside_note("b* = 5", 0.5, 0.4, 0.6)
+    'b* = 5'
+    """
+    return "; ".join(filter(None, [note, outside_note(value, low, high)]))
+
+
 def percentile_result(
     value: float,
     distribution: np.ndarray,

@@ -59,7 +59,7 @@ from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import bootstrap_many, check_resampling, outside_note
+from core.intervals import bootstrap_many, check_resampling, with_outside_note
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
@@ -1125,15 +1125,10 @@ def _table(
                     "high": high,
                     "rank": int(rank[i]) if np.isfinite(rank[i]) else 0,
                     "best": bool(best[i]),
-                    "note": _outside_note(notes.get((m, spec.key), ""), v[i], low, high),
+                    "note": with_outside_note(notes.get((m, spec.key), ""), v[i], low, high),
                 }
             )
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-
-
-def _outside_note(note: str, value: float, low: float, high: float) -> str:
-    extra = outside_note(value, low, high)
-    return "; ".join(filter(None, [note, extra]))
 
 
 def _ranks(

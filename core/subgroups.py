@@ -486,7 +486,7 @@ def equal_calibration_from_sums(
         df = int(np.sum(g_b[ok] - 1))
         stats_.append(t)
         dfs.append(df)
-        ps.append(float(chi2_sf(t, df)) if df > 0 else math.nan)
+        ps.append(float(chi2_sf(t, df)))  # nan without degrees of freedom
     finite = [p for p in ps if not math.isnan(p)]
     if not finite:
         return None

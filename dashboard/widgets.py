@@ -1228,15 +1228,14 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     boot = result.headline_interval
     if boot is None:
         return
-    from core.intervals import outside_note
+    from core.intervals import with_outside_note
 
     ci = boot.confidence_interval
-    outside = outside_note(result.headline.value, ci.low, ci.high)
-    slot.caption(
+    text = (
         f"{config.confidence_level:.0%} bootstrap interval {format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
-        + (f"; {outside}" if outside else "")
     )
+    slot.caption(with_outside_note(text, result.headline.value, ci.low, ci.high))
 
 
 def bootstrap_gate(pred: Any, config: Any) -> Any:
