@@ -22,6 +22,9 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
   engine and the pyarrow scan of the same parts. Its peak RSS is the client's only.
 - Reference: the least numpy work of the exact statistics a stream must give (two scans,
   the cells' sums, the label-binned distances: ``_STREAM_FLOOR``), against the same scan.
+- Compiled reference: the same statistics, each pass one fused compiled loop
+  (:mod:`benchmarks.stream_compiled`, numba from the bench extra; left out without it): what
+  compiled kernels would cost a stream.
 - Phases: the stream engine once more, in a process that times its imports, each pass and
   the analysis after the last pass (the breakdown of the stream's time).
 
@@ -30,6 +33,8 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
 
 from __future__ import annotations
 
+import importlib.util
+import math
 import os
 import shutil
 import subprocess
@@ -302,6 +307,25 @@ def _file_rows(scratch: Path, n: int, rng: np.random.Generator, repeat: int) -> 
     return rows
 
 
+def _compiled_row(
+    parts: Sequence[Path], scratch: Path, scan: float, stream: float, n: int
+) -> dict[str, Any]:
+    """The compiled reference (:mod:`benchmarks.stream_compiled`), or why it is left out."""
+    what = f"reference (not a floor), compiled: one fused numba loop per pass, {n:,} rows"
+    if importlib.util.find_spec("numba") is None:
+        return row(what, math.nan, scan, "left out: numba is not installed (the bench extra)")
+    # a first run compiles and caches the kernels; the second is what a user would wait for
+    ran = _best(["-m", "benchmarks.stream_compiled", *map(str, parts)], scratch, 2)
+    return row(
+        what,
+        ran.seconds,
+        scan,
+        "the same statistics as the numpy reference, each pass one compiled loop over a "
+        f"batch (numba import and cached kernels included); the stream engine "
+        f"{stream / ran.seconds:.2f}× this",
+    )
+
+
 def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generator) -> list[dict]:
     folder = scratch / "dataset"
     parts = write_dataset(folder, n, part_rows, rng)
@@ -339,6 +363,8 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
             f"the stream engine {stream.seconds / least.seconds:.2f}× this",
         )
     )
+
+    rows.append(_compiled_row(parts, scratch, scan.seconds, stream.seconds, n))
 
     # where the stream's time goes: a second run, phase by phase
     for what, seconds in _phases(str(folder)):

@@ -93,34 +93,70 @@ def test_scores_in_bins_floor_computes_the_label_binned_estimate():
     assert want.value > calibration_error(s, y, lens="binary", n_bins=bench_binned.B).value
 
 
-def test_stream_reference_computes_the_streams_statistics(tmp_path):
-    import subprocess
-    import sys
-
+def _stream_parts(tmp_path, n):
+    """Two Parquet parts of ``n`` seeded binary rows: the scores, labels and part paths."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from benchmarks import bench_scale
+    rng = np.random.default_rng(8)
+    s = rng.beta(2.0, 1.0, n)
+    y = (rng.random(n) < s).astype(np.int8)
+    parts = []
+    for j, part in enumerate((slice(0, 2 * n // 5), slice(2 * n // 5, None))):
+        parts.append(str(tmp_path / f"part-{j}.parquet"))
+        pq.write_table(pa.table({"score": s[part], "label": y[part]}), parts[-1])
+    return s, y, parts
+
+
+def _check_stream_statistics(s, y, label_binned, ece, brier):
+    """The label-binned ECE, plug-in ECE and Brier score of the in-memory path."""
     from core.calibration import calibration_error
     from core.scores import SCORES
 
-    rng = np.random.default_rng(8)
-    s = rng.beta(2.0, 1.0, 30_001)
-    y = (rng.random(30_001) < s).astype(np.int8)
-    parts = []
-    for j, part in enumerate((slice(0, 12_000), slice(12_000, None))):
-        parts.append(str(tmp_path / f"part-{j}.parquet"))
-        pq.write_table(pa.table({"score": s[part], "label": y[part]}), parts[-1])
-    out = subprocess.run(
-        [sys.executable, "-c", bench_scale._STREAM_FLOOR, *parts],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    label_binned, ece, brier = map(float, out.split())
     labels = y.astype(np.int64)
     want = calibration_error(s, labels, lens="binary", estimator="label-binned").value
     assert label_binned == pytest.approx(want, rel=1e-12)
     assert ece == pytest.approx(calibration_error(s, labels, lens="binary").value, rel=1e-12)
     pair = np.column_stack([1.0 - s, s])
     assert brier == pytest.approx(SCORES.get("brier").value(pair, labels, binary=True), rel=1e-9)
+
+
+def test_stream_reference_computes_the_streams_statistics(tmp_path):
+    import subprocess
+    import sys
+
+    from benchmarks import bench_scale
+
+    s, y, parts = _stream_parts(tmp_path, 30_001)
+    out = subprocess.run(
+        [sys.executable, "-c", bench_scale._STREAM_FLOOR, *parts],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    _check_stream_statistics(s, y, *map(float, out.split()))
+
+
+def test_compiled_stream_reference_computes_the_streams_statistics(tmp_path):
+    # without numba the kernels run as plain Python: the same statistics, slowly
+    from benchmarks import stream_compiled
+
+    s, y, parts = _stream_parts(tmp_path, 3_001)
+    _check_stream_statistics(s, y, *stream_compiled.run(parts))
+    # both references sum the same cells; the pairs are each pass's own
+    rng = np.random.default_rng(3)
+    t = rng.random(1_001)
+    t[:4] = [0.0, 1.0, 0.5, 14 / 15]  # the ends, the hit threshold, an edge
+    z = (rng.random(1_001) < t).astype(np.int8)
+    sums = np.zeros((8, 30))
+    pairs = stream_compiled.cells_pass(t, z, sums, 15)
+    k = np.minimum((t * 15).astype(np.intp), 14)
+    cell = 2 * k + z
+    q = np.maximum(np.where(z == 1, t, 1.0 - t), 1e-15)
+    want = [np.bincount(cell, w, minlength=30) for w in (None, t, t**2, t**3, t**4)]
+    want += [np.bincount(cell, np.log(q) * p, minlength=30) for p in (1, np.log(q))]
+    want.append(np.bincount(cell, (t >= 0.5) == (z == 1), minlength=30))
+    np.testing.assert_allclose(sums, np.array(want), rtol=1e-12, atol=1e-12)
+    r = z[:1000] - t[:1000]
+    near = np.exp(-np.abs(t[0:1000:2] - t[1:1000:2]) / 0.1)
+    assert pairs == pytest.approx(float(np.sum(r[0::2] * r[1::2] * near)), rel=1e-12)
