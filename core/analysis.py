@@ -34,6 +34,7 @@ from core.intervals import (
     BootstrapResult,
     bin_intervals,
     bootstrap_many,
+    check_bootstrap_interval,
     check_confidence_level,
     check_seed,
     with_outside_note,
@@ -138,6 +139,11 @@ class AnalysisConfig:
         a name in :data:`core.conventions.CONVENTIONS`; a library's convention must have
         the estimator, norm, binning and lens (the metrics table then lists the binned
         estimators that library has).
+    bootstrap_interval : {"percentile", "basic"}, default="percentile"
+        How the bootstrap intervals are read off the resamples
+        (:data:`core.intervals.BOOTSTRAP_INTERVALS`): where resampled estimates fall, or
+        the basic (pivotal) interval around the estimate, which removes the estimator's
+        bias at this ``n`` as the resamples show it.
 
     Raises
     ------
@@ -161,6 +167,7 @@ class AnalysisConfig:
     bootstrap: str = "auto"
     kernel_sample: int = 5000
     convention: str = "calibscope"
+    bootstrap_interval: str = "percentile"
 
     def __post_init__(self) -> None:
         def put(name: str, value: object) -> None:
@@ -193,6 +200,7 @@ class AnalysisConfig:
             raise ConfigError(
                 f"bootstrap must be one of {', '.join(BOOTSTRAP_MODES)}; got {self.bootstrap!r}."
             )
+        put("bootstrap_interval", check_bootstrap_interval(self.bootstrap_interval))
         put("kernel_sample", _whole("kernel_sample", self.kernel_sample, 0, MAX_KERNEL_SAMPLE))
         if self.class_weights is not None:
             w = self.class_weights
@@ -562,8 +570,8 @@ def intervals_from_cells(
     dict
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
-    from core.cells import cell_bootstrap, supports
-    from core.intervals import percentile_result
+    from core.cells import cell_bootstrap, grouped_values, supports
+    from core.intervals import bootstrap_result, truth_values
 
     stats: dict[str, Any] = {s: s for s in (SCORES.names() if scores else [])}
     for key, call in calls.items():
@@ -579,9 +587,25 @@ def intervals_from_cells(
     dists = cell_bootstrap(
         cells, stats, n_resamples=config.n_resamples, seed=config.seed, est_seed=config.seed
     )
+    method = config.bootstrap_interval
+    truths: dict[str, float] = {}
+    if method == "basic":
+        # a truth these cells can resample can be read off them (the plug-in error)
+        truths = truth_values(
+            {k: call for k, call in calls.items() if k in dists},
+            known,
+            lambda call: grouped_values([cells], call, config.seed)[1],
+        )
     return {
-        key: percentile_result(
-            known[key], dist, config.confidence_level, config.seed, statistic=key, path="cells"
+        key: bootstrap_result(
+            known[key],
+            dist,
+            config.confidence_level,
+            config.seed,
+            statistic=key,
+            path="cells",
+            method=method,
+            truth=truths.get(key),
         )
         for key, dist in dists.items()
     }
@@ -673,6 +697,8 @@ def analyze(
             binary=binary,
             values=known,
             progress=progress,
+            method=config.bootstrap_interval,
+            truths=_truths(config, calls, known, views),
         )
     elif config.n_resamples > 0:
         intervals = cell_intervals(views, binary, config, calls, known, notes)
@@ -698,6 +724,21 @@ def analyze(
         class_names=names,
         binary=binary,
     )
+
+
+def _truths(
+    config: AnalysisConfig,
+    calls: Mapping[str, EstimatorCall],
+    known: Mapping[str, float],
+    views: BinnedViews,
+) -> dict[str, float] | None:
+    """Return the basic interval's pivots of the metrics table's estimators (None: percentile)."""
+    from core.intervals import truth_values
+
+    if config.bootstrap_interval != "basic":
+        return None
+    mine = {k: call for k, call in calls.items() if k in known}
+    return truth_values(mine, known, lambda call: call.run_on(views, config.seed).value)
 
 
 def _calls(config: AnalysisConfig, opts: Mapping[str, Any]) -> dict[str, EstimatorCall]:
@@ -935,7 +976,9 @@ def _metric_row(
         "value": float(value),
         "low": float(low),
         "high": float(high),
-        "note": with_outside_note(notes.get(name, ""), value, low, high),
+        "note": with_outside_note(
+            notes.get(name, ""), value, low, high, boot.method if boot else "percentile"
+        ),
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -218,6 +218,42 @@ class EstimatorCall:
                 self.info, view, self.norm, check_rng(rng), self.options, self.combine()
             )
         return self.run(views.probs, views.labels, rng)
+
+    def signature(self) -> tuple[Any, ...]:
+        """Every choice of the call, hashable: equal signatures give equal values."""
+        return (
+            self.info.name,
+            self.lens,
+            self.norm,
+            self.binning,
+            self.n_bins,
+            self.tie_policy,
+            self.class_weights,
+            self.class_names,
+            tuple(sorted((k, repr(v)) for k, v in self.options.items())),
+            self.convention,
+        )
+
+    def truth_call(self) -> EstimatorCall | None:
+        """Return the call whose value on a sample is this one's estimand in its bootstrap world.
+
+        The registry entry's :attr:`~core.estimators.base.EstimatorInfo.bootstrap_truth`
+        with this call's lens, norm, bins and the options both share (plus the entry's
+        ``truth_options``); None when that is this call itself.
+        """
+        name = self.info.bootstrap_truth
+        if not name:
+            return None
+        entry = ESTIMATORS.get(name)
+        options = {k: v for k, v in self.options.items() if k in entry.options}
+        options.update(self.info.truth_options)
+        truth = replace(
+            self,
+            info=entry,
+            binning=entry.binning_for(self.binning),
+            options=entry.check(lens=self.lens, options=options),
+        )
+        return None if truth.signature() == self.signature() else truth
 
     @property
     def view_weights(self) -> Any:

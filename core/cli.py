@@ -520,7 +520,7 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     from core.binning import BINNINGS
     from core.conventions import CONVENTIONS
     from core.estimators import ESTIMATORS
-    from core.intervals import INTERVAL_METHODS
+    from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
     from core.lenses import LENSES
 
     _add_input_arguments(cmd)
@@ -572,6 +572,13 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
         type=float,
         default=0.95,
         help="confidence level of the intervals (0.95)",
+    )
+    cmd.add_argument(
+        "--bootstrap-interval",
+        choices=tuple(BOOTSTRAP_INTERVALS),
+        default="percentile",
+        help="percentile (default): where resampled estimates fall; basic: the pivotal "
+        "interval around the estimate, the estimator's bias at this n removed",
     )
     if headline:
         cmd.add_argument(
@@ -661,6 +668,7 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
         n_resamples=args.resamples,
         confidence_level=args.confidence_level,
         bootstrap=getattr(args, "bootstrap", "auto"),
+        bootstrap_interval=getattr(args, "bootstrap_interval", "percentile"),
         interval_method=getattr(args, "interval_method", "wilson"),
         convention=getattr(args, "convention", "calibscope"),
     )
@@ -776,7 +784,7 @@ def _kept(columns: list[str]) -> list[str] | None:
 
 def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
     """Return the subgroup (or window) table of one model as ``calibscope metrics`` prints it."""
-    level = f"{result.confidence_level:.0%}"
+    level = _level(result.confidence_level, result.config.bootstrap_interval)
     what = "windows" if window is not None else f"subgroups by {', '.join(result.by)}"
     lines = [
         f"{title}: {what}: {result.metric.label} on {result.config.n_bins} "
@@ -818,8 +826,9 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             )
         )
         + f", n_resamples={config.n_resamples}, confidence_level={config.confidence_level:g}"
+        + ("" if config.bootstrap_interval == "percentile" else ", bootstrap_interval=basic")
     )
-    interval_title = f"{config.confidence_level:.0%} interval"
+    interval_title = f"{_level(config.confidence_level, config.bootstrap_interval)} interval"
     for name, part, analysis in results:
         lines.append("")
         title = f"model {name!r}" if name is not None else "all rows"
@@ -1005,7 +1014,8 @@ def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) 
         table.append((m, *cells))
     lines.extend(_columns(table))
     lines += ["", f"differences to {cmp.reference} ({'paired' if cmp.paired else 'unpaired'}):"]
-    diff = [("model", "metric", "difference", f"{cmp.confidence_level:.0%} interval", "")]
+    level = _level(cmp.confidence_level, cmp.config.bootstrap_interval)
+    diff = [("model", "metric", "difference", f"{level} interval", "")]
     few = set(cmp.few_rows)
     for r in cmp.differences.itertuples(index=False):
         interval = "" if _missing(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
@@ -1274,7 +1284,13 @@ def _interval_text(boot: Any) -> str:
     if boot is None:
         return ""
     ci = boot.confidence_interval
-    return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({boot.confidence_level:.0%}, {boot.n_resamples} resamples)"
+    level = _level(boot.confidence_level, boot.method)
+    return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({level}, {boot.n_resamples} resamples)"
+
+
+def _level(confidence_level: float, method: str) -> str:
+    """``95%``, or ``95% basic`` for the basic bootstrap interval."""
+    return f"{confidence_level:.0%}" + (" basic" if method == "basic" else "")
 
 
 def _columns(table: list[tuple[str, ...]]) -> list[str]:

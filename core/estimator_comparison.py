@@ -418,7 +418,9 @@ def compare_estimators(
         if b is not None:
             row["low"] = float(b.confidence_interval.low)
             row["high"] = float(b.confidence_interval.high)
-            row["note"] = with_outside_note(row["note"], row["value"], row["low"], row["high"])
+            row["note"] = with_outside_note(
+                row["note"], row["value"], row["low"], row["high"], b.method
+            )
 
     sweeps: dict[str, CalibrationErrorResult] = {}
     sweep = _sweep_estimator()
@@ -487,6 +489,7 @@ def _bootstrap(
         "confidence_level": config.confidence_level,
         "seed": config.seed,
         "binary": binary,
+        "method": config.bootstrap_interval,
     }
     out: dict[str, BootstrapResult] = {}
     known = {key: results[key].value for key in binned}

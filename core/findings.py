@@ -138,7 +138,7 @@ def reliability_finding(analysis: Any) -> str:
     -------
     str
         "<where over/under-confident, or no bin off>; <headline label> <value> [interval];
-        <k> of <B> bins outside the calibrated band." Values on the ℓp scale (binned
+        <k> of <B> bins outside the calibrated band." A basic interval says so. Values on the ℓp scale (binned
         estimators) are in percent; empty bins are counted apart ("3 bins empty").
     """
     from core.estimators import ESTIMATORS
@@ -150,6 +150,8 @@ def reliability_finding(analysis: Any) -> str:
         ci = analysis.headline_interval.confidence_interval
         interval = (ci.low, ci.high)
     head = f"{info.label} {_value_text(analysis.headline.value, info.lp_error, interval)}"
+    if interval is not None and analysis.headline_interval.method == "basic":
+        head += _basic_tail("basic", several=False)
     tables = [c.to_frame() for c in analysis.components]
     if not tables:
         return head + "."
@@ -432,7 +434,16 @@ def comparison_finding(comparison: Any) -> str:
         )
     if len(order) > 1:
         text += f"; the worst is {worst.model} ({value(worst)})"
-    return text + "."
+    return text + _basic_tail(comparison.config.bootstrap_interval) + "."
+
+
+def _basic_tail(method: str, *, several: bool = True) -> str:
+    """Return what a sentence with intervals adds when they are basic ones ("" otherwise)."""
+    if method != "basic":
+        return ""
+    if several:
+        return " (basic intervals: the estimators' bias at this n removed)"
+    return " (basic interval: the estimator's bias at this n removed)"
 
 
 def recalibration_finding(result: Any) -> str:
@@ -465,10 +476,11 @@ def recalibration_finding(result: Any) -> str:
     before, best = base.iloc[0], others.loc[others.value.idxmin()]
     label = str(before.metric_label)
     where = f"On the {result.evaluation} rows"
+    tail = _basic_tail(result.settings.get("bootstrap_interval", "percentile"))
     if best.value >= before.value:
         return (
             f"{where}, no recalibrator lowers {label} below the uncalibrated model's "
-            f"{value(before)}."
+            f"{value(before)}{tail}."
         )
     text = (
         f"{where}, {best.method_label} lowers {label} from {value(before)} (uncalibrated) "
@@ -480,7 +492,7 @@ def recalibration_finding(result: Any) -> str:
         text += (
             f"; Brier score {format_number(b0.value.iloc[0])} → {format_number(b1.value.iloc[0])}"
         )
-    return text + "."
+    return text + tail + "."
 
 
 def bias_finding(result: Any, user_n: int | None = None) -> str:

@@ -281,7 +281,7 @@ def _judge(
         reason = f"no bootstrap interval of {config.estimator} on these rows"
         return GateRow(model, group, part.n, value, nan, nan, None, "error", reason)
     low, high = boot.confidence_interval.low, boot.confidence_interval.high
-    level = f"{config.confidence_level:.0%}"
+    level = f"{config.confidence_level:.0%}" + (" basic" if boot.method == "basic" else "")
     if not high <= threshold:
         reason = (
             f"{config.estimator} = {_num(value)}, {level} upper bound {_num(high)} > "

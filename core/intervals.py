@@ -1,4 +1,4 @@
-"""Uncertainty: per-bin binomial intervals and the percentile bootstrap of any scalar statistic.
+"""Uncertainty: per-bin binomial intervals and the bootstrap of any scalar statistic.
 
 Per-bin intervals
 -----------------
@@ -10,9 +10,23 @@ empty bins give NaN.
 
 Bootstrap
 ---------
-:func:`bootstrap_interval` is the exact percentile bootstrap over rows: each resample
-draws ``n`` row indices uniformly with replacement and the statistic is recomputed on
-the resampled rows, re-binning them where the binning depends on the data.
+:func:`bootstrap_interval` is the exact bootstrap over rows: each resample draws ``n``
+row indices uniformly with replacement and the statistic is recomputed on the resampled
+rows, re-binning them where the binning depends on the data.
+
+Two intervals are read off the resampled values θ*_r (:data:`BOOTSTRAP_INTERVALS`), with
+``q_lo, q_hi`` their ``(1 ∓ level)/2`` quantiles (``numpy.quantile``, linear):
+
+- ``"percentile"``: ``(q_lo, q_hi)``, where resampled estimates fall;
+- ``"basic"`` (pivotal): ``(θ̂ + θ_F − q_hi, θ̂ + θ_F − q_lo)``. The spread of θ̂ around
+  the true value is taken to be that of θ*_r around θ_F, the value of the estimand in the
+  bootstrap world, whose population is the rows themselves: the plug-in error of the rows
+  for the plug-in and the debiased binned estimators, the biased V-statistic for the
+  unbiased SKCE estimators (each registry entry's ``bootstrap_truth``), the estimate
+  itself (θ_F = θ̂, Efron's ``2θ̂ − q``) for the others. It removes the estimator's bias
+  at this ``n`` as the resamples show it: Kumar et al.'s ``bootstrap_uncertainty`` with
+  the plug-in as the functional. It can reach below 0, where a calibration error cannot
+  be: the pivot's reflection is not clipped.
 
 The order in which a resample's rows reach the statistic matters only to
 order-dependent statistics. Registered binned estimators get them in **row order** (the
@@ -130,8 +144,9 @@ class BootstrapResult:
     value : float
         The statistic on the full sample.
     confidence_interval : ConfidenceInterval
-        The percentile interval ``(q_{(1-level)/2}, q_{(1+level)/2})`` of the
-        bootstrap distribution (``numpy.quantile``, linear interpolation).
+        The interval of :attr:`method` (module docstring): the percentile interval
+        ``(q_{(1-level)/2}, q_{(1+level)/2})`` of the bootstrap distribution
+        (``numpy.quantile``, linear interpolation), or the basic one.
     confidence_level : float
         Confidence level, e.g. 0.95.
     n_resamples : int
@@ -139,7 +154,7 @@ class BootstrapResult:
     seed : int or None
         The seed of the resampling (None when a Generator was passed).
     method : str
-        ``"percentile"``.
+        ``"percentile"`` or ``"basic"`` (:data:`BOOTSTRAP_INTERVALS`).
     distribution : numpy.ndarray
         ``(n_resamples,)`` statistic on each resample, in draw order.
     statistic : str
@@ -148,6 +163,9 @@ class BootstrapResult:
         How resamples were evaluated: ``"fixed-bins"``, ``"equal-mass"``, ``"sweep"``,
         ``"row-mean"`` or ``"generic"`` (see the module docstring), or ``"cells"`` (the cell
         bootstrap of :mod:`core.cells`).
+    truth : float
+        The estimand's value in the bootstrap world, on which the basic interval pivots
+        (NaN for the percentile interval, which does not read it).
     """
 
     value: float
@@ -159,6 +177,16 @@ class BootstrapResult:
     distribution: np.ndarray
     statistic: str
     path: str
+    truth: float = math.nan
+
+
+#: How a bootstrap interval is read off the resampled values (see the module docstring).
+BOOTSTRAP_INTERVALS = {
+    "percentile": "percentile intervals: where resampled estimates fall",
+    "basic": "basic (pivotal) intervals: the resampled estimates' spread around their own "
+    "world's true value, reflected around the estimate (the estimator's bias at this n "
+    "removed)",
+}
 
 
 # --------------------------------------------------------------------------- validation
@@ -195,6 +223,20 @@ def check_confidence_level(confidence_level: object) -> float:
             f"confidence_level must lie strictly between 0 and 1; got {confidence_level!r}.{hint}"
         )
     return value
+
+
+def check_bootstrap_interval(method: object) -> str:
+    """Return a bootstrap interval's name (a key of :data:`BOOTSTRAP_INTERVALS`).
+
+    Raises
+    ------
+    ConfigError
+        For any other value.
+    """
+    if isinstance(method, str) and method in BOOTSTRAP_INTERVALS:
+        return method
+    choices = ", ".join(repr(m) for m in BOOTSTRAP_INTERVALS)
+    raise ConfigError(f"bootstrap_interval must be one of {choices}; got {method!r}.")
 
 
 def check_n_resamples(n_resamples: object) -> int:
@@ -392,6 +434,8 @@ def bootstrap_many(
     binary: bool = False,
     values: Mapping[str, float] | None = None,
     progress: Callable[[float, str], Any] | None = None,
+    method: str = "percentile",
+    truths: Mapping[str, float] | None = None,
 ) -> dict[str, BootstrapResult]:
     """Bootstrap several statistics on the same resamples (common random numbers).
 
@@ -428,6 +472,12 @@ def bootstrap_many(
         ``key -> value`` of statistics already computed on the full sample.
     progress : callable, optional
         ``progress(fraction, message)`` after each chunk of resamples.
+    method : {"percentile", "basic"}, default="percentile"
+        The interval (:data:`BOOTSTRAP_INTERVALS`).
+    truths : mapping, optional
+        ``key -> `` the estimand's value in the bootstrap world, for the basic interval;
+        a named estimator's missing truth is computed (:func:`truth_values`), a score's
+        or a callable's is its value.
 
     Returns
     -------
@@ -439,6 +489,7 @@ def bootstrap_many(
 
     n_resamples = check_n_resamples(n_resamples)
     confidence_level = check_confidence_level(confidence_level)
+    method = check_bootstrap_interval(method)
     seed = check_seed(seed)
     if views is None:
         p, y, binary = check_predictions(probs, labels)
@@ -490,18 +541,96 @@ def bootstrap_many(
         if memo_keys[key] is not None:
             DISTRIBUTIONS.put(memo_keys[key], drawn[key])
     drawn.update(found)
+    estimates = {
+        key: known.get(key, value) if key in found else value
+        for key in statistics
+        for _, _, value, _ in [drawn[key]]
+    }
+    if method == "basic":
+        given = truths or {}
+        missing = {k: statistics[k] for k in statistics if k not in given}
+        truths = {**given, **_named_truths(missing, views, binary, est_seed, estimates)}
     return {
-        key: percentile_result(
-            known.get(key, value) if key in found else value,
+        key: bootstrap_result(
+            estimates[key],
             distribution,
             confidence_level,
             seed if isinstance(seed, int) else None,
             statistic=name,
             path=path,
+            method=method,
+            truth=None if truths is None else truths.get(key),
         )
         for key in statistics
-        for name, path, value, distribution in [drawn[key]]
+        for name, path, _, distribution in [drawn[key]]
     }
+
+
+def truth_values(
+    calls: Mapping[str, Any],
+    values: Mapping[str, float],
+    evaluate: Callable[[Any], float],
+) -> dict[str, float]:
+    """Return the estimand of each call in the bootstrap world (the basic interval's pivot).
+
+    Parameters
+    ----------
+    calls : mapping
+        ``key -> EstimatorCall`` (:class:`core.calibration.EstimatorCall`).
+    values : mapping
+        ``key -> value`` of those calls on the rows.
+    evaluate : callable
+        ``evaluate(call) -> value`` of another call on the same rows.
+
+    Returns
+    -------
+    dict
+        ``key -> value`` of each call's :meth:`~core.calibration.EstimatorCall.truth_call`
+        on the rows: its own value when it is its own truth, the value of an equal call
+        among ``calls`` when there is one, else ``evaluate``'s (once per distinct call).
+    """
+    by_signature = {call.signature(): values[k] for k, call in calls.items() if k in values}
+    out: dict[str, float] = {}
+    for key, call in calls.items():
+        truth = call.truth_call()
+        if truth is None:
+            out[key] = values[key]
+            continue
+        sig = truth.signature()
+        if sig not in by_signature:
+            by_signature[sig] = float(evaluate(truth))
+        out[key] = by_signature[sig]
+    return out
+
+
+def _named_truths(
+    statistics: Mapping[str, tuple[Statistic, Mapping[str, Any]]],
+    views: Any,
+    binary: bool,
+    seed: int,
+    values: Mapping[str, float],
+) -> dict[str, float]:
+    """Truths of named estimators among ``statistics`` (the rest: their values)."""
+    from core.calibration import EstimatorCall
+    from core.estimators import ESTIMATORS
+
+    calls = {}
+    for key, (stat, opts) in statistics.items():
+        if isinstance(stat, str) and stat in ESTIMATORS:
+            options = {k: v for k, v in opts.items() if k != "resample_order"}
+            calls[key] = EstimatorCall.make(stat, **options)
+
+    def evaluate(call: Any) -> float:
+        try:
+            return float(call.run_on(views, seed).value)
+        except CalibscopeError as exc:
+            raise type(exc)(
+                f"the basic interval pivots on {call.info.label} of these rows, which could "
+                f"not be computed: {exc}"
+            ) from exc
+
+    found = truth_values(calls, values, evaluate)
+    return {key: found.get(key, values[key]) for key in statistics}
 
 
 #: Bootstrap distributions of named statistics (``(name, path, value, distribution)``) by
@@ -555,14 +684,15 @@ def _distribution_key(
     return key
 
 
-def outside_note(value: float, low: float, high: float) -> str:
-    """Return why a percentile interval does not hold its estimate ("" when it does).
+def outside_note(value: float, low: float, high: float, method: str = "percentile") -> str:
+    """Return why a bootstrap interval does not hold its estimate ("" when it does).
 
     A resample of the rows has its own true error, the plug-in error of these rows' bins;
     a biased estimator's resampled values centre on that plus its bias at this ``n``, not
     on the estimate (the plug-in ECE of a nearly calibrated model sits below its resamples;
     a debiased one far below them). The percentile interval then says where resampled
-    estimates fall, and the tables say so rather than hide it.
+    estimates fall; the basic interval, which removes that bias, lies on the other side of
+    a biased estimate. The tables say so rather than hide it.
 
     Examples
     --------
@@ -570,10 +700,18 @@ def outside_note(value: float, low: float, high: float) -> str:
     ''
     >>> outside_note(0.005, 0.0057, 0.0076)[:44]
     'estimate outside its percentile interval: th'
+    >>> outside_note(0.01, 0.002, 0.008, "basic")[:39]
+    'estimate outside its basic interval: th'
     """
     if not (math.isfinite(low) and math.isfinite(high)) or low <= value <= high:
         return ""
     side = "above" if low > value else "below"
+    if method == "basic":
+        return (
+            f"estimate outside its basic interval: the interval lies {side} it, the "
+            "estimator's bias at this n removed (resampled estimates sit that far from "
+            "their own world's true value, the estimand on these rows)"
+        )
     return (
         f"estimate outside its percentile interval: the resampled values sit {side} it, "
         "shifted by the estimator's bias at this n (a resample's own error is the plug-in "
@@ -582,7 +720,9 @@ def outside_note(value: float, low: float, high: float) -> str:
     )
 
 
-def with_outside_note(note: str, value: float, low: float, high: float) -> str:
+def with_outside_note(
+    note: str, value: float, low: float, high: float, method: str = "percentile"
+) -> str:
     """Return ``note`` followed by :func:`outside_note` of the interval, when there is one.
 
     Examples
@@ -590,10 +730,59 @@ def with_outside_note(note: str, value: float, low: float, high: float) -> str:
     >>> with_outside_note("b* = 5", 0.5, 0.4, 0.6)
     'b* = 5'
     """
-    return "; ".join(filter(None, [note, outside_note(value, low, high)]))
+    return "; ".join(filter(None, [note, outside_note(value, low, high, method)]))
 
 
-def percentile_result(
+def interval_bounds(
+    distribution: np.ndarray | None,
+    confidence_level: float,
+    method: str = "percentile",
+    value: float = math.nan,
+    truth: float = math.nan,
+    *,
+    skip_nan: bool = False,
+) -> tuple[float, float]:
+    """Return the interval of a bootstrap distribution (module docstring).
+
+    Parameters
+    ----------
+    distribution : numpy.ndarray or None
+        The resampled values (None gives ``(nan, nan)``).
+    confidence_level : float
+        Two-sided level.
+    method : {"percentile", "basic"}
+        The interval.
+    value, truth : float
+        The estimate and the estimand's value in the bootstrap world (``"basic"``).
+    skip_nan : bool, default=False
+        Leave NaN values out (a group absent from a resample); all NaN gives
+        ``(nan, nan)``. Otherwise a NaN value makes the bounds NaN.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Examples
+    --------
+    >>> d = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> interval_bounds(d, 0.5)
+    (2.0, 4.0)
+    >>> interval_bounds(d, 0.5, "basic", value=2.5, truth=3.0)
+    (1.5, 3.5)
+    """
+    if distribution is None or (skip_nan and np.isnan(distribution).all()):
+        return math.nan, math.nan
+    tail = (1.0 - confidence_level) / 2.0
+    quantile = np.nanquantile if skip_nan else np.quantile
+    low, high = (float(q) for q in quantile(distribution, [tail, 1.0 - tail]))
+    if method == "basic":
+        shift = value + truth
+        return shift - high, shift - low
+    return low, high
+
+
+def bootstrap_result(
     value: float,
     distribution: np.ndarray,
     confidence_level: float,
@@ -601,8 +790,10 @@ def percentile_result(
     *,
     statistic: str,
     path: str,
+    method: str = "percentile",
+    truth: float | None = None,
 ) -> BootstrapResult:
-    """Return the percentile interval of a bootstrap distribution as a :class:`BootstrapResult`.
+    """Return the interval of a bootstrap distribution as a :class:`BootstrapResult`.
 
     Parameters
     ----------
@@ -616,24 +807,30 @@ def percentile_result(
         The seed of the resampling.
     statistic, path : str
         What was bootstrapped, and how.
+    method : {"percentile", "basic"}, default="percentile"
+        The interval (:data:`BOOTSTRAP_INTERVALS`).
+    truth : float, optional
+        The estimand's value in the bootstrap world (``"basic"``; default ``value``).
 
     Returns
     -------
     BootstrapResult
         The result (``numpy.quantile``, linear interpolation).
     """
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(distribution, [tail, 1.0 - tail])
+    basic = method == "basic"
+    truth = (value if truth is None else float(truth)) if basic else math.nan
+    low, high = interval_bounds(distribution, confidence_level, method, value, truth)
     return BootstrapResult(
         value=value,
-        confidence_interval=ConfidenceInterval(float(low), float(high)),
+        confidence_interval=ConfidenceInterval(low, high),
         confidence_level=confidence_level,
         n_resamples=int(distribution.shape[0]),
         seed=seed,
-        method="percentile",
+        method=method,
         distribution=distribution,
         statistic=statistic,
         path=path,
+        truth=truth,
     )
 
 
@@ -647,9 +844,10 @@ def bootstrap_interval(
     seed: int | np.random.Generator | None = 0,
     chunk_size: int | None = None,
     resample_order: str | None = None,
+    method: str = "percentile",
     **calibration_error_options: Any,
 ) -> BootstrapResult:
-    """Percentile bootstrap interval of a calibration error, score or any scalar statistic.
+    """Bootstrap interval of a calibration error, score or any scalar statistic.
 
     Rows are resampled with replacement and the statistic is recomputed on every
     resample, re-binning where the binning is data dependent (equal-mass). Binned
@@ -680,6 +878,10 @@ def bootstrap_interval(
     resample_order : {"rows", "draws"}, optional
         Order of a resample's rows as passed to the statistic; default ``"rows"`` for
         registered binned estimators and ``"draws"`` otherwise (see the module docstring).
+    method : {"percentile", "basic"}, default="percentile"
+        The interval (module docstring). ``"basic"`` pivots on the estimand's value in the
+        bootstrap world, which the estimator's registry entry names (``bootstrap_truth``):
+        the debiased estimator's is the plug-in error of the rows.
     **calibration_error_options
         Options of :func:`core.calibration.calibration_error` (``binning``, ``n_bins``,
         ``norm``, ``lens``, ``tie_policy``, ``class_weights``, ...) for an estimator name,
@@ -688,24 +890,27 @@ def bootstrap_interval(
     Returns
     -------
     BootstrapResult
-        Estimate, percentile interval, settings and the bootstrap distribution.
+        Estimate, interval, settings and the bootstrap distribution.
 
     Raises
     ------
     ConfigError
-        For an unknown statistic, a level outside (0, 1), a bad seed or bad options.
+        For an unknown statistic or interval, a level outside (0, 1), a bad seed or bad
+        options.
     DataError
         For invalid probabilities or labels.
 
     Notes
     -----
-    The interval is the plain percentile interval of the bootstrap distribution. Kumar
-    et al.'s ``bootstrap_uncertainty`` reports the basic (pivotal) interval
-    ``(2θ̂ − q_hi, 2θ̂ − q_lo)`` and takes ``alpha`` in percent; here ``level`` is a
-    fraction (0.9 for their default ``alpha=10``) and values ≥ 1 are refused. Both
-    intervals can be recovered from :attr:`BootstrapResult.distribution`. The
-    bootstrap resamples evaluation rows only: bins fixed in advance stay fixed, and
-    data-dependent bins are rebuilt on every resample.
+    Kumar et al.'s ``bootstrap_uncertainty(data, functional, estimator)`` reports the
+    basic interval ``(2·functional − q_hi, 2·functional − q_lo)`` of the estimator's
+    resamples and takes ``alpha`` in percent; here ``level`` is a fraction (0.9 for their
+    default ``alpha=10``) and values ≥ 1 are refused. With the plug-in as both functional
+    and estimator (their ``get_calibration_error_uncertainties``) theirs is
+    ``method="basic"`` here; for the debiased estimator, ``method="basic"`` pivots on the
+    plug-in error as theirs does, around the debiased estimate. The bootstrap resamples
+    evaluation rows only: bins fixed in advance stay fixed, and data-dependent bins are
+    rebuilt on every resample.
 
     Examples
     --------
@@ -723,4 +928,5 @@ def bootstrap_interval(
         confidence_level=confidence_level,
         seed=seed,
         chunk_size=chunk_size,
+        method=method,
     )["statistic"]

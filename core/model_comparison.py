@@ -21,8 +21,9 @@
 - **Paired comparisons.** When every model was evaluated on the same rows (same ``n`` and
   identical labels in the same order), all models are resampled with the *same* row
   indices, and the difference of a metric between a model and the reference model gets
-  the percentile interval of the per-resample differences. Whatever the rows' shared
-  difficulty adds to both models cancels: the interval is narrower than the overlap of the
+  the interval of the per-resample differences (percentile, or basic around the difference
+  with the difference of the models' pivots: ``config.bootstrap_interval``). Whatever the
+  rows' shared difficulty adds to both models cancels: the interval is narrower than the overlap of the
   two models' own intervals implies (on CIFAR-10's networks about 0.5–0.7 of the sum of
   their widths), and for scores whose per-row values move together across models (Brier,
   log loss) often narrower than either model's own interval.
@@ -59,7 +60,13 @@ from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import bootstrap_many, check_resampling, with_outside_note
+from core.intervals import (
+    bootstrap_many,
+    check_resampling,
+    interval_bounds,
+    truth_values,
+    with_outside_note,
+)
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
@@ -733,6 +740,7 @@ class ModelValues:
     values: dict[tuple[str, str], float]
     dists: dict[tuple[str, str], np.ndarray]
     notes: dict[tuple[str, str], str]
+    truths: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -775,6 +783,7 @@ class ComparisonPlan:
         values: dict[tuple[str, str], float] = {}
         dists: dict[tuple[str, str], np.ndarray] = {}
         notes_by: dict[tuple[str, str], str] = {}
+        truths: dict[tuple[str, str], float] = {}
         pred = data[m]
         n = pred.n
         m_seed = model_seeds[m]
@@ -785,6 +794,8 @@ class ComparisonPlan:
             )
             for key in shared_calls:
                 values[m, key] = float(full[key][0])
+            if config.bootstrap_interval == "basic":
+                truths.update(self._shared_truths(m, values))
             if n_resamples and self.mode == "exact":
                 b_max = max(comp.n_bins for comp in comps[m])
                 chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
@@ -799,6 +810,7 @@ class ComparisonPlan:
                     dists[m, key] = out[key]
         boot_specs: dict[str, tuple[str, dict[str, Any]]] = {}
         known: dict[str, float] = {}
+        other_calls: dict[str, EstimatorCall] = {}
         for s in others:
             if s.kind == "score":
                 boot_specs[s.key] = (s.name, {})
@@ -808,7 +820,7 @@ class ComparisonPlan:
                 continue
             o = estimator_options(s, config, opts)
             info = ESTIMATORS.get(s.name)
-            call = EstimatorCall.make(s.name, **o)
+            call = other_calls[s.key] = EstimatorCall.make(s.name, **o)
             res = call.result(call.run_on(views[m], m_seed))
             values[m, s.key] = known[s.key] = float(res.value)
             if "b_star" in res.details:
@@ -832,7 +844,25 @@ class ComparisonPlan:
             )
             for key, res in boots.items():
                 dists[m, key] = res.distribution
-        return ModelValues(values, dists, notes_by)
+        if config.bootstrap_interval == "basic" and n_resamples:
+            found = truth_values(
+                other_calls, known, lambda call: call.run_on(views[m], m_seed).value
+            )
+            truths.update({(m, key): value for key, value in found.items()})
+        return ModelValues(values, dists, notes_by, truths)
+
+    def _shared_truths(
+        self, m: str, values: Mapping[tuple[str, str], float]
+    ) -> dict[tuple[str, str], float]:
+        """Return the basic interval's pivots of model ``m``'s shared-bin estimators."""
+        calls = {k: t for k, c in self.shared_calls.items() if (t := c.truth_call()) is not None}
+        out = {(m, key): values[m, key] for key in self.shared_calls if key not in calls}
+        if calls:
+            rows = np.arange(self.data[m].n, dtype=np.intp)[None, :]
+            streams = {key: NormalStream(self.model_seeds[m]) for key in calls}
+            full = _shared_bin_values(rows, self.comps[m], self.weights, calls, streams)
+            out.update({(m, key): float(full[key][0]) for key in calls})
+        return out
 
     def _cell_calls(self, m: str, notes: dict[tuple[str, str], str]) -> dict[str, Any]:
         """Return the shared-bin calls the cells resample; note the others as analyze does."""
@@ -896,10 +926,12 @@ class ComparisonPlan:
         values: dict[tuple[str, str], float] = {}
         dists: dict[tuple[str, str], np.ndarray] = {}
         notes_by: dict[tuple[str, str], str] = {}
+        truths: dict[tuple[str, str], float] = {}
         for part in parts:
             values.update(part.values)
             dists.update(part.dists)
             notes_by.update(part.notes)
+            truths.update(part.truths)
         if self.mode != "exact" and self.paired and self.n_resamples:
             dists.update(self._joint_values())
         tests = _tests(data, models, self.test, self.config, self.model_seeds, self.test_options)
@@ -922,6 +954,7 @@ class ComparisonPlan:
             edges=self.edges,
             bins=self.bins,
             mode=self.mode,
+            truths=truths,
         )
 
 
@@ -984,8 +1017,13 @@ def assemble_comparison(
     bins: dict[str, tuple[BinStats, ...]],
     mode: str = "exact",
     extra_notes: Sequence[str] = (),
+    truths: Mapping[tuple[str, str], float] | None = None,
 ) -> ModelComparison:
     """Return the comparison from every model's values and resamples (tables, ranks, notes).
+
+    ``truths`` holds ``(model, metric key) →`` the estimand's value in the bootstrap world,
+    for the basic interval (``config.bootstrap_interval``; a key without one pivots on its
+    value); a difference pivots on the difference of its models' truths.
 
     The last step of :meth:`ComparisonPlan.finish`, shared with the streamed comparison
     (:func:`core.stream.compare.run_comparison`), which has the same values and resamples
@@ -998,12 +1036,14 @@ def assemble_comparison(
     """
     dists = dict(dists)
     ranks = _ranks(models, specs, values)
-    table = _table(models, specs, values, dists, confidence_level, notes_by, ranks)
+    pivots = {k: (truths or {}).get(k, v) for k, v in values.items()}
+    bounds = _Intervals(confidence_level, config.bootstrap_interval, pivots)
+    table = _table(models, specs, values, dists, bounds, notes_by, ranks)
     if reference is None:
         reference = str(ranks[specs[0].key].idxmin())
-    differences = _differences(models, specs, values, dists, reference, confidence_level)
+    differences = _differences(models, specs, values, dists, reference, bounds)
     kendall = _kendall(specs, ranks)
-    flips = _flips(models, specs, values, dists, confidence_level, table)
+    flips = _flips(models, specs, values, dists, bounds, table)
 
     pooled = sum(n[m] for m in models)
     notes = [_binning_note(config, len(models), pooled)]
@@ -1086,12 +1126,23 @@ def _pairing_note(paired: bool, mode: str, n_resamples: int) -> str:
 # --------------------------------------------------------------------------- tables
 
 
-def _interval(dist: np.ndarray | None, confidence_level: float) -> tuple[float, float]:
-    if dist is None:
-        return math.nan, math.nan
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(dist, [tail, 1.0 - tail])
-    return float(low), float(high)
+@dataclass(frozen=True)
+class _Intervals:
+    """How the comparison's intervals are read: level, method and the basic pivots."""
+
+    confidence_level: float
+    method: str
+    truths: Mapping[tuple[str, str], float]
+
+    def of(
+        self, dist: np.ndarray | None, value: float, models: Sequence[str], key: str
+    ) -> tuple[float, float]:
+        """Return the interval of a model's value (one model) or of a difference (a − b)."""
+        truth = math.nan
+        if self.method == "basic":
+            sign = (1.0, -1.0)
+            truth = sum(s * self.truths[m, key] for s, m in zip(sign, models, strict=False))
+        return interval_bounds(dist, self.confidence_level, self.method, value, truth)
 
 
 def _signed(spec: MetricSpec, values: np.ndarray) -> np.ndarray:
@@ -1104,7 +1155,7 @@ def _table(
     specs: tuple[MetricSpec, ...],
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
-    confidence_level: float,
+    bounds: _Intervals,
     notes: Mapping[tuple[str, str], str],
     ranks: pd.DataFrame,
 ) -> pd.DataFrame:
@@ -1114,7 +1165,7 @@ def _table(
         rank = ranks[spec.key].to_numpy()
         best = rank == 1
         for i, m in enumerate(models):
-            low, high = _interval(dists.get((m, spec.key)), confidence_level)
+            low, high = bounds.of(dists.get((m, spec.key)), float(v[i]), (m,), spec.key)
             rows.append(
                 {
                     "model": m,
@@ -1125,7 +1176,9 @@ def _table(
                     "high": high,
                     "rank": int(rank[i]) if np.isfinite(rank[i]) else 0,
                     "best": bool(best[i]),
-                    "note": with_outside_note(notes.get((m, spec.key), ""), v[i], low, high),
+                    "note": with_outside_note(
+                        notes.get((m, spec.key), ""), v[i], low, high, bounds.method
+                    ),
                 }
             )
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
@@ -1151,7 +1204,7 @@ def _differences(
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
     reference: str,
-    confidence_level: float,
+    bounds: _Intervals,
 ) -> pd.DataFrame:
     rows = []
     for spec in specs:
@@ -1160,7 +1213,8 @@ def _differences(
                 continue
             diff = values[m, spec.key] - values[reference, spec.key]
             a, b = dists.get((m, spec.key)), dists.get((reference, spec.key))
-            low, high = _interval(None if a is None or b is None else a - b, confidence_level)
+            paired = None if a is None or b is None else a - b
+            low, high = bounds.of(paired, diff, (m, reference), spec.key)
             significant = bool(low > 0 or high < 0)
             lower_better = not spec.higher_is_better
             better = significant and ((high < 0) if lower_better else (low > 0))
@@ -1240,7 +1294,7 @@ def _flips(
     specs: tuple[MetricSpec, ...],
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
-    confidence_level: float,
+    intervals: _Intervals,
     table: pd.DataFrame,
 ) -> pd.DataFrame:
     columns = [
@@ -1253,7 +1307,8 @@ def _flips(
         da, db = dists.get((a, spec.key)), dists.get((b, spec.key))
         if da is None or db is None:
             return None
-        low, high = _interval(da - db, confidence_level)
+        diff = values[a, spec.key] - values[b, spec.key]
+        low, high = intervals.of(da - db, diff, (a, b), spec.key)
         return bool(low > 0 or high < 0)
 
     def overlap(spec: MetricSpec, a: str, b: str) -> bool | None:

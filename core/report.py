@@ -344,7 +344,8 @@ class Report:
         interval = ""
         if boot is not None:
             ci = boot.confidence_interval
-            interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.confidence_level:.0%} bootstrap)"
+            kind = _bootstrap_kind(a.config)
+            interval = f" [{_num(ci.low)}, {_num(ci.high)}] ({boot.confidence_level:.0%} {kind})"
         out = [
             f"<h2>{_esc('Model ' + name if m.model is not None else 'All rows')}</h2>",
             f'<p class="headline">n = {m.n:,}; headline '
@@ -410,7 +411,8 @@ class Report:
             "<h2>Model comparison</h2>",
             f"<p>{len(cmp.models)} models on identical bins; differences to "
             f"<b>{_esc(cmp.reference)}</b> with {'paired' if cmp.paired else 'unpaired'} "
-            f"{cmp.confidence_level:.0%} bootstrap intervals ({cmp.n_resamples} resamples).</p>",
+            f"{cmp.confidence_level:.0%} {_bootstrap_kind(cmp.config)} intervals "
+            f"({cmp.n_resamples} resamples).</p>",
         ]
         out.extend(f"<p>{_esc(note)}</p>" for note in cmp.notes)
         for caption in ("Reliability diagrams on shared bins", "Metrics with intervals"):
@@ -802,6 +804,10 @@ def _test_record(m: ModelReport) -> dict[str, Any] | None:
     if m.test is None:
         return None if m.test_error is None else {"error": m.test_error}
     return m.test.to_record()
+
+
+def _bootstrap_kind(config: AnalysisConfig) -> str:
+    return "bootstrap" if config.bootstrap_interval == "percentile" else "basic bootstrap"
 
 
 def _interval_label(config: AnalysisConfig) -> str:

@@ -98,7 +98,8 @@ class SmoothDiagram:
     components : tuple of SmoothComponent
         One per lens component.
     bootstrap : BootstrapResult or None
-        Percentile interval of ``value`` (path ``"rows-batch"``); None without resamples.
+        Bootstrap interval of ``value`` (the config's ``bootstrap_interval``, path
+        ``"rows-batch"``); None without resamples.
     confidence_level : float
         Level of the band and the interval.
     n_resamples : int
@@ -223,7 +224,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
     from core.analysis import check_config
     from core.data import as_predictions
     from core.estimators.base import combine_lp
-    from core.intervals import percentile_result
+    from core.intervals import bootstrap_result, interval_bounds
     from core.resampling import check_chunk_size, chunks
 
     config = check_config(config)
@@ -267,13 +268,24 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         tail = (1.0 - config.confidence_level) / 2.0
         quantiles = [tail, 1.0 - tail]
         dist = combine_lp(values, weights, 1.0)
-        boot = percentile_result(
-            total, dist, config.confidence_level, config.seed, statistic="smooth", path="rows-batch"
+        method = config.bootstrap_interval
+        boot = bootstrap_result(
+            total,
+            dist,
+            config.confidence_level,
+            config.seed,
+            statistic="smooth",
+            path="rows-batch",
+            method=method,
         )
+        # the curve's band is where resampled curves fall; each value's interval is the
+        # config's (the smooth ECE is its own estimand in the bootstrap world)
         bands = [
             (
                 *np.quantile(curves[c], quantiles, axis=0),
-                tuple(float(v) for v in np.quantile(values[:, c], quantiles)),
+                interval_bounds(
+                    values[:, c], config.confidence_level, method, fits[c][0], fits[c][0]
+                ),
             )
             for c in range(len(fits))
         ]

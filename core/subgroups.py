@@ -16,11 +16,12 @@ windows (production monitoring).
   equal-width bins a group's value equals :func:`core.calibration.calibration_error` on
   its rows; with equal-mass bins it equals :func:`core.model_comparison.compare_models`
   with one "model" per group (both pool the same scores for the edges).
-- **Intervals.** Percentile bootstrap over the *pooled* rows: a resample of the pooled
+- **Intervals.** Bootstrap over the *pooled* rows: a resample of the pooled
   rows holds each group's resampled rows (their number varies, as it does in new data),
   and the group's value and the pooled value are computed on the same resample. The gap
-  ``CE_g − CE_pooled`` therefore gets a paired interval (the percentile interval of the
-  per-resample gaps): a group's rows are rows of the pooled data, so the two estimates
+  ``CE_g − CE_pooled`` therefore gets a paired interval (from the per-resample gaps, read
+  as ``config.bootstrap_interval`` says: percentile, or basic around the gap with the
+  difference of the groups' pivots): a group's rows are rows of the pooled data, so the two estimates
   are dependent and independent intervals would misstate the gap's uncertainty.
 - **Equal calibration across groups.** A stratified χ² test of "within each bin, the
   mean residual ``y − s`` is the same in every group" (see :func:`equal_calibration_test`
@@ -50,7 +51,7 @@ from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import check_resampling
+from core.intervals import BOOTSTRAP_INTERVALS, check_resampling, interval_bounds
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.numbers import format_pvalue
@@ -622,6 +623,14 @@ def _grouped_analysis(
         (NormalStream(seed_value), NormalStream(seed_value)),
     )  # fmt: skip
     values, pooled_value = full_g[0], float(full_p[0])
+    truths = None
+    truth = call.truth_call() if config.bootstrap_interval == "basic" else None
+    if truth is not None:
+        t_g, t_p = _values(
+            np.arange(n, dtype=np.intp)[None, :], comps, codes, n_groups, weights, truth,
+            (NormalStream(seed_value), NormalStream(seed_value)),
+        )  # fmt: skip
+        truths = (t_g[0], float(t_p[0]))
     dist_g = dist_p = None
     if n_resamples and cells:
         view = BinnedView(
@@ -664,6 +673,7 @@ def _grouped_analysis(
         pooled_bins=tuple(comp.stats for comp in comps),
         what=what,
         cells=cells,
+        truths=truths,
     )
 
 
@@ -725,6 +735,10 @@ def grouped_from_cells(
     n_groups = len(groups)
     counts = np.array([g.n for g in groups], dtype=np.int64)
     values, pooled_value = grouped_values(groups, call, st.seed)
+    truths = None
+    truth = call.truth_call() if st.config.bootstrap_interval == "basic" else None
+    if truth is not None:
+        truths = grouped_values(groups, truth, st.seed)
     dist_g = dist_p = None
     if st.n_resamples:
         dist_g, dist_p = grouped_cell_bootstrap(
@@ -768,6 +782,7 @@ def grouped_from_cells(
         pooled_bins=pooled_bins,
         what=what,
         cells=True,
+        truths=truths,
     )
 
 
@@ -799,24 +814,29 @@ def _assemble(
     pooled_bins: tuple[BinStats, ...],
     what: str,
     cells: bool,
+    truths: tuple[np.ndarray, float] | None = None,
 ) -> SubgroupAnalysis:
-    """Return the analysis: table, worst group and notes from the values and resamples."""
+    """Return the analysis: table, worst group and notes from the values and resamples.
+
+    ``truths`` are the groups' and the pooled rows' pivots of the basic interval
+    (``config.bootstrap_interval``; None: the values themselves).
+    """
     config, spec, min_rows = st.config, st.spec, st.min_rows
     n_groups = len(names)
-    tail = (1.0 - st.confidence_level) / 2.0
+    method = config.bootstrap_interval
+    truth_g, truth_p = (values, pooled_value) if truths is None else truths
 
-    def interval(d: np.ndarray | None) -> tuple[float, float]:
-        if d is None or np.isnan(d).all():
-            return math.nan, math.nan
-        low, high = np.nanquantile(d, [tail, 1.0 - tail])
-        return float(low), float(high)
+    def interval(d: np.ndarray | None, value: float, truth: float) -> tuple[float, float]:
+        return interval_bounds(d, st.confidence_level, method, value, truth, skip_nan=True)
 
-    p_low, p_high = interval(dist_p)
+    p_low, p_high = interval(dist_p, pooled_value, truth_p)
     rows_out = []
     for g, name in enumerate(names):
-        low, high = interval(None if dist_g is None else dist_g[:, g])
+        low, high = interval(None if dist_g is None else dist_g[:, g], values[g], truth_g[g])
         gap = float(values[g] - pooled_value)
-        g_low, g_high = interval(None if dist_g is None else dist_g[:, g] - dist_p)
+        g_low, g_high = interval(
+            None if dist_g is None else dist_g[:, g] - dist_p, gap, truth_g[g] - truth_p
+        )
         small = bool(counts[g] < min_rows)
         notes = []
         if small:
@@ -852,10 +872,11 @@ def _assemble(
         )
     else:
         how = (
-            "Intervals: percentile bootstrap over the pooled rows; every group and the pooled "
-            "value are computed on the same resample, so the gap to all rows has a paired "
-            "interval."
+            "Intervals: bootstrap over the pooled rows; every group and the pooled value are "
+            "computed on the same resample, so the gap to all rows has a paired interval."
         )
+    if st.n_resamples:
+        how += f" {BOOTSTRAP_INTERVALS[method][0].upper()}{BOOTSTRAP_INTERVALS[method][1:]}."
     notes = [
         f"Identical bins: {config.n_bins} {config.binning} bins of the pooled rows' scores; "
         f"every {what[:-1]} is measured on them by {spec.label}.",

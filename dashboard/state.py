@@ -66,6 +66,7 @@ CONFIG_KEYS = (
     "interval_method",
     "consistency_band",
     "convention",
+    "bootstrap_interval",
 )
 
 

@@ -595,6 +595,22 @@ def interval_label(method: str) -> str:
     return INTERVAL_METHODS.get(method).label
 
 
+#: How the sidebar names the bootstrap intervals (:data:`core.intervals.BOOTSTRAP_INTERVALS`).
+BOOTSTRAP_INTERVAL_LABELS = {"percentile": "Percentile", "basic": "Basic (pivotal)"}
+
+
+def interval_words(confidence_level: float, method: str) -> str:
+    """Return how captions name the bootstrap intervals, e.g. "95% percentile-bootstrap intervals".
+
+    Examples
+    --------
+    >>> interval_words(0.9, "basic")
+    '90% basic (pivotal) bootstrap intervals'
+    """
+    kind = "percentile-bootstrap" if method == "percentile" else "basic (pivotal) bootstrap"
+    return f"{confidence_level:.0%} {kind} intervals"
+
+
 def model_picker() -> None:
     """Show the model picker when the loaded file holds several models."""
     state.check_model(st)
@@ -703,7 +719,7 @@ def analysis_controls() -> None:
             value=int(d["n_resamples"]),
             step=100,
             key="n_resamples",
-            help="Percentile-bootstrap resamples per metric; 0 turns intervals off.",
+            help="Bootstrap resamples per metric; 0 turns intervals off.",
         )
         slider(
             st,
@@ -713,6 +729,18 @@ def analysis_controls() -> None:
             value=float(d["confidence_level"]),
             step=0.01,
             key="confidence_level",
+        )
+        _config_select(
+            "Bootstrap interval",
+            "bootstrap_interval",
+            list(BOOTSTRAP_INTERVAL_LABELS),
+            d["bootstrap_interval"],
+            BOOTSTRAP_INTERVAL_LABELS,
+            "How each metric's interval is read off its resamples. Percentile: where "
+            "resampled estimates fall. Basic (pivotal): the resampled estimates' spread "
+            "around their own world's true value (for a debiased or unbiased estimator, "
+            "the plug-in value of these rows), reflected around the estimate — it removes "
+            "the estimator's bias at this n, as Kumar et al.'s code does.",
         )
         methods = interval_methods()
         _config_select(
@@ -1231,11 +1259,12 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     from core.intervals import with_outside_note
 
     ci = boot.confidence_interval
+    kind = "bootstrap" if boot.method == "percentile" else "basic bootstrap"
     text = (
-        f"{config.confidence_level:.0%} bootstrap interval {format_interval(ci.low, ci.high)} "
+        f"{config.confidence_level:.0%} {kind} interval {format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
     )
-    slot.caption(with_outside_note(text, result.headline.value, ci.low, ci.high))
+    slot.caption(with_outside_note(text, result.headline.value, ci.low, ci.high, boot.method))
 
 
 def bootstrap_gate(pred: Any, config: Any) -> Any:
@@ -1257,7 +1286,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
         return None
     components = lens_components(config.lens, pred.n_classes)
     shared = (
-        f"{config.confidence_level:.0%} percentile-bootstrap intervals from "
+        f"{interval_words(config.confidence_level, config.bootstrap_interval)} from "
         f"{config.n_resamples:,} resamples shared by all metrics (seed {config.seed})"
     )
     if bootstrap_mode(config, pred.n, components) == "exact":

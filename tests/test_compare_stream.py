@@ -148,6 +148,27 @@ def test_binary_stream_comparison_equals_memory(tmp_path, paired, fmt, binning, 
     assert "stream" in rows.loc[("sharp", "sweep@1"), "note"]
 
 
+def test_a_stream_comparisons_basic_intervals_equal_memory(tmp_path):
+    frame = _binary_frame(1_500, paired=True)
+    pattern = _write(tmp_path / "parts", frame, [700, 2_000, 3_333], "parquet")
+    config = AnalysisConfig(
+        lens="binary", n_bins=12, n_resamples=300, bootstrap="cells", seed=4,
+        bootstrap_interval="basic",
+    )  # fmt: skip
+    metrics = ("plugin@2", "debiased@2", "brier")
+    memory = compare_models(_memory(frame, tmp_path).by_model(), config=config, metrics=metrics)
+    stream = compare_stream(pattern, config, metrics=metrics, batch_rows=512)
+    _assert_same(memory, stream)
+    percentile = compare_models(
+        _memory(frame, tmp_path).by_model(),
+        config=AnalysisConfig(lens="binary", n_bins=12, n_resamples=300, bootstrap="cells", seed=4),
+        metrics=metrics,
+    )
+    rows = stream.table.set_index(["model", "metric"])
+    other = percentile.table.set_index(["model", "metric"])
+    assert not np.allclose(rows["low"], other["low"])  # the kind of interval reached the table
+
+
 @pytest.mark.parametrize("lens", ["top-label", "classwise"])
 def test_multiclass_stream_comparison_equals_memory(tmp_path, lens):
     frame = _multiclass_frame(1_200)

@@ -57,12 +57,16 @@ def test_miscalibrated_bins_by_hand():
     assert miscalibrated_bins(t2).tolist() == [False, False, True, False]
 
 
-def _analysis(tables, value=0.041, interval=(0.037, 0.046), estimator="plugin"):
+def _analysis(
+    tables, value=0.041, interval=(0.037, 0.046), estimator="plugin", method="percentile"
+):
     comps = tuple(SimpleNamespace(to_frame=lambda t=t: t) for t in tables)
     boot = (
         None
         if interval is None
-        else SimpleNamespace(confidence_interval=SimpleNamespace(low=interval[0], high=interval[1]))
+        else SimpleNamespace(
+            confidence_interval=SimpleNamespace(low=interval[0], high=interval[1]), method=method
+        )
     )
     return SimpleNamespace(
         config=SimpleNamespace(estimator=estimator),
@@ -90,6 +94,12 @@ def test_over_confident_above():
         "Over-confident above 0.6; Plug-in binned (ECE) 4.1 % [3.7, 4.6]; "
         "4 of 10 non-empty bins outside the calibrated band."
     )
+
+
+def test_a_basic_interval_says_so():
+    gaps = [0] * 6 + [0.1, 0.15, 0.2, 0.2]
+    text = reliability_finding(_analysis([_world(gaps)], interval=(0.03, 0.04), method="basic"))
+    assert "Plug-in binned (ECE) 4.1 % [3.0, 4.0] (basic interval: the estimator's bias at " in text
 
 
 def test_under_confident_below_with_empty_bins():
@@ -245,11 +255,24 @@ def test_comparison_finding_on_the_sample():
     d = cmp.differences[cmp.differences.metric == cmp.metrics[0].key]
     worse = int((d.significant & ~d.better).sum())
     assert f"{worse} of {len(d)} other models are worse beyond noise" in text
+    assert "basic" not in text
+    basic = core.compare_models(
+        pred.by_model(),
+        config=core.AnalysisConfig(lens="binary", n_resamples=100, bootstrap_interval="basic"),
+        seed=0,
+    )
+    assert comparison_finding(basic).endswith(
+        "(basic intervals: the estimators' bias at this n removed)."
+    )
 
 
-def _recal(rows, evaluation="test"):
+def _recal(rows, evaluation="test", interval="percentile"):
     cols = ["method", "method_label", "metric", "metric_label", "value", "low", "high"]
-    return SimpleNamespace(metrics=pd.DataFrame(rows, columns=cols), evaluation=evaluation)
+    return SimpleNamespace(
+        metrics=pd.DataFrame(rows, columns=cols),
+        evaluation=evaluation,
+        settings={"bootstrap_interval": interval},
+    )
 
 
 def test_recalibration_finding_by_hand():
@@ -271,6 +294,10 @@ def test_recalibration_finding_by_hand():
     assert recalibration_finding(helps) == (
         "On the test rows, Isotonic lowers ECE from 6.1 % [3.9, 9.2] (uncalibrated) to "
         "2.6 % [1.2, 4.8]; Brier score 0.1161 → 0.08213."
+    )
+    basic = _recal(helps.metrics.values.tolist(), interval="basic")
+    assert recalibration_finding(basic).endswith(
+        "0.08213 (basic intervals: the estimators' bias at this n removed)."
     )
     worse = _recal([*base, ["platt", "Platt scaling", "plugin", "ECE", 0.07, 0.05, 0.09]])
     assert recalibration_finding(worse) == (

@@ -243,3 +243,25 @@ def test_recalibrator_settings_keep_registry_names_in_the_link():
     assert mode.value == "three-splits"
     assert "three disjoint splits (theory)" in mode.options and "three-splits" not in mode.options
     assert _param(at, "recal_scaling-binning_mode") == "three-splits"
+
+
+def test_the_bootstrap_interval_comes_from_the_link_and_reaches_the_numbers():
+    from core.analysis import AnalysisConfig, analyze
+    from core.numbers import format_interval
+
+    at = _app(sample=SAMPLE, bootstrap_interval="basic", n_resamples="200").run()
+    at.switch_page(RELIABILITY).run()
+    assert not at.exception and not _notes(at)
+    control = at.sidebar.selectbox(key="bootstrap_interval")
+    assert control.value == "basic" and "Basic (pivotal)" in control.options
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "basic bootstrap interval" in captions
+    assert "basic (pivotal) bootstrap intervals" in captions
+    pred = at.session_state["predictions"]
+    config = AnalysisConfig(lens="binary", n_resamples=200, bootstrap_interval="basic")
+    part = pred.by_model()[at.session_state["model"]] if pred.model is not None else pred
+    head = analyze(part, config).headline_interval.confidence_interval
+    assert format_interval(head.low, head.high) in captions
+    control.set_value("percentile").run()
+    assert _param(at, "bootstrap_interval") is None
+    assert "basic bootstrap interval" not in " ".join(plain(c.value) for c in at.caption)

@@ -114,6 +114,20 @@ def test_binary_stream_equals_memory(binary_parquet, binning, tie_policy, norm):
     _same(analyze(pred, config), result.analysis)
 
 
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+def test_a_streams_basic_intervals_equal_memory(binary_parquet, binning):
+    config = AnalysisConfig(
+        lens="binary", binning=binning, norm=2, n_bins=11, n_resamples=200, bootstrap="cells",
+        bootstrap_interval="basic",
+    )  # fmt: skip
+    memory = analyze(core.load_predictions(binary_parquet), config)
+    result = analyze_stream(binary_parquet, config, batch_rows=1_700)
+    _same(memory, result.analysis)
+    deb = result.analysis.intervals["debiased"]
+    assert deb.method == "basic"
+    assert deb.truth == pytest.approx(memory.metrics.set_index("metric").loc["plugin", "value"])
+
+
 def test_a_stream_spares_the_laws_and_rows_merging_would_drop(binary_parquet, monkeypatch):
     """Bins past the exact-law limit get no law and rows past the sampler's no copy: same band."""
     import core.consistency_bands as bands

@@ -132,6 +132,21 @@ def test_stream_windows_equal_memory_with_the_cell_bootstrap(daily, pred, binnin
     _same(memory, stream)
 
 
+def test_stream_windows_basic_intervals_equal_memory(daily, pred):
+    config = AnalysisConfig(
+        n_bins=10, n_resamples=200, bootstrap="cells", bootstrap_interval="basic"
+    )
+    kw = dict(time="ts", every="day", threshold=0.05, estimator="debiased@2")
+    memory = window_analysis(pred, config, **kw)
+    stream = window_analysis_stream(daily, config, batch_rows=333, **kw)
+    _same(memory, stream)
+    # the windows pivot on their plug-in errors: not the percentile intervals
+    pct = window_analysis_stream(
+        daily, AnalysisConfig(n_bins=10, n_resamples=200, bootstrap="cells"), **kw
+    )
+    assert not np.allclose(stream.table["low"], pct.table["low"], equal_nan=True)
+
+
 def test_the_batching_does_not_change_anything(daily):
     config = AnalysisConfig(n_resamples=300, seed=5)
     small = window_analysis_stream(daily, config, time="ts", threshold=0.05, batch_rows=97)

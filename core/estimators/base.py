@@ -292,6 +292,15 @@ class EstimatorInfo(Entry):
         the scores itself, binned or joint-binned, with the caller's binning). An estimator
         that picks its own number of bins (the sweep) or ignores it (``mcb``'s discrete
         bins) says False, and a change of ``n_bins`` reuses its value.
+    bootstrap_truth : str
+        The estimator whose value on a sample is what this one estimates in that sample's
+        bootstrap world, where the rows are the population ("": itself). The basic
+        bootstrap interval pivots on it (:mod:`core.intervals`): a debiased estimator
+        targets the plug-in error of the rows (``"plugin"``), an unbiased SKCE the SKCE of
+        their empirical distribution, the biased V-statistic (``"skce-b"``).
+    truth_options : mapping
+        Options of that estimator that differ from this one's (its other options are this
+        call's, where it has them): MMCE's unbiased estimate targets the biased one.
     """
 
     family: str
@@ -315,6 +324,8 @@ class EstimatorInfo(Entry):
     subsample: bool | None = None
     no_interval: str = ""
     reads_n_bins: bool | None = None
+    bootstrap_truth: str = ""
+    truth_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.reads_n_bins is None:

@@ -210,6 +210,7 @@ register_binned(
     statistics="bins",
     kernel=_debiased_kernel,
     combine=combine_signed,
+    bootstrap_truth="plugin",
     describe=_describe_debiased,
 )
 

@@ -1206,6 +1206,7 @@ skce_unbiased_quadratic = _register_skce(
     description="Unbiased U-statistic of the squared kernel calibration error; can be negative.",
     quadratic=True,
     options=_QUADRATIC_OPTIONS,
+    bootstrap_truth="skce-b",
 )
 skce_unbiased_linear = _register_skce(
     "ul",
@@ -1214,6 +1215,7 @@ skce_unbiased_linear = _register_skce(
     label="SKCE (unbiased, linear)",
     description="Mean of h over consecutive pairs (1,2), (3,4), …: linear cost, larger variance.",
     options=_COMMON_OPTIONS,
+    bootstrap_truth="skce-b",
 )
 skce_block = _register_skce(
     "block",
@@ -1223,6 +1225,7 @@ skce_block = _register_skce(
     description="Mean of unbiased SKCE estimates over consecutive blocks (option block_size, default ⌊√n⌋ up to 100).",
     formula="Widmann, Lindsten & Zachariah (2021), block estimator",
     options={**_COMMON_OPTIONS, "block_size": None, "unbiased": True},
+    bootstrap_truth="skce-b",
 )
 
 
@@ -1236,6 +1239,8 @@ skce_block = _register_skce(
     norms=None,
     lenses=("top-label",),
     quantity="kernel distance of the confidence (a different quantity from ℓp ECE)",
+    bootstrap_truth="mmce",
+    truth_options={"unbiased": False},
     options={
         "kernel": "laplacian",
         "bandwidth": MMCE_BANDWIDTH,

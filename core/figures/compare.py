@@ -177,7 +177,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
     -------
     plotly.graph_objects.Figure
         One trace per metric (panel), ``x = value`` and ``y = model``, with asymmetric error
-        bars from the percentile interval; the best model of each metric is a star.
+        bars from the bootstrap interval; the best model of each metric is a star.
     """
     fig = _panels(comparison, len(comparison.models), height_per_model)
     colors = [model_color(i) for i in range(len(comparison.models))]
@@ -230,7 +230,7 @@ def paired_difference_figure(
     -------
     plotly.graph_objects.Figure
         One trace per metric (panel), ``x = difference`` (model − reference) and
-        ``y = model``, with the paired (or unpaired) percentile interval; green where the
+        ``y = model``, with the paired (or unpaired) bootstrap interval; green where the
         model is significantly better than the reference, red where significantly worse,
         grey where the interval contains 0 (a dotted line marks 0).
     """

@@ -103,7 +103,7 @@ def subgroup_forest_figure(result: SubgroupAnalysis, *, height_per_group: int = 
     Returns
     -------
     plotly.graph_objects.Figure
-        One trace: ``x = value``, ``y = group``, with the percentile interval; the worst
+        One trace: ``x = value``, ``y = group``, with the bootstrap interval; the worst
         group a red star, groups too small to judge hollow grey; a dotted line at the
         value of all rows.
     """

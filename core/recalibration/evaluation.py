@@ -271,6 +271,7 @@ def compare_recalibrators(
     n_resamples: int = 200,
     confidence_level: float = 0.95,
     seed: int = 0,
+    bootstrap_interval: str = "percentile",
 ) -> RecalibrationComparison:
     """Fit recalibrators on calibration rows and judge them on test rows.
 
@@ -305,6 +306,8 @@ def compare_recalibrators(
         Interval level.
     seed : int, default 0
         Seed of the splits, the recalibrators and the bootstrap.
+    bootstrap_interval : {"percentile", "basic"}, default "percentile"
+        How intervals are read off the resamples (:data:`core.intervals.BOOTSTRAP_INTERVALS`).
 
     Returns
     -------
@@ -399,7 +402,13 @@ def compare_recalibrators(
         usable, skipped = _estimator_plan(estimators, b, norm_f)
         stats = _statistics(usable, binning=b, n_bins=n_bins, norm=norm_f, lens=lens)
         boot = bootstrap_many(
-            q, y_eval, stats, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+            q,
+            y_eval,
+            stats,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            seed=seed,
+            method=bootstrap_interval,
         )
         repeats = []
         if protocol == "repeated":
@@ -476,6 +485,7 @@ def compare_recalibrators(
         "n_resamples": n_resamples,
         "confidence_level": confidence_level,
         "seed": seed,
+        "bootstrap_interval": bootstrap_interval,
         "methods": [{"key": k, "name": n, "options": o} for k, n, o, _ in specs],
     }
     return RecalibrationComparison(

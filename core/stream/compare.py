@@ -530,10 +530,13 @@ def run_comparison(
     values: dict[tuple[str, str], float] = {}
     notes: dict[tuple[str, str], str] = {}
     dists: dict[tuple[str, str], np.ndarray] = {}
+    truths: dict[tuple[str, str], float] = {}
     fits = resampled_by_cells(calls)
     for m in names:
         got_rows = rows.get(m, RowStats())
-        _model_values(m, stats[m], got_rows, config, specs, calls, others, seeds[m], values, notes)
+        _model_values(
+            m, stats[m], got_rows, config, specs, calls, others, seeds[m], values, notes, truths
+        )
         if n_resamples:
             for s in specs:
                 if s.kind != "score" and s.key not in fits:
@@ -577,6 +580,7 @@ def run_comparison(
         edges=edges,
         bins=bins,
         mode="cells",
+        truths=truths,
     )
     names_k = plan.class_names
     source = StreamInput(
@@ -654,8 +658,13 @@ def _model_values(
     seed: int,
     values: dict[tuple[str, str], float],
     notes: dict[tuple[str, str], str],
+    truths: dict[tuple[str, str], float],
 ) -> None:
-    """Model ``m``'s point values: shared-bin metrics from its cells, the others from rows."""
+    """Model ``m``'s point values: shared-bin metrics from its cells, the others from rows.
+
+    With the basic interval, ``truths`` gets the pivot of each shared-bin metric that is not
+    its own (:meth:`core.calibration.EstimatorCall.truth_call`).
+    """
     cells = stats.cells
     view = stats_view(cells, rows.deviations)
     kernel = rows.kernel_rows()
@@ -665,6 +674,11 @@ def _model_values(
         elif s.kind == "shared-bins":
             call = calls[s.key]
             values[m, s.key] = estimate_binned(call.info, view, call.norm, seed, call.options).value
+            truth = call.truth_call() if config.bootstrap_interval == "basic" else None
+            if truth is not None:  # the basic interval's pivot, from the same bins
+                truths[m, s.key] = estimate_binned(
+                    truth.info, view, truth.norm, seed, truth.options
+                ).value
         else:
             call = others[s.key]
             if kernel is None:

@@ -70,10 +70,11 @@ def _metrics_display(cmp: ModelComparison) -> Any:
 st.title("Compare", anchor=False)
 st.caption(
     "Several models on **identical bins**: every calibration error and score with a "
-    "percentile-bootstrap interval, differences to a reference model with **paired** "
+    "bootstrap interval, differences to a reference model with **paired** "
     "intervals (the same resampled rows for every model), a calibration test per model, the "
     "reliability curves overlaid, and where the rankings by different estimators disagree. "
-    "Lens, binning, number of bins, norm, interval level and seed come from the sidebar; the "
+    "Lens, binning, number of bins, norm, interval level and kind, and seed come from the "
+    "sidebar; the "
     "sidebar's model picker is ignored here."
 )
 
@@ -194,8 +195,8 @@ for note in cmp.notes:
     st.caption(widgets.literal(note))
 st.subheader("Metrics", anchor=False)
 interval_text = (
-    f"{cmp.confidence_level:.0%} percentile-bootstrap intervals from {cmp.n_resamples:,} resamples "
-    f"(seed {cmp.seed})"
+    f"{widgets.interval_words(cmp.confidence_level, cmp.config.bootstrap_interval)} from "
+    f"{cmp.n_resamples:,} resamples (seed {cmp.seed})"
     if cmp.n_resamples
     else "no intervals (0 resamples)"
 )
@@ -336,7 +337,9 @@ with st.expander("Formulas and sources", icon=":material/functions:"):
         "debiased ℓ2: Σ_b (n_b/n)[(s̄_b − ȳ_b)² − ȳ_b(1 − ȳ_b)/(n_b − 1)], clipped at 0, "
         "square root; ECE_sweep: the plug-in error at the largest number of bins whose bin "
         "frequencies are monotone. Paired difference interval: percentiles of "
-        "θ*_model − θ*_reference over resamples that draw the same rows for both. "
+        "θ*_model − θ*_reference over resamples that draw the same rows for both (basic: "
+        "that spread reflected around the difference, pivoting on the difference of the "
+        "models' values in their bootstrap worlds). "
         "Kendall's τ-b between the rankings (scipy.stats.kendalltau). Sources: "
         + "; ".join(f"[{title}]({url})" for title, url in widgets.PAPERS.values())
         + "."

@@ -109,7 +109,7 @@ else:
         else "cells of rows with equal bins and outcomes (the fast bootstrap of large data)"
     )
     st.caption(
-        f"{config.confidence_level:.0%} percentile-bootstrap intervals from "
+        f"{widgets.interval_words(config.confidence_level, config.bootstrap_interval)} from "
         f"{config.n_resamples:,} resamples of the {how} (seed {config.seed}); every estimator "
         "sees the same resamples. Kernel estimators keep their full-data bandwidth on the "
         "resamples."

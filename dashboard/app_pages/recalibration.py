@@ -30,15 +30,6 @@ PROTOCOL_LABELS = {
 }
 DEFAULT_METHODS = ["temperature", "platt", "histogram-umd"]
 RESULT_KEY = "recal_request"
-CONFIG_FIELDS = (
-    "lens",
-    "binning",
-    "n_bins",
-    "norm",
-    "seed",
-    "n_resamples",
-    "confidence_level",
-)
 
 
 def _label(name: str) -> str:
@@ -157,6 +148,7 @@ if submitted:
                 "n_resamples": int(config.n_resamples) or 1,
                 "confidence_level": float(config.confidence_level),
                 "seed": int(config.seed),
+                "bootstrap_interval": config.bootstrap_interval,
             },
         }
 
@@ -186,7 +178,8 @@ where = {
 }[result.evaluation]
 st.markdown(
     f"**{PROTOCOL_LABELS[result.protocol]}** · judged on {where} · seed {request['seed']} · "
-    f"{request['confidence_level']:.0%} bootstrap intervals from {request['n_resamples']:,} resamples"
+    f"{widgets.interval_words(request['confidence_level'], request.get('bootstrap_interval', 'percentile'))} "
+    f"from {request['n_resamples']:,} resamples"
 )
 if result.evaluation == "in-sample":
     st.warning("In-sample: these numbers use the rows the recalibrators were fitted on.")

@@ -30,7 +30,7 @@ _COLUMNS = {
 st.title("Subgroups", anchor=False)
 st.caption(
     "Calibration per subgroup, as a fairness review asks for it: every group measured on the "
-    "**same bins** (those of all rows), with percentile-bootstrap intervals, each group's gap to "
+    "**same bins** (those of all rows), with bootstrap intervals, each group's gap to "
     "all rows with a **paired** interval (a resample of all rows holds each group's resampled "
     "rows, so both values come from the same draw), the reliability curves overlaid, and a "
     "stratified χ² test of equal calibration across groups. Group by the `group` column or any "

@@ -1,0 +1,303 @@
+"""The basic (pivotal) bootstrap interval: hand cases, the pivots, Kumar et al.'s code, one path.
+
+The basic interval is ``(θ̂ + θ_F − q_hi, θ̂ + θ_F − q_lo)`` with ``θ_F`` the estimand's value in
+the bootstrap world (:mod:`core.intervals`). Every surface that shows an interval reads it from
+the config's ``bootstrap_interval``; these tests pin the formula, the pivot each registry
+entry declares, the reference code's numbers, and that each surface gives the same interval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from core.analysis import AnalysisConfig, analyze
+from core.calibration import EstimatorCall, calibration_error
+from core.errors import ConfigError
+from core.estimators import ESTIMATORS
+from core.intervals import bootstrap_interval, interval_bounds
+from core.model_comparison import compare_models
+from core.resampling import chunks
+from core.subgroups import subgroup_analysis
+
+
+def _data(n=1_500, seed=3, shift=0.0):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2.0, 2.0, n)
+    y = (rng.random(n) < np.clip(p + shift, 0, 1)).astype(int)
+    return p, y
+
+
+def _basic(value, truth, dist, level=0.95):
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(dist, [tail, 1 - tail])
+    return value + truth - hi, value + truth - lo
+
+
+def test_hand_computed_bounds():
+    d = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert interval_bounds(d, 0.5) == (2.0, 4.0)  # quantiles 0.25, 0.75: linear
+    assert interval_bounds(d, 0.5, "basic", value=2.5, truth=3.0) == (1.5, 3.5)
+    # Efron's basic interval: the pivot is the estimate itself
+    assert interval_bounds(d, 0.5, "basic", value=3.0, truth=3.0) == (2.0, 4.0)
+    with_gap = np.array([np.nan, 1.0, 2.0, 3.0, 4.0, 5.0])
+    assert interval_bounds(with_gap, 0.5, skip_nan=True) == (2.0, 4.0)
+    assert all(np.isnan(interval_bounds(with_gap, 0.5)))
+    assert all(np.isnan(interval_bounds(np.full(3, np.nan), 0.5, skip_nan=True)))
+
+
+def test_the_registry_declares_each_pivot():
+    truths = {e.name: e.bootstrap_truth for e in ESTIMATORS if e.bootstrap_truth}
+    assert truths == {
+        "debiased": "plugin",
+        "skce-uq": "skce-b",
+        "skce-ul": "skce-b",
+        "skce-block": "skce-b",
+        "mmce": "mmce",
+    }
+    for name, truth in truths.items():
+        assert set(ESTIMATORS.get(name).lenses) <= set(ESTIMATORS.get(truth).lenses)
+    call = EstimatorCall.make("debiased", norm=2, n_bins=7, binning="equal-mass")
+    truth = call.truth_call()
+    assert (truth.info.name, truth.norm, truth.n_bins, truth.binning) == (
+        "plugin", 2.0, 7, "equal-mass"
+    )  # fmt: skip
+    block = EstimatorCall.make("skce-block", block_size=10, bandwidth=0.3).truth_call()
+    assert block.info.name == "skce-b" and block.options["bandwidth"] == 0.3
+    assert "block_size" not in block.options
+    assert EstimatorCall.make("mmce", unbiased=True).truth_call().options["unbiased"] is False
+    assert EstimatorCall.make("mmce").truth_call() is None  # the V-statistic is its own
+    assert EstimatorCall.make("plugin").truth_call() is None
+
+
+def test_a_plugin_estimate_pivots_on_itself():
+    p, y = _data()
+    opts = dict(statistic="plugin", lens="binary", n_resamples=300, seed=5)
+    pct = bootstrap_interval(p, y, **opts)
+    basic = bootstrap_interval(p, y, method="basic", **opts)
+    np.testing.assert_array_equal(basic.distribution, pct.distribution)
+    assert basic.method == "basic" and basic.truth == basic.value
+    assert basic.confidence_interval.low == pytest.approx(
+        2 * pct.value - pct.confidence_interval.high
+    )
+    assert basic.confidence_interval.high == pytest.approx(
+        2 * pct.value - pct.confidence_interval.low
+    )
+    assert np.isnan(pct.truth)
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_a_debiased_estimate_pivots_on_the_plugin_error_of_the_rows(norm):
+    p, y = _data()
+    opts = dict(lens="binary", norm=norm, n_bins=12, n_resamples=300, seed=2)
+    res = bootstrap_interval(p, y, statistic="debiased", method="basic", **opts)
+    plugin = calibration_error(p, y, estimator="plugin", lens="binary", norm=norm, n_bins=12)
+    assert res.truth == plugin.value
+    low, high = _basic(res.value, plugin.value, res.distribution)
+    assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx((low, high))
+
+
+def test_debiased_basic_interval_equals_kumars_bootstrap_uncertainty(monkeypatch):
+    """Their ``bootstrap_uncertainty(data, plugin, debiased)`` on our resamples."""
+    utils = pytest.importorskip("calibration.utils", reason="uncertainty-calibration absent")
+    p, y = _data(n=800, seed=11)
+    n, r, seed = p.shape[0], 200, 7
+    draws = iter(idx for block in chunks(np.random.default_rng(seed), n, r, 64) for idx in block)
+    monkeypatch.setattr(utils, "resample", lambda data: [data[i] for i in next(draws)])
+
+    def ours(estimator):
+        def f(data):
+            probs, labels = map(np.asarray, zip(*data, strict=True))
+            return calibration_error(
+                probs, labels, estimator=estimator, lens="binary", norm=2, n_bins=10
+            ).value
+
+        return f
+
+    data = list(zip(p, y, strict=True))
+    low, _, high = utils.bootstrap_uncertainty(
+        data, ours("plugin"), ours("debiased"), alpha=10.0, num_samples=r
+    )
+    res = bootstrap_interval(
+        p, y, statistic="debiased", method="basic", lens="binary", norm=2, n_bins=10,
+        n_resamples=r, confidence_level=0.9, seed=seed,
+    )  # fmt: skip
+    assert res.confidence_interval.low == pytest.approx(low, rel=1e-12)
+    assert res.confidence_interval.high == pytest.approx(high, rel=1e-12)
+
+
+def test_an_unbiased_skce_pivots_on_the_v_statistic():
+    p, y = _data(n=300)
+    opts = dict(lens="binary", n_resamples=100, seed=1, bandwidth=0.2)
+    res = bootstrap_interval(p, y, statistic="skce-uq", method="basic", **opts)
+    v = calibration_error(p, y, estimator="skce-b", lens="binary", bandwidth=0.2).value
+    u = calibration_error(p, y, estimator="skce-uq", lens="binary", bandwidth=0.2).value
+    assert res.truth == pytest.approx(v, rel=1e-12)
+    # the V-statistic is the U-statistic plus the diagonal: a check of the pivot by hand
+    n = p.shape[0]
+    diag = np.mean((y - p) ** 2 * 2)  # k(s, s) = 1; two-class residual ‖e_y − (1−s, s)‖²
+    assert v == pytest.approx((n - 1) / n * u + diag / n, rel=1e-10)
+    low, high = _basic(res.value, v, res.distribution)
+    assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx((low, high))
+
+
+def test_the_basic_interval_covers_a_known_error_at_least_as_often():
+    """A world whose binned ℓ2 error is known: y ~ Bernoulli(min(p + 0.04, 1)), p uniform."""
+    bins, shift = 10, 0.04
+    grid = np.linspace(0.0, 1.0, 1_000_001)[:-1] + 0.5e-6  # midpoints: the bins' means
+    k = np.minimum((grid * bins).astype(int), bins - 1)
+    gap = np.bincount(k, np.minimum(grid + shift, 1.0) - grid) / np.bincount(k)
+    truth = float(np.sqrt(np.mean(gap**2)))  # equal-width bins of a uniform p: weights 1/B
+    assert truth == pytest.approx(0.03927, abs=1e-5)
+    hits = {"basic": 0, "percentile": 0}
+    for seed in range(40):
+        rng = np.random.default_rng(500 + seed)
+        p = rng.uniform(size=400)
+        y = (rng.random(400) < np.minimum(p + shift, 1.0)).astype(int)
+        for method in hits:
+            low, high = bootstrap_interval(
+                p, y, statistic="debiased", method=method, lens="binary", norm=2,
+                n_bins=bins, n_resamples=300, confidence_level=0.9, seed=seed,
+            ).confidence_interval  # fmt: skip
+            hits[method] += low <= truth <= high
+    # nominal 36 of 40; the percentile interval sits on the plug-in error, above the truth
+    assert hits == {"basic": 40, "percentile": 34}
+
+
+def test_unknown_interval_is_refused():
+    with pytest.raises(ConfigError, match="bootstrap_interval must be one of"):
+        AnalysisConfig(bootstrap_interval="bca")
+    p, y = _data(n=100)
+    with pytest.raises(ConfigError, match="bootstrap_interval"):
+        bootstrap_interval(p, y, method="studentized", n_resamples=10)
+
+
+@pytest.mark.parametrize("bootstrap", ["exact", "cells"])
+def test_analyze_reads_the_config(bootstrap):
+    p, y = _data()
+    config = AnalysisConfig(
+        lens="binary", norm=2, n_bins=12, n_resamples=300, seed=4, bootstrap=bootstrap,
+        bootstrap_interval="basic",
+    )  # fmt: skip
+    a = analyze((p, y), config)
+    rows = a.metrics.set_index("metric")
+    deb, plug = a.intervals["debiased"], a.intervals["plugin"]
+    assert deb.method == plug.method == "basic"
+    assert deb.truth == pytest.approx(rows.loc["plugin", "value"], rel=1e-12)
+    assert plug.truth == rows.loc["plugin", "value"]
+    for key in ("debiased", "plugin", "brier"):
+        res = a.intervals[key]
+        low, high = _basic(res.value, res.truth, res.distribution)
+        assert (rows.loc[key, "low"], rows.loc[key, "high"]) == pytest.approx((low, high))
+    if bootstrap == "exact":  # the same interval as the API's, resample for resample
+        api = bootstrap_interval(
+            p, y, statistic="debiased", method="basic", lens="binary", norm=2, n_bins=12,
+            n_resamples=300, seed=4,
+        )  # fmt: skip
+        assert (rows.loc["debiased", "low"], rows.loc["debiased", "high"]) == pytest.approx(
+            tuple(api.confidence_interval)
+        )
+
+
+def test_compare_pivots_models_and_differences():
+    p, y = _data(n=1_200)
+    q = np.clip(p + 0.08, 0.0, 1.0)
+    config = AnalysisConfig(lens="binary", n_bins=10, bootstrap_interval="basic", seed=3)
+    cmp = compare_models(
+        {"a": (p, y), "b": (q, y)}, config=config, metrics=("plugin@2", "debiased@2", "brier"),
+        n_resamples=300, reference="a",
+    )  # fmt: skip
+    table = cmp.table.set_index(["model", "metric"])
+    truth = {m: table.loc[(m, "plugin@2"), "value"] for m in ("a", "b")}
+    for m in ("a", "b"):
+        row = table.loc[(m, "debiased@2")]
+        low, high = _basic(row.value, truth[m], cmp.distributions[m, "debiased@2"])
+        assert (row.low, row.high) == pytest.approx((low, high))
+    diff = cmp.differences.set_index("metric").loc["debiased@2"]
+    paired = cmp.distributions["b", "debiased@2"] - cmp.distributions["a", "debiased@2"]
+    low, high = _basic(diff.difference, truth["b"] - truth["a"], paired)
+    assert (diff.low, diff.high) == pytest.approx((low, high))
+    brier = cmp.differences.set_index("metric").loc["brier"]
+    paired = cmp.distributions["b", "brier"] - cmp.distributions["a", "brier"]
+    low, high = _basic(brier.difference, brier.difference, paired)  # its own pivot
+    assert (brier.low, brier.high) == pytest.approx((low, high))
+
+
+@pytest.mark.parametrize("bootstrap", ["exact", "cells"])
+def test_subgroups_pivot_groups_and_gaps(bootstrap):
+    import pandas as pd
+
+    p, y = _data(n=2_000, seed=8)
+    groups = np.where(np.arange(p.shape[0]) % 3 == 0, "x", "z")
+    frame = pd.DataFrame({"p": p, "label": y, "group": groups})
+    from core.data import load_predictions
+
+    pred = load_predictions(frame)
+    config = AnalysisConfig(
+        lens="binary", norm=2, n_bins=8, n_resamples=200, bootstrap=bootstrap,
+        bootstrap_interval="basic",
+    )  # fmt: skip
+    deb = subgroup_analysis(pred, config, estimator="debiased")
+    plug = subgroup_analysis(pred, config, estimator="plugin")
+    d, t = deb.table.set_index("group"), plug.table.set_index("group")
+    for g in ("x", "z"):
+        low, high = _basic(d.loc[g, "value"], t.loc[g, "value"], deb.distributions[g])
+        assert (d.loc[g, "low"], d.loc[g, "high"]) == pytest.approx((low, high))
+        gap = deb.distributions[g] - deb.distributions["(pooled)"]
+        pivot = t.loc[g, "value"] - plug.pooled["value"]
+        low, high = _basic(d.loc[g, "gap"], pivot, gap)
+        assert (d.loc[g, "gap_low"], d.loc[g, "gap_high"]) == pytest.approx((low, high))
+    assert any("basic (pivotal)" in note.lower() for note in deb.notes)
+
+
+def test_the_cli_prints_and_records_the_basic_interval(tmp_path, capsys):
+    import pandas as pd
+
+    from core.cli import main
+
+    p, y = _data(n=900)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"p": p, "label": y}).to_csv(path, index=False)
+    args = [str(path), "--norm", "2", "--resamples", "200", "--bootstrap-interval", "basic"]
+    assert main(["metrics", *args, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["config"]["bootstrap_interval"] == "basic"
+    config = AnalysisConfig(lens="binary", norm=2, n_resamples=200, bootstrap_interval="basic")
+    a = analyze((p, y), config).metrics.set_index("metric")
+    metrics = {m["metric"]: m for m in record["results"][0]["metrics"]}
+    assert metrics["debiased"]["low"] == pytest.approx(a.loc["debiased", "low"], rel=1e-12)
+    assert metrics["debiased"]["high"] == pytest.approx(a.loc["debiased", "high"], rel=1e-12)
+    assert main(["metrics", *args]) == 0
+    text = capsys.readouterr().out
+    assert "95% basic interval" in text and "bootstrap_interval=basic" in text
+
+
+def test_recalibration_reads_the_interval():
+    from core.recalibration.evaluation import compare_recalibrators
+
+    p, y = _data(n=1_200)
+    kw = dict(estimators=("plugin",), lens="binary", n_resamples=100, seed=1)
+    pct = compare_recalibrators(p, y, ["platt"], **kw)
+    basic = compare_recalibrators(p, y, ["platt"], bootstrap_interval="basic", **kw)
+    a = pct.metrics.set_index(["method", "metric"])
+    b = basic.metrics.set_index(["method", "metric"])
+    key = ("platt", "plugin")
+    value = a.loc[key, "value"]
+    assert b.loc[key, "low"] == pytest.approx(2 * value - a.loc[key, "high"])
+    assert b.loc[key, "high"] == pytest.approx(2 * value - a.loc[key, "low"])
+    assert basic.settings["bootstrap_interval"] == "basic"
+
+
+def test_smooth_diagram_reads_the_interval():
+    from core.smooth import smooth_diagram
+
+    p, y = _data(n=800)
+    pct = smooth_diagram((p, y), AnalysisConfig(lens="binary", n_resamples=100))
+    basic = smooth_diagram(
+        (p, y), AnalysisConfig(lens="binary", n_resamples=100, bootstrap_interval="basic")
+    )
+    v, (lo, hi) = pct.value, pct.bootstrap.confidence_interval
+    assert tuple(basic.bootstrap.confidence_interval) == pytest.approx((2 * v - hi, 2 * v - lo))
+    assert basic.components[0].interval == pytest.approx((2 * v - hi, 2 * v - lo))
