@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.analysis import AnalysisConfig, analyze
@@ -227,8 +228,6 @@ def test_compare_pivots_models_and_differences():
 
 @pytest.mark.parametrize("bootstrap", ["exact", "cells"])
 def test_subgroups_pivot_groups_and_gaps(bootstrap):
-    import pandas as pd
-
     p, y = _data(n=2_000, seed=8)
     groups = np.where(np.arange(p.shape[0]) % 3 == 0, "x", "z")
     frame = pd.DataFrame({"p": p, "label": y, "group": groups})
@@ -253,8 +252,6 @@ def test_subgroups_pivot_groups_and_gaps(bootstrap):
 
 
 def test_the_cli_prints_and_records_the_basic_interval(tmp_path, capsys):
-    import pandas as pd
-
     from core.cli import main
 
     p, y = _data(n=900)
@@ -301,3 +298,32 @@ def test_smooth_diagram_reads_the_interval():
     v, (lo, hi) = pct.value, pct.bootstrap.confidence_interval
     assert tuple(basic.bootstrap.confidence_interval) == pytest.approx((2 * v - hi, 2 * v - lo))
     assert basic.components[0].interval == pytest.approx((2 * v - hi, 2 * v - lo))
+
+
+def test_kernel_rows_of_the_estimators_table_pivot_on_the_v_statistic():
+    from core.estimator_comparison import compare_estimators
+
+    p, y = _data(n=400)
+    config = AnalysisConfig(lens="binary", n_resamples=100, bootstrap_interval="basic")
+    table = compare_estimators((p, y), config, intervals="all").table.set_index("key")
+    row, v = table.loc["skce-uq"], table.loc["skce-b", "value"]
+    api = bootstrap_interval(
+        p, y, statistic="skce-uq", method="basic", lens="binary", n_resamples=100, seed=0,
+        bandwidth=calibration_error(p, y, estimator="skce-uq", lens="binary")
+        .details["bandwidth"],
+    )  # fmt: skip
+    assert api.truth == pytest.approx(v, rel=1e-12)
+    assert (row.low, row.high) == pytest.approx(tuple(api.confidence_interval), rel=1e-12)
+
+
+def test_the_report_names_the_basic_interval():
+    from core.data import load_predictions
+    from core.report import build_report
+
+    p, y = _data(n=600)
+    frame = pd.DataFrame({"p": p, "label": y, "model": np.repeat(["m1", "m2"], 300)})
+    config = AnalysisConfig(lens="binary", n_resamples=100, bootstrap_interval="basic")
+    report = build_report(load_predictions(frame), config=config, test=None)
+    html = report.to_html()
+    assert "95% basic bootstrap)" in html and "95% basic bootstrap intervals" in html
+    assert json.loads(report.to_json())["config"]["bootstrap_interval"] == "basic"
