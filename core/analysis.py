@@ -571,7 +571,7 @@ def intervals_from_cells(
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
     from core.cells import cell_bootstrap, grouped_values, supports
-    from core.intervals import bootstrap_result, truth_values
+    from core.intervals import bootstrap_result, pivots, truth_values
 
     stats: dict[str, Any] = {s: s for s in (SCORES.names() if scores else [])}
     for key, call in calls.items():
@@ -589,7 +589,7 @@ def intervals_from_cells(
     )
     method = config.bootstrap_interval
     truths: dict[str, float] = {}
-    if method == "basic":
+    if pivots(method):
         # a truth these cells can resample can be read off them (the plug-in error)
         truths = truth_values(
             {k: call for k, call in calls.items() if k in dists},
@@ -733,9 +733,9 @@ def _truths(
     views: BinnedViews,
 ) -> dict[str, float] | None:
     """Return the basic interval's pivots of the metrics table's estimators (None: percentile)."""
-    from core.intervals import truth_values
+    from core.intervals import pivots, truth_values
 
-    if config.bootstrap_interval != "basic":
+    if not pivots(config.bootstrap_interval):
         return None
     mine = {k: call for k, call in calls.items() if k in known}
     return truth_values(mine, known, lambda call: call.run_on(views, config.seed).value)

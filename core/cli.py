@@ -575,7 +575,7 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     )
     cmd.add_argument(
         "--bootstrap-interval",
-        choices=tuple(BOOTSTRAP_INTERVALS),
+        choices=BOOTSTRAP_INTERVALS.names(),
         default="percentile",
         help="percentile (default): where resampled estimates fall; basic: the pivotal "
         "interval around the estimate, the estimator's bias at this n removed",
@@ -826,7 +826,11 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             )
         )
         + f", n_resamples={config.n_resamples}, confidence_level={config.confidence_level:g}"
-        + ("" if config.bootstrap_interval == "percentile" else ", bootstrap_interval=basic")
+        + (
+            f", bootstrap_interval={config.bootstrap_interval}"
+            if config.bootstrap_interval != type(config).bootstrap_interval
+            else ""
+        )
     )
     interval_title = f"{_level(config.confidence_level, config.bootstrap_interval)} interval"
     for name, part, analysis in results:
@@ -1289,8 +1293,9 @@ def _interval_text(boot: Any) -> str:
 
 
 def _level(confidence_level: float, method: str) -> str:
-    """``95%``, or ``95% basic`` for the basic bootstrap interval."""
-    return f"{confidence_level:.0%}" + (" basic" if method == "basic" else "")
+    from core.intervals import level_words
+
+    return level_words(confidence_level, method)
 
 
 def _columns(table: list[tuple[str, ...]]) -> list[str]:

@@ -150,8 +150,8 @@ def reliability_finding(analysis: Any) -> str:
         ci = analysis.headline_interval.confidence_interval
         interval = (ci.low, ci.high)
     head = f"{info.label} {_value_text(analysis.headline.value, info.lp_error, interval)}"
-    if interval is not None and analysis.headline_interval.method == "basic":
-        head += _basic_tail("basic", several=False)
+    if interval is not None:
+        head += _interval_tail(analysis.headline_interval.method, several=False)
     tables = [c.to_frame() for c in analysis.components]
     if not tables:
         return head + "."
@@ -434,16 +434,19 @@ def comparison_finding(comparison: Any) -> str:
         )
     if len(order) > 1:
         text += f"; the worst is {worst.model} ({value(worst)})"
-    return text + _basic_tail(comparison.config.bootstrap_interval) + "."
+    return text + _interval_tail(comparison.config.bootstrap_interval) + "."
 
 
-def _basic_tail(method: str, *, several: bool = True) -> str:
-    """Return what a sentence with intervals adds when they are basic ones ("" otherwise)."""
-    if method != "basic":
+def _interval_tail(method: str, *, several: bool = True) -> str:
+    """Return what a sentence with intervals adds when they remove the bias ("" otherwise)."""
+    from core.intervals import BOOTSTRAP_INTERVALS
+
+    kind = BOOTSTRAP_INTERVALS.get(method)
+    if not kind.pivots:
         return ""
     if several:
-        return " (basic intervals: the estimators' bias at this n removed)"
-    return " (basic interval: the estimator's bias at this n removed)"
+        return f" ({kind.word} intervals: the estimators' bias at this n removed)"
+    return f" ({kind.word} interval: the estimator's bias at this n removed)"
 
 
 def recalibration_finding(result: Any) -> str:
@@ -476,7 +479,7 @@ def recalibration_finding(result: Any) -> str:
     before, best = base.iloc[0], others.loc[others.value.idxmin()]
     label = str(before.metric_label)
     where = f"On the {result.evaluation} rows"
-    tail = _basic_tail(result.settings.get("bootstrap_interval", "percentile"))
+    tail = _interval_tail(result.settings.get("bootstrap_interval", "percentile"))
     if best.value >= before.value:
         return (
             f"{where}, no recalibrator lowers {label} below the uncalibrated model's "

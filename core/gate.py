@@ -23,6 +23,7 @@ from core.analysis import AnalysisConfig, analyze
 from core.calibration_tests import TESTS, calibration_test, test_settings
 from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import CalibscopeError, ConfigError
+from core.intervals import level_words
 
 __all__ = ["GateResult", "GateRow", "check_calibration"]
 
@@ -281,7 +282,7 @@ def _judge(
         reason = f"no bootstrap interval of {config.estimator} on these rows"
         return GateRow(model, group, part.n, value, nan, nan, None, "error", reason)
     low, high = boot.confidence_interval.low, boot.confidence_interval.high
-    level = f"{config.confidence_level:.0%}" + (" basic" if boot.method == "basic" else "")
+    level = level_words(config.confidence_level, boot.method)
     if not high <= threshold:
         reason = (
             f"{config.estimator} = {_num(value)}, {level} upper bound {_num(high)} > "

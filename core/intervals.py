@@ -109,7 +109,7 @@ from core._tails import norm_ppf
 from core._validation import MAX_RESAMPLES, check_count, check_predictions, check_rng
 from core.errors import CalibscopeError, ConfigError
 from core.memo import Memo, array_digest
-from core.registry import Registry
+from core.registry import Entry, Registry
 
 Statistic = str | Callable[[np.ndarray, np.ndarray], float]
 
@@ -180,13 +180,76 @@ class BootstrapResult:
     truth: float = math.nan
 
 
-#: How a bootstrap interval is read off the resampled values (see the module docstring).
-BOOTSTRAP_INTERVALS = {
-    "percentile": "percentile intervals: where resampled estimates fall",
-    "basic": "basic (pivotal) intervals: the resampled estimates' spread around their own "
-    "world's true value, reflected around the estimate (the estimator's bias at this n "
+@dataclass(frozen=True, kw_only=True)
+class BootstrapIntervalInfo(Entry):
+    """How a bootstrap interval is read off the resampled values (module docstring).
+
+    ``func(q_lo, q_hi, value, truth) -> (low, high)`` maps the resamples' quantiles to the
+    interval.
+
+    Attributes
+    ----------
+    pivots : bool
+        Whether it reads ``truth``, the estimand's value in the bootstrap world (the
+        registry entries' ``bootstrap_truth``): only then is it computed.
+    word : str
+        What the text says before "interval" ("": nothing, the default interval).
+    caption : str
+        How captions name it ("percentile-bootstrap").
+    """
+
+    pivots: bool = False
+    word: str = ""
+    caption: str = ""
+
+
+#: The bootstrap intervals (``AnalysisConfig.bootstrap_interval``).
+BOOTSTRAP_INTERVALS: Registry[BootstrapIntervalInfo] = Registry(
+    "bootstrap interval", BootstrapIntervalInfo
+)
+
+
+@BOOTSTRAP_INTERVALS.register(
+    "percentile",
+    label="Percentile",
+    description="percentile intervals: where resampled estimates fall",
+    formula="Efron & Tibshirani (1993) §13.3",
+    caption="percentile-bootstrap",
+)
+def _percentile(low: float, high: float, value: float, truth: float) -> tuple[float, float]:
+    return low, high
+
+
+@BOOTSTRAP_INTERVALS.register(
+    "basic",
+    label="Basic (pivotal)",
+    description="basic (pivotal) intervals: the resampled estimates' spread around their "
+    "own world's true value, reflected around the estimate (the estimator's bias at this n "
     "removed)",
-}
+    formula="Davison & Hinkley (1997) §5.2; Kumar et al.'s bootstrap_uncertainty",
+    pivots=True,
+    word="basic",
+    caption="basic (pivotal) bootstrap",
+)
+def _basic(low: float, high: float, value: float, truth: float) -> tuple[float, float]:
+    return value + truth - high, value + truth - low
+
+
+def pivots(method: str) -> bool:
+    """Whether the bootstrap interval ``method`` reads the estimand's bootstrap-world value."""
+    return BOOTSTRAP_INTERVALS.get(method).pivots
+
+
+def level_words(confidence_level: float, method: str) -> str:
+    """Return how text names an interval's level and kind.
+
+    Examples
+    --------
+    >>> level_words(0.95, "percentile"), level_words(0.9, "basic")
+    ('95%', '90% basic')
+    """
+    word = BOOTSTRAP_INTERVALS.get(method).word
+    return f"{confidence_level:.0%}" + (f" {word}" if word else "")
 
 
 # --------------------------------------------------------------------------- validation
@@ -235,7 +298,7 @@ def check_bootstrap_interval(method: object) -> str:
     """
     if isinstance(method, str) and method in BOOTSTRAP_INTERVALS:
         return method
-    choices = ", ".join(repr(m) for m in BOOTSTRAP_INTERVALS)
+    choices = ", ".join(repr(m) for m in BOOTSTRAP_INTERVALS.names())
     raise ConfigError(f"bootstrap_interval must be one of {choices}; got {method!r}.")
 
 
@@ -546,7 +609,7 @@ def bootstrap_many(
         for key in statistics
         for _, _, value, _ in [drawn[key]]
     }
-    if method == "basic":
+    if pivots(method):
         given = truths or {}
         missing = {k: statistics[k] for k in statistics if k not in given}
         truths = {**given, **_named_truths(missing, views, binary, est_seed, estimates)}
@@ -706,9 +769,9 @@ def outside_note(value: float, low: float, high: float, method: str = "percentil
     if not (math.isfinite(low) and math.isfinite(high)) or low <= value <= high:
         return ""
     side = "above" if low > value else "below"
-    if method == "basic":
+    if pivots(method):
         return (
-            f"estimate outside its basic interval: the interval lies {side} it, the "
+            f"estimate outside its {method} interval: the interval lies {side} it, the "
             "estimator's bias at this n removed (resampled estimates sit that far from "
             "their own world's true value, the estimand on these rows)"
         )
@@ -776,10 +839,7 @@ def interval_bounds(
     tail = (1.0 - confidence_level) / 2.0
     quantile = np.nanquantile if skip_nan else np.quantile
     low, high = (float(q) for q in quantile(distribution, [tail, 1.0 - tail]))
-    if method == "basic":
-        shift = value + truth
-        return shift - high, shift - low
-    return low, high
+    return BOOTSTRAP_INTERVALS.get(method).func(low, high, value, truth)
 
 
 def bootstrap_result(
@@ -817,8 +877,7 @@ def bootstrap_result(
     BootstrapResult
         The result (``numpy.quantile``, linear interpolation).
     """
-    basic = method == "basic"
-    truth = (value if truth is None else float(truth)) if basic else math.nan
+    truth = (value if truth is None else float(truth)) if pivots(method) else math.nan
     low, high = interval_bounds(distribution, confidence_level, method, value, truth)
     return BootstrapResult(
         value=value,

@@ -64,6 +64,7 @@ from core.intervals import (
     bootstrap_many,
     check_resampling,
     interval_bounds,
+    pivots,
     truth_values,
     with_outside_note,
 )
@@ -794,7 +795,7 @@ class ComparisonPlan:
             )
             for key in shared_calls:
                 values[m, key] = float(full[key][0])
-            if config.bootstrap_interval == "basic":
+            if pivots(config.bootstrap_interval):
                 truths.update(self._shared_truths(m, values))
             if n_resamples and self.mode == "exact":
                 b_max = max(comp.n_bins for comp in comps[m])
@@ -844,7 +845,7 @@ class ComparisonPlan:
             )
             for key, res in boots.items():
                 dists[m, key] = res.distribution
-        if config.bootstrap_interval == "basic" and n_resamples:
+        if pivots(config.bootstrap_interval) and n_resamples:
             found = truth_values(
                 other_calls, known, lambda call: call.run_on(views[m], m_seed).value
             )
@@ -1139,7 +1140,7 @@ class _Intervals:
     ) -> tuple[float, float]:
         """Return the interval of a model's value (one model) or of a difference (a − b)."""
         truth = math.nan
-        if self.method == "basic":
+        if pivots(self.method):
             sign = (1.0, -1.0)
             truth = sum(s * self.truths[m, key] for s, m in zip(sign, models, strict=False))
         return interval_bounds(dist, self.confidence_level, self.method, value, truth)

@@ -807,7 +807,10 @@ def _test_record(m: ModelReport) -> dict[str, Any] | None:
 
 
 def _bootstrap_kind(config: AnalysisConfig) -> str:
-    return "bootstrap" if config.bootstrap_interval == "percentile" else "basic bootstrap"
+    from core.intervals import BOOTSTRAP_INTERVALS
+
+    word = BOOTSTRAP_INTERVALS.get(config.bootstrap_interval).word
+    return f"{word} bootstrap" if word else "bootstrap"
 
 
 def _interval_label(config: AnalysisConfig) -> str:

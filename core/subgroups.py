@@ -51,7 +51,7 @@ from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import BOOTSTRAP_INTERVALS, check_resampling, interval_bounds
+from core.intervals import BOOTSTRAP_INTERVALS, check_resampling, interval_bounds, pivots
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.numbers import format_pvalue
@@ -624,7 +624,7 @@ def _grouped_analysis(
     )  # fmt: skip
     values, pooled_value = full_g[0], float(full_p[0])
     truths = None
-    truth = call.truth_call() if config.bootstrap_interval == "basic" else None
+    truth = call.truth_call() if pivots(config.bootstrap_interval) else None
     if truth is not None:
         t_g, t_p = _values(
             np.arange(n, dtype=np.intp)[None, :], comps, codes, n_groups, weights, truth,
@@ -736,7 +736,7 @@ def grouped_from_cells(
     counts = np.array([g.n for g in groups], dtype=np.int64)
     values, pooled_value = grouped_values(groups, call, st.seed)
     truths = None
-    truth = call.truth_call() if st.config.bootstrap_interval == "basic" else None
+    truth = call.truth_call() if pivots(st.config.bootstrap_interval) else None
     if truth is not None:
         truths = grouped_values(groups, truth, st.seed)
     dist_g = dist_p = None
@@ -876,7 +876,8 @@ def _assemble(
             "computed on the same resample, so the gap to all rows has a paired interval."
         )
     if st.n_resamples:
-        how += f" {BOOTSTRAP_INTERVALS[method][0].upper()}{BOOTSTRAP_INTERVALS[method][1:]}."
+        kind = BOOTSTRAP_INTERVALS.get(method).description
+        how += f" {kind[0].upper()}{kind[1:]}."
     notes = [
         f"Identical bins: {config.n_bins} {config.binning} bins of the pooled rows' scores; "
         f"every {what[:-1]} is measured on them by {spec.label}.",

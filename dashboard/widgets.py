@@ -595,10 +595,6 @@ def interval_label(method: str) -> str:
     return INTERVAL_METHODS.get(method).label
 
 
-#: How the sidebar names the bootstrap intervals (:data:`core.intervals.BOOTSTRAP_INTERVALS`).
-BOOTSTRAP_INTERVAL_LABELS = {"percentile": "Percentile", "basic": "Basic (pivotal)"}
-
-
 def interval_words(confidence_level: float, method: str) -> str:
     """Return how captions name the bootstrap intervals, e.g. "95% percentile-bootstrap intervals".
 
@@ -607,8 +603,9 @@ def interval_words(confidence_level: float, method: str) -> str:
     >>> interval_words(0.9, "basic")
     '90% basic (pivotal) bootstrap intervals'
     """
-    kind = "percentile-bootstrap" if method == "percentile" else "basic (pivotal) bootstrap"
-    return f"{confidence_level:.0%} {kind} intervals"
+    from core.intervals import BOOTSTRAP_INTERVALS
+
+    return f"{confidence_level:.0%} {BOOTSTRAP_INTERVALS.get(method).caption} intervals"
 
 
 def model_picker() -> None:
@@ -730,12 +727,14 @@ def analysis_controls() -> None:
             step=0.01,
             key="confidence_level",
         )
+        from core.intervals import BOOTSTRAP_INTERVALS
+
         _config_select(
             "Bootstrap interval",
             "bootstrap_interval",
-            list(BOOTSTRAP_INTERVAL_LABELS),
+            BOOTSTRAP_INTERVALS.names(),
             d["bootstrap_interval"],
-            BOOTSTRAP_INTERVAL_LABELS,
+            {m: BOOTSTRAP_INTERVALS.get(m).label for m in BOOTSTRAP_INTERVALS.names()},
             "How each metric's interval is read off its resamples. Percentile: where "
             "resampled estimates fall. Basic (pivotal): the resampled estimates' spread "
             "around their own world's true value (for a debiased or unbiased estimator, "
@@ -1256,12 +1255,12 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     boot = result.headline_interval
     if boot is None:
         return
-    from core.intervals import with_outside_note
+    from core.intervals import level_words, with_outside_note
 
     ci = boot.confidence_interval
-    kind = "bootstrap" if boot.method == "percentile" else "basic bootstrap"
     text = (
-        f"{config.confidence_level:.0%} {kind} interval {format_interval(ci.low, ci.high)} "
+        f"{level_words(config.confidence_level, boot.method)} bootstrap interval "
+        f"{format_interval(ci.low, ci.high)} "
         f"({config.n_resamples:,} resamples, seed {config.seed})"
     )
     slot.caption(with_outside_note(text, result.headline.value, ci.low, ci.high, boot.method))

@@ -49,6 +49,15 @@ def test_hand_computed_bounds():
     assert all(np.isnan(interval_bounds(np.full(3, np.nan), 0.5, skip_nan=True)))
 
 
+def test_the_intervals_registry_names_and_words():
+    from core.intervals import BOOTSTRAP_INTERVALS, level_words, pivots
+
+    assert BOOTSTRAP_INTERVALS.names() == ["percentile", "basic"]
+    assert not pivots("percentile") and pivots("basic")
+    assert (level_words(0.95, "percentile"), level_words(0.9, "basic")) == ("95%", "90% basic")
+    assert BOOTSTRAP_INTERVALS.get("basic").func(2.0, 4.0, 2.5, 3.0) == (1.5, 3.5)
+
+
 def test_the_registry_declares_each_pivot():
     truths = {e.name: e.bootstrap_truth for e in ESTIMATORS if e.bootstrap_truth}
     assert truths == {

@@ -57,6 +57,7 @@ from core.data.lint import LintReport
 from core.data.predictions import Digest
 from core.errors import ConfigError, DataError
 from core.estimators.base import estimate_binned
+from core.intervals import pivots
 from core.lenses import lens_view
 from core.model_comparison import (
     DEFAULT_METRICS,
@@ -674,7 +675,7 @@ def _model_values(
         elif s.kind == "shared-bins":
             call = calls[s.key]
             values[m, s.key] = estimate_binned(call.info, view, call.norm, seed, call.options).value
-            truth = call.truth_call() if config.bootstrap_interval == "basic" else None
+            truth = call.truth_call() if pivots(config.bootstrap_interval) else None
             if truth is not None:  # the basic interval's pivot, from the same bins
                 truths[m, s.key] = estimate_binned(
                     truth.info, view, truth.norm, seed, truth.options
