@@ -23,8 +23,8 @@
   indices, and the difference of a metric between a model and the reference model gets
   the interval of the per-resample differences (percentile, or basic around the difference
   with the difference of the models' pivots: ``config.bootstrap_interval``). Whatever the
-  rows' shared difficulty adds to both models cancels: the interval is narrower than the overlap of the
-  two models' own intervals implies (on CIFAR-10's networks about 0.5–0.7 of the sum of
+  rows' shared difficulty adds to both models cancels: the interval is narrower than the
+  overlap of the two models' own intervals implies (on CIFAR-10's networks about 0.5–0.7 of the sum of
   their widths), and for scores whose per-row values move together across models (Brier,
   log loss) often narrower than either model's own interval.
   Otherwise every model is resampled independently (its own seed derived from the one
@@ -845,11 +845,26 @@ class ComparisonPlan:
             )
             for key, res in boots.items():
                 dists[m, key] = res.distribution
-        if pivots(config.bootstrap_interval) and n_resamples:
-            found = truth_values(
-                other_calls, known, lambda call: call.run_on(views[m], m_seed).value
-            )
-            truths.update({(m, key): value for key, value in found.items()})
+        resampled = {k: c for k, c in other_calls.items() if (m, k) in dists}
+        if pivots(config.bootstrap_interval) and resampled:
+            failed: dict[Any, str] = {}
+
+            def evaluate(call: EstimatorCall) -> float:
+                try:
+                    return float(call.run_on(views[m], m_seed).value)
+                except CalibscopeError as exc:  # e.g. the V-statistic of too many rows
+                    failed[call.signature()] = f"no interval: its pivot, {call.info.label}: {exc}"
+                    return math.nan
+
+            found = truth_values(resampled, known, evaluate)
+            for key, value in found.items():
+                truth = resampled[key].truth_call()
+                why = None if truth is None else failed.get(truth.signature())
+                if why is None:
+                    truths[m, key] = value
+                    continue
+                del dists[m, key]
+                notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key), ""), why]))
         return ModelValues(values, dists, notes_by, truths)
 
     def _shared_truths(

@@ -336,3 +336,21 @@ def test_the_report_names_the_basic_interval():
     html = report.to_html()
     assert "95% basic bootstrap)" in html and "95% basic bootstrap intervals" in html
     assert json.loads(report.to_json())["config"]["bootstrap_interval"] == "basic"
+
+
+def test_a_pivot_that_cannot_be_computed_costs_only_its_interval():
+    # the V-statistic refuses above max_exact_n rows: the linear SKCE keeps its value, and only
+    # its interval goes, with the reason
+    from core.estimators.kernel import MAX_EXACT_N
+
+    p, y = _data(n=MAX_EXACT_N + 1)
+    config = AnalysisConfig(lens="binary", bootstrap_interval="basic", bootstrap="exact")
+    cmp = compare_models(
+        {"a": (p, y), "b": (np.clip(p + 0.05, 0, 1), y)}, config=config,
+        metrics=("plugin@1", "skce-ul"), n_resamples=10,
+    )  # fmt: skip
+    table = cmp.table.set_index(["model", "metric"])
+    row = table.loc[("a", "skce-ul")]
+    assert np.isfinite(row.value) and np.isnan(row.low)
+    assert "no interval: its pivot, SKCE (biased)" in row.note
+    assert np.isfinite(table.loc[("a", "plugin@1"), "low"])
