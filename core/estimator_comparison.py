@@ -45,8 +45,8 @@ from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.estimators.kernel import MAX_EXACT_N, check_exact_size
-from core.intervals import BootstrapResult, bootstrap_many, with_outside_note
+from core.estimators.kernel import MAX_EXACT_N, check_exact_size, resample_options
+from core.intervals import BootstrapResult, bootstrap_many, undefined_note, with_outside_note
 from core.resampling import SortedBins, SortedChunk
 
 __all__ = [
@@ -418,9 +418,8 @@ def compare_estimators(
         if b is not None:
             row["low"] = float(b.confidence_interval.low)
             row["high"] = float(b.confidence_interval.high)
-            row["note"] = with_outside_note(
-                row["note"], row["value"], row["low"], row["high"], b.method
-            )
+            note = "; ".join(filter(None, [row["note"], undefined_note(b.distribution)]))
+            row["note"] = with_outside_note(note, row["value"], row["low"], row["high"], b.method)
 
     sweeps: dict[str, CalibrationErrorResult] = {}
     sweep = _sweep_estimator()
@@ -526,12 +525,7 @@ def _bootstrap(
             continue
         # one call per kernel estimator: a failure on a resample (e.g. a zero median
         # distance) costs only that row's interval; the resamples are the same as above
-        opts = dict(options[key])
-        bandwidth = res.details.get("bandwidth")
-        if len(res.components) == 1 and bandwidth is not None:
-            # the data-driven bandwidth is held at its full-sample value on the resamples
-            # (the point estimate is unchanged; the median heuristic is quadratic per resample)
-            opts["bandwidth"] = float(bandwidth)
+        opts = resample_options(options[key], res)
         try:
             out.update(bootstrap_many(None, None, {key: (res.estimator, opts)}, views=on, **common))
         except CalibscopeError as exc:

@@ -783,6 +783,25 @@ def outside_note(value: float, low: float, high: float, method: str = "percentil
     )
 
 
+def undefined_note(distribution: np.ndarray | None) -> str:
+    """Return the note of a distribution with undefined resamples ("" when there are none).
+
+    A statistic can be undefined on a resample (a median bandwidth of a resample whose scores
+    in one class are all equal); its interval is then not computed, and the tables say why.
+
+    Examples
+    --------
+    >>> undefined_note(np.array([0.1, np.nan, 0.2, np.nan]))
+    'undefined on 2 of 4 resamples: no interval'
+    """
+    if distribution is None:
+        return ""
+    missing = int(np.isnan(distribution).sum())
+    if not missing:
+        return ""
+    return f"undefined on {missing:,} of {distribution.shape[0]:,} resamples: no interval"
+
+
 def with_outside_note(
     note: str, value: float, low: float, high: float, method: str = "percentile"
 ) -> str:

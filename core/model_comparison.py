@@ -60,12 +60,14 @@ from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
+from core.estimators.kernel import resample_options
 from core.intervals import (
     bootstrap_many,
     check_resampling,
     interval_bounds,
     pivots,
     truth_values,
+    undefined_note,
     with_outside_note,
 )
 from core.lenses import LENSES
@@ -828,21 +830,39 @@ class ComparisonPlan:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
             if not info.binned:  # a kernel number says its lens and what it measures
                 notes_by[m, s.key] = "; ".join(p for p in (f"lens {call.lens}", info.quantity) if p)
+                o = resample_options(o, res)  # as the Estimators table bootstraps it
+                other_calls[s.key] = EstimatorCall.make(s.name, **o)
             boot_specs[s.key] = (s.name, o)
         if n_resamples and self.mode != "exact":
             dists.update(self._cell_values(m, notes_by))
         elif n_resamples and boot_specs:
-            boots = bootstrap_many(
-                None,
-                None,
-                boot_specs,
-                n_resamples=n_resamples,
-                confidence_level=confidence_level,
-                seed=m_seed,
-                views=views[m],
-                binary=pred.binary,
-                values=known,
-            )
+
+            def resample(specs: Mapping[str, Any]) -> dict[str, Any]:
+                return bootstrap_many(
+                    None,
+                    None,
+                    specs,
+                    n_resamples=n_resamples,
+                    confidence_level=confidence_level,
+                    seed=m_seed,
+                    views=views[m],
+                    binary=pred.binary,
+                    values={k: known[k] for k in specs},
+                )
+
+            try:
+                boots = resample(boot_specs)
+            except CalibscopeError:
+                # a metric that fails on some resample (a kernel estimate of rows whose
+                # predictions are all equal) costs its own interval only; each metric alone
+                # draws the same resamples from the same seed
+                boots = {}
+                for key, spec in boot_specs.items():
+                    try:
+                        boots.update(resample({key: spec}))
+                    except CalibscopeError as exc:
+                        why = f"no interval: {exc}"
+                        notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key)), why]))
             for key, res in boots.items():
                 dists[m, key] = res.distribution
         resampled = {k: c for k, c in other_calls.items() if (m, k) in dists}
@@ -1193,7 +1213,19 @@ def _table(
                     "rank": int(rank[i]) if np.isfinite(rank[i]) else 0,
                     "best": bool(best[i]),
                     "note": with_outside_note(
-                        notes.get((m, spec.key), ""), v[i], low, high, bounds.method
+                        "; ".join(
+                            filter(
+                                None,
+                                [
+                                    notes.get((m, spec.key), ""),
+                                    undefined_note(dists.get((m, spec.key))),
+                                ],
+                            )
+                        ),
+                        v[i],
+                        low,
+                        high,
+                        bounds.method,
                     ),
                 }
             )

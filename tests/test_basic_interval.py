@@ -354,3 +354,56 @@ def test_a_pivot_that_cannot_be_computed_costs_only_its_interval():
     assert np.isfinite(row.value) and np.isnan(row.low)
     assert "no interval: its pivot, SKCE (biased)" in row.note
     assert np.isfinite(table.loc[("a", "plugin@1"), "low"])
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic"])
+def test_compare_and_the_estimators_table_give_a_kernel_metric_one_interval(method):
+    from core.estimator_comparison import compare_estimators
+
+    p, y = _data(n=500)
+    q = np.clip(p + 0.05, 0.0, 1.0)
+    config = AnalysisConfig(
+        lens="binary", n_resamples=60, bootstrap="exact", seed=2, bootstrap_interval=method
+    )
+    cmp = compare_models({"a": (p, y), "b": (q, y)}, config=config, metrics=("plugin@1", "skce-uq"))
+    row = cmp.table.set_index(["model", "metric"]).loc[("b", "skce-uq")]
+    table = compare_estimators((q, y), config, intervals="all").table.set_index("key")
+    assert (row.low, row.high) == pytest.approx(
+        (table.loc["skce-uq", "low"], table.loc["skce-uq", "high"]), rel=1e-12
+    )
+
+
+def test_a_metric_that_fails_on_a_resample_costs_its_interval_only():
+    # class 2 has a non-zero score on one row only: a resample without it has every
+    # prediction of that class equal, and the kernel estimators refuse such rows
+    rng = np.random.default_rng(4)
+    n = 40
+    p = np.zeros((n, 3))
+    p[:, 0] = rng.uniform(0.2, 0.8, n)
+    p[:, 1] = 1.0 - p[:, 0]
+    p[0] = [0.3, 0.3, 0.4]
+    y = rng.integers(0, 2, n)
+    config = AnalysisConfig(lens="classwise", bootstrap="exact", n_resamples=40)
+    cmp = compare_models(
+        {"a": (p, y), "b": (p[:, [1, 0, 2]], y)}, config=config, metrics=("plugin@1", "skce-uq")
+    )
+    table = cmp.table.set_index(["model", "metric"])
+    row = table.loc[("a", "skce-uq")]
+    assert np.isfinite(row.value) and np.isnan(row.low)
+    assert "no interval: Every prediction is the same" in row.note
+    # the other metric keeps the interval of the same resamples
+    alone = compare_models(
+        {"a": (p, y), "b": (p[:, [1, 0, 2]], y)}, config=config, metrics=("plugin@1",)
+    )
+    want = alone.table.set_index(["model", "metric"]).loc[("a", "plugin@1")]
+    got = table.loc[("a", "plugin@1")]
+    assert (got.low, got.high) == (want.low, want.high)
+
+
+def test_an_undefined_resample_is_said_not_hidden():
+    from core.intervals import undefined_note
+
+    d = np.array([0.1, np.nan, 0.3, 0.2])
+    assert undefined_note(d) == "undefined on 1 of 4 resamples: no interval"
+    assert undefined_note(d[[0, 2]]) == "" and undefined_note(None) == ""
+    assert all(np.isnan(interval_bounds(d, 0.9)))

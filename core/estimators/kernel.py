@@ -576,6 +576,34 @@ POSITIVE_MEDIAN = "median of the nonzero pairwise distances"
 POSITIVE_MEDIAN_WHY = "more than half the pairs of predictions are identical, so the median is 0"
 
 
+def resample_options(options: Mapping[str, Any], result: Any) -> dict[str, Any]:
+    """Return the options a kernel estimate's bootstrap resamples run with.
+
+    A data-driven bandwidth (the median heuristic) is held at its value on the full sample
+    when the estimate has one component: the point estimate is unchanged, the heuristic is
+    quadratic per resample, and a resample whose pairs are nearly all equal has no median
+    to take. The Estimators table and the model comparison read their kernel intervals
+    this way, so one metric of one model gets one interval.
+
+    Parameters
+    ----------
+    options : mapping
+        The estimate's options.
+    result : core.calibration.CalibrationErrorResult
+        The estimate on the full sample (its ``details["bandwidth"]``).
+
+    Returns
+    -------
+    dict
+        The options, with ``bandwidth`` set to the number the full sample used.
+    """
+    out = dict(options)
+    bandwidth = result.details.get("bandwidth")
+    if len(result.components) == 1 and bandwidth is not None:
+        out["bandwidth"] = float(bandwidth)
+    return out
+
+
 def bandwidth_fell_back(rule: str) -> bool:
     """Whether a bandwidth rule's description is the median heuristic's fallback."""
     return rule.startswith(POSITIVE_MEDIAN)
