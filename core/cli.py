@@ -40,6 +40,7 @@ from core import records
 from core._files import write_atomically
 from core._validation import MAX_BATCH_ROWS, MAX_BINS, MAX_RESAMPLES
 from core.errors import CalibscopeError, phrase
+from core.intervals import level_words
 
 PROG = "calibscope"
 #: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
@@ -784,7 +785,7 @@ def _kept(columns: list[str]) -> list[str] | None:
 
 def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
     """Return the subgroup (or window) table of one model as ``calibscope metrics`` prints it."""
-    level = _level(result.confidence_level, result.config.bootstrap_interval)
+    level = level_words(result.confidence_level, result.config.bootstrap_interval)
     what = "windows" if window is not None else f"subgroups by {', '.join(result.by)}"
     lines = [
         f"{title}: {what}: {result.metric.label} on {result.config.n_bins} "
@@ -832,7 +833,7 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
             else ""
         )
     )
-    interval_title = f"{_level(config.confidence_level, config.bootstrap_interval)} interval"
+    interval_title = f"{level_words(config.confidence_level, config.bootstrap_interval)} interval"
     for name, part, analysis in results:
         lines.append("")
         title = f"model {name!r}" if name is not None else "all rows"
@@ -1018,7 +1019,7 @@ def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) 
         table.append((m, *cells))
     lines.extend(_columns(table))
     lines += ["", f"differences to {cmp.reference} ({'paired' if cmp.paired else 'unpaired'}):"]
-    level = _level(cmp.confidence_level, cmp.config.bootstrap_interval)
+    level = level_words(cmp.confidence_level, cmp.config.bootstrap_interval)
     diff = [("model", "metric", "difference", f"{level} interval", "")]
     few = set(cmp.few_rows)
     for r in cmp.differences.itertuples(index=False):
@@ -1288,14 +1289,8 @@ def _interval_text(boot: Any) -> str:
     if boot is None:
         return ""
     ci = boot.confidence_interval
-    level = _level(boot.confidence_level, boot.method)
+    level = level_words(boot.confidence_level, boot.method)
     return f" [{_fmt(ci.low)}, {_fmt(ci.high)}] ({level}, {boot.n_resamples} resamples)"
-
-
-def _level(confidence_level: float, method: str) -> str:
-    from core.intervals import level_words
-
-    return level_words(confidence_level, method)
 
 
 def _columns(table: list[tuple[str, ...]]) -> list[str]:

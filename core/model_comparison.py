@@ -891,14 +891,16 @@ class ComparisonPlan:
         self, m: str, values: Mapping[tuple[str, str], float]
     ) -> dict[tuple[str, str], float]:
         """Return the basic interval's pivots of model ``m``'s shared-bin estimators."""
-        calls = {k: t for k, c in self.shared_calls.items() if (t := c.truth_call()) is not None}
-        out = {(m, key): values[m, key] for key in self.shared_calls if key not in calls}
-        if calls:
-            rows = np.arange(self.data[m].n, dtype=np.intp)[None, :]
-            streams = {key: NormalStream(self.model_seeds[m]) for key in calls}
-            full = _shared_bin_values(rows, self.comps[m], self.weights, calls, streams)
-            out.update({(m, key): float(full[key][0]) for key in calls})
-        return out
+        rows = np.arange(self.data[m].n, dtype=np.intp)[None, :]
+
+        def evaluate(call: EstimatorCall) -> float:
+            stream = {"truth": NormalStream(self.model_seeds[m])}
+            full = _shared_bin_values(rows, self.comps[m], self.weights, {"truth": call}, stream)
+            return float(full["truth"][0])
+
+        mine = {key: values[m, key] for key in self.shared_calls}
+        found = truth_values(self.shared_calls, mine, evaluate)
+        return {(m, key): value for key, value in found.items()}
 
     def _cell_calls(self, m: str, notes: dict[tuple[str, str], str]) -> dict[str, Any]:
         """Return the shared-bin calls the cells resample; note the others as analyze does."""

@@ -178,7 +178,7 @@ where = {
 }[result.evaluation]
 st.markdown(
     f"**{PROTOCOL_LABELS[result.protocol]}** · judged on {where} · seed {request['seed']} · "
-    f"{widgets.interval_words(request['confidence_level'], request.get('bootstrap_interval', 'percentile'))} "
+    f"{widgets.interval_words(request['confidence_level'], request['bootstrap_interval'])} "
     f"from {request['n_resamples']:,} resamples"
 )
 if result.evaluation == "in-sample":
