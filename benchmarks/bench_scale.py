@@ -24,7 +24,10 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
   the cells' sums, the label-binned distances: ``_STREAM_FLOOR``), against the same scan.
 - Compiled reference: the same statistics, each pass one fused compiled loop
   (:mod:`benchmarks.stream_compiled`, numba from the bench extra; left out without it): what
-  compiled kernels would cost a stream.
+  compiled kernels would cost the statistics of a stream.
+- Load path: the stream engine's two reads with their conversion, checks, label facts, digest
+  and lint, and no statistic (``_LOAD_PATH``): what the engine costs before it bins or sums a
+  row, whatever computes its statistics.
 - Phases: the stream engine once more, in a process that times its imports, each pass and
   the analysis after the last pass (the breakdown of the stream's time).
 
@@ -138,6 +141,25 @@ ece = np.abs(cells[1].sum(1) - cells[0, :, 1]).sum()
 print(deviations.sum() / n, ece / n, brier / n)
 """
 
+
+#: Reference, not a floor: the stream engine's load path alone, as :func:`core.stream.analysis`
+#: runs it for the default analysis: the same two reads of the parts (batches read and checked
+#: in a thread), the conversion and checks of every row, the labels' facts, and in pass 1 the
+#: digest and lint facts of all rows (``lint_stats``, hashed beside the caller); no bin, sum or
+#: statistic. What no implementation of the statistics can go below while the stream keeps its
+#: two passes, its checks, digest and lint. Prints the digest and the rows read.
+_LOAD_PATH = """
+import sys
+from functools import partial
+from core.stream.engine import StreamRunner
+from core.stream.load import LoadOptions
+from core.stream.stats import ALL_ROWS, lint_stats
+runner = StreamRunner(sys.argv[1:] if len(sys.argv) > 2 else sys.argv[1], LoadOptions())
+plan = runner.plan()
+plan, facts, got = runner.run(plan, partial(lint_stats, split=False, only=None), "load")
+runner.run(plan, lambda rows, offsets: ({}, {}, {}), "rows")
+print(got[ALL_ROWS].digest.hexdigest(plan.class_names, plan.binary), facts.n)
+"""
 
 #: Runs a module (``-m NAME ARGS``) or code (``-c CODE ARGS``) and, at exit, writes the
 #: process's peak resident memory (``VmHWM``, KiB) to the file named by ``_RSS_FILE``. Read
@@ -365,6 +387,17 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
     )
 
     rows.append(_compiled_row(parts, scratch, scan.seconds, stream.seconds, n))
+
+    load = _best(["-c", _LOAD_PATH, str(folder)], scratch, 1)
+    rows.append(
+        row(
+            f"reference (not a floor): the stream's load path alone, {n:,} rows",
+            load.seconds,
+            scan.seconds,
+            "the engine's two reads, conversion, checks, label facts, digest and lint, no "
+            f"statistic; the stream engine {stream.seconds / load.seconds:.2f}× this",
+        )
+    )
 
     # where the stream's time goes: a second run, phase by phase
     for what, seconds in _phases(str(folder)):

@@ -5,8 +5,9 @@ The same statistics as the numpy reference of :mod:`benchmarks.bench_scale`
 instead of a dozen whole-array numpy operations: per (equal-width bin, label) cell the
 count and the sums of s, s², s³, s⁴, of the log loss and its square and of the hits; the
 linear SKCE's pair terms; then the label-binned distances. It measures what fused compiled
-kernels would cost a stream, for the decision the stream target needs (numpy alone cannot
-meet it, ``docs/benchmarks.md``). numba comes with the bench extra; without it the benchmark
+kernels would cost a stream's statistics, for the decision the stream target needs (numpy
+alone cannot meet it; nor can compiled statistics on the engine's load path, measured by
+``_LOAD_PATH``: ``docs/benchmarks.md``). numba comes with the bench extra; without it the benchmark
 leaves this row out and says so.
 
 ``python -m benchmarks.stream_compiled PART ...`` prints the label-binned ECE, the plug-in ECE

@@ -160,3 +160,28 @@ def test_compiled_stream_reference_computes_the_streams_statistics(tmp_path):
     r = z[:1000] - t[:1000]
     near = np.exp(-np.abs(t[0:1000:2] - t[1:1000:2]) / 0.1)
     assert pairs == pytest.approx(float(np.sum(r[0::2] * r[1::2] * near)), rel=1e-12)
+
+
+def test_stream_load_path_reads_every_row_as_the_engine_does(tmp_path):
+    # the load-path reference does the engine's real load work: its digest is the in-memory one
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchmarks import bench_scale
+    from core import load_predictions
+
+    s, y, parts = _stream_parts(tmp_path, 30_001)
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(pa.table({"score": s, "label": y}), whole)
+    want = load_predictions(str(whole)).digest
+    for source in ([str(tmp_path / "part-*.parquet")], parts):
+        out = subprocess.run(
+            [sys.executable, "-c", bench_scale._LOAD_PATH, *source],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        assert out == [want, str(s.shape[0])]
