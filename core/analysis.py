@@ -571,7 +571,7 @@ def intervals_from_cells(
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
     from core.cells import cell_bootstrap, grouped_values, supports
-    from core.intervals import bootstrap_result, pivots, truth_values
+    from core.intervals import bootstrap_result, pivots, support_of, truth_values
 
     stats: dict[str, Any] = {s: s for s in (SCORES.names() if scores else [])}
     for key, call in calls.items():
@@ -606,6 +606,7 @@ def intervals_from_cells(
             path="cells",
             method=method,
             truth=truths.get(key),
+            support=support_of(stats[key]),
         )
         for key, dist in dists.items()
     }

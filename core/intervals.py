@@ -25,8 +25,12 @@ Two intervals are read off the resampled values θ*_r (:data:`BOOTSTRAP_INTERVAL
   unbiased SKCE estimators (each registry entry's ``bootstrap_truth``), the estimate
   itself (θ_F = θ̂, Efron's ``2θ̂ − q``) for the others. It removes the estimator's bias
   at this ``n`` as the resamples show it: Kumar et al.'s ``bootstrap_uncertainty`` with
-  the plug-in as the functional. It can reach below 0, where a calibration error cannot
-  be: the pivot's reflection is not clipped.
+  the plug-in as the functional. The reflection can leave the estimand's range (a
+  calibration error below 0, an accuracy above 1), so the interval is cut to that range,
+  each statistic's ``support`` (:func:`support_of`): a calibration error's lower end is
+  then 0 where the reflection reaches below it. A difference of two statistics has no
+  range to cut to. The percentile interval is where resampled estimates fall and is not
+  cut (an unbiased SKCE's resamples can be negative, and so can its interval).
 
 The order in which a resample's rows reach the statistic matters only to
 order-dependent statistics. Registered binned estimators get them in **row order** (the
@@ -196,11 +200,15 @@ class BootstrapIntervalInfo(Entry):
         What the text says before "interval" ("": nothing, the default interval).
     caption : str
         How captions name it ("percentile-bootstrap").
+    cut : bool
+        Whether the interval is cut to the estimand's range (:func:`support_of`): a
+        reflected interval can leave it, resampled estimates cannot.
     """
 
     pivots: bool = False
     word: str = ""
     caption: str = ""
+    cut: bool = False
 
 
 #: The bootstrap intervals (``AnalysisConfig.bootstrap_interval``).
@@ -225,14 +233,48 @@ def _percentile(low: float, high: float, value: float, truth: float) -> tuple[fl
     label="Basic (pivotal)",
     description="basic (pivotal) intervals: the resampled estimates' spread around their "
     "own world's true value, reflected around the estimate (the estimator's bias at this n "
-    "removed)",
+    "removed) and cut to the estimand's range (a calibration error is at least 0)",
     formula="Davison & Hinkley (1997) §5.2; Kumar et al.'s bootstrap_uncertainty",
     pivots=True,
+    cut=True,
     word="basic",
     caption="basic (pivotal) bootstrap",
 )
 def _basic(low: float, high: float, value: float, truth: float) -> tuple[float, float]:
     return value + truth - high, value + truth - low
+
+
+def support_of(statistic: Any) -> tuple[float, float] | None:
+    """Return the range of a statistic's estimand, which a basic interval is cut to.
+
+    Parameters
+    ----------
+    statistic : str, EstimatorCall or callable
+        An estimator's or a score's registry name (their entries' ``support``: at least 0
+        for every calibration error, ``[0, 1]`` for accuracy), a call of an estimator, or
+        a callable (no range known).
+
+    Returns
+    -------
+    tuple of float or None
+        ``(low, high)``, or None where nothing is known (a callable).
+
+    Examples
+    --------
+    >>> support_of("plugin"), support_of("accuracy"), support_of(len)
+    ((0.0, inf), (0.0, 1.0), None)
+    """
+    from core.estimators import ESTIMATORS
+    from core.scores import SCORES
+
+    info = getattr(statistic, "info", None)
+    if info is not None:
+        return info.support
+    if isinstance(statistic, str):
+        for registry in (ESTIMATORS, SCORES):
+            if statistic in registry:
+                return registry.get(statistic).support
+    return None
 
 
 def pivots(method: str) -> bool:
@@ -623,6 +665,7 @@ def bootstrap_many(
             path=path,
             method=method,
             truth=None if truths is None else truths.get(key),
+            support=support_of(statistics[key][0]),
         )
         for key in statistics
         for name, path, _, distribution in [drawn[key]]
@@ -765,10 +808,24 @@ def outside_note(value: float, low: float, high: float, method: str = "percentil
     'estimate outside its percentile interval: th'
     >>> outside_note(0.01, 0.002, 0.008, "basic")[:39]
     'estimate outside its basic interval: th'
+    >>> outside_note(-0.001, 0.0, 0.008, "basic")[:48]
+    'estimate below 0, its basic interval cut at 0: a'
     """
     if not (math.isfinite(low) and math.isfinite(high)) or low <= value <= high:
         return ""
     side = "above" if low > value else "below"
+    if BOOTSTRAP_INTERVALS.get(method).cut and value < low == 0.0:
+        why = (
+            "an unbiased estimate can fall below 0, where the calibration error it estimates "
+            "cannot be"
+        )
+        if high == 0.0:  # the whole reflection was below 0
+            return (
+                f"estimate below 0, and its whole {method} interval before the cut at 0, which "
+                f"leaves only 0: the estimate falls further below 0 than its resamples spread; "
+                f"{why}"
+            )
+        return f"estimate below 0, its {method} interval cut at 0: {why}"
     if pivots(method):
         return (
             f"estimate outside its {method} interval: the interval lies {side} it, the "
@@ -823,6 +880,7 @@ def interval_bounds(
     truth: float = math.nan,
     *,
     skip_nan: bool = False,
+    support: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
     """Return the interval of a bootstrap distribution (module docstring).
 
@@ -839,6 +897,9 @@ def interval_bounds(
     skip_nan : bool, default=False
         Leave NaN values out (a group absent from a resample); all NaN gives
         ``(nan, nan)``. Otherwise a NaN value makes the bounds NaN.
+    support : tuple of float, optional
+        The estimand's range (:func:`support_of`; None for a difference): an interval
+        whose entry says ``cut`` (the basic one) is cut to it.
 
     Returns
     -------
@@ -852,13 +913,20 @@ def interval_bounds(
     (2.0, 4.0)
     >>> interval_bounds(d, 0.5, "basic", value=2.5, truth=3.0)
     (1.5, 3.5)
+    >>> interval_bounds(d, 0.5, "basic", value=1.0, truth=2.0, support=(0.0, math.inf))
+    (0.0, 1.0)
     """
     if distribution is None or (skip_nan and np.isnan(distribution).all()):
         return math.nan, math.nan
     tail = (1.0 - confidence_level) / 2.0
     quantile = np.nanquantile if skip_nan else np.quantile
     low, high = (float(q) for q in quantile(distribution, [tail, 1.0 - tail]))
-    return BOOTSTRAP_INTERVALS.get(method).func(low, high, value, truth)
+    info = BOOTSTRAP_INTERVALS.get(method)
+    low, high = info.func(low, high, value, truth)
+    if info.cut and support is not None:
+        # an undefined bound (NaN) stays undefined
+        low, high = (float(np.clip(b, *support)) for b in (low, high))
+    return low, high
 
 
 def bootstrap_result(
@@ -871,6 +939,7 @@ def bootstrap_result(
     path: str,
     method: str = "percentile",
     truth: float | None = None,
+    support: tuple[float, float] | None = None,
 ) -> BootstrapResult:
     """Return the interval of a bootstrap distribution as a :class:`BootstrapResult`.
 
@@ -890,6 +959,8 @@ def bootstrap_result(
         The interval (:data:`BOOTSTRAP_INTERVALS`).
     truth : float, optional
         The estimand's value in the bootstrap world (``"basic"``; default ``value``).
+    support : tuple of float, optional
+        The estimand's range, which a basic interval is cut to (:func:`interval_bounds`).
 
     Returns
     -------
@@ -897,7 +968,9 @@ def bootstrap_result(
         The result (``numpy.quantile``, linear interpolation).
     """
     truth = (value if truth is None else float(truth)) if pivots(method) else math.nan
-    low, high = interval_bounds(distribution, confidence_level, method, value, truth)
+    low, high = interval_bounds(
+        distribution, confidence_level, method, value, truth, support=support
+    )
     return BootstrapResult(
         value=value,
         confidence_interval=ConfidenceInterval(low, high),

@@ -66,6 +66,7 @@ from core.intervals import (
     check_resampling,
     interval_bounds,
     pivots,
+    support_of,
     truth_values,
     undefined_note,
     with_outside_note,
@@ -1075,7 +1076,8 @@ def assemble_comparison(
     dists = dict(dists)
     ranks = _ranks(models, specs, values)
     pivots = {k: (truths or {}).get(k, v) for k, v in values.items()}
-    bounds = _Intervals(confidence_level, config.bootstrap_interval, pivots)
+    supports = {spec.key: support_of(spec.name) for spec in specs}
+    bounds = _Intervals(confidence_level, config.bootstrap_interval, pivots, supports)
     table = _table(models, specs, values, dists, bounds, notes_by, ranks)
     if reference is None:
         reference = str(ranks[specs[0].key].idxmin())
@@ -1166,21 +1168,28 @@ def _pairing_note(paired: bool, mode: str, n_resamples: int) -> str:
 
 @dataclass(frozen=True)
 class _Intervals:
-    """How the comparison's intervals are read: level, method and the basic pivots."""
+    """How the comparison's intervals are read: level, method, the basic pivots and ranges."""
 
     confidence_level: float
     method: str
     truths: Mapping[tuple[str, str], float]
+    supports: Mapping[str, tuple[float, float] | None]
 
     def of(
         self, dist: np.ndarray | None, value: float, models: Sequence[str], key: str
     ) -> tuple[float, float]:
-        """Return the interval of a model's value (one model) or of a difference (a − b)."""
+        """Return the interval of a model's value (one model) or of a difference (a − b).
+
+        A model's basic interval is cut to its metric's range; a difference has none.
+        """
         truth = math.nan
         if pivots(self.method):
             sign = (1.0, -1.0)
             truth = sum(s * self.truths[m, key] for s, m in zip(sign, models, strict=False))
-        return interval_bounds(dist, self.confidence_level, self.method, value, truth)
+        support = self.supports.get(key) if len(models) == 1 else None
+        return interval_bounds(
+            dist, self.confidence_level, self.method, value, truth, support=support
+        )
 
 
 def _signed(spec: MetricSpec, values: np.ndarray) -> np.ndarray:

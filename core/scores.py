@@ -25,6 +25,7 @@ lets the bootstrap resample them without recomputing anything per row.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -254,11 +255,15 @@ class ScoreInfo(Entry):
         Options the score takes.
     higher_is_better : bool
         Ranking direction.
+    support : tuple of float
+        The score's range, which a basic bootstrap interval is cut to
+        (:func:`core.intervals.support_of`).
     """
 
     row_values: Callable[..., np.ndarray]
     options: tuple[str, ...] = ()
     higher_is_better: bool = False
+    support: tuple[float, float] = (0.0, math.inf)
 
     def rows(self, p: np.ndarray, y: np.ndarray, *, binary: bool, **options: float) -> np.ndarray:
         """Per-row values of validated predictions, after checking the options."""
@@ -283,6 +288,7 @@ SCORES.register(
     description="Fraction of rows whose top-label prediction equals the label.",
     row_values=accuracy_rows,
     higher_is_better=True,
+    support=(0.0, 1.0),
 )(accuracy)
 SCORES.register(
     "brier",
@@ -291,6 +297,7 @@ SCORES.register(
     "P(y=1) column): of P(y=1) alone, as scikit-learn.",
     formula="Brier (1950); binary predictions as sklearn.metrics.brier_score_loss",
     row_values=brier_rows,
+    support=(0.0, 2.0),
 )(brier_score)
 SCORES.register(
     "log-loss",

@@ -224,7 +224,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
     from core.analysis import check_config
     from core.data import as_predictions
     from core.estimators.base import combine_lp
-    from core.intervals import bootstrap_result, interval_bounds
+    from core.intervals import bootstrap_result, interval_bounds, support_of
     from core.resampling import check_chunk_size, chunks
 
     config = check_config(config)
@@ -277,6 +277,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
             statistic="smooth",
             path="rows-batch",
             method=method,
+            support=support_of("smooth"),
         )
         # the curve's band is where resampled curves fall; each value's interval is the
         # config's (the smooth ECE is its own estimand in the bootstrap world)
@@ -284,7 +285,12 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
             (
                 *np.quantile(curves[c], quantiles, axis=0),
                 interval_bounds(
-                    values[:, c], config.confidence_level, method, fits[c][0], fits[c][0]
+                    values[:, c],
+                    config.confidence_level,
+                    method,
+                    fits[c][0],
+                    fits[c][0],
+                    support=support_of("smooth"),
                 ),
             )
             for c in range(len(fits))

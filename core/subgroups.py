@@ -51,7 +51,13 @@ from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import BOOTSTRAP_INTERVALS, check_resampling, interval_bounds, pivots
+from core.intervals import (
+    BOOTSTRAP_INTERVALS,
+    check_resampling,
+    interval_bounds,
+    pivots,
+    support_of,
+)
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.numbers import format_pvalue
@@ -826,8 +832,21 @@ def _assemble(
     method = config.bootstrap_interval
     truth_g, truth_p = (values, pooled_value) if truths is None else truths
 
-    def interval(d: np.ndarray | None, value: float, truth: float) -> tuple[float, float]:
-        return interval_bounds(d, st.confidence_level, method, value, truth, skip_nan=True)
+    # a group's basic interval is cut to the metric's range; a gap has none
+    support = support_of(spec.name)
+
+    def interval(
+        d: np.ndarray | None, value: float, truth: float, cut: bool = True
+    ) -> tuple[float, float]:
+        return interval_bounds(
+            d,
+            st.confidence_level,
+            method,
+            value,
+            truth,
+            skip_nan=True,
+            support=support if cut else None,
+        )
 
     p_low, p_high = interval(dist_p, pooled_value, truth_p)
     rows_out = []
@@ -835,7 +854,10 @@ def _assemble(
         low, high = interval(None if dist_g is None else dist_g[:, g], values[g], truth_g[g])
         gap = float(values[g] - pooled_value)
         g_low, g_high = interval(
-            None if dist_g is None else dist_g[:, g] - dist_p, gap, truth_g[g] - truth_p
+            None if dist_g is None else dist_g[:, g] - dist_p,
+            gap,
+            truth_g[g] - truth_p,
+            cut=False,
         )
         small = bool(counts[g] < min_rows)
         notes = []

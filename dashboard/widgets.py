@@ -739,7 +739,8 @@ def analysis_controls() -> None:
             "resampled estimates fall. Basic (pivotal): the resampled estimates' spread "
             "around their own world's true value (for a debiased or unbiased estimator, "
             "the plug-in value of these rows), reflected around the estimate — it removes "
-            "the estimator's bias at this n, as Kumar et al.'s code does.",
+            "the estimator's bias at this n, as Kumar et al.'s code does — and cut at 0, "
+            "below which no calibration error lies.",
         )
         methods = interval_methods()
         _config_select(

@@ -1,7 +1,8 @@
 """The basic (pivotal) bootstrap interval: hand cases, the pivots, Kumar et al.'s code, one path.
 
 The basic interval is ``(θ̂ + θ_F − q_hi, θ̂ + θ_F − q_lo)`` with ``θ_F`` the estimand's value in
-the bootstrap world (:mod:`core.intervals`). Every surface that shows an interval reads it from
+the bootstrap world (:mod:`core.intervals`), cut to the estimand's range (a calibration error is at
+least 0; a difference has no range). Every surface that shows an interval reads it from
 the config's ``bootstrap_interval``; these tests pin the formula, the pivot each registry
 entry declares, the reference code's numbers, and that each surface gives the same interval.
 """
@@ -31,10 +32,12 @@ def _data(n=1_500, seed=3, shift=0.0):
     return p, y
 
 
-def _basic(value, truth, dist, level=0.95):
+def _basic(value, truth, dist, level=0.95, cut=True):
+    """The reflected quantiles, cut at 0 (a calibration error, a score) unless ``cut`` is off."""
     tail = (1 - level) / 2
     lo, hi = np.quantile(dist, [tail, 1 - tail])
-    return value + truth - hi, value + truth - lo
+    low, high = value + truth - hi, value + truth - lo
+    return (max(low, 0.0), max(high, 0.0)) if cut else (low, high)
 
 
 def test_hand_computed_bounds():
@@ -112,7 +115,7 @@ def test_a_debiased_estimate_pivots_on_the_plugin_error_of_the_rows(norm):
 def test_debiased_basic_interval_equals_kumars_bootstrap_uncertainty(monkeypatch):
     """Their ``bootstrap_uncertainty(data, plugin, debiased)`` on our resamples."""
     utils = pytest.importorskip("calibration.utils", reason="uncertainty-calibration absent")
-    p, y = _data(n=800, seed=11)
+    p, y = _data(n=800, seed=11, shift=0.1)  # away from 0: the cut leaves the interval alone
     n, r, seed = p.shape[0], 200, 7
     draws = iter(idx for block in chunks(np.random.default_rng(seed), n, r, 64) for idx in block)
     monkeypatch.setattr(utils, "resample", lambda data: [data[i] for i in next(draws)])
@@ -134,6 +137,7 @@ def test_debiased_basic_interval_equals_kumars_bootstrap_uncertainty(monkeypatch
         p, y, statistic="debiased", method="basic", lens="binary", norm=2, n_bins=10,
         n_resamples=r, confidence_level=0.9, seed=seed,
     )  # fmt: skip
+    assert low > 0
     assert res.confidence_interval.low == pytest.approx(low, rel=1e-12)
     assert res.confidence_interval.high == pytest.approx(high, rel=1e-12)
 
@@ -227,11 +231,11 @@ def test_compare_pivots_models_and_differences():
         assert (row.low, row.high) == pytest.approx((low, high))
     diff = cmp.differences.set_index("metric").loc["debiased@2"]
     paired = cmp.distributions["b", "debiased@2"] - cmp.distributions["a", "debiased@2"]
-    low, high = _basic(diff.difference, truth["b"] - truth["a"], paired)
+    low, high = _basic(diff.difference, truth["b"] - truth["a"], paired, cut=False)
     assert (diff.low, diff.high) == pytest.approx((low, high))
     brier = cmp.differences.set_index("metric").loc["brier"]
     paired = cmp.distributions["b", "brier"] - cmp.distributions["a", "brier"]
-    low, high = _basic(brier.difference, brier.difference, paired)  # its own pivot
+    low, high = _basic(brier.difference, brier.difference, paired, cut=False)  # its own pivot
     assert (brier.low, brier.high) == pytest.approx((low, high))
 
 
@@ -255,7 +259,7 @@ def test_subgroups_pivot_groups_and_gaps(bootstrap):
         assert (d.loc[g, "low"], d.loc[g, "high"]) == pytest.approx((low, high))
         gap = deb.distributions[g] - deb.distributions["(pooled)"]
         pivot = t.loc[g, "value"] - plug.pooled["value"]
-        low, high = _basic(d.loc[g, "gap"], pivot, gap)
+        low, high = _basic(d.loc[g, "gap"], pivot, gap, cut=False)
         assert (d.loc[g, "gap_low"], d.loc[g, "gap_high"]) == pytest.approx((low, high))
     assert any("basic (pivotal)" in note.lower() for note in deb.notes)
 
@@ -291,7 +295,8 @@ def test_recalibration_reads_the_interval():
     b = basic.metrics.set_index(["method", "metric"])
     key = ("platt", "plugin")
     value = a.loc[key, "value"]
-    assert b.loc[key, "low"] == pytest.approx(2 * value - a.loc[key, "high"])
+    assert 2 * value - a.loc[key, "high"] < 0  # recalibrated: the reflection reaches below 0
+    assert b.loc[key, "low"] == 0.0
     assert b.loc[key, "high"] == pytest.approx(2 * value - a.loc[key, "low"])
     assert basic.settings["bootstrap_interval"] == "basic"
 
@@ -407,3 +412,68 @@ def test_an_undefined_resample_is_said_not_hidden():
     assert undefined_note(d) == "undefined on 1 of 4 resamples: no interval"
     assert undefined_note(d[[0, 2]]) == "" and undefined_note(None) == ""
     assert all(np.isnan(interval_bounds(d, 0.9)))
+
+
+def test_the_basic_interval_is_cut_to_the_estimands_range():
+    from core.intervals import outside_note, support_of
+    from core.scores import SCORES
+
+    # by hand: an accuracy's reflection above 1, a calibration error's below 0
+    d = np.array([0.90, 0.92, 0.94, 0.96, 0.98])  # quantiles 0.25, 0.75: 0.92, 0.96
+    reflected = interval_bounds(d, 0.5, "basic", value=0.99, truth=0.94)
+    assert reflected == pytest.approx((0.97, 1.01))
+    cut = interval_bounds(d, 0.5, "basic", value=0.99, truth=0.94, support=(0.0, 1.0))
+    assert cut == pytest.approx((0.97, 1.0)) and cut[1] == 1.0
+    low = interval_bounds(d - 0.9, 0.5, "basic", value=0.01, truth=0.01, support=(0.0, np.inf))
+    assert low == pytest.approx((0.0, 0.0)) and low[0] == 0.0  # (−0.04, −0.00): all below 0
+    # the percentile interval is where resampled estimates fall: never cut
+    assert interval_bounds(d - 0.93, 0.5, support=(0.0, np.inf)) == pytest.approx((-0.01, 0.03))
+    assert all(np.isnan(interval_bounds(None, 0.5, "basic", support=(0.0, 1.0))))
+    # each registry entry declares its range
+    assert {support_of(e.name) for e in ESTIMATORS} == {(0.0, np.inf)}
+    assert {s: support_of(s) for s in SCORES.names()} == {
+        "accuracy": (0.0, 1.0), "brier": (0.0, 2.0), "log-loss": (0.0, np.inf)
+    }  # fmt: skip
+    assert support_of(EstimatorCall.make("debiased")) == (0.0, np.inf)
+    assert support_of(len) is None
+    assert outside_note(-0.001, 0.0, 0.008, "basic").startswith("estimate below 0")
+    assert outside_note(-0.001, 0.0, 0.008).startswith("estimate outside its percentile")
+
+    # a calibrated model: the debiased error's reflection reaches below 0 on every surface
+    rng = np.random.default_rng(0)
+    p = rng.beta(2.0, 2.0, 2_000)
+    y = (rng.random(2_000) < p).astype(int)
+    opts = dict(lens="binary", norm=2, n_bins=10, n_resamples=200, seed=1)
+    api = bootstrap_interval(p, y, statistic="debiased", method="basic", **opts)
+    raw = _basic(api.value, api.truth, api.distribution, cut=False)
+    assert raw[0] < 0 < raw[1]
+    assert tuple(api.confidence_interval) == (0.0, pytest.approx(raw[1], rel=1e-12))
+    for bootstrap in ("exact", "cells"):
+        config = AnalysisConfig(bootstrap=bootstrap, bootstrap_interval="basic", **opts)
+        row = analyze((p, y), config).metrics.set_index("metric").loc["debiased"]
+        assert row.low == 0.0 and row.high > 0
+    # Compare: a model's interval is cut, a difference's is not
+    q = np.clip(p + rng.normal(0.0, 0.01, p.shape[0]), 0.0, 1.0)
+    config = AnalysisConfig(bootstrap_interval="basic", **opts)
+    cmp = compare_models(
+        {"a": (p, y), "b": (q, y)}, config=config, metrics=("debiased@2",), reference="a"
+    )
+    table = cmp.table.set_index("model")
+    assert (table["low"] == 0.0).all()
+    diff = cmp.differences.set_index("model").loc["b"]
+    assert diff.low < 0 < diff.high
+    # Subgroups: a group's interval is cut, its gap from all rows is not
+    from core.data import load_predictions
+
+    frame = pd.DataFrame({"p": p, "label": y, "group": np.where(np.arange(2_000) % 2, "x", "z")})
+    sub = subgroup_analysis(load_predictions(frame), config, estimator="debiased").table
+    assert (sub["low"] == 0.0).all() and (sub["gap_low"] < 0).all()
+    # an unbiased SKCE below 0: its interval is cut at 0, and the note says why it lies outside
+    from core.estimator_comparison import compare_estimators
+
+    skce = AnalysisConfig(lens="binary", n_resamples=100, seed=1, bootstrap_interval="basic")
+    table = compare_estimators((p[:400], y[:400]), skce, intervals="all").table
+    uq = table.set_index("key").loc["skce-uq"]
+    assert uq.value < 0 and uq.low == 0.0 == uq.high  # the whole reflection below 0
+    assert "estimate below 0, and its whole basic interval before the cut at 0" in uq.note
+    assert outside_note(-0.001, 0.0, 0.0, "basic").startswith("estimate below 0, and its whole")

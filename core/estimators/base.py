@@ -30,6 +30,7 @@ axis = bins).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -301,6 +302,10 @@ class EstimatorInfo(Entry):
     truth_options : mapping
         Options of that estimator that differ from this one's (its other options are this
         call's, where it has them): MMCE's unbiased estimate targets the biased one.
+    support : tuple of float
+        The range of the estimand, ``[0, inf)`` for every calibration error (a squared or
+        kernel one included, whose unbiased estimates can be negative): the basic bootstrap
+        interval is cut to it (:func:`core.intervals.support_of`).
     """
 
     family: str
@@ -326,6 +331,7 @@ class EstimatorInfo(Entry):
     reads_n_bins: bool | None = None
     bootstrap_truth: str = ""
     truth_options: Mapping[str, Any] = field(default_factory=dict)
+    support: tuple[float, float] = (0.0, math.inf)
 
     def __post_init__(self) -> None:
         if self.reads_n_bins is None:
