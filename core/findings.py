@@ -425,15 +425,28 @@ def comparison_finding(comparison: Any) -> str:
     text = f"{best.model} is the best calibrated by {metric.label} ({value(best)})"
     diffs = comparison.differences
     diffs = diffs[diffs.metric == metric.key]
-    if len(diffs):
-        worse = int((diffs.significant & ~diffs.better).sum())
-        better = int(diffs.better.sum())
+    # only a difference with an interval can be beyond noise or within it
+    known = diffs[diffs.low.notna() & diffs.high.notna()]
+    if len(diffs) and known.empty:
         text += (
-            f"; against {comparison.reference}, {worse} of {len(diffs)} other models are worse "
-            f"beyond noise" + (f" and {better} better" if better else "")
+            f"; whether the other {len(diffs)} models differ from {comparison.reference} "
+            "beyond noise needs the bootstrap intervals"
+        )
+    elif len(diffs):
+        worse = int((known.significant & ~known.better).sum())
+        better = int(known.better.sum())
+        of = (
+            f"{len(known)} other models with an interval"
+            if len(known) < len(diffs)
+            else (f"{len(diffs)} other models")
+        )
+        text += f"; against {comparison.reference}, {worse} of {of} are worse beyond noise" + (
+            f" and {better} better" if better else ""
         )
     if len(order) > 1:
         text += f"; the worst is {worst.model} ({value(worst)})"
+    if table.low.isna().all() and known.empty:  # no interval to say the kind of
+        return text + "."
     return text + _interval_tail(comparison.config.bootstrap_interval) + "."
 
 

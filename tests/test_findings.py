@@ -264,6 +264,31 @@ def test_comparison_finding_on_the_sample():
     assert comparison_finding(basic).endswith(
         "(basic intervals: the estimators' bias at this n removed)."
     )
+    # no intervals (the Compare page before they are computed): nothing is beyond noise or not
+    bare = core.compare_models(
+        pred.by_model(), config=core.AnalysisConfig(lens="binary"), n_resamples=0, seed=0
+    )
+    text = comparison_finding(bare)
+    others = len(bare.models) - 1
+    assert f"whether the other {others} models differ from {bare.reference} beyond noise " in text
+    assert "worse beyond noise" not in text
+    basic_bare = core.compare_models(
+        pred.by_model(),
+        config=core.AnalysisConfig(lens="binary", bootstrap_interval="basic"),
+        n_resamples=0,
+        seed=0,
+    )
+    assert "basic" not in comparison_finding(basic_bare)  # no interval to name
+    # some intervals undefined: the count says of how many
+    import dataclasses
+
+    diffs = cmp.differences.copy()
+    first = diffs.index[diffs.metric == cmp.metrics[0].key][0]
+    diffs.loc[first, ["low", "high"]] = np.nan
+    part = comparison_finding(dataclasses.replace(cmp, differences=diffs))
+    d = diffs[(diffs.metric == cmp.metrics[0].key) & diffs.low.notna()]
+    worse = int((d.significant & ~d.better).sum())
+    assert f"{worse} of {len(d)} other models with an interval are worse beyond noise" in part
 
 
 def _recal(rows, evaluation="test", interval="percentile"):
