@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import core
 from core.binning import bin_stats
@@ -95,6 +96,12 @@ def test_skce_and_mmce_are_on_panels_of_their_own():
     mmce_axis = next(a for a, names in by_axis.items() if any("MMCE" in n for n in names))
     mmce = fig.layout["xaxis" + mmce_axis[1:]]
     assert "kernel distance of the confidence" in mmce.title.text
+    assert mmce.range is None  # a whisker: Plotly's own range
+    # one point without a whisker: a span around it, not Plotly's ±1 that reads as 0
+    table.loc[2, ["low", "high"]] = np.nan
+    alone = estimator_intervals_figure(table, lp_scale=False)
+    axis = next(t.xaxis for t in alone.data if any("MMCE" in n for n in t.y))
+    assert tuple(alone.layout["xaxis" + axis[1:]].range) == pytest.approx((0.025, 0.075))
     # one quantity: one panel, the plain title
     one = estimator_intervals_figure(table.iloc[:2], lp_scale=False)
     assert len(one.data) == 1 and one.layout.xaxis.title.text == "estimate (bootstrap interval)"

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -262,6 +263,13 @@ def estimator_intervals_figure(table: pd.DataFrame, *, lp_scale: bool = True) ->
         what = kind.split(" (")[0] if kind else ""
         title = "estimate (bootstrap interval)" + (f": {what}" if len(kinds) > 1 and what else "")
         fig.update_xaxes(title_text=literal(title), row=i + 1, col=1)
+        ends = np.concatenate([part.value, part.low[has], part.high[has]]).astype(float)
+        lo, hi = float(ends.min()), float(ends.max())
+        if hi - lo <= 1e-9 * max(abs(hi), abs(lo)):
+            # one point and no whisker: Plotly's default span (about ±1) would put a value
+            # of 0.03 at "0"; a span around the value shows it where it is
+            pad = 0.5 * abs(hi) or 1.0
+            fig.update_xaxes(range=[lo - pad, hi + pad], row=i + 1, col=1)
     fig.update_layout(
         template=TEMPLATE,
         height=80 + 34 * max(1, len(rows)) + 60 * (len(kinds) - 1),
