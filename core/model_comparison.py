@@ -44,7 +44,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,9 @@ from core.intervals import (
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
+
+if TYPE_CHECKING:
+    from core.cells import CellStats
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -256,7 +259,12 @@ class ModelComparison:
         own intervals overlapping under either metric.
     distributions : dict
         ``(model, metric key) -> (n_resamples,)`` bootstrap values; paired models share
-        resamples index by index.
+        resamples index by index. The differences are read from these.
+    model_distributions : dict
+        What each model's own interval is read from: ``distributions``, except for paired
+        models on the cell bootstrap, whose common draw of joint cells pairs the differences
+        while each model's interval comes from its own cells drawn as
+        :func:`core.analysis.analyze` draws them (the same interval on every page).
     notes : tuple of str
         What the numbers rest on (shared edges, pairing, the sweep's own bins, models with
         few rows, ...).
@@ -282,6 +290,7 @@ class ModelComparison:
     kendall: pd.DataFrame
     flips: pd.DataFrame
     distributions: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    model_distributions: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     @property
@@ -914,12 +923,13 @@ class ComparisonPlan:
                 notes[m, s.key] = "; ".join(filter(None, [notes.get((m, s.key), ""), extra]))
         return fits
 
-    def _row_values(self, m: str) -> dict[str, np.ndarray]:
+    def _row_values(self, m: str, *, every: bool = False) -> dict[str, np.ndarray]:
+        """Per-row values of the compared scores (``every``: of every score, in order)."""
         pred = self.data[m]
+        names = SCORES.names() if every else [s.name for s in self.specs if s.kind == "score"]
         return {
-            s.name: SCORES.get(s.name).rows(pred.probs, pred.labels, binary=pred.binary)
-            for s in self.specs
-            if s.kind == "score"
+            name: SCORES.get(name).rows(pred.probs, pred.labels, binary=pred.binary)
+            for name in names
         }
 
     def _cell_values(
@@ -971,8 +981,29 @@ class ComparisonPlan:
             dists.update(part.dists)
             notes_by.update(part.notes)
             truths.update(part.truths)
+        own = None
         if self.mode != "exact" and self.paired and self.n_resamples:
+            from core.comparison_cells import model_cells, resampled_by_cells
+
             dists.update(self._joint_values())
+            own = {}
+            for m in models:
+                cells = model_cells(
+                    self.comps[m],
+                    self.weights,
+                    **self.config.binning_options(),
+                    row_values=self._row_values(m, every=True),
+                )
+                own.update(
+                    own_cell_dists(
+                        cells,
+                        m,
+                        self.specs,
+                        resampled_by_cells(self.shared_calls),
+                        n_resamples=self.n_resamples,
+                        seed=self.model_seeds[m],
+                    )
+                )
         tests = _tests(data, models, self.test, self.config, self.model_seeds, self.test_options)
         return assemble_comparison(
             config=self.config,
@@ -994,7 +1025,53 @@ class ComparisonPlan:
             bins=self.bins,
             mode=self.mode,
             truths=truths,
+            own=own,
         )
+
+
+def own_cell_dists(
+    cells: CellStats,
+    model: str,
+    specs: Sequence[MetricSpec],
+    fits: Mapping[str, Any],
+    *,
+    n_resamples: int,
+    seed: int,
+) -> dict[tuple[str, str], np.ndarray]:
+    """One paired model's resamples from its own cells, as :func:`core.analysis.analyze` draws.
+
+    The cell bootstrap's draws depend on the cells and on the scores resampled with them, so
+    with the cells of the model's own bins carrying every score's row sums (as the analysis's
+    do) and every score drawn, the seed gives each statistic the resamples the Reliability page
+    reads: a model has one interval on every page. The comparison's differences come from the
+    common draw of the joint cells instead (:func:`joint_dists`).
+
+    Parameters
+    ----------
+    cells : CellStats
+        The model's cells on the shared edges, with the row sums of every score of
+        :data:`core.scores.SCORES`.
+    model : str
+        The model.
+    specs : sequence of MetricSpec
+        The compared metrics.
+    fits : mapping
+        Metric key → the shared-bin call the cells resample.
+    n_resamples, seed
+        Resamples and the seed (paired models share it).
+
+    Returns
+    -------
+    dict
+        ``(model, metric key) -> (n_resamples,)`` for the fitted calls and the scores.
+    """
+    from core.cells import cell_bootstrap
+
+    stats: dict[str, Any] = {**{s: s for s in SCORES.names()}, **fits}
+    got = cell_bootstrap(cells, stats, n_resamples=n_resamples, seed=seed, est_seed=seed)
+    out = {(model, key): got[key] for key in fits}
+    out.update({(model, s.key): got[s.name] for s in specs if s.kind == "score"})
+    return out
 
 
 def joint_dists(
@@ -1057,10 +1134,14 @@ def assemble_comparison(
     mode: str = "exact",
     extra_notes: Sequence[str] = (),
     truths: Mapping[tuple[str, str], float] | None = None,
+    own: Mapping[tuple[str, str], np.ndarray] | None = None,
 ) -> ModelComparison:
     """Return the comparison from every model's values and resamples (tables, ranks, notes).
 
-    ``truths`` holds ``(model, metric key) →`` the estimand's value in the bootstrap world,
+    ``dists`` are what the differences are read from (paired models: common resamples);
+    ``own``, where given, what each model's own interval is read from instead (paired models
+    on cells: each model's own cells, drawn as :func:`core.analysis.analyze` draws them, so a
+    model has one interval on every page; see :func:`own_cell_dists`). ``truths`` holds ``(model, metric key) →`` the estimand's value in the bootstrap world,
     for the basic interval (``config.bootstrap_interval``; a key without one pivots on its
     value); a difference pivots on the difference of its models' truths.
 
@@ -1074,11 +1155,12 @@ def assemble_comparison(
         The comparison.
     """
     dists = dict(dists)
+    by_model = dists if own is None else {**dists, **own}
     ranks = _ranks(models, specs, values)
     pivots = {k: (truths or {}).get(k, v) for k, v in values.items()}
     supports = {spec.key: support_of(spec.name) for spec in specs}
     bounds = _Intervals(confidence_level, config.bootstrap_interval, pivots, supports)
-    table = _table(models, specs, values, dists, bounds, notes_by, ranks)
+    table = _table(models, specs, values, by_model, bounds, notes_by, ranks)
     if reference is None:
         reference = str(ranks[specs[0].key].idxmin())
     differences = _differences(models, specs, values, dists, reference, bounds)
@@ -1135,6 +1217,7 @@ def assemble_comparison(
         kendall=kendall,
         flips=flips,
         distributions=dists,
+        model_distributions=by_model,
         notes=tuple(notes),
     )
 
@@ -1151,10 +1234,12 @@ def _pairing_note(paired: bool, mode: str, n_resamples: int) -> str:
         )
     if paired:
         return (
-            "Paired: every model was evaluated on the same rows. Intervals come from the cell "
-            "bootstrap over joint cells (the combination of every model's bins and the "
-            "labels), so one draw resamples all models together and differences get "
-            "paired intervals."
+            "Paired: every model was evaluated on the same rows. Differences get paired "
+            "intervals from the cell bootstrap over joint cells (the combination of every "
+            "model's bins and the labels: one draw resamples all models together); each "
+            "model's own interval comes from its own cells, drawn as the Reliability page "
+            "draws them (on equal-width or discrete bins, which are each model's own, it is "
+            "the interval that page shows)."
         )
     return (
         "Not paired: the models were evaluated on different rows (different n or labels). "

@@ -10,6 +10,7 @@ differences agree with the exact paired row bootstrap within Monte Carlo error.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -357,6 +358,52 @@ def test_compare_takes_the_cell_bootstrap_under_the_rule_of_analyze():
             (m, "plugin@1"), ["low", "high"]
         ]
         assert lo_c == pytest.approx(lo_e, rel=0.1) and hi_c == pytest.approx(hi_e, rel=0.1)
+
+
+@pytest.mark.parametrize("interval", ["percentile", "basic"])
+@pytest.mark.parametrize("lens", ["binary", "classwise"])
+def test_a_paired_model_on_cells_has_its_reliability_interval(tmp_path, interval, lens):
+    """One model, one interval: Compare's own draw of a model's cells is analyze's.
+
+    The differences pair the models through the joint cells; each model's interval comes from
+    its own cells drawn as :func:`core.analyze` draws them, in memory and on a stream.
+    """
+    if lens == "binary":
+        frame = _binary_frame(6_000, paired=True)
+        metrics = ("plugin@1", "debiased@2", "brier", "log-loss", "accuracy")
+    else:
+        frame = _multiclass_frame(3_000)
+        metrics = ("plugin@1", "brier", "accuracy")
+    config = AnalysisConfig(
+        lens=lens, bootstrap="cells", n_resamples=300, seed=6, bootstrap_interval=interval
+    )
+    pred = _memory(frame, tmp_path)
+    cmp = compare_models(pred.by_model(), config=config, metrics=metrics)
+    assert cmp.paired and any("joint cells" in note for note in cmp.notes)
+    source = _write(tmp_path / "parts", frame, [len(frame) // 3, 2 * len(frame) // 3], "parquet")
+    streamed = compare_stream(source, config=config, metrics=metrics, batch_rows=1_000)
+    for out in (cmp, streamed):
+        table = out.table.set_index(["model", "metric"])
+        for m, part in pred.by_model().items():
+            norm = {"plugin@1": 1.0, "debiased@2": 2.0}
+            for key in metrics:
+                name = key.split("@")[0]
+                own = replace(config, norm=norm.get(key, config.norm))
+                want = core.analyze(part, own).metrics.set_index("metric").loc[name]
+                got = table.loc[(m, key)]
+                assert_allclose(
+                    [got.low, got.high], [want.low, want.high], rtol=EXACT, err_msg=(m, key)
+                )
+    # the differences still pair the models: read off the joint draw
+    a, b = cmp.models[:2]
+    assert not np.array_equal(cmp.distributions[a, "brier"], cmp.model_distributions[a, "brier"])
+    diff = cmp.differences.set_index(["model", "metric"])
+    other = b if cmp.reference == a else a
+    key = "brier"
+    paired = cmp.distributions[other, key] - cmp.distributions[cmp.reference, key]
+    if interval == "percentile":
+        lo, hi = np.quantile(paired, [0.025, 0.975])
+        assert_allclose(diff.loc[(other, key), ["low", "high"]].to_numpy(float), [lo, hi])
 
 
 def test_joint_cells_hold_every_models_cells():

@@ -70,6 +70,7 @@ from core.model_comparison import (
     estimator_options,
     joint_dists,
     on_edges,
+    own_cell_dists,
     too_few_models,
 )
 from core.scores import SCORES
@@ -170,7 +171,8 @@ class ModelStats:
     n : int
         Rows.
     cells : CellStats
-        Cells on the shared edges, with the compared scores' row sums.
+        Cells on the shared edges, with every score's row sums (a paired model's own
+        interval draws them all, as the analysis does: :func:`core.model_comparison.own_cell_dists`).
     labels : Digest
         The digest of the model's labels in order (its probabilities left out).
     """
@@ -496,7 +498,9 @@ def run_comparison(
         edges = tuple(e for _ in view.names)
 
     scores = tuple(s.name for s in specs if s.kind == "score")
-    func = partial(model_stats, config=config, edges=edges, models=wanted, scores=scores)
+    func = partial(
+        model_stats, config=config, edges=edges, models=wanted, scores=tuple(SCORES.names())
+    )
     func = partial(several, funcs=(func, whole_stats))
     plan, facts, got = runner.run(plan, func, "bin statistics of every model")
     whole = got.pop(ALL_ROWS)
@@ -531,6 +535,7 @@ def run_comparison(
     values: dict[tuple[str, str], float] = {}
     notes: dict[tuple[str, str], str] = {}
     dists: dict[tuple[str, str], np.ndarray] = {}
+    own: dict[tuple[str, str], np.ndarray] = {}
     truths: dict[tuple[str, str], float] = {}
     fits = resampled_by_cells(calls)
     for m in names:
@@ -550,6 +555,12 @@ def run_comparison(
                     stats[m].cells, boot, n_resamples=n_resamples, seed=seeds[m], est_seed=seeds[m]
                 )
                 dists.update({(m, key): d for key, d in res.items()})
+            else:  # the differences come from the joint cells; the model's own interval not
+                own.update(
+                    own_cell_dists(
+                        stats[m].cells, m, specs, fits, n_resamples=n_resamples, seed=seeds[m]
+                    )
+                )
     if joint is not None:
         dists.update(
             joint_dists(joint, names, specs, fits, n_resamples=n_resamples, seed=seed_value)
@@ -582,6 +593,7 @@ def run_comparison(
         bins=bins,
         mode="cells",
         truths=truths,
+        own=own or None,
     )
     names_k = plan.class_names
     source = StreamInput(
