@@ -542,8 +542,8 @@ def cell_intervals(
         config.tie_policy,
         convention=config.convention,
     )
-    names = SCORES.names() if scores else []
-    rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in names}
+    # every score's rows, shown or not: the draws are the same on every surface
+    rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in SCORES.names()}
     return intervals_from_cells(cells_of(view, rows), config, calls, known, notes, scores=scores)
 
 
@@ -561,19 +561,21 @@ def intervals_from_cells(
     Parameters
     ----------
     cells : core.cells.CellStats
-        The cells of the config's binned view, with the scores' row sums when ``scores``.
+        The cells of the config's binned view, with every score's row sums: every score is
+        drawn, shown or not, so the statistics' resamples are those of every other surface
+        (:func:`core.cells.analysis_draws`).
     config, calls, known, notes, scores
-        As in :func:`cell_intervals`.
+        As in :func:`cell_intervals` (``scores``: return the scores' intervals too).
 
     Returns
     -------
     dict
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
-    from core.cells import cell_bootstrap, grouped_values, supports
+    from core.cells import analysis_draws, grouped_values, supports
     from core.intervals import bootstrap_result, pivots, support_of, truth_values
 
-    stats: dict[str, Any] = {s: s for s in (SCORES.names() if scores else [])}
+    stats: dict[str, Any] = {}
     for key, call in calls.items():
         if (
             supports(call.info, call.norm)
@@ -584,9 +586,9 @@ def intervals_from_cells(
         else:
             extra = "no interval at this n with the fast bootstrap: choose the exact bootstrap"
             notes[key] = "; ".join(filter(None, [notes.get(key, ""), extra]))
-    dists = cell_bootstrap(
-        cells, stats, n_resamples=config.n_resamples, seed=config.seed, est_seed=config.seed
-    )
+    dists = analysis_draws(cells, stats, n_resamples=config.n_resamples, seed=config.seed)
+    if not scores:
+        dists = {key: d for key, d in dists.items() if key in stats}
     method = config.bootstrap_interval
     truths: dict[str, float] = {}
     if pivots(method):
@@ -606,7 +608,7 @@ def intervals_from_cells(
             path="cells",
             method=method,
             truth=truths.get(key),
-            support=support_of(stats[key]),
+            support=support_of(stats.get(key, key)),  # a score: its name
         )
         for key, dist in dists.items()
     }

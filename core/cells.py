@@ -226,7 +226,9 @@ def cells_of(view: Any, row_values: Mapping[str, np.ndarray] | None = None) -> C
     return _gather(view, keys, inverse, row_values)
 
 
-def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
+def cells_by_group(
+    view: Any, codes: np.ndarray, row_values: Mapping[str, np.ndarray] | None = None
+) -> dict[int, CellStats]:
     """Group the rows of a binned view into cells, separately for each group of rows.
 
     Parameters
@@ -235,6 +237,8 @@ def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
         The binned lens components.
     codes : numpy.ndarray
         ``(n,)`` non-negative integer group of every row.
+    row_values : mapping of str to numpy.ndarray, optional
+        Per score name, the per-row values whose sums the cells keep.
 
     Returns
     -------
@@ -250,7 +254,7 @@ def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
     columns = [local] + [comp.index for comp in comps] + [comp.outcomes for comp in comps]
     radices = [groups.size] + [comp.n_bins for comp in comps] + [2] * len(comps)
     keys, inverse = _cell_keys(columns, radices)
-    whole = _gather(view, keys[:, 1:], inverse, None)
+    whole = _gather(view, keys[:, 1:], inverse, row_values)
     # keys ascend with the group first: each group's cells are one run, in their own order
     bounds = np.searchsorted(keys[:, 0], np.arange(groups.size + 1))
     out = {}
@@ -268,6 +272,8 @@ def cells_by_group(view: Any, codes: np.ndarray) -> dict[int, CellStats]:
             whole.counts[lo:hi],
             whole.score_sums[lo:hi],
             whole.score_squares[lo:hi],
+            {k: v[lo:hi] for k, v in whole.row_sums.items()},
+            {k: v[lo:hi] for k, v in whole.row_squares.items()},
         )
     return out
 
@@ -535,6 +541,38 @@ def cell_law(cells: CellStats, n_resamples: int, n_scores: int = 0) -> str:
 
 def _dimension(cells: CellStats, n_scores: int) -> int:
     return 4 * sum(e.shape[0] - 1 for e in cells.edges) + n_scores
+
+
+def analysis_draws(
+    cells: CellStats, calls: Mapping[str, Any], *, n_resamples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Resamples of ``calls`` from ``cells`` drawn exactly as :func:`core.analysis.analyze` draws.
+
+    The draws depend on the cells and on the scores drawn beside the statistics (their terms
+    come from the same generator), so every score of :data:`core.scores.SCORES` is drawn, in
+    order, as the analysis does: a statistic of these rows then has the Reliability page's
+    resamples, and its interval, wherever else it is shown (a model on Compare, all rows on
+    Subgroups). A statistic's own random draws come from ``seed`` whatever its key.
+
+    Parameters
+    ----------
+    cells : CellStats
+        The rows' cells, with the row sums of every score.
+    calls : mapping
+        Key → estimator call the cells resample (:func:`supports`); keys other than the
+        scores' names.
+    n_resamples, seed
+        Resamples and seed (the analysis's ``config.seed``).
+
+    Returns
+    -------
+    dict
+        Key → ``(n_resamples,)`` resampled values, for the calls and every score.
+    """
+    from core.scores import SCORES
+
+    stats: dict[str, Any] = {**{s: s for s in SCORES.names()}, **calls}
+    return cell_bootstrap(cells, stats, n_resamples=n_resamples, seed=seed, est_seed=seed)
 
 
 def cell_bootstrap(

@@ -1065,10 +1065,9 @@ def own_cell_dists(
     dict
         ``(model, metric key) -> (n_resamples,)`` for the fitted calls and the scores.
     """
-    from core.cells import cell_bootstrap
+    from core.cells import analysis_draws
 
-    stats: dict[str, Any] = {**{s: s for s in SCORES.names()}, **fits}
-    got = cell_bootstrap(cells, stats, n_resamples=n_resamples, seed=seed, est_seed=seed)
+    got = analysis_draws(cells, fits, n_resamples=n_resamples, seed=seed)
     out = {(model, key): got[key] for key in fits}
     out.update({(model, s.key): got[s.name] for s in specs if s.kind == "score"})
     return out

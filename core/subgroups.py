@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ import pandas as pd
 
 from core._tails import chi2_sf
 from core._validation import norm_key
-from core.analysis import AnalysisConfig, check_config
+from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedView, BinnedViews, ComponentBins
 from core.binning import BinStats, RowBatch
 from core.calibration import EstimatorCall
@@ -62,6 +62,7 @@ from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
 from core.numbers import format_pvalue
 from core.resampling import chunks
+from core.scores import SCORES
 
 __all__ = [
     "SUBGROUP_COLUMNS",
@@ -613,13 +614,16 @@ def _grouped_analysis(
         what=what,
     )
     config, seed_value, n_resamples = st.config, st.seed, st.n_resamples
-    cells = config.bootstrap == "cells"
     n_groups = len(names)
     views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
     lv = views.lens(config.lens)
     weights = np.asarray(lv.weights, dtype=np.float64)
     comps = on_edges(lv, shared_lens_edges([lv], config), config)
     call = _call(st, pred.class_names)
+    # the bootstrap of analyze's rule ("auto": cells above EXACT_BOOTSTRAP_WORK), so all rows
+    # get the Reliability page's interval; an estimator the cells cannot read stays exact
+    mode = bootstrap_mode(replace(config, n_resamples=n_resamples), pred.n, len(lv.names))
+    cells = mode == "cells" and (config.bootstrap == "cells" or supports(call.info, call.norm))
     if cells:
         _check_cells(call, st.spec, what)
     n = pred.n
@@ -637,16 +641,22 @@ def _grouped_analysis(
             (NormalStream(seed_value), NormalStream(seed_value)),
         )  # fmt: skip
         truths = (t_g[0], float(t_p[0]))
-    dist_g = dist_p = None
+    dist_g = dist_p = all_rows = None
     if n_resamples and cells:
         view = BinnedView(
             config.lens, config.binning, config.n_bins, config.tie_policy, tuple(comps),
             lv.names, lv.weights,
         )  # fmt: skip
-        by_group = cells_by_group(view, codes)
+        rows = {
+            s: SCORES.get(s).rows(pred.probs, pred.labels, binary=pred.binary)
+            for s in SCORES.names()
+        }
+        by_group = cells_by_group(view, codes, rows)
+        group_cells = [by_group[g] for g in range(n_groups)]
         dist_g, dist_p = grouped_cell_bootstrap(
-            [by_group[g] for g in range(n_groups)], call, n_resamples=n_resamples, seed=seed_value
+            group_cells, call, n_resamples=n_resamples, seed=seed_value
         )
+        all_rows = all_rows_draws(group_cells, call, n_resamples, seed_value)
     elif n_resamples:
         streams = (NormalStream(seed_value), NormalStream(seed_value))
         b_max = max(comp.n_bins for comp in comps)
@@ -680,6 +690,7 @@ def _grouped_analysis(
         what=what,
         cells=cells,
         truths=truths,
+        all_rows=all_rows,
     )
 
 
@@ -745,11 +756,12 @@ def grouped_from_cells(
     truth = call.truth_call() if pivots(st.config.bootstrap_interval) else None
     if truth is not None:
         truths = grouped_values(groups, truth, st.seed)
-    dist_g = dist_p = None
+    dist_g = dist_p = all_rows = None
     if st.n_resamples:
         dist_g, dist_p = grouped_cell_bootstrap(
             groups, call, n_resamples=st.n_resamples, seed=st.seed
         )
+        all_rows = all_rows_draws(groups, call, st.n_resamples, st.seed)
     first = groups[0]
     n_comp = len(first.names)
     bins = {
@@ -789,7 +801,19 @@ def grouped_from_cells(
         what=what,
         cells=True,
         truths=truths,
+        all_rows=all_rows,
     )
+
+
+def all_rows_draws(groups: Sequence[Any], call: Any, n_resamples: int, seed: int) -> np.ndarray:
+    """All rows' resamples of ``call`` from the groups' cells, as the analysis draws them.
+
+    The groups' cells (with every score's row sums) merge into the cells of all rows, which
+    :func:`core.cells.analysis_draws` resamples as :func:`core.analysis.analyze` does.
+    """
+    from core.cells import analysis_draws
+
+    return analysis_draws(sum(groups), {"value": call}, n_resamples=n_resamples, seed=seed)["value"]
 
 
 def _cell_sums(groups: Sequence[Any], c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -821,11 +845,15 @@ def _assemble(
     what: str,
     cells: bool,
     truths: tuple[np.ndarray, float] | None = None,
+    all_rows: np.ndarray | None = None,
 ) -> SubgroupAnalysis:
     """Return the analysis: table, worst group and notes from the values and resamples.
 
     ``truths`` are the groups' and the pooled rows' pivots of the basic interval
-    (``config.bootstrap_interval``; None: the values themselves).
+    (``config.bootstrap_interval``; None: the values themselves). ``all_rows``, on cells, are
+    all rows' resamples drawn as the analysis draws them (:func:`all_rows_draws`): the
+    ``(all rows)`` interval is then the Reliability page's, while the gaps pair each group
+    with ``dist_p``, the pooled value of the same draws as the groups'.
     """
     config, spec, min_rows = st.config, st.spec, st.min_rows
     n_groups = len(names)
@@ -848,7 +876,7 @@ def _assemble(
             support=support if cut else None,
         )
 
-    p_low, p_high = interval(dist_p, pooled_value, truth_p)
+    p_low, p_high = interval(dist_p if all_rows is None else all_rows, pooled_value, truth_p)
     rows_out = []
     for g, name in enumerate(names):
         low, high = interval(None if dist_g is None else dist_g[:, g], values[g], truth_g[g])

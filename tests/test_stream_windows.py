@@ -147,6 +147,19 @@ def test_stream_windows_basic_intervals_equal_memory(daily, pred):
     assert not np.allclose(stream.table["high"], pct.table["high"], equal_nan=True)
 
 
+def test_all_rows_of_the_windows_have_the_streamed_analysis_interval(daily):
+    # one path: the (all rows) line of a stream's windows is analyze_stream's interval
+    from core.stream.analysis import analyze_stream
+
+    for interval in ("percentile", "basic"):
+        config = AnalysisConfig(n_resamples=300, seed=4, bootstrap_interval=interval)
+        windows = window_analysis_stream(daily, config, time="ts", every="day", batch_rows=500)
+        whole = analyze_stream(daily, config, batch_rows=500)
+        want = whole.analysis.metrics.set_index("metric").loc["plugin"]
+        assert windows.result.pooled["low"] == pytest.approx(want.low, rel=EXACT)
+        assert windows.result.pooled["high"] == pytest.approx(want.high, rel=EXACT)
+
+
 def test_the_batching_does_not_change_anything(daily):
     config = AnalysisConfig(n_resamples=300, seed=5)
     small = window_analysis_stream(daily, config, time="ts", threshold=0.05, batch_rows=97)

@@ -443,3 +443,39 @@ def test_group_bins_are_the_groups_own_bin_statistics(frame, pred):
         assert np.allclose(got.label_sums, want.label_sums)
     total = sum(np.asarray(res.bins[g][0].counts) for g in res.groups)
     assert np.array_equal(total, res.pooled_bins[0].counts)
+
+
+@pytest.mark.parametrize("interval", ["percentile", "basic"])
+def test_all_rows_have_the_reliability_pages_interval(interval):
+    """One number, one path: the ``(all rows)`` line is the analysis of all rows.
+
+    The bootstrap follows analyze's rule (``"auto"``: the cells above its work threshold), and
+    on cells all rows are drawn as the analysis draws them; the gaps pair each group with the
+    pooled value of the groups' common draw.
+    """
+    from core.analysis import EXACT_BOOTSTRAP_WORK, analyze, bootstrap_mode
+
+    rng = np.random.default_rng(2)
+    n = 40_000
+    p = rng.beta(2.0, 2.0, n)
+    y = (rng.random(n) < np.clip(p + 0.04, 0, 1)).astype(int)
+    group = np.where(rng.random(n) < 0.3, "x", "z")
+    pred = load_predictions(pd.DataFrame({"p": p, "label": y, "group": group}))
+    for bootstrap in ("auto", "cells", "exact"):
+        config = AnalysisConfig(
+            lens="binary", n_resamples=300, bootstrap=bootstrap, bootstrap_interval=interval
+        )
+        if bootstrap == "auto":
+            assert n * 300 > EXACT_BOOTSTRAP_WORK and bootstrap_mode(config, n, 1) == "cells"
+        want = analyze(pred, config).metrics.set_index("metric").loc["plugin"]
+        got = subgroup_analysis(pred, config)
+        assert got.pooled["low"] == pytest.approx(want.low, rel=1e-12)
+        assert got.pooled["high"] == pytest.approx(want.high, rel=1e-12)
+        line = got.to_frame().set_index("group").loc["(all rows)"]
+        assert (line.low, line.high) == (got.pooled["low"], got.pooled["high"])
+        if bootstrap != "exact":  # the gaps: the groups' common draw, not all rows' own
+            gap = got.distributions["x"] - got.distributions["(pooled)"]
+            lo, hi = np.nanquantile(gap, [0.025, 0.975])
+            row = got.table.set_index("group").loc["x"]
+            if interval == "percentile":
+                assert (row.gap_low, row.gap_high) == pytest.approx((lo, hi), rel=1e-12)

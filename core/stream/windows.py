@@ -40,6 +40,7 @@ from core.data.groups import MIN_GROUP_ROWS
 from core.data.limits import LoadLimits
 from core.data.loader import kept_names
 from core.errors import ConfigError
+from core.scores import SCORES
 from core.stream.analysis import _Analysis, check_stream_config
 from core.stream.engine import Progress, StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows
@@ -249,7 +250,9 @@ def window_stats(
             view.names,
             view.weights,
         )
-        out[name] = WindowStats(Keyed(cells_by_group(binned, keys)), order)
+        # every score's row sums: all rows' interval is drawn as the analysis draws it
+        values = {s: SCORES.get(s).rows(p, y, binary=plan.binary) for s in SCORES.names()}
+        out[name] = WindowStats(Keyed(cells_by_group(binned, keys, values)), order)
         counts[name] = int(y.shape[0])
     return out, counts, {}
 
