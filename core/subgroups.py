@@ -22,7 +22,10 @@ windows (production monitoring).
   ``CE_g − CE_pooled`` therefore gets a paired interval (from the per-resample gaps, read
   as ``config.bootstrap_interval`` says: percentile, or basic around the gap with the
   difference of the groups' pivots): a group's rows are rows of the pooled data, so the two estimates
-  are dependent and independent intervals would misstate the gap's uncertainty.
+  are dependent and independent intervals would misstate the gap's uncertainty. The
+  bootstrap follows :func:`core.analysis.analyze`'s rule (``bootstrap_mode``: the cell
+  bootstrap above its work threshold), and the ``(all rows)`` line's own interval is the
+  analysis's (on cells: :func:`all_rows_draws`).
 - **Equal calibration across groups.** A stratified χ² test of "within each bin, the
   mean residual ``y − s`` is the same in every group" (see :func:`equal_calibration_test`
   and ``docs/formulas.md``), on the judged groups. It asks whether the groups share one
