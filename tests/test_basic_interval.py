@@ -378,16 +378,51 @@ def test_compare_and_the_estimators_table_give_a_kernel_metric_one_interval(meth
     )
 
 
-def test_a_metric_that_fails_on_a_resample_costs_its_interval_only():
-    # class 2 has a non-zero score on one row only: a resample without it has every
-    # prediction of that class equal, and the kernel estimators refuse such rows
+def _one_odd_row(n=40):
+    """Class 2 has a non-zero score on one row only: a resample without it has every
+    prediction of that class equal, whose median bandwidth cannot be derived."""
     rng = np.random.default_rng(4)
-    n = 40
     p = np.zeros((n, 3))
     p[:, 0] = rng.uniform(0.2, 0.8, n)
     p[:, 1] = 1.0 - p[:, 0]
     p[0] = [0.3, 0.3, 0.4]
-    y = rng.integers(0, 2, n)
+    return p, rng.integers(0, 2, n)
+
+
+def test_classwise_kernel_resamples_hold_each_components_bandwidth():
+    # each class's median is held at its full-sample value, as one component's is: the
+    # resamples without the odd row need no median, so the interval exists
+    from core.estimator_comparison import compare_estimators
+    from core.estimators.kernel import resample_options
+
+    p, y = _one_odd_row()
+    full = calibration_error(p, y, estimator="skce-uq", lens="classwise")
+    held = resample_options({}, full)["bandwidth"]
+    per = full.details["per_component"]
+    assert held == tuple(per[c]["bandwidth"] for c in full.components) and len(held) == 3
+    again = calibration_error(p, y, estimator="skce-uq", lens="classwise", bandwidth=held)
+    assert again.value == full.value
+    with pytest.raises(ConfigError, match="one value per component"):
+        calibration_error(p, y, estimator="skce-uq", lens="classwise", bandwidth=(0.1, 0.2))
+    config = AnalysisConfig(lens="classwise", bootstrap="exact", n_resamples=40)
+    cmp = compare_models(
+        {"a": (p, y), "b": (p[:, [1, 0, 2]], y)}, config=config, metrics=("skce-uq",)
+    )
+    row = cmp.table.set_index(["model", "metric"]).loc[("a", "skce-uq")]
+    assert np.isfinite(row.low) and np.isfinite(row.high)
+    table = compare_estimators((p, y), config, intervals="all").table.set_index("key")
+    assert (row.low, row.high) == pytest.approx(
+        (table.loc["skce-uq", "low"], table.loc["skce-uq", "high"]), rel=1e-12
+    )
+
+
+def test_a_metric_that_fails_on_a_resample_costs_its_interval_only(monkeypatch):
+    # a bandwidth derived on every resample (not held) fails on the resamples without the
+    # odd row: the mechanism that keeps the other metrics' intervals
+    import core.model_comparison as mc
+
+    monkeypatch.setattr(mc, "resample_options", lambda options, result: dict(options))
+    p, y = _one_odd_row()
     config = AnalysisConfig(lens="classwise", bootstrap="exact", n_resamples=40)
     cmp = compare_models(
         {"a": (p, y), "b": (p[:, [1, 0, 2]], y)}, config=config, metrics=("plugin@1", "skce-uq")

@@ -8,7 +8,10 @@ matrix-valued kernel ``k(p, q) = κ(p, q)·I`` is estimated from the pairwise te
 with ``κ(p, q) = exp(−d(p, q)/ν)`` (Laplacian, the paper's kernel) or
 ``exp(−d(p, q)²/(2ν²))`` (Gaussian), ``d`` the total-variation (default), L1 or L2
 distance, and the bandwidth ``ν`` set by the median heuristic on the full ``n × n``
-distance matrix including its zero diagonal, as the paper's code computed it.
+distance matrix including its zero diagonal, as the paper's code computed it. A number
+sets ``ν``; on a lens of several components (classwise) each component takes its own
+median, and ``bandwidth=(ν_1, …, ν_K)`` sets one per component (a bootstrap resample
+holds them so: :func:`resample_options`).
 
 The ``n × n`` matrix ``H`` is never held in memory: it is visited in tiles of the upper
 triangle (symmetry halves the work) and the tiles are reduced on the fly, so memory is
@@ -579,11 +582,12 @@ POSITIVE_MEDIAN_WHY = "more than half the pairs of predictions are identical, so
 def resample_options(options: Mapping[str, Any], result: Any) -> dict[str, Any]:
     """Return the options a kernel estimate's bootstrap resamples run with.
 
-    A data-driven bandwidth (the median heuristic) is held at its value on the full sample
-    when the estimate has one component: the point estimate is unchanged, the heuristic is
-    quadratic per resample, and a resample whose pairs are nearly all equal has no median
-    to take. The Estimators table and the model comparison read their kernel intervals
-    this way, so one metric of one model gets one interval.
+    A data-driven bandwidth (the median heuristic) is held at its value on the full sample:
+    one number for one component, each component's own (a tuple, ``bandwidth=(ν_1, …,
+    ν_K)``) for several. The point estimate is unchanged, the heuristic is quadratic per
+    resample, and a resample whose pairs are nearly all equal (one class's scores all
+    equal, say) has no median to take. The Estimators table and the model comparison read
+    their kernel intervals this way, so one metric of one model gets one interval.
 
     Parameters
     ----------
@@ -595,12 +599,16 @@ def resample_options(options: Mapping[str, Any], result: Any) -> dict[str, Any]:
     Returns
     -------
     dict
-        The options, with ``bandwidth`` set to the number the full sample used.
+        The options, with ``bandwidth`` set to the number (or numbers) the full sample used.
     """
     out = dict(options)
     bandwidth = result.details.get("bandwidth")
+    per = result.details.get("per_component") or {}
     if len(result.components) == 1 and bandwidth is not None:
         out["bandwidth"] = float(bandwidth)
+    elif per and all(per.get(c, {}).get("bandwidth") is not None for c in result.components):
+        # each component's own median, held as the one component's is
+        out["bandwidth"] = tuple(float(per[c]["bandwidth"]) for c in result.components)
     return out
 
 
@@ -1161,9 +1169,18 @@ def _kernel_estimate(
     if which in ("b", "uq"):
         limit = int(options.get("max_exact_n", MAX_EXACT_N))
         check_exact_size(problems[0].probs.shape[0], limit, f"SKCE_{which}")
+    # one bandwidth per component (a bootstrap resample holds each at its full-sample value)
+    held = options.get("bandwidth")
+    if isinstance(held, tuple | list):
+        if len(held) != len(problems):
+            raise ConfigError(
+                f"bandwidth gives {len(held)} values for the {len(problems)} components of the "
+                f"{lens} lens; give one value, a rule, or one value per component."
+            )
     values, notes = [], {}
-    for prob in problems:
-        spec, how = spec_from_options(prob.probs, options, rng)
+    for i, prob in enumerate(problems):
+        own = options if not isinstance(held, tuple | list) else {**options, "bandwidth": held[i]}
+        spec, how = spec_from_options(prob.probs, own, rng)
         value, extra = skce_value(prob, spec, which, options)
         values.append(value)
         notes[prob.name] = {"bandwidth": spec.bandwidth, "bandwidth_rule": how, **extra}
