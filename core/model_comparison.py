@@ -953,21 +953,46 @@ class ComparisonPlan:
         got = cell_bootstrap(cells, stats, n_resamples=self.n_resamples, seed=seed, est_seed=seed)
         return {(m, key): dist for key, dist in got.items()}
 
-    def _joint_values(self) -> dict[tuple[str, str], np.ndarray]:
-        """Return every model's resamples from one draw of the joint cells (paired, cells)."""
-        from core.comparison_cells import joint_cells, resampled_by_cells
+    def _paired_cell_values(
+        self,
+    ) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
+        """Return paired models' resamples on cells: the differences' and each model's own.
+
+        The differences come from one draw of the joint cells; each model's own interval
+        from its own cells drawn as the analysis draws them (:func:`own_cell_dists`). Every
+        score's per-row values are computed once per model for both.
+        """
+        from core.comparison_cells import joint_cells, model_cells, resampled_by_cells
 
         config, models = self.config, self.models
+        rows = {m: self._row_values(m, every=True) for m in models}
+        compared = [s.name for s in self.specs if s.kind == "score"]
+        fits = resampled_by_cells(self.shared_calls)
         cells = joint_cells(
             [self.comps[m] for m in models],
             self.weights,
             **config.binning_options(),
-            row_values=[self._row_values(m) for m in models],
+            row_values=[{name: rows[m][name] for name in compared} for m in models],
         )
-        fits = resampled_by_cells(self.shared_calls)
-        return joint_dists(
+        joint = joint_dists(
             cells, models, self.specs, fits, n_resamples=self.n_resamples, seed=self.seed
         )
+        own: dict[tuple[str, str], np.ndarray] = {}
+        for m in models:
+            mine = model_cells(
+                self.comps[m], self.weights, **config.binning_options(), row_values=rows[m]
+            )
+            own.update(
+                own_cell_dists(
+                    mine,
+                    m,
+                    self.specs,
+                    fits,
+                    n_resamples=self.n_resamples,
+                    seed=self.model_seeds[m],
+                )
+            )
+        return joint, own
 
     def finish(self, parts: Sequence[ModelValues]) -> ModelComparison:
         """Return the comparison from every model's :meth:`model_values`, in model order."""
@@ -983,27 +1008,8 @@ class ComparisonPlan:
             truths.update(part.truths)
         own = None
         if self.mode != "exact" and self.paired and self.n_resamples:
-            from core.comparison_cells import model_cells, resampled_by_cells
-
-            dists.update(self._joint_values())
-            own = {}
-            for m in models:
-                cells = model_cells(
-                    self.comps[m],
-                    self.weights,
-                    **self.config.binning_options(),
-                    row_values=self._row_values(m, every=True),
-                )
-                own.update(
-                    own_cell_dists(
-                        cells,
-                        m,
-                        self.specs,
-                        resampled_by_cells(self.shared_calls),
-                        n_resamples=self.n_resamples,
-                        seed=self.model_seeds[m],
-                    )
-                )
+            joint, own = self._paired_cell_values()
+            dists.update(joint)
         tests = _tests(data, models, self.test, self.config, self.model_seeds, self.test_options)
         return assemble_comparison(
             config=self.config,

@@ -269,6 +269,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         quantiles = [tail, 1.0 - tail]
         dist = combine_lp(values, weights, 1.0)
         method = config.bootstrap_interval
+        support = support_of("smooth")
         boot = bootstrap_result(
             total,
             dist,
@@ -277,7 +278,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
             statistic="smooth",
             path="rows-batch",
             method=method,
-            support=support_of("smooth"),
+            support=support,
         )
         # the curve's band is where resampled curves fall; each value's interval is the
         # config's (the smooth ECE is its own estimand in the bootstrap world)
@@ -290,7 +291,7 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
                     method,
                     fits[c][0],
                     fits[c][0],
-                    support=support_of("smooth"),
+                    support=support,
                 ),
             )
             for c in range(len(fits))

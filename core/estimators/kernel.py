@@ -1171,15 +1171,15 @@ def _kernel_estimate(
         check_exact_size(problems[0].probs.shape[0], limit, f"SKCE_{which}")
     # one bandwidth per component (a bootstrap resample holds each at its full-sample value)
     held = options.get("bandwidth")
-    if isinstance(held, tuple | list):
-        if len(held) != len(problems):
-            raise ConfigError(
-                f"bandwidth gives {len(held)} values for the {len(problems)} components of the "
-                f"{lens} lens; give one value, a rule, or one value per component."
-            )
+    per = held if isinstance(held, tuple | list) else None
+    if per is not None and len(per) != len(problems):
+        raise ConfigError(
+            f"bandwidth gives {len(per)} values for the {len(problems)} components of the "
+            f"{lens} lens; give one value, a rule, or one value per component."
+        )
     values, notes = [], {}
     for i, prob in enumerate(problems):
-        own = options if not isinstance(held, tuple | list) else {**options, "bandwidth": held[i]}
+        own = options if per is None else {**options, "bandwidth": per[i]}
         spec, how = spec_from_options(prob.probs, own, rng)
         value, extra = skce_value(prob, spec, which, options)
         values.append(value)

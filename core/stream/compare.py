@@ -198,9 +198,11 @@ def model_stats(
     config: AnalysisConfig,
     edges: tuple[np.ndarray, ...],
     models: tuple[str, ...] | None,
-    scores: tuple[str, ...],
 ) -> tuple[dict[str, ModelStats], dict[str, int], dict]:
-    """Return the chunk's :class:`ModelStats` of every compared model and its rows per model."""
+    """Return the chunk's :class:`ModelStats` of every compared model and its rows per model.
+
+    The cells keep every score's row sums, compared or not (:class:`ModelStats`).
+    """
     plan = rows.plan
     assert plan is not None
     out: dict[str, ModelStats] = {}
@@ -214,7 +216,7 @@ def model_stats(
             comps,
             weights,
             **config.binning_options(),
-            row_values=_scores_of(p, y, plan.binary, scores),
+            row_values=_scores_of(p, y, plan.binary, SCORES.names()),
         )
         start = offsets.groups.get(name, 0)
         out[name] = ModelStats(int(y.shape[0]), cells, _label_digest(y, start))
@@ -498,9 +500,7 @@ def run_comparison(
         edges = tuple(e for _ in view.names)
 
     scores = tuple(s.name for s in specs if s.kind == "score")
-    func = partial(
-        model_stats, config=config, edges=edges, models=wanted, scores=tuple(SCORES.names())
-    )
+    func = partial(model_stats, config=config, edges=edges, models=wanted)
     func = partial(several, funcs=(func, whole_stats))
     plan, facts, got = runner.run(plan, func, "bin statistics of every model")
     whole = got.pop(ALL_ROWS)
