@@ -34,10 +34,12 @@ run: install
 
 test: install-test browser
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install-test
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check .
 
 bench: install-bench

@@ -30,8 +30,9 @@ def _data(n: int, digits: int | None = None) -> tuple[np.ndarray, np.ndarray]:
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the CORP decomposition, its bootstrap and diagram; return benchmark rows."""
     from core import AnalysisConfig
-    from core.corp import corp_decomposition, corp_diagram
-    from core.intervals import bootstrap_interval
+    from core.bootstrap import bootstrap_interval
+    from core.corp import corp_decomposition
+    from core.corp_diagram import corp_diagram
 
     rows: list[dict[str, Any]] = []
     n = 20_000 if quick else 1_000_000

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, row
-from core import analysis, intervals
+from core import analysis, bootstrap
 from core.analysis import AnalysisConfig, analyze, bootstrap_mode
 from core.binned_view import BinnedViews
 from core.cells import cells_of
@@ -112,7 +112,7 @@ def _clear_kernel_memos() -> None:
     ORDERS.clear()
     analysis._POINTS.clear()
     analysis._UNBINNED.clear()
-    intervals.DISTRIBUTIONS.clear()
+    bootstrap.DISTRIBUTIONS.clear()
 
 
 def _reliability(pred: Predictions, config: AnalysisConfig) -> Any:

@@ -64,8 +64,8 @@ _EXPORTS: dict[str, str] = {
     # library conventions
     "CONVENTIONS": "core.conventions",
     "ConventionInfo": "core.conventions",
-    "PeerTable": "core.conventions",
-    "peer_table": "core.conventions",
+    "PeerTable": "core.peer_table",
+    "peer_table": "core.peer_table",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",
@@ -74,9 +74,9 @@ _EXPORTS: dict[str, str] = {
     "SCORES": "core.scores",
     "ConfidenceInterval": "core.intervals",
     "BootstrapResult": "core.intervals",
-    "bootstrap_interval": "core.intervals",
+    "bootstrap_interval": "core.bootstrap",
     "bin_intervals": "core.intervals",
-    "bootstrap_many": "core.intervals",
+    "bootstrap_many": "core.bootstrap",
     "INTERVAL_METHODS": "core.intervals",
     "ConsistencyBand": "core.consistency_bands",
     "consistency_band": "core.consistency_bands",

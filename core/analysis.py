@@ -23,9 +23,12 @@ from core._parallel import map_ordered
 from core._validation import MAX_RESAMPLES, check_at_most, check_norm, norm_key
 from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
+from core.bootstrap import bootstrap_many, support_of, truth_values
 from core.calibration import CalibrationErrorResult, EstimatorCall
+from core.cells import analysis_draws, cells_of, grouped_values, supports
 from core.consistency_bands import BandStats, ConsistencyBand
 from core.conventions import CONVENTIONS
+from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.kernel import bandwidth_fell_back
@@ -33,10 +36,11 @@ from core.intervals import (
     INTERVAL_METHODS,
     BootstrapResult,
     bin_intervals,
-    bootstrap_many,
+    bootstrap_result,
     check_bootstrap_interval,
     check_confidence_level,
     check_seed,
+    pivots,
     with_outside_note,
 )
 from core.lenses import LENSES
@@ -533,8 +537,6 @@ def cell_intervals(
     dict
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
-    from core.cells import cells_of
-
     view = views.binned(
         config.lens,
         config.binning,
@@ -572,9 +574,6 @@ def intervals_from_cells(
     dict
         Key → :class:`~core.intervals.BootstrapResult` with path ``"cells"``.
     """
-    from core.cells import analysis_draws, grouped_values, supports
-    from core.intervals import bootstrap_result, pivots, support_of, truth_values
-
     stats: dict[str, Any] = {}
     for key, call in calls.items():
         if (
@@ -656,8 +655,6 @@ def analyze(
     >>> list(a.metrics.metric[:2]), a.metrics.columns.tolist()[:3]
     (['plugin', 'label-binned'], ['metric', 'label', 'value'])
     """
-    from core.data import as_predictions
-
     config = check_config(config)
     pred = as_predictions(data)
     p, y, binary = pred.probs, pred.labels, pred.binary
@@ -736,8 +733,6 @@ def _truths(
     views: BinnedViews,
 ) -> dict[str, float] | None:
     """Return the basic interval's pivots of the metrics table's estimators (None: percentile)."""
-    from core.intervals import pivots, truth_values
-
     if not pivots(config.bootstrap_interval):
         return None
     mine = {k: call for k, call in calls.items() if k in known}

@@ -30,6 +30,7 @@ from core.binning import (
     index_of_runs,
     sorted_bin_stats,
 )
+from core.conventions import CONVENTIONS
 from core.lenses import LensView, lens_view
 from core.memo import stable_order
 
@@ -114,12 +115,6 @@ class ComponentBins:
         if self.order_ is not None:
             return self.order_
         return stable_order(self.scores)
-
-    def sorted_sample(self) -> Any:
-        """Return the component in score order, as the sweep reads it (a batch of one)."""
-        from core.estimators.binned import ComponentSample
-
-        return ComponentSample(self)
 
     def rebinned(self, n_bins: int) -> ComponentBins:
         """Return the same rows under the same binning with another number of bins (cached).
@@ -312,8 +307,6 @@ def convention_view(
     BinnedView
         The binned components; their scores are the library's (cast, clipped).
     """
-    from core.conventions import CONVENTIONS
-
     conv = CONVENTIONS.get(convention)
     n_bins = check_n_bins(n_bins)
     comps = []

@@ -10,7 +10,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core._validation import check_norm, check_probs_labels, check_rng, check_with_top_label
+from core.binned_view import OWN_WEIGHTS, BinnedViews
 from core.binning import BinStats, check_n_bins, check_tie_policy
+from core.conventions import CONVENTIONS
 from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
 from core.lenses import LENSES, known_top_label
@@ -144,8 +146,6 @@ class EstimatorCall:
         Parameters are those of :func:`calibration_error`; ``lens=None`` is the
         estimator's :attr:`~core.estimators.base.EstimatorInfo.default_lens`.
         """
-        from core.conventions import CONVENTIONS
-
         info = ESTIMATORS.get(estimator)
         lens = info.lens_or_default(lens)
         filled = info.check(lens=lens, norm=norm, binning=binning, options=options)
@@ -169,14 +169,10 @@ class EstimatorCall:
     @property
     def native(self) -> bool:
         """Whether the bins are Calibscope's own (no library convention)."""
-        from core.conventions import CONVENTIONS
-
         return CONVENTIONS.get(self.convention).native
 
     def combine(self) -> Any:
         """How per-component values aggregate (the estimator's rule, or the convention's)."""
-        from core.conventions import CONVENTIONS
-
         return CONVENTIONS.get(self.convention).combine_for(self.info)
 
     def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
@@ -186,8 +182,6 @@ class EstimatorCall:
         (:func:`core._validation.as_probs`).
         """
         if not self.native:  # a library's bins: through the views, which bin as it does
-            from core.binned_view import BinnedViews
-
             return self.run_on(BinnedViews(p, y, self.class_names, self.class_weights), rng)
         return self.info.func(
             p,
@@ -258,8 +252,6 @@ class EstimatorCall:
     @property
     def view_weights(self) -> Any:
         """Class weights to ask a data set's views for (its own, off the classwise lens)."""
-        from core.binned_view import OWN_WEIGHTS
-
         # class weights only shape the classwise lens; elsewhere any view will do
         return self.class_weights if self.lens == "classwise" else OWN_WEIGHTS
 

@@ -45,7 +45,9 @@ import numpy as np
 
 from core._parallel import map_ordered, one_blas_thread
 from core.binning import BinStats
+from core.errors import ConfigError
 from core.estimators.base import KernelContext, NormalStream
+from core.scores import SCORES
 
 
 class JointNoise(Protocol):
@@ -152,8 +154,6 @@ class CellStats:
             and set(self.row_sums) == set(other.row_sums)
         )
         if not same:
-            from core.errors import ConfigError
-
             raise ConfigError(
                 "Only cells of the same lens, binning and edges can be merged; bin every chunk "
                 "with the same edges."
@@ -569,8 +569,6 @@ def analysis_draws(
     dict
         Key → ``(n_resamples,)`` resampled values, for the calls and every score.
     """
-    from core.scores import SCORES
-
     stats: dict[str, Any] = {**{s: s for s in SCORES.names()}, **calls}
     return cell_bootstrap(cells, stats, n_resamples=n_resamples, seed=seed, est_seed=seed)
 

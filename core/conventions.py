@@ -14,7 +14,8 @@ is netcal's ECE on any input, with Calibscope's intervals and diagram around it.
 (``calibration_curve``), ``netcal`` (``ECE``, ``MCE``, ``ACE``), ``torchmetrics``
 (``binary_/multiclass_calibration_error``), ``uncertainty-calibration`` (``get_ece``,
 ``get_ece_em``, ``lower_bound_scaling_ce``) and ``relplot`` (``binnedECE``).
-:func:`peer_table` says what each library would report on a data set and why it differs.
+:func:`core.peer_table.peer_table` says what each library would report on a data set and why
+it differs.
 """
 
 from __future__ import annotations
@@ -23,25 +24,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from core._validation import norm_text
+from core.binning import BINNINGS
+from core.combine import combine_lp, combine_signed
 from core.errors import ConfigError
 from core.registry import Entry, Registry
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from core.analysis import AnalysisConfig
 
 __all__ = [
     "CONVENTIONS",
     "DEFAULT_CONVENTION",
     "ConventionInfo",
     "LibraryFunction",
-    "PeerTable",
-    "peer_table",
     "torch_linspace",
 ]
 
@@ -137,8 +134,6 @@ class ConventionInfo(Entry):
 
     def offers(self) -> str:
         """One phrase listing what the library has (for error messages and notes)."""
-        from core._validation import norm_text
-
         parts = [f"{f.estimator} {norm_text(f.norm)} on {f.binning} bins" for f in self.functions]
         return "; ".join(parts) + f" (lenses: {', '.join(self.lenses)})"
 
@@ -147,8 +142,6 @@ class ConventionInfo(Entry):
         if self.native:
             return
         if lens not in self.lenses or self.function(estimator, norm, binning) is None:
-            from core._validation import norm_text
-
             raise ConfigError(
                 f"The {self.name} convention reproduces {self.library}, which has no "
                 f"{estimator} {norm_text(norm)} on {binning} bins with the {lens} lens. "
@@ -173,8 +166,6 @@ class ConventionInfo(Entry):
 
     def combine_for(self, info: Any) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
         """Return how an estimator's per-component values aggregate under this convention."""
-        from core.estimators.base import combine_lp, combine_signed
-
         if self.combine_clipped and info.combine is combine_signed:
 
             def clipped(per: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
@@ -241,8 +232,6 @@ def _left_closed(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def _native_discrete(scores: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    from core.binning import BINNINGS
-
     return BINNINGS.get("discrete").func(scores, n_bins, "split")
 
 
@@ -262,8 +251,6 @@ def _unsupported(binning: str) -> ConfigError:
 def _calibscope(
     scores: np.ndarray, binning: str, n_bins: int, float32: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    from core.binning import BINNINGS
-
     return BINNINGS.get(binning).func(scores, n_bins, "split")
 
 
@@ -453,189 +440,3 @@ def _relplot(
         raise _unsupported(binning)
     idx = (scores / (1.0 / n_bins)).astype(np.intp)
     return idx, np.append(np.arange(n_bins + 1) / n_bins, 1.0)
-
-
-# --------------------------------------------------------------------------- peer table
-
-PEER_COLUMNS = [
-    "library",
-    "function",
-    "estimator",
-    "norm",
-    "binning",
-    "value",
-    "calibscope",
-    "difference",
-    "why",
-]
-
-
-@dataclass(frozen=True, eq=False)
-class PeerTable:
-    """What each library would report on one data set, beside Calibscope's value.
-
-    Attributes
-    ----------
-    rows : tuple of dict
-        One per (library, function): the columns of :data:`PEER_COLUMNS`.
-    lens : str
-        The lens of the comparison.
-    n_bins : int
-        The number of bins every library was given.
-    notes : tuple of str
-        Libraries left out, and why (e.g. no such lens).
-    """
-
-    rows: tuple[dict[str, Any], ...]
-    lens: str
-    n_bins: int
-    notes: tuple[str, ...] = ()
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return the table (columns :data:`PEER_COLUMNS`; the norm written ``ℓ1``, ``ℓ2``, ``ℓ∞``)."""
-        import pandas as pd
-
-        from core._validation import norm_text
-
-        rows = [{**r, "norm": norm_text(r["norm"])} for r in self.rows]
-        return pd.DataFrame(rows, columns=PEER_COLUMNS)
-
-    def to_record(self) -> dict[str, Any]:
-        """Return a JSON-ready record."""
-        from core._validation import norm_key
-
-        rows = [{**r, "norm": norm_key(r["norm"])} for r in self.rows]
-        return {"lens": self.lens, "n_bins": self.n_bins, "rows": rows, "notes": list(self.notes)}
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
-
-
-def explain(
-    conv: ConventionInfo,
-    scores: np.ndarray,
-    native_index: np.ndarray,
-    index: np.ndarray,
-    binning: str,
-    lens: str,
-    n_bins: int,
-    same_value: bool,
-) -> str:
-    """One sentence: why a library's bins (and so its value) differ from Calibscope's."""
-    parts = []
-    if lens in conv.float32_lenses:
-        cast = int(np.count_nonzero(scores != scores.astype(np.float32)))
-        if cast:
-            parts.append(f"float32 casting changes {_count(cast, 'score')}")
-    if conv.clip:
-        clipped = int(np.count_nonzero((scores <= 0.0) | (scores >= 1.0)))
-        if clipped:
-            parts.append(f"clipping to [ε, 1 − ε] moves {_count(clipped, 'score')} at 0 or 1")
-    extra = index >= n_bins if conv.extra_bin else np.zeros(index.shape, dtype=bool)
-    n_extra = int(np.count_nonzero(extra))
-    if n_extra:
-        parts.append(f"an extra bin {n_bins + 1} holds {_count(n_extra, 'row')} at exactly 1.0")
-    rule = conv.mass_rule if binning == "equal-mass" else conv.edge_rule
-    if binning == "discrete":
-        moved = 0
-    else:
-        moved = int(np.count_nonzero((index != native_index) & ~extra))
-    if moved:
-        if binning == "equal-width":
-            lower = int(np.count_nonzero((index < native_index) & ~extra))
-            where = f"{_count(moved, 'row')} on bin edges fall in another bin"
-            if lower == moved:
-                where = f"{_count(moved, 'row')} on bin edges fall one bin lower"
-            parts.append(f"{where} ({rule})")
-        else:
-            parts.append(f"{_count(moved, 'row')} fall in another bin ({rule})")
-    if not parts:
-        return "Same bins as Calibscope." + ("" if same_value else " Only rounding differs.")
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
-
-
-def peer_table(data: Any, config: AnalysisConfig | None = None) -> PeerTable:
-    """Return what each library would report on the data, and why it differs.
-
-    Every library function of every convention (:data:`CONVENTIONS`) on the config's lens
-    and number of bins runs on the library's own bins; Calibscope's value is the same
-    estimator, norm and binning on Calibscope's bins (the config's tie policy).
-
-    Parameters
-    ----------
-    data : Predictions or (probs, labels)
-        The predictions.
-    config : AnalysisConfig, optional
-        Lens and number of bins (default ``AnalysisConfig()``).
-
-    Returns
-    -------
-    PeerTable
-        One row per library function; libraries without the lens are named in ``notes``.
-    """
-    from core.analysis import check_config
-    from core.binned_view import BinnedViews
-    from core.calibration import EstimatorCall
-    from core.data import as_predictions
-
-    config = check_config(config)
-    pred = as_predictions(data)
-    names = tuple(pred.class_names)
-    views = BinnedViews(pred.probs, pred.labels, names, config.class_weights)
-    lens, n_bins = config.lens, config.n_bins
-    rows: list[dict[str, Any]] = []
-    notes: list[str] = []
-    for name in CONVENTIONS.names(native=False):
-        conv = CONVENTIONS.get(name)
-        if lens not in conv.lenses:
-            notes.append(f"{conv.library} has no {lens} lens (it has {', '.join(conv.lenses)}).")
-            continue
-        for f in conv.functions:
-            opts = {
-                "binning": f.binning,
-                "n_bins": n_bins,
-                "norm": f.norm,
-                "lens": lens,
-                "tie_policy": config.tie_policy,
-                "class_names": names,
-            }
-            ours = EstimatorCall.make(f.estimator, **opts)
-            theirs = EstimatorCall.make(f.estimator, convention=name, **opts)
-            try:
-                value = float(theirs.run_on(views, config.seed).value)
-            except ConfigError as err:  # e.g. netcal's two-label rule
-                notes.append(f"{conv.library} {f.call}: {err}")
-                continue
-            own = float(ours.run_on(views, config.seed).value)
-            native = views.binned(lens, f.binning, n_bins, config.tie_policy)
-            mine = views.binned(lens, f.binning, n_bins, config.tie_policy, convention=name)
-            why = [
-                explain(
-                    conv,
-                    a.scores,
-                    a.index,
-                    b.index,
-                    f.binning,
-                    lens,
-                    n_bins,
-                    value == own,
-                )
-                for a, b in zip(native.components, mine.components, strict=True)
-            ]
-            reason = why[0] if len(why) == 1 else " ".join(dict.fromkeys(why))
-            rows.append(
-                {
-                    "library": conv.library,
-                    "function": f.call.format(B=n_bins),
-                    "estimator": f.estimator,
-                    "norm": f.norm,
-                    "binning": f.binning,
-                    "value": value,
-                    "calibscope": own,
-                    "difference": value - own,
-                    "why": reason,
-                }
-            )
-    return PeerTable(tuple(rows), lens, n_bins, tuple(notes))

@@ -13,13 +13,14 @@ An entry declares:
   seed and confidence level); the result is a frozen object with ``summary`` (one
   sentence saying what it shows on these data), ``table()`` (a DataFrame shown under the
   figure, or None) and ``to_record()`` (JSON-ready numbers for the report's JSON);
-- ``figure``: the name of the :mod:`core.figures` function that draws the result
-  (``figure(result, **options) -> plotly Figure``), looked up when drawn so that this
-  module does not import plotly;
+- ``figure``: the :mod:`core.figures` function that draws the result
+  (``figure(result, **options) -> plotly Figure``);
 - ``from_analysis``: whether the diagram is the analysis itself (the binned one: the
   Reliability page and the report always have it, and the sidebar's binning options
   change it); other kinds are computed besides it.
 
+The registry sits above the analyses it computes and the figures it draws: nothing below
+:mod:`core.figures` imports it, so registering a kind imports nothing it does not need.
 The Reliability page offers every entry as its "Diagram" choice (URL key ``diagram``), the
 report draws the kinds it is asked for (``build_report(diagrams=...)``, CLI
 ``calibscope report --diagram NAME``) after the binned one.
@@ -27,10 +28,15 @@ report draws the kinds it is asked for (``build_report(diagrams=...)``, CLI
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import core.figures
+from core.analysis import AnalysisConfig, analyze
+from core.corp_diagram import corp_diagram
 from core.registry import Entry, Registry
+from core.smooth import smooth_diagram
 
 __all__ = ["DIAGRAMS", "DiagramInfo", "diagram_figure", "reliability_diagram"]
 
@@ -41,13 +47,13 @@ class DiagramInfo(Entry):
 
     Attributes
     ----------
-    figure : str
-        Name of the :mod:`core.figures` function that draws a result of ``func``.
+    figure : callable
+        The :mod:`core.figures` function that draws a result of ``func``.
     from_analysis : bool
         Whether it is drawn from :func:`core.analysis.analyze` itself (the binned diagram).
     """
 
-    figure: str
+    figure: Callable[..., Any]
     from_analysis: bool = False
 
 
@@ -55,21 +61,15 @@ class DiagramInfo(Entry):
 DIAGRAMS: Registry[DiagramInfo] = Registry("diagram", DiagramInfo)
 
 
-def _binned(data: Any, config: Any = None) -> Any:
-    from core.analysis import analyze
-
-    return analyze(data, config)
-
-
 DIAGRAMS.add(
     DiagramInfo(
         name="binned",
-        func=_binned,
+        func=analyze,
         label="Binned",
         description="One point per bin: mean score against observed frequency, with per-bin "
         "intervals, the consistency band and the count of each bin.",
         formula="docs/formulas.md, Reliability diagram",
-        figure="analysis_figure",
+        figure=core.figures.analysis_figure,
         from_analysis=True,
     )
 )
@@ -98,8 +98,6 @@ def reliability_diagram(data: Any, config: Any = None, *, kind: str = "binned") 
     ConfigError
         For an unknown kind (the message lists the valid ones) or invalid options.
     """
-    from core.analysis import AnalysisConfig
-
     info = DIAGRAMS.get(kind)
     return info.func(data, config if config is not None else AnalysisConfig())
 
@@ -121,11 +119,31 @@ def diagram_figure(kind: str, result: Any, **options: Any) -> Any:
     plotly.graph_objects.Figure
         The figure.
     """
-    import core.figures
-
-    return getattr(core.figures, DIAGRAMS.get(kind).figure)(result, **options)
+    return DIAGRAMS.get(kind).figure(result, **options)
 
 
-# Kinds registered by their own modules (one line each; the module adds its entry on import).
-import core.corp  # noqa: E402, F401  (registers "corp")
-import core.smooth  # noqa: E402, F401  (registers "smooth")
+DIAGRAMS.add(
+    DiagramInfo(
+        name="corp",
+        func=corp_diagram,
+        label="CORP (isotonic)",
+        description="The isotonic (PAV) recalibration curve of the forecasts, no binning "
+        "choice, with consistency and confidence bands and the Brier score's "
+        "MCB − DSC + UNC decomposition (Dimitriadis, Gneiting & Jordan 2021).",
+        formula="docs/formulas.md, CORP reliability diagram",
+        figure=core.figures.corp_figure,
+    )
+)
+
+DIAGRAMS.add(
+    DiagramInfo(
+        name="smooth",
+        func=smooth_diagram,
+        label="Smooth",
+        description="The observed frequency smoothed by a Gaussian kernel (reflected at 0 and "
+        "1) at the smooth ECE's own bandwidth, with a bootstrap band and the density of the "
+        "scores (Błasiok & Nakkiran 2023, relplot).",
+        formula="docs/formulas.md, Smooth ECE",
+        figure=core.figures.smooth_diagram_figure,
+    )
+)

@@ -8,7 +8,7 @@
 - :func:`explain_disagreement` turns both into short sentences on the user's own numbers.
 
 Every number comes from :func:`core.calibration.calibration_error` and
-:func:`core.intervals.bootstrap_many`; nothing here re-implements an estimator.
+:func:`core.bootstrap.bootstrap_many`; nothing here re-implements an estimator.
 
 Lens policy. Binned estimators run on the config's lens. Kernel estimators run on the config's
 lens too when they support it (the SKCE family reduces every 1-D lens to a two-class problem),
@@ -40,13 +40,14 @@ from core.analysis import (
 )
 from core.binned_view import BinnedViews
 from core.binning import rank_starts
+from core.bootstrap import bootstrap_many
 from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.data import as_predictions
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size, resample_options
-from core.intervals import BootstrapResult, bootstrap_many, undefined_note, with_outside_note
+from core.intervals import BootstrapResult, undefined_note, with_outside_note
 from core.resampling import SortedBins, SortedChunk
 
 __all__ = [
@@ -80,9 +81,9 @@ TABLE_COLUMNS = [
 ]
 #: Columns of :func:`error_versus_bins`.
 CURVE_COLUMNS = ["estimator", "label", "binning", "n_bins", "value", "rows_per_bin"]
-#: Binned estimators drawn against the number of bins: those on fixed bins (not the sweep).
+#: Binned estimators drawn against the number of bins: on fixed bins, reading ``n_bins``.
 CURVE_ESTIMATORS: tuple[str, ...] = tuple(
-    e.name for e in ESTIMATORS if e.binned and e.from_bins and e.own_binning is None
+    e.name for e in ESTIMATORS if e.binned and e.from_bins and e.reads_n_bins
 )
 #: The binnings of the monotone sweep.
 SWEEP_BINNINGS: tuple[str, ...] = ("equal-width", "equal-mass")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.numbers import tidy_floats
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -72,8 +74,6 @@ def safe_csv(frame: pd.DataFrame, *, index: bool = False) -> str:
     ['model,gap', "'=SUM(A1:A9),-0.25", 'b,0.5']
     """
     import pandas as pd
-
-    from core.numbers import tidy_floats
 
     out = tidy_floats(frame)
     for i in range(out.shape[1]):

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from core.bias import option_label
+from core.calibration_tests import TESTS
+from core.estimators import ESTIMATORS
+from core.intervals import BOOTSTRAP_INTERVALS
+from core.lenses import LENSES
 from core.numbers import format_interval, format_number, format_pvalue
+from core.recalibration import RECALIBRATORS
 
 __all__ = [
     "bias_finding",
@@ -141,8 +147,6 @@ def reliability_finding(analysis: Any) -> str:
         <k> of <B> bins outside the calibrated band." A basic interval says so. Values on the ℓp scale (binned
         estimators) are in percent; empty bins are counted apart ("3 bins empty").
     """
-    from core.estimators import ESTIMATORS
-
     cfg = analysis.config
     info = ESTIMATORS.get(cfg.estimator)
     interval = None
@@ -235,10 +239,6 @@ def statistic_note(result: Any, lens: str, shown: Any) -> str:
         SKCE (block) on the Canonical (full vector) lens; the Metrics table's SKCE (block)
         is on the Top-label (confidence) lens, a different number."
     """
-    from core.calibration_tests import TESTS
-    from core.estimators import ESTIMATORS
-    from core.lenses import LENSES
-
     name = TESTS.get(result.test).estimator if result.test in TESTS else ""
     if not name or name not in set(shown):
         return ""
@@ -312,8 +312,6 @@ def validity_finding(result: Any, q: float = 0.9) -> str:
         rows within ε = 0.06; every bin within ε = 0.12 in 90 % of runs; guaranteed ε = 0.21
         (Theorem 3, α = 0.1)."
     """
-    from core.recalibration import RECALIBRATORS
-
     share = f"{format_number(100 * q, 3)} %"
     parts = [
         f"{RECALIBRATORS.get(result.method).label} on {result.n_cal:,} calibration rows: "
@@ -359,8 +357,6 @@ def estimators_finding(comparison: Any) -> str:
         smooth, not the Brier-scale MCB) are compared; the kernel, joint-binned and MCB
         estimates measure other quantities, which the sentence says when they ran.
     """
-    from core.estimators import ESTIMATORS
-
     table = comparison.table
     lp = np.array([ESTIMATORS.get(e).lp_error for e in table.estimator], dtype=bool)
     rows = table[lp & table.value.notna().to_numpy()]
@@ -412,7 +408,6 @@ def comparison_finding(comparison: Any) -> str:
     table = comparison.table[comparison.table.metric == metric.key].dropna(subset=["value"])
     if table.empty:
         return f"No model has a value of {metric.label}."
-    from core.estimators import ESTIMATORS
 
     lp = metric.kind != "score" and ESTIMATORS.get(metric.name).lp_error
     order = table.sort_values("value", ascending=not metric.higher_is_better)
@@ -452,8 +447,6 @@ def comparison_finding(comparison: Any) -> str:
 
 def _interval_tail(method: str, *, several: bool = True) -> str:
     """Return what a sentence with intervals adds when they remove the bias ("" otherwise)."""
-    from core.intervals import BOOTSTRAP_INTERVALS
-
     kind = BOOTSTRAP_INTERVALS.get(method)
     if not kind.pivots:
         return ""
@@ -528,8 +521,6 @@ def bias_finding(result: Any, user_n: int | None = None) -> str:
         [<low>, <high>]); <label> is furthest (bias <b> % [...]); over <R> datasets." The
         bias is the mean estimate minus the reference, with its 95 % interval (± 1.96·SE).
     """
-    from core.bias import option_label
-
     table = result.summary().dropna(subset=["bias"])
     if table.empty:
         return "No estimator has a bias at these sample sizes."

@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core._validation import check_rng
+from core.bootstrap import bootstrap_interval
+from core.calibration import calibration_error
+from core.errors import ConfigError
+from core.guarantees import histogram_binning_epsilon
+from core.recalibration import make_recalibrator, selective_metrics
 from core.registry import Entry, Registry
+from core.validity import validity_curves
+from core.worlds import PRESET_WORLDS, WIDMANN_WORLDS, UniformScores, draw_predictions, world_named
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -210,8 +217,6 @@ def gupta_ramdas_fig2(
     """
     import pandas as pd
 
-    from core.guarantees import histogram_binning_epsilon
-
     rows = []
     for n in ns:
         for b in range(1, min(int(max_bins), int(n) // 2) + 1):
@@ -293,9 +298,6 @@ def roelofs_fig14(
         the tolerance (plus the reference's own error, ``sd/√300``).
     """
     import pandas as pd
-
-    from core.calibration import calibration_error
-    from core.worlds import PRESET_WORLDS
 
     gen = check_rng(seed)
     miscal = PRESET_WORLDS["roelofs-fig14"]
@@ -438,9 +440,6 @@ def widmann_fig1(
     """
     import pandas as pd
 
-    from core.calibration import calibration_error
-    from core.worlds import WIDMANN_WORLDS
-
     gen = check_rng(seed)
     rows = []
     total = len(WIDMANN_WORLDS) * int(n_resamples)
@@ -547,9 +546,6 @@ def gupta_ramdas_validity(
     """
     import pandas as pd
 
-    from core.validity import validity_curves
-    from core.worlds import draw_predictions
-
     rng = check_rng(seed)
     data = draw_predictions(world, int(n_cal) + int(n_test), seed=rng)
     results = {}
@@ -645,9 +641,6 @@ def population_grid(world: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
     ConfigError
         If the world's scores are not uniform.
     """
-    from core.errors import ConfigError
-    from core.worlds import UniformScores
-
     if not isinstance(getattr(world, "scores", None), UniformScores):
         raise ConfigError(
             f"The Kumar entries need a binary world with uniform scores (kumar-platt, "
@@ -744,11 +737,6 @@ def kumar_fig2(
         Platt model and the paper's "at least twice as high" claim beside ours.
     """
     import pandas as pd
-
-    from core.calibration import calibration_error
-    from core.intervals import bootstrap_interval
-    from core.recalibration import make_recalibrator
-    from core.worlds import world_named
 
     gen = check_rng(seed)
     w = world_named(world)
@@ -938,9 +926,6 @@ def kumar_fig3(
     """
     import pandas as pd
 
-    from core.recalibration import make_recalibrator
-    from core.worlds import world_named
-
     gen = check_rng(seed)
     w = world_named(world)
     z, mu = population_grid(w, grid)
@@ -1069,8 +1054,6 @@ METACAL_METHODS = (
 
 def _paper_ece(q: np.ndarray, y: np.ndarray) -> float:
     """Meta-Cal's evaluation ECE: top-label, 15 equal-width bins, ℓ1."""
-    from core.calibration import calibration_error
-
     return calibration_error(
         q, y, estimator="plugin", binning="equal-width", n_bins=15, norm=1, lens="top-label"
     ).value
@@ -1129,8 +1112,6 @@ def metacal_table1(
     """
     import pandas as pd
     from scipy.special import softmax
-
-    from core.recalibration import make_recalibrator, selective_metrics
 
     gen = check_rng(seed)
     rows = []

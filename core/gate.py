@@ -21,9 +21,11 @@ from typing import Any
 
 from core.analysis import AnalysisConfig, analyze
 from core.calibration_tests import TESTS, calibration_test, test_settings
+from core.data import as_predictions
 from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.errors import CalibscopeError, ConfigError
 from core.intervals import level_words
+from core.numbers import format_number, format_pvalue
 
 __all__ = ["GateResult", "GateRow", "check_calibration"]
 
@@ -215,8 +217,6 @@ def check_calibration(
         For a negative or non-finite threshold, no bootstrap (``n_resamples=0``), an
         unknown test or an ``alpha`` outside (0, 1).
     """
-    from core.data import as_predictions
-
     pred = as_predictions(data)
     if not (isinstance(max_error, (int, float)) and math.isfinite(max_error) and max_error >= 0):
         raise ConfigError(f"The threshold must be a number ≥ 0; got {max_error!r}.")
@@ -310,13 +310,11 @@ def _judge(
 
 
 def _num(x: float) -> str:
-    from core.numbers import format_number
 
     return format_number(x)
 
 
 def _p(x: float) -> str:
-    from core.numbers import format_pvalue
 
     return format_pvalue(x)
 

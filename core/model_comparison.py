@@ -13,7 +13,7 @@
   equal :func:`core.calibration.calibration_error` exactly. ``sweep`` chooses its own
   number of bins per model by definition (its ``b*`` differs between models), and
   scores (Brier, log loss, accuracy) and kernel estimators have no bins; they come from
-  :func:`core.intervals.bootstrap_many`.
+  :func:`core.bootstrap.bootstrap_many`.
 - **Intervals.** Percentile bootstrap over rows. The shared edges are held fixed across
   resamples (the comparison is conditional on the common grid), so every row keeps its
   bin and a chunk of resamples costs a few ``bincount`` calls, as in the bootstrap's
@@ -53,8 +53,11 @@ from core._validation import check_norm, norm_key, norm_text
 from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedViews, ComponentBins
 from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_edges
+from core.bootstrap import bootstrap_many, support_of, truth_values
 from core.calibration import EstimatorCall
 from core.calibration_tests import TESTS, calibration_test, test_settings
+from core.cells import analysis_draws, cell_bootstrap
+from core.comparison_cells import joint_cell_bootstrap, joint_cells, model_cells, resampled_by_cells
 from core.data import as_predictions
 from core.data.lint import FEW_ROWS
 from core.errors import CalibscopeError, ConfigError, DataError
@@ -62,12 +65,9 @@ from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import resample_options
 from core.intervals import (
-    bootstrap_many,
     check_resampling,
     interval_bounds,
     pivots,
-    support_of,
-    truth_values,
     undefined_note,
     with_outside_note,
 )
@@ -914,8 +914,6 @@ class ComparisonPlan:
 
     def _cell_calls(self, m: str, notes: dict[tuple[str, str], str]) -> dict[str, Any]:
         """Return the shared-bin calls the cells resample; note the others as analyze does."""
-        from core.comparison_cells import resampled_by_cells
-
         fits = resampled_by_cells(self.shared_calls)
         extra = "no interval at this n with the fast bootstrap: choose the exact bootstrap"
         for s in self.specs:
@@ -936,9 +934,6 @@ class ComparisonPlan:
         self, m: str, notes: dict[tuple[str, str], str]
     ) -> dict[tuple[str, str], np.ndarray]:
         """Return model ``m``'s resamples from its own cells (unpaired; paired: :meth:`finish`)."""
-        from core.cells import cell_bootstrap
-        from core.comparison_cells import model_cells
-
         fits = self._cell_calls(m, notes)
         if self.paired:
             return {}  # the joint cells of every model are drawn together in finish
@@ -962,8 +957,6 @@ class ComparisonPlan:
         from its own cells drawn as the analysis draws them (:func:`own_cell_dists`). Every
         score's per-row values are computed once per model for both.
         """
-        from core.comparison_cells import joint_cells, model_cells, resampled_by_cells
-
         config, models = self.config, self.models
         rows = {m: self._row_values(m, every=True) for m in models}
         compared = [s.name for s in self.specs if s.kind == "score"]
@@ -1071,8 +1064,6 @@ def own_cell_dists(
     dict
         ``(model, metric key) -> (n_resamples,)`` for the fitted calls and the scores.
     """
-    from core.cells import analysis_draws
-
     got = analysis_draws(cells, fits, n_resamples=n_resamples, seed=seed)
     out = {(model, key): got[key] for key in fits}
     out.update({(model, s.key): got[s.name] for s in specs if s.kind == "score"})
@@ -1108,8 +1099,6 @@ def joint_dists(
     dict
         ``(model, metric key) → (n_resamples,)`` values.
     """
-    from core.comparison_cells import joint_cell_bootstrap
-
     scores = [s.name for s in specs if s.kind == "score"]
     got = joint_cell_bootstrap(
         cells, len(models), calls, scores, n_resamples=n_resamples, seed=seed, est_seed=seed

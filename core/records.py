@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+import core
+
 #: Packages whose versions a record lists (besides Python).
 VERSIONED = ("numpy", "scipy", "pandas", "pyarrow")
 
@@ -43,8 +45,6 @@ def package_version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         if dist == "calibscope":
-            import core
-
             return core.__version__
         return None
 

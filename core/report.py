@@ -51,9 +51,23 @@ from core.data.groups import MIN_GROUP_ROWS
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
+from core.figures import (
+    band_arguments,
+    classwise_grid,
+    metric_forest_figure,
+    plotly_js,
+    reliability_figure,
+    reliability_overlay_figure,
+    subgroup_forest_figure,
+    subgroup_reliability_figure,
+)
+from core.figures.export import write_figures
 from core.findings import reliability_finding, statistic_note, test_finding
+from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
 from core.lenses import LENSES
-from core.numbers import format_pvalue
+from core.model_comparison import prepare_comparison
+from core.numbers import format_frame, format_number, format_pvalue, people_table
+from core.subgroups import TEST_FORMULA, subgroup_analysis
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
@@ -217,8 +231,6 @@ class Report:
             The reliability diagram of every model, then (with two or more models) the
             overlaid diagrams and the metric forest plot of the comparison.
         """
-        from core.figures import band_arguments, classwise_grid, reliability_figure
-
         out = []
         interval = _interval_label(self.config)
         for m in self.models:
@@ -243,8 +255,6 @@ class Report:
                 out.append((f"{label} reliability diagram — {name}", diagram_figure(kind, result)))
         for m in self.models:
             if m.subgroups is not None:
-                from core.figures import subgroup_forest_figure, subgroup_reliability_figure
-
                 name = "all rows" if m.model is None else m.model
                 out.append(
                     (f"Reliability per subgroup — {name}", subgroup_reliability_figure(m.subgroups))
@@ -256,8 +266,6 @@ class Report:
                     )
                 )
         if self.comparison is not None:
-            from core.figures import metric_forest_figure, reliability_overlay_figure
-
             out.append(
                 ("Reliability diagrams on shared bins", reliability_overlay_figure(self.comparison))
             )
@@ -286,8 +294,6 @@ class Report:
         core.errors.ExportError
             Without kaleido or a Chrome/Chromium browser (the message says what to install).
         """
-        from core.figures.export import write_figures
-
         return write_figures(self.figures(), folder, formats)
 
     def to_html(self) -> str:
@@ -301,8 +307,6 @@ class Report:
         str
             The HTML text (about 5 MB, most of it plotly.js).
         """
-        from core.figures import plotly_js
-
         figures = {caption: fig for caption, fig in self.figures()}
         pred = self.predictions
         body: list[str] = [f"<h1>{_esc(self.title)}</h1>"]
@@ -492,8 +496,6 @@ class Report:
 
 def _subgroups_html(sub: Any, name: str, figures: dict[str, Any]) -> list[str]:
     """Return the Subgroups section of one model: sentences, figures, table and notes."""
-    from core.subgroups import TEST_FORMULA
-
     out = [
         f"<h3>Subgroups by {_esc(', '.join(sub.by))}</h3>",
         f"<p><b>{_esc(sub.worst_sentence)}</b></p>",
@@ -641,8 +643,6 @@ def build_report(
         drawn = tuple((kind, reliability_diagram(part, config, kind=kind)) for kind in extra)
         sub = sub_error = None
         if by:
-            from core.subgroups import subgroup_analysis
-
             try:
                 sub = subgroup_analysis(part, config, by=by, min_rows=min_group_rows)
             except CalibscopeError as exc:
@@ -760,7 +760,6 @@ def _comparison_plan(parts: list, config: AnalysisConfig, compare: bool) -> tupl
     """Return the plan of comparing two or more models (or why not), else ``(None, None)``."""
     if not (compare and len(parts) >= 2):
         return None, None
-    from core.model_comparison import prepare_comparison
 
     try:
         return prepare_comparison(dict(parts), config=config), None
@@ -807,14 +806,12 @@ def _test_record(m: ModelReport) -> dict[str, Any] | None:
 
 
 def _bootstrap_kind(config: AnalysisConfig) -> str:
-    from core.intervals import BOOTSTRAP_INTERVALS
 
     word = BOOTSTRAP_INTERVALS.get(config.bootstrap_interval).word
     return f"{word} bootstrap" if word else "bootstrap"
 
 
 def _interval_label(config: AnalysisConfig) -> str:
-    from core.intervals import INTERVAL_METHODS
 
     return f"{config.confidence_level:.0%} {INTERVAL_METHODS.get(config.interval_method).label}"
 
@@ -829,15 +826,12 @@ def _esc(x: Any) -> str:
 
 
 def _num(x: Any) -> str:
-    from core.numbers import format_number
 
     return _esc(format_number(x))
 
 
 def _table(frame: pd.DataFrame) -> str:
     """Render a DataFrame as an HTML table (numbers right-aligned, as the app writes them)."""
-    from core.numbers import format_frame, people_table
-
     frame = people_table(frame)
     formats = format_frame(frame)
     numeric = {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)}

@@ -1,6 +1,6 @@
 """The bootstrap's engines: how a statistic is evaluated on a chunk of resamples.
 
-:func:`core.intervals.bootstrap_many` draws resamples in chunks and asks this module for a
+:func:`core.bootstrap.bootstrap_many` draws resamples in chunks and asks this module for a
 :class:`Plan` per statistic. A plan is built from the registry entry alone (no estimator is
 named here):
 
@@ -40,8 +40,11 @@ import numpy as np
 from core.binned_view import BinnedViews
 from core.binning import BINNINGS, coded_bin_sums, equal_mass_starts
 from core.calibration import EstimatorCall
+from core.errors import ConfigError
+from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.binned import sweep_candidate_starts, tie_runs
+from core.scores import SCORES
 
 #: Target number of drawn row indices held in memory per chunk of resamples.
 CHUNK_ELEMENTS = 2**20
@@ -116,8 +119,6 @@ def score_plan(
     name: str, p: np.ndarray, y: np.ndarray, binary: bool, options: dict[str, Any]
 ) -> Plan:
     """Return a score: the mean of its per-row values over each resample."""
-    from core.scores import SCORES
-
     rows = SCORES.get(name).rows(p, y, binary=binary, **options)
 
     def values(idx: np.ndarray) -> np.ndarray:
@@ -290,8 +291,6 @@ class ChunkSample:
 
     def boundaries(self, rows: np.ndarray, k: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         """Copy positions of the candidate boundaries and the outcome sums before them."""
-        from core.estimators.binned import sweep_candidate_starts
-
         chunk = self.chunk
         starts = sweep_candidate_starts(chunk.s_sorted, k, b, self.binning)
         if self.binning == "equal-mass":
@@ -515,10 +514,6 @@ def plan_for(
     value: float | None = None,
 ) -> Plan:
     """Return the plan of an estimator name, a score name or a callable."""
-    from core.errors import ConfigError
-    from core.estimators import ESTIMATORS
-    from core.scores import SCORES
-
     order = options.pop("resample_order", None)
     if order not in (None, "rows", "draws"):
         raise ConfigError(f"resample_order must be 'rows', 'draws' or None; got {order!r}.")
@@ -545,8 +540,6 @@ def plan_for(
 
 def check_chunk_size(chunk_size: object, n: int) -> int:
     """Resamples per chunk: ``max(1, 2**20 // n)`` by default."""
-    from core.errors import ConfigError
-
     if chunk_size is None:
         return max(1, CHUNK_ELEMENTS // n)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core._validation import check_predictions
+from core.binned_view import BinnedViews
 from core.errors import ConfigError
 from core.lenses import top_label
 from core.registry import Entry, Registry
@@ -257,7 +258,7 @@ class ScoreInfo(Entry):
         Ranking direction.
     support : tuple of float
         The score's range, which a basic bootstrap interval is cut to
-        (:func:`core.intervals.support_of`).
+        (:func:`core.bootstrap.support_of`).
     """
 
     row_values: Callable[..., np.ndarray]
@@ -431,8 +432,6 @@ def brier_decomposition(
     >>> round(d.reliability - d.resolution + d.uncertainty, 12) == round(d.brier, 12)
     True
     """
-    from core.binned_view import BinnedViews
-
     p, y, binary = check_predictions(probs, labels)
     return decompose_brier(BinnedViews(p, y), binary, binning, n_bins, tie_policy)
 

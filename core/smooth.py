@@ -1,6 +1,6 @@
 """The smooth reliability diagram (Błasiok & Nakkiran 2023; relplot's ``prepare_rel_diagram``).
 
-Registers the ``"smooth"`` entry of :data:`core.diagrams.DIAGRAMS`. For each lens component
+The ``"smooth"`` kind of :data:`core.diagrams.DIAGRAMS`. For each lens component
 the diagram holds, on the mesh ``t = linspace(0, 1, 200)``:
 
 - the **curve** ``Y_σ(t) / (D_σ(t) + 10⁻⁴)``: the outcomes and the counts smoothed by the
@@ -12,7 +12,7 @@ the diagram holds, on the mesh ``t = linspace(0, 1, 200)``:
   over ``config.n_resamples`` seeded bootstrap resamples of the rows, ``σ`` held at ``σ*``
   (relplot's 95 % band from bagging, unseeded there);
 - the **smooth ECE** and its bootstrap interval, from the same resamples as
-  :func:`core.intervals.bootstrap_interval` with ``statistic="smooth"`` and the same seed
+  :func:`core.bootstrap.bootstrap_interval` with ``statistic="smooth"`` and the same seed
   (so the same numbers as the analysis' metrics table), the bandwidth searched per resample.
 """
 
@@ -23,10 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.diagrams import DIAGRAMS, DiagramInfo
+from core.analysis import check_config
+from core.bootstrap import support_of
+from core.combine import combine_lp
+from core.data import as_predictions
 from core.errors import ConfigError
 from core.estimators.base import ESTIMATORS, lens_view
 from core.estimators.smooth import PLOT_MESH_POINTS, SmoothSample
+from core.intervals import bootstrap_result, interval_bounds
+from core.resampling import check_chunk_size, chunks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -221,12 +226,6 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
     ConfigError
         For a lens without a one-dimensional view.
     """
-    from core.analysis import check_config
-    from core.data import as_predictions
-    from core.estimators.base import combine_lp
-    from core.intervals import bootstrap_result, interval_bounds, support_of
-    from core.resampling import check_chunk_size, chunks
-
     config = check_config(config)
     if config.lens not in ESTIMATORS.get("smooth").lenses:
         raise ConfigError(
@@ -324,17 +323,3 @@ def smooth_diagram(data: Any, config: Any = None) -> SmoothDiagram:
         seed=config.seed,
         requested_resamples=config.n_resamples,
     )
-
-
-DIAGRAMS.add(
-    DiagramInfo(
-        name="smooth",
-        func=smooth_diagram,
-        label="Smooth",
-        description="The observed frequency smoothed by a Gaussian kernel (reflected at 0 and "
-        "1) at the smooth ECE's own bandwidth, with a bootstrap band and the density of the "
-        "scores (Błasiok & Nakkiran 2023, relplot).",
-        formula="docs/formulas.md, Smooth ECE",
-        figure="smooth_diagram_figure",
-    )
-)

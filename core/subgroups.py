@@ -47,23 +47,24 @@ from core._validation import norm_key
 from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedView, BinnedViews, ComponentBins
 from core.binning import BinStats, RowBatch
+from core.bootstrap import support_of
 from core.calibration import EstimatorCall
-from core.cells import cells_by_group, grouped_cell_bootstrap, grouped_values, supports
+from core.cells import (
+    analysis_draws,
+    cells_by_group,
+    grouped_cell_bootstrap,
+    grouped_values,
+    supports,
+)
 from core.data import as_predictions
-from core.data.groups import MIN_GROUP_ROWS, find_groups
+from core.data.groups import MIN_GROUP_ROWS, _column, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
-from core.intervals import (
-    BOOTSTRAP_INTERVALS,
-    check_resampling,
-    interval_bounds,
-    pivots,
-    support_of,
-)
+from core.intervals import BOOTSTRAP_INTERVALS, check_resampling, interval_bounds, pivots
 from core.lenses import LENSES
 from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_lens_edges
-from core.numbers import format_pvalue
+from core.numbers import format_number, format_pvalue
 from core.resampling import chunks
 from core.scores import SCORES
 
@@ -814,8 +815,6 @@ def all_rows_draws(groups: Sequence[Any], call: Any, n_resamples: int, seed: int
     The groups' cells (with every score's row sums) merge into the cells of all rows, which
     :func:`core.cells.analysis_draws` resamples as :func:`core.analysis.analyze` does.
     """
-    from core.cells import analysis_draws
-
     return analysis_draws(sum(groups), {"value": call}, n_resamples=n_resamples, seed=seed)["value"]
 
 
@@ -1123,8 +1122,6 @@ def window_codes(
     names : tuple of str
         ``YYYY-MM-DD`` (the day, or the Monday of the week) or ``rows a–b`` (1-based).
     """
-    from core.data.groups import _column
-
     raw = None if time is None else np.asarray(_column(pred, time))
     if isinstance(every, (int, np.integer)) and not isinstance(every, bool):
         if every < 1:
@@ -1343,7 +1340,6 @@ class WindowAnalysis:
 
 
 def _num(x: float) -> str:
-    from core.numbers import format_number
 
     return format_number(x)
 

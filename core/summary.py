@@ -14,6 +14,7 @@ import numpy as np
 
 from core._validation import as_prob_matrix
 from core.binning import bin_stats
+from core.data import as_predictions
 from core.errors import DataError
 from core.lenses import top_label
 
@@ -94,8 +95,6 @@ def summarize(
     >>> s.accuracy, s.label_counts.tolist(), s.correct_counts.tolist()
     (0.6666666666666666, [2, 1], [0, 2])
     """
-    from core.data import as_predictions
-
     if isinstance(predictions, tuple) and len(predictions) == 2 and predictions[1] is None:
         probs, labels = as_prob_matrix(predictions[0]), None
         k = probs.shape[1]

@@ -27,10 +27,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core._validation import MAX_BINS, MAX_RESAMPLES, check_at_most, check_probs_labels, check_rng
+from core.data import Predictions
 from core.errors import ConfigError, DataError
 from core.estimators.base import plugin_from_stats
 from core.guarantees import DEFAULT_ALPHA, guarantee_epsilon, theory_validity
 from core.intervals import bin_intervals
+from core.recalibration import RECALIBRATORS
+from core.recalibration.histogram import JITTER_DELTA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -356,7 +359,6 @@ def _check_n_cal(n_cal: float | int, n_rows: int) -> int:
 def _recalibrator(
     method: str, n_bins: int, lens: str, options: Mapping[str, Any] | None
 ) -> tuple[Any, dict[str, Any]]:
-    from core.recalibration import RECALIBRATORS
 
     entry = RECALIBRATORS.get(method)
     if not entry.discrete_output:
@@ -523,8 +525,6 @@ def validity_curves(
     """
     import pandas as pd
 
-    from core.data import Predictions
-
     if isinstance(predictions, Predictions):
         probs, y = predictions.probs, predictions.labels
     else:
@@ -563,7 +563,6 @@ def validity_curves(
             f"n_test must be between 1 and n − n_cal = {n_rows - k_cal}; got {n_test!r}."
         )
     klass, opts = _recalibrator(method, n_bins, lens, recalibrator_options)
-    from core.recalibration import RECALIBRATORS
 
     has_seed = "seed" in RECALIBRATORS.get(method).options
     rng = check_rng(seed)
@@ -616,8 +615,6 @@ def validity_curves(
 
     delta = 0.0
     if opts.get("unique_values"):
-        from core.recalibration.histogram import JITTER_DELTA
-
         delta = JITTER_DELTA
     tm, tc, note = _theory(method, eps, k_cal, n_bins, delta, lens)
 

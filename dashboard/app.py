@@ -5,7 +5,7 @@ from :data:`dashboard.pages.PAGES`, reloads a bundled sample named in the URL, w
 data into the URL (``sample=`` and ``data=``, so a copied link names it on every page) and says
 when the link was made on other data, and draws the
 sidebar controls shared by every page (so they keep their values across pages). The sidebar
-and the page run under :func:`dashboard.state.show_errors`, so an error no page caught is
+and the page run under :func:`dashboard.errors.show_errors`, so an error no page caught is
 still told in words, never as a traceback.
 """
 
@@ -23,7 +23,7 @@ if str(HERE.parent) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import state, widgets  # noqa: E402
+from dashboard import errors, state, widgets  # noqa: E402
 from dashboard.pages import PAGES  # noqa: E402
 
 
@@ -72,7 +72,7 @@ sections[alias.section].append(
 )
 page = st.navigation(sections, position="sidebar", expanded=True)
 
-with state.show_errors():
+with errors.show_errors():
     state.remember_link_data()
     state.load_sample_from_url(default=_startup_sample())
     state.sync_world()
@@ -80,14 +80,14 @@ with state.show_errors():
     state.show_link_data_note()
 
 with st.sidebar:
-    with state.show_errors():
+    with errors.show_errors():
         widgets.data_badge()
         widgets.world_truth()
         widgets.model_picker()
     st.subheader("Analysis options")
-    with state.show_errors():
+    with errors.show_errors():
         widgets.analysis_controls()
 
 # the last net: what a page did not catch itself is shown as an error below what it drew
-with state.show_errors():
+with errors.show_errors():
     page.run()

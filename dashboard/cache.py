@@ -21,6 +21,8 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard.errors import show_errors
+
 #: Cached results kept (oldest dropped first).
 MAX_ENTRIES = 64
 
@@ -189,8 +191,6 @@ def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any])
     Any
         The result, or None when it failed (the error is shown).
     """
-    from dashboard.state import show_errors
-
     found = recall(key)
     if found is not None:
         return found

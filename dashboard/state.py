@@ -10,7 +10,7 @@ Every page goes through this module:
 - :func:`analyze` is the cached call to :func:`core.analysis.analyze`, keyed on the data
   digest and the config (arrays are passed as ``_``-prefixed arguments so Streamlit never
   hashes a sample of them);
-- :func:`show_errors` turns any error of a core call into ``st.error`` in words, never a
+- :func:`dashboard.errors.show_errors` turns any error of a core call into ``st.error`` in words, never a
   traceback;
 - :func:`check_url_value` drops a malformed value of a URL-bound widget before the widget
   reads it, and says so beside the widget.
@@ -22,16 +22,29 @@ goes through :func:`dashboard.text.literal`.
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from core.errors import CalibscopeError, phrase
+from core.analysis import AnalysisConfig
+from core.analysis import analyze as core_analyze
+from core.data import ColumnError, load_models, load_predictions
+from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.errors import CalibscopeError, ConfigError, phrase
+from core.figures import (
+    analysis_figure,
+    subgroup_forest_figure,
+    subgroup_reliability_figure,
+    window_figure,
+)
 from core.lenses import lens_components
+from core.model_comparison import comparison_mode
+from core.subgroups import subgroup_analysis, window_analysis
+from core.summary import summarize
+from core.worlds import draw_predictions, true_error, world_named
 from dashboard import cache
+from dashboard.errors import show_errors
 from dashboard.text import literal
 
 if TYPE_CHECKING:
@@ -291,7 +304,6 @@ def load_sample(name: str) -> bool:
 
 def _load_path(path: str) -> Predictions:
     # a bundled file never changes while the app runs: parse it once for all sessions
-    from core.data import load_predictions
 
     return cache.compute(
         load_predictions, path, keep_columns=KEEP_COLUMNS, spinner="Loading the sample…"
@@ -442,7 +454,6 @@ _WORLD_LOADED = "_world_loaded"
 
 
 def _draw(name: str, n: int, seed: int) -> Predictions:
-    from core.worlds import draw_predictions
 
     return draw_predictions(name, n, seed=seed)
 
@@ -494,7 +505,6 @@ def sync_world() -> None:
     link naming a world draws them in a new session. The link keeps ``world`` and ``n``
     on every page while the rows are the world's.
     """
-    from core.worlds import world_named
 
     loaded = loaded_world()
     name = st.session_state.get(WORLD) if WORLD in st.session_state else None
@@ -546,7 +556,6 @@ def world_truth(lens: str | None = None, norm: Any = None) -> Any:
     core.worlds.TrueError or None
         None when no world is loaded or the world does not define it.
     """
-    from core.worlds import true_error
 
     loaded = loaded_world()
     if loaded is None:
@@ -577,7 +586,6 @@ def load_upload(uploaded: Any, labels_file: Any = None, **options: Any) -> None:
     **options
         Loader options (``label_column``, ``prob_columns``, ``positive_class``, ...).
     """
-    from core.data import ColumnError, load_models, load_predictions
 
     files = list(uploaded) if isinstance(uploaded, (list, tuple)) else [uploaded]
     first = files[0]
@@ -688,7 +696,6 @@ def _named_bytes(uploaded: Any) -> Any:
 
 def config_defaults() -> dict[str, Any]:
     """Return the default value of each ``AnalysisConfig`` field."""
-    from core.analysis import AnalysisConfig
 
     return {f.name: getattr(AnalysisConfig(), f.name) for f in dataclasses.fields(AnalysisConfig)}
 
@@ -701,8 +708,6 @@ def analysis_config() -> AnalysisConfig | None:
     core.analysis.AnalysisConfig or None
         ``None`` (after showing the error in place) when a value is invalid.
     """
-    from core.analysis import AnalysisConfig
-    from core.errors import ConfigError
 
     values = {k: st.session_state[k] for k in CONFIG_KEYS if k in st.session_state}
     try:
@@ -760,14 +765,12 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
     core.analysis.ReliabilityAnalysis
         The result.
     """
-    from core.analysis import analyze as core_analyze
 
     return cache.compute(core_analyze, predictions, config, spinner="Computing the analysis…")
 
 
 def summary(predictions: Predictions) -> DataSummary:
     """Return :func:`core.summary.summarize` of the predictions (cached by digest)."""
-    from core.summary import summarize
 
     return cache.compute(summarize, predictions)
 
@@ -781,14 +784,12 @@ def reliability_chart(predictions: Predictions, config: AnalysisConfig, *, inter
 
 
 def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> Any:
-    from core.figures import analysis_figure
 
     return analysis_figure(analyze(predictions, config), interval_label=interval)
 
 
 def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
     """Return :func:`core.diagrams.reliability_diagram` of one kind (one cache)."""
-    from core.diagrams import DIAGRAMS
 
     label = DIAGRAMS.get(kind).label.lower()
     return cache.compute(
@@ -797,7 +798,6 @@ def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
 
 
 def _diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    from core.diagrams import reliability_diagram
 
     return reliability_diagram(predictions, config, kind=kind)
 
@@ -808,7 +808,6 @@ def diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -
 
 
 def _diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    from core.diagrams import diagram_figure
 
     return diagram_figure(kind, diagram(predictions, config, kind))
 
@@ -818,7 +817,6 @@ def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) 
 
     ``options`` are its keywords (``by`` a tuple, ``min_rows``, ``estimator``, ...).
     """
-    from core.subgroups import subgroup_analysis
 
     return cache.compute(
         subgroup_analysis, predictions, config, spinner="Computing the subgroups…", **options
@@ -827,7 +825,6 @@ def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) 
 
 def windows(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
     """Return :func:`core.subgroups.window_analysis` (cached by digest, config and options)."""
-    from core.subgroups import window_analysis
 
     return cache.compute(
         window_analysis, predictions, config, spinner="Computing the windows…", **options
@@ -840,14 +837,12 @@ def subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
 
 
 def _subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
-    from core.figures import subgroup_forest_figure, subgroup_reliability_figure
 
     return subgroup_reliability_figure(result, component=component), subgroup_forest_figure(result)
 
 
 def window_chart(result: Any) -> Any:
     """Return the figure of a window analysis (cached with it)."""
-    from core.figures import window_figure
 
     return cache.compute(window_figure, result)
 
@@ -868,7 +863,6 @@ def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -
     The comparison takes the cell bootstrap at large n
     (:func:`core.model_comparison.comparison_mode`), which is quick at any n.
     """
-    from core.model_comparison import comparison_mode
 
     if not models:
         return 0
@@ -878,47 +872,6 @@ def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -
         config, config.n_resamples, sizes, lens_components(config.lens, first.n_classes)
     )
     return 0 if mode == "cells" else sum(bootstrap_work(p, config) for p in models.values())
-
-
-_LOG = logging.getLogger("calibscope.dashboard")
-
-
-@contextmanager
-def show_errors(*, stop: bool = False) -> Iterator[None]:
-    """Show an error raised in the block with ``st.error``, in words, never as a traceback.
-
-    A :class:`core.errors.CalibscopeError` is a message for the user and is shown as it
-    is; any other exception is a fault of this program, shown as one sentence naming its
-    type (its message and traceback go to the server log only, as Streamlit's
-    ``client.showErrorDetails = "none"`` of this app keeps them off the page). Streamlit's own ``st.stop``/``st.rerun`` pass
-    through (they are not exceptions of the ``Exception`` kind).
-
-    Parameters
-    ----------
-    stop : bool, default=False
-        Stop the page after showing the error; otherwise the block is abandoned at the
-        error and the code after the ``with`` statement runs on.
-    """
-    try:
-        yield
-    except CalibscopeError as exc:
-        st.error(literal(phrase(exc, "ui")), icon=":material/error:")
-        if stop:
-            st.stop()
-    except Exception as exc:
-        show_fault(exc)
-        if stop:
-            st.stop()
-
-
-def show_fault(exc: BaseException) -> None:
-    """Say in words that a step failed unexpectedly; the details go to the server log."""
-    _LOG.error("dashboard step failed", exc_info=exc)
-    st.error(
-        f"This step failed unexpectedly ({literal(type(exc).__name__)}), so its result is "
-        "not shown. Other options or data may work; the details are in the server log.",
-        icon=":material/error:",
-    )
 
 
 # ---------------------------------------------------------------- values from the URL

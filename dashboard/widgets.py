@@ -17,17 +17,28 @@ from typing import Any
 
 import streamlit as st
 
+from core.analysis import CONSISTENCY_BAND_MAX_BINS, analyze, bootstrap_mode
+from core.binning import BINNINGS, TIE_POLICIES
+from core.calibration_tests import TESTS
+from core.conventions import CONVENTIONS
+from core.diagrams import DIAGRAMS
 from core.errors import CalibscopeError
+from core.estimators import ESTIMATORS
+from core.export import safe_csv
 from core.figures import log_counts
+from core.figures.export import FORMATS, export_problem, figure_bytes
 from core.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
     histogram_binning_epsilon,
     largest_n_bins,
 )
-from core.lenses import lens_components
-from core.numbers import COLUMN_LABELS, format_interval, format_number
-from dashboard import cache, state
+from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS, level_words, with_outside_note
+from core.lenses import LENSES, lens_components
+from core.numbers import COLUMN_LABELS, format_frame, format_interval, format_number
+from core.recalibration import RECALIBRATORS
+from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
+from dashboard import cache, errors, state
 from dashboard.text import literal  # also the pages' way to escape user strings
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
@@ -128,8 +139,6 @@ def _for_people(data: Any, signed: tuple[str, ...] = ()) -> Any:
     """A table's cells as people read them (:mod:`core.numbers`), the values kept for sorting."""
     import pandas as pd
 
-    from core.numbers import format_frame
-
     frame = pd.DataFrame(data) if isinstance(data, list) else data
     if (
         not isinstance(frame, pd.DataFrame)  # a Styler keeps its own formats
@@ -144,8 +153,6 @@ def _for_people(data: Any, signed: tuple[str, ...] = ()) -> Any:
 def _table_csv(data: Any, index: bool) -> bytes:
     import pandas as pd
 
-    from core.export import safe_csv
-
     frame = getattr(data, "data", data)  # a Styler's table
     if not isinstance(frame, pd.DataFrame):
         frame = pd.DataFrame(frame)
@@ -154,7 +161,6 @@ def _table_csv(data: Any, index: bool) -> bytes:
 
 def figure_downloads(container: Any, fig: Any, name: str, key: str) -> None:
     """PNG and SVG downloads of a figure (drawn by kaleido when clicked), or why there are none."""
-    from core.figures.export import FORMATS, export_problem, figure_bytes
 
     problem = export_problem()
     with container.popover("Download figure", icon=":material/download:"):
@@ -506,9 +512,6 @@ def registry_label(registry_name: str, name: Any) -> str:
     Names that the registry does not hold (an estimator at a norm, a blank) are returned as
     they are.
     """
-    from core.binning import BINNINGS
-    from core.estimators import ESTIMATORS
-    from core.lenses import LENSES
 
     registry = {"lens": LENSES, "binning": BINNINGS, "estimator": ESTIMATORS}[registry_name]
     if isinstance(name, str) and name in registry.names():
@@ -560,7 +563,6 @@ def test_picker(container: Any, *, key: str, default: str) -> str:
     str
         The chosen test name, or "" for none.
     """
-    from core.calibration_tests import TESTS
 
     tests = ["", *TESTS.names()]
     return choice(
@@ -576,21 +578,18 @@ def test_picker(container: Any, *, key: str, default: str) -> str:
 
 def tie_policies() -> list[str]:
     """Return the tie policies of equal-mass binning."""
-    from core.binning import TIE_POLICIES
 
     return list(TIE_POLICIES)
 
 
 def interval_methods() -> list[str]:
     """Return the per-bin interval methods."""
-    from core.intervals import INTERVAL_METHODS
 
     return INTERVAL_METHODS.names()
 
 
 def interval_label(method: str) -> str:
     """Return the display label of a per-bin interval method."""
-    from core.intervals import INTERVAL_METHODS
 
     return INTERVAL_METHODS.get(method).label
 
@@ -603,7 +602,6 @@ def interval_words(confidence_level: float, method: str) -> str:
     >>> interval_words(0.9, "basic")
     '90% basic (pivotal) bootstrap intervals'
     """
-    from core.intervals import BOOTSTRAP_INTERVALS
 
     return f"{confidence_level:.0%} {BOOTSTRAP_INTERVALS.get(method).caption} intervals"
 
@@ -627,10 +625,6 @@ def model_picker() -> None:
 
 def analysis_controls() -> None:
     """Render the shared analysis options in the sidebar."""
-    from core.binning import BINNINGS
-    from core.conventions import CONVENTIONS
-    from core.estimators import ESTIMATORS
-    from core.lenses import LENSES
 
     d = state.config_defaults()
     state.apply_pending_lens()
@@ -727,7 +721,6 @@ def analysis_controls() -> None:
             step=0.01,
             key="confidence_level",
         )
-        from core.intervals import BOOTSTRAP_INTERVALS
 
         _config_select(
             "Bootstrap interval",
@@ -768,7 +761,6 @@ def diagram_choice() -> str:
     The control shows the diagrams' labels and the URL key ``diagram`` holds their names
     (a bound widget would write the labels into the link), so the link is kept by hand.
     """
-    from core.diagrams import DIAGRAMS
 
     options = DIAGRAMS.names()
     check_url_choice(st, "diagram", "Diagram", options, options[0])
@@ -834,8 +826,6 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
             "miscalibration in that bin — pointwise, one bin at a time, not for all bins at once."
         )
     elif config.consistency_band:
-        from core.analysis import CONSISTENCY_BAND_MAX_BINS
-
         st.caption(
             f"No consistency band: it is drawn for up to {CONSISTENCY_BAND_MAX_BINS:,} bins "
             "(the discrete binning gives one bin per distinct score)."
@@ -844,7 +834,7 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
 
 def diagram(pred: Any, config: Any, kind: str) -> None:
     """Lay out a reliability diagram of another kind: figure, one-sentence summary, table."""
-    with state.show_errors():
+    with errors.show_errors():
         drawn = state.diagram(pred, config, kind)
         chart(state.diagram_chart(pred, config, kind), f"{kind}_chart", filename=kind)
         st.caption(literal(drawn.summary))
@@ -956,7 +946,6 @@ def world_picker() -> None:
     shared link draws the same rows. Beside the presets, an expander builds any Beta-score
     world with a GLM curve of Roelofs et al.'s family.
     """
-    from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
 
     choices = world_choices()
     current = st.session_state.get(state.WORLD) or st.query_params.get(state.WORLD) or ""
@@ -1014,7 +1003,7 @@ def world_picker() -> None:
         c2.number_input("b1", value=1.5, key="_glm_b1")
 
         def use() -> None:
-            with state.show_errors():
+            with errors.show_errors():
                 st.session_state[state.WORLD] = glm_world_name(
                     st.session_state["_glm_alpha"],
                     st.session_state["_glm_beta"],
@@ -1040,7 +1029,7 @@ def world_truth() -> None:
     """Sidebar line with the loaded world's true calibration error under the sidebar's lens and norm."""
     if state.loaded_world() is None:
         return
-    with state.show_errors():
+    with errors.show_errors():
         truth = state.world_truth()
         if truth is None:
             st.caption("The world does not define a true error for this lens and norm.")
@@ -1237,7 +1226,6 @@ def headline(result: Any, config: Any) -> Any:
     streamlit.delta_generator.DeltaGenerator
         An empty slot under the estimate for its bootstrap interval.
     """
-    from core.estimators import ESTIMATORS
 
     c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
     c1.metric(
@@ -1256,7 +1244,6 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
     boot = result.headline_interval
     if boot is None:
         return
-    from core.intervals import level_words, with_outside_note
 
     ci = boot.confidence_interval
     text = (
@@ -1279,7 +1266,6 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     ReliabilityAnalysis or None
         The analysis with intervals, or None when they were not computed.
     """
-    from core.analysis import analyze, bootstrap_mode
 
     if config.n_resamples == 0:
         st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
@@ -1291,14 +1277,14 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     )
     if bootstrap_mode(config, pred.n, components) == "exact":
         st.caption(f"Every estimator on the same bins, with {shared}.")
-        with state.show_errors():
+        with errors.show_errors():
             return state.analyze(pred, config)
         return None
     exact = dataclasses.replace(config, bootstrap="exact")
     job = ("exact-bootstrap", cache.data_key(pred), exact)
     if cache.asked(job):
         st.caption(f"Every estimator on the same bins, with {shared}: the exact bootstrap.")
-        with state.show_errors():
+        with errors.show_errors():
             return cache.run_with_progress(
                 job,
                 f"Exact bootstrap: {pred.n:,} rows × {config.n_resamples:,} resamples",
@@ -1320,7 +1306,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
         args=(job,),
         icon=":material/play_arrow:",
     )
-    with state.show_errors():
+    with errors.show_errors():
         return state.analyze(pred, config)
     return None
 
@@ -1342,7 +1328,6 @@ def recalibrator_settings(summary: Any) -> dict[str, dict[str, Any]]:
     dict
         Method name → options to pass.
     """
-    from core.recalibration import RECALIBRATORS
 
     out: dict[str, dict[str, Any]] = {}
     for info in RECALIBRATORS:
@@ -1408,7 +1393,6 @@ def bin_convention(config: Any) -> str:
 
 def explain_estimator(config: Any) -> None:
     """What the headline estimator computes, its formula and the papers behind it."""
-    from core.estimators import ESTIMATORS
 
     entry = ESTIMATORS.get(config.estimator)
     with st.expander("What is computed, and which formula", icon=":material/functions:"):

@@ -13,12 +13,13 @@ from core.analysis import (
     analyze,
 )
 from core.binning import bin_indices, bin_stats
+from core.bootstrap import bootstrap_interval
 from core.calibration import calibration_error
 from core.consistency_bands import consistency_band
 from core.data import as_predictions
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
-from core.intervals import bin_intervals, bootstrap_interval
+from core.intervals import bin_intervals
 from core.scores import accuracy, brier_score, log_loss
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 
 from core.analysis import AnalysisConfig, analyze
+from core.bootstrap import bootstrap_interval
 from core.calibration import EstimatorCall, calibration_error
 from core.errors import ConfigError
 from core.estimators import ESTIMATORS
-from core.intervals import bootstrap_interval, interval_bounds
+from core.intervals import interval_bounds
 from core.model_comparison import compare_models
 from core.resampling import chunks
 from core.subgroups import subgroup_analysis
@@ -450,7 +451,8 @@ def test_an_undefined_resample_is_said_not_hidden():
 
 
 def test_the_basic_interval_is_cut_to_the_estimands_range():
-    from core.intervals import outside_note, support_of
+    from core.bootstrap import support_of
+    from core.intervals import outside_note
     from core.scores import SCORES
 
     # by hand: an accuracy's reflection above 1, a calibration error's below 0

@@ -8,10 +8,10 @@ from scipy import stats
 
 from core.analysis import AnalysisConfig, analyze
 from core.binned_view import BinnedViews
+from core.bootstrap import bootstrap_many
 from core.calibration import EstimatorCall
 from core.cells import _law_moments, _psd_root, cell_bootstrap, cell_law, cells_of, normal_batches
 from core.data import as_predictions
-from core.intervals import bootstrap_many
 from core.scores import SCORES
 
 

@@ -17,10 +17,10 @@ import pytest
 
 import core.cli as cli
 from core.analysis import AnalysisConfig
+from core.bootstrap import bootstrap_interval
 from core.calibration_tests import calibration_test
 from core.cli import main
 from core.errors import ConfigError
-from core.intervals import bootstrap_interval
 from core.model_comparison import compare_models
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,18 +15,17 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 
 from core import AnalysisConfig, ConfigError, analyze, calibration_error
+from core.bootstrap import bootstrap_interval
 from core.corp import (
-    CorpDiagram,
     corp_band,
     corp_decomposition,
-    corp_diagram,
     corp_groups,
     decompose_from_stats,
     mcb_from_stats,
 )
+from core.corp_diagram import CorpDiagram, corp_diagram
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.estimators import ESTIMATORS
-from core.intervals import bootstrap_interval
 from core.scores import brier_score
 
 NIAMEY = Path(__file__).parent / "data" / "precip_niamey_2016.csv"

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import core
+from core.bootstrap import bootstrap_interval
 from core.calibration_tests import TESTS, calibration_test
 from core.cli import main
 from core.estimators import ESTIMATORS
-from core.intervals import bootstrap_interval
 
 DIGITS = Path(__file__).resolve().parents[1] / "sample_data" / "multiclass_digits.csv"
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from core.analysis import AnalysisConfig, analyze
+from core.bootstrap import bootstrap_interval
 from core.calibration import calibration_error
 from core.calibration_tests import calibration_test
 from core.estimators import ESTIMATORS
-from core.intervals import bootstrap_interval
 from core.model_comparison import compare_models
 
 

@@ -10,6 +10,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from core.analysis import AnalysisConfig
+from core.bootstrap import bootstrap_many
 from core.calibration import calibration_error
 from core.data import as_predictions
 from core.errors import ConfigError
@@ -28,7 +29,6 @@ from core.figures import (
     estimator_intervals_figure,
     sweep_trace_figure,
 )
-from core.intervals import bootstrap_many
 
 
 def _binary(n: int = 400, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -169,9 +169,17 @@ def test_norm_inf_and_discrete_binning_rows():
     assert "not defined for the ℓ∞ norm" in t.loc["debiased", "note"]
     assert t.loc["sweep", "binning"] == "equal-mass"  # the sweep cannot use discrete bins
     assert "shown with equal-mass" in t.loc["sweep", "note"]
-    assert curve_estimators("inf") == tuple(n for n in CURVE_ESTIMATORS if n != "debiased")
-    assert curve_estimators(2) == CURVE_ESTIMATORS
-    assert CURVE_ESTIMATORS[:3] == ("plugin", "label-binned", "debiased")
+    # the curve's estimators come from the registry: binned on fixed bins, reading B
+    assert CURVE_ESTIMATORS == tuple(
+        e.name for e in ESTIMATORS if e.binned and e.from_bins and e.reads_n_bins
+    )
+    assert {"plugin", "label-binned", "debiased"} <= set(CURVE_ESTIMATORS)
+    assert not {"sweep", "mcb", "smooth"} & set(CURVE_ESTIMATORS)  # no free number of bins
+    assert "debiased" not in curve_estimators("inf")
+    for norm in (1, 2, "inf"):
+        assert curve_estimators(norm) == tuple(
+            n for n in CURVE_ESTIMATORS if ESTIMATORS.get(n).supports(norm=float(norm))
+        )
 
 
 def test_lens_that_does_not_fit_the_data_is_one_error():
@@ -189,12 +197,14 @@ def test_error_versus_bins_matches_direct_calls():
     )
     assert curve.columns.tolist() == CURVE_COLUMNS
     assert len(curve) == len(CURVE_ESTIMATORS) * 2 * 11
-    for name, binning, b in [
-        ("plugin", "equal-width", 2),
-        ("label-binned", "equal-mass", 7),
-        ("debiased", "equal-width", 12),
-        ("debiased", "equal-mass", 5),
-    ]:
+    # every estimator of the curve (the registry's), on both binnings, against direct calls
+    checked = [
+        (name, binning, b)
+        for name in CURVE_ESTIMATORS
+        for binning, b in (("equal-width", 2), ("equal-mass", 7), ("equal-width", 12))
+    ]
+    assert {name for name, _, _ in checked} >= {"plugin", "label-binned", "debiased"}
+    for name, binning, b in checked:
         row = curve[(curve.estimator == name) & (curve.binning == binning) & (curve.n_bins == b)]
         expected = calibration_error(
             p,

@@ -1,10 +1,11 @@
-"""Layering of core: plotly only inside core/figures/, streamlit nowhere."""
+"""Layering of core: plotly only in core/figures/ and what draws figures, streamlit nowhere."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,8 +13,33 @@ CORE = ROOT / "core"
 FIGURES = CORE / "figures"
 
 
+def _below_figures() -> tuple[str, ...]:
+    """The modules of the import contract that must not reach plotly (pyproject.toml)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = (
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["type"] == "forbidden" and c["forbidden_modules"] == ["plotly"]
+    )
+    return tuple(contract["source_modules"])
+
+
 def _outside_figures() -> list[Path]:
     return sorted(p for p in CORE.rglob("*.py") if FIGURES not in p.parents)
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def test_every_module_below_the_figures_is_in_the_plotly_contract():
+    # diagrams, report and cli draw figures; everything else of core lies below them
+    drawing = {"core", "core.diagrams", "core.report", "core.cli"}
+    below = _below_figures()
+    for path in _outside_figures():
+        name = _module(path)
+        if name not in drawing:
+            assert any(name == m or name.startswith(m + ".") for m in below), name
 
 
 def _imported(path: Path) -> set[str]:
@@ -36,11 +62,14 @@ def test_plotly_and_streamlit_are_not_imported_outside_the_figures_package():
     assert "plotly" in _imported(FIGURES / "style.py")  # the check does see imports
 
 
-def test_importing_core_modules_outside_figures_does_not_load_plotly():
+def test_importing_core_modules_below_the_figures_does_not_load_plotly():
+    below = _below_figures()
     modules = [
-        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-        for p in _outside_figures()
+        name
+        for name in map(_module, _outside_figures())
+        if any(name == m or name.startswith(m + ".") for m in below)
     ]
+    assert len(modules) > 100
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}:\n"

@@ -150,7 +150,7 @@ def every_figure():
     from core.bias import estimate_histogram
     from core.binning import bin_stats
     from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
-    from core.corp import corp_diagram
+    from core.corp_diagram import corp_diagram
     from core.diagrams import reliability_diagram
     from core.estimator_comparison import compare_estimators, error_versus_bins
     from core.gallery import run_entry

@@ -6,16 +6,10 @@ import pytest
 from scipy import stats
 
 from core.binning import bin_indices
+from core.bootstrap import bootstrap_interval, bootstrap_many
 from core.calibration import calibration_error
 from core.errors import ConfigError, DataError
-from core.intervals import (
-    INTERVAL_METHODS,
-    BootstrapResult,
-    ConfidenceInterval,
-    bin_intervals,
-    bootstrap_interval,
-    bootstrap_many,
-)
+from core.intervals import INTERVAL_METHODS, BootstrapResult, ConfidenceInterval, bin_intervals
 from core.scores import accuracy, brier_score, log_loss
 
 # --- per-bin intervals --------------------------------------------------------------

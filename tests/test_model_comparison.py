@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from core.analysis import AnalysisConfig
 from core.binning import assign_to_edges, bin_indices, equal_mass_starts, shared_edges
+from core.bootstrap import bootstrap_many
 from core.calibration import calibration_error
 from core.calibration_tests import calibration_test
 from core.data import as_predictions
@@ -21,7 +22,6 @@ from core.figures import (
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
-from core.intervals import bootstrap_many
 from core.model_comparison import (
     DEFAULT_METRICS,
     compare_models,

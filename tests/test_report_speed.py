@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from core import _parallel, intervals, resampling
+from core import _parallel, bootstrap, resampling
 from core.analysis import _POINTS, _UNBINNED, AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.data import load_predictions
@@ -59,7 +59,7 @@ CONFIG = AnalysisConfig(lens="top-label", n_resamples=200, seed=3, kernel_sample
 
 def _cold() -> None:
     """Forget every memo, as a fresh process would."""
-    intervals.DISTRIBUTIONS.clear()
+    bootstrap.DISTRIBUTIONS.clear()
     _POINTS.clear()
     _UNBINNED.clear()
     ORDERS.clear()
@@ -132,7 +132,7 @@ def test_the_comparison_reads_the_analyses_distributions(three, monkeypatch):
 
 
 def test_distribution_memo_keys_follow_the_validated_call():
-    key = intervals._distribution_key
+    key = bootstrap._distribution_key
     base = key("d", "sweep", {"norm": 1}, False, 100, 0, 10)
     assert base == key(
         "d", "sweep", {"norm": "1", "lens": "top-label", "n_bins": 15}, False, 100, 0, 10
@@ -151,11 +151,11 @@ def test_a_memoised_distribution_equals_a_fresh_bootstrap():
     views = BinnedViews(p, y)
     specs = {"a": ("debiased", {"norm": 1}), "b": ("brier", {})}
     _cold()
-    first = intervals.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
-    again = intervals.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
-    other = intervals.bootstrap_many(None, None, specs, n_resamples=150, seed=5, views=views)
+    first = bootstrap.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
+    again = bootstrap.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
+    other = bootstrap.bootstrap_many(None, None, specs, n_resamples=150, seed=5, views=views)
     _cold()
-    cold = intervals.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
+    cold = bootstrap.bootstrap_many(None, None, specs, n_resamples=150, seed=4, views=views)
     for k in specs:
         assert again[k].distribution is first[k].distribution  # from the memo
         np.testing.assert_array_equal(cold[k].distribution, first[k].distribution)

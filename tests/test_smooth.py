@@ -16,10 +16,10 @@ import pytest
 
 import core
 from core import AnalysisConfig, ConfigError, analyze, calibration_error
+from core.bootstrap import bootstrap_interval
 from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.estimators import ESTIMATORS
 from core.estimators.smooth import SmoothSample, grid_size, reflected_smooth, smooth_ece
-from core.intervals import bootstrap_interval
 
 RTOL = 1e-6
 

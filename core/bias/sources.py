@@ -12,6 +12,7 @@ from core._validation import check_probs_labels
 from core.binning import BinStats, bin_stats
 from core.errors import ConfigError
 from core.lenses import apply_lens
+from core.worlds import beta_fit_histogram, fit_world
 from core.worlds.fitting import WorldFit
 from core.worlds.world import World
 
@@ -181,8 +182,6 @@ def fit_data(predictions: Any, lens: str, *, name: str = "fitted", n_bins: int =
     FittedData
         The fit and its diagnostics.
     """
-    from core.worlds import beta_fit_histogram, fit_world
-
     used = simulation_lens(predictions, lens)
     view = apply_lens(predictions.probs, predictions.labels, used)
     scores, outcomes = view.scores[0], view.outcomes[0]

@@ -16,7 +16,9 @@ from core.bias.runner import (
     bias_vs_n,
     simulate_estimates,
 )
+from core.bias.sources import simulation_lens
 from core.bias.specs import EstimatorSpec
+from core.calibration import calibration_error
 from core.errors import ConfigError
 from core.worlds.scores import BetaScores, UniformScores
 from core.worlds.world import World, polynomial_for_tce, polynomial_world
@@ -244,9 +246,6 @@ def observed_estimate(
     float
         The estimate.
     """
-    from core.bias.sources import simulation_lens
-    from core.calibration import calibration_error
-
     spec = EstimatorSpec.parse(spec)
     return calibration_error(
         predictions.probs,

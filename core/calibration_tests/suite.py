@@ -8,8 +8,10 @@ from typing import Any
 
 import pandas as pd
 
+from core.analysis import check_config
 from core.calibration_tests.base import TESTS, CalibrationTestResult
 from core.calibration_tests.run import calibration_test
+from core.data import as_predictions
 from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
@@ -124,9 +126,6 @@ def run_tests(
     TestSuiteResult
         The results and the skipped tests with reasons.
     """
-    from core.analysis import check_config
-    from core.data import as_predictions
-
     config = check_config(config)
     pred = as_predictions(data)
     n = pred.n

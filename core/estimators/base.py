@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 
 from core._validation import check_norm, norm_key, norm_text
 from core.binning import BINNINGS, BinStats
+from core.combine import aggregate, combine_lp, combine_signed  # noqa: F401  (re-exported)
 from core.errors import ConfigError
 from core.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
 from core.registry import Entry, Registry
@@ -190,17 +191,6 @@ class KernelContext:
     offset: np.ndarray
 
 
-def combine_lp(per_component: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
-    """``(Σ_k w_k CE_k^p)^(1/p)`` of each row (``max_k`` for ``p = ∞``): :func:`aggregate`."""
-    return np.asarray(aggregate(per_component, weights, norm), dtype=np.float64)
-
-
-def combine_signed(per_component: np.ndarray, weights: np.ndarray, norm: float) -> np.ndarray:
-    """Weighted sum of signed per-component values, clipped at 0 once (and ``√`` for ℓ2)."""
-    total = np.maximum(per_component @ weights, 0.0)
-    return np.sqrt(total) if norm == 2.0 else total
-
-
 Kernel = Callable[[Any, float, KernelContext], "np.ndarray | tuple[np.ndarray, dict]"]
 Describe = Callable[
     ["EstimatorInfo", np.ndarray, Mapping[str, np.ndarray], "BinnedView", float, Mapping],
@@ -252,6 +242,10 @@ class EstimatorInfo(Entry):
         Extra options and their defaults.
     statistics : str
         What a batched evaluation needs, a key of :data:`STATISTICS`.
+    sample : callable or None
+        ``sample(component) -> batch``: what the kernel of one estimate reads of a binned
+        lens component (:class:`~core.binned_view.ComponentBins`); None: its bins' batch
+        (the sweep reads the component in score order).
     kernel : callable or None
         The batched kernel of a binned estimator.
     combine : callable
@@ -305,7 +299,7 @@ class EstimatorInfo(Entry):
     support : tuple of float
         The range of the estimand, ``[0, inf)`` for every calibration error (a squared or
         kernel one included, whose unbiased estimates can be negative): the basic bootstrap
-        interval is cut to it (:func:`core.intervals.support_of`).
+        interval is cut to it (:func:`core.bootstrap.support_of`).
     """
 
     family: str
@@ -317,6 +311,7 @@ class EstimatorInfo(Entry):
     quadratic: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     statistics: str = "rows"
+    sample: Callable[[Any], Any] | None = None
     kernel: Kernel | None = None
     combine: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = combine_lp
     describe: Describe = describe_plain
@@ -541,7 +536,7 @@ def estimate_binned(
     signed = np.empty(len(view.components))
     extras: dict[str, list[Any]] = {}
     for c, comp in enumerate(view.components):
-        batch = comp.sorted_sample() if info.statistics == "sorted" else comp.batch
+        batch = comp.batch if info.sample is None else info.sample(comp)
         out = info.kernel(batch, norm, ctx)  # type: ignore[misc]
         values, more = out if isinstance(out, tuple) else (out, {})
         signed[c] = values[0]
@@ -555,36 +550,6 @@ def estimate_binned(
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def aggregate(values: ArrayLike, weights: ArrayLike, norm: float) -> Any:
-    """Aggregate per-component errors: ``(Σ_k w_k CE_k^p)^(1/p)``, or ``max_k`` for ``p = ∞``.
-
-    Parameters
-    ----------
-    values : array_like
-        Non-negative per-component errors ``CE_k`` on the last axis; any leading batch shape
-        (the bootstrap aggregates all its resamples at once).
-    weights : array_like
-        Component weights summing to 1.
-    norm : float
-        ``1.0``, ``2.0`` or ``inf``.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        The aggregated error, a float for 1-D ``values`` (components with zero weight are
-        ignored by ``max``).
-    """
-    v = np.asarray(values, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    if v.shape[-1] == 1:
-        out = v[..., 0]
-    elif np.isinf(norm):
-        out = v[..., w > 0].max(axis=-1)
-    else:
-        out = ((v**norm) @ w) ** (1.0 / norm)
-    return float(out) if out.ndim == 0 else out
 
 
 def plugin_from_stats(

@@ -378,6 +378,7 @@ register_binned(
     options={"max_bins": None},
     check_option_values=_check_sweep,
     statistics="sorted",
+    sample=ComponentSample,
     reads_n_bins=False,  # b* is its own choice
     kernel=_sweep_kernel,
     describe=_describe_sweep,

@@ -17,7 +17,7 @@ from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import BLUE, COUNT_COLOR, PALETTE, diagonal, filled_band, literal
 
 if TYPE_CHECKING:
-    from core.corp import CorpDiagram
+    from core.corp_diagram import CorpDiagram
 
 #: Shade of the consistency band (around the diagonal) and of the confidence band.
 CONSISTENCY_FILL = "rgba(120, 120, 120, 0.22)"

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.estimators import ESTIMATORS
 from core.figures.style import (
     BLUE,
     GREEN,
@@ -227,8 +228,6 @@ def estimator_intervals_figure(table: pd.DataFrame, *, lp_scale: bool = True) ->
         different quantities (``EstimatorInfo.quantity``: SKCE, squared, and MMCE) are on
         panels of their own, each with its x axis and title.
     """
-    from core.estimators import ESTIMATORS
-
     rows = table[(table.lp_scale == lp_scale) & table.value.notna()].iloc[::-1]
     # one panel, with its own x axis, per quantity the registry names (SKCE is a squared
     # kernel distance, MMCE a kernel distance: one linear axis would flatten one of them)

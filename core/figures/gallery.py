@@ -13,7 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.estimators import ESTIMATORS
 from core.figures.style import PALETTE, SLATE, TEMPLATE, literal, margin
+from core.gallery import GALLERY, GR_FIG2_CAPTION
 
 if TYPE_CHECKING:
     from core.gallery import GalleryResult
@@ -21,16 +23,12 @@ if TYPE_CHECKING:
 
 def gallery_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
     """Draw a gallery result with its entry's builder (``GALLERY.get(name).builder``)."""
-    from core.gallery import GALLERY
-
     builder = getattr(sys.modules[__name__], GALLERY.get(result.name).builder)
     return builder(result, height=height)
 
 
 def epsilon_bins_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:
     """ε of Theorem 3 against B, one line per n, the caption's choices marked."""
-    from core.gallery import GR_FIG2_CAPTION
-
     table = result.table
     fig = go.Figure()
     for i, (n, part) in enumerate(table.groupby("n", sort=True)):
@@ -109,8 +107,6 @@ def estimate_distributions_figure(result: GalleryResult, *, height: int = 640) -
     A solid line marks the mean of our estimates and a dashed line the paper's truth
     (``result.extra["truth"]``: estimator → model → value).
     """
-    from core.estimators import ESTIMATORS
-
     table = result.table
     truths = result.extra.get("truth", {})
     estimators = list(dict.fromkeys(table["estimator"]))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
+from core.calibration_tests import TESTS
 from core.errors import ConfigError
 from core.figures.style import OBSERVED_MARK, TEMPLATE, literal, margin
 
@@ -105,7 +106,6 @@ def error_rate_figure(simulation: TestErrorSimulation, *, height: int = 420) -> 
         error ``P[p > α]``. One trace per test, named by its label.
     """
     # imported here: core.calibration_tests loads scipy.stats, too much for every figure
-    from core.calibration_tests import TESTS
 
     fig = go.Figure()
     if simulation.calibrated:

@@ -26,7 +26,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._validation import as_labels, check_norm, norm_text
+from core.binning import bin_stats
+from core.bootstrap import bootstrap_many
+from core.calibration import calibration_error
 from core.errors import CalibscopeError, ConfigError
+from core.estimators import ESTIMATORS
+from core.lenses import apply_lens
 from core.recalibration.base import RECALIBRATORS, FittedParameters, as_inputs, make_recalibrator
 from core.recalibration.metacal import (
     SelectiveCurves,
@@ -36,6 +41,7 @@ from core.recalibration.metacal import (
     selective_metrics,
 )
 from core.recalibration.splits import make_splits
+from core.scores import SCORES
 
 UNCALIBRATED = "uncalibrated"
 SCORE_LABELS = {"brier": "Brier score", "log-loss": "Log loss", "accuracy": "Accuracy"}
@@ -205,7 +211,6 @@ def _method_specs(
 def _estimator_plan(
     estimators: Sequence[str], binning: str, norm: float
 ) -> tuple[list[str], list[str]]:
-    from core.estimators import ESTIMATORS
 
     usable, skipped = [], []
     for est in estimators:
@@ -222,7 +227,6 @@ def _estimator_plan(
 def _statistics(
     estimators: Sequence[str], *, binning: str, n_bins: int, norm: float, lens: str
 ) -> dict[str, tuple[str, dict[str, Any]]]:
-    from core.estimators import ESTIMATORS
 
     stats: dict[str, tuple[str, dict[str, Any]]] = {}
     for est in estimators:
@@ -238,8 +242,6 @@ def _statistics(
 def _point_values(
     q: np.ndarray, y: np.ndarray, stats: Mapping[str, tuple[str, dict[str, Any]]], seed: int
 ) -> dict[str, float]:
-    from core.calibration import calibration_error
-    from core.scores import SCORES
 
     out = {}
     for key, (stat, opts) in stats.items():
@@ -314,8 +316,6 @@ def compare_recalibrators(
     RecalibrationComparison
         Metrics, predictions, fitted parameters and Meta-Cal views.
     """
-    from core.intervals import bootstrap_many
-
     if evaluation_binning not in ("auto", "config"):
         raise ConfigError(
             f"evaluation_binning must be 'auto' or 'config'; got {evaluation_binning!r}."
@@ -510,8 +510,6 @@ MIN_ROWS_PER_VALUE = 10
 
 def _few_valued(q: np.ndarray, y: np.ndarray, lens: str) -> bool:
     """Whether every lens component of ``q`` takes at most ``m / MIN_ROWS_PER_VALUE`` values."""
-    from core.lenses import apply_lens
-
     if lens not in ("binary", "top-label", "classwise"):
         return False
     view = apply_lens(q, y, lens)
@@ -524,7 +522,6 @@ def _base_name(key: str) -> str:
 
 
 def _metric_label(key: str, norm: float) -> str:
-    from core.estimators import ESTIMATORS
 
     if key in SCORE_LABELS:
         return SCORE_LABELS[key]
@@ -552,9 +549,6 @@ def reliability_bins(
     dict
         Method key to :class:`core.binning.BinStats`, ``uncalibrated`` first.
     """
-    from core.binning import bin_stats
-    from core.lenses import apply_lens
-
     view_lens = lens if lens in ("binary", "top-label") else "top-label"
     out = {}
     for key, q in comparison.predictions.items():

@@ -82,6 +82,7 @@ from core.stream.analysis import (
     check_stream_config,
     stats_view,
 )
+from core.stream.dask import DaskRunner
 from core.stream.engine import Progress, StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows, batch_facts, read_rows
 from core.stream.sources import BATCH_ROWS, read_batches
@@ -830,8 +831,6 @@ def compare_dask(
     ModelComparison
         The comparison.
     """
-    from core.stream.dask import DaskRunner
-
     config = check_config(config)
     check_stream_config(config)
     runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)

@@ -31,6 +31,7 @@ from core.analysis import AnalysisConfig, check_config
 from core.data.limits import LoadLimits
 from core.data.tables import check_parquet_schema
 from core.errors import ConfigError, DataError
+from core.stream.analysis import check_stream_config, run_analysis
 from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
 from core.stream.sources import Batch, Layout, Part, parquet_file, resolve_parts
 from core.stream.stats import ALL_ROWS, Offsets, merge_groups
@@ -493,8 +494,6 @@ def analyze_dask(
     core.stream.analysis.StreamAnalysis
         The input and one analysis per model.
     """
-    from core.stream.analysis import check_stream_config, run_analysis
-
     config = check_config(config)
     check_stream_config(config)
     runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)

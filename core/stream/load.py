@@ -32,7 +32,7 @@ from core.data.columns import (
 )
 from core.data.labels import _class_names, _encode_labels, _label_series
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
-from core.data.loader import kept_names, models_of, not_ignored
+from core.data.loader import kept_names, kept_values, models_of, not_ignored
 from core.data.probabilities import (
     ScoreFacts,
     _numeric_matrix,
@@ -43,7 +43,8 @@ from core.data.probabilities import (
 )
 from core.data.tables import _Table
 from core.errors import DataError, arg
-from core.stream.sources import Batch, Layout
+from core.stream.sources import Batch, Layout, read_batches
+from core.stream.threads import ahead
 
 ROLES = ("model", "split", "group")
 
@@ -654,8 +655,6 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
         roles[role] = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
     extra = {}
     if plan.kept:
-        from core.data.loader import kept_values
-
         for col in plan.kept:
             series = batch.frame[col]
             extra[col] = kept_values(series[keep] if keep is not None else series)
@@ -728,9 +727,6 @@ def read_stream(
         For rows that cannot be read under the plan of all rows, or labels that cannot be
         encoded; naming the file and row where it can.
     """
-    from core.stream.sources import read_batches
-    from core.stream.threads import ahead
-
     final = plan.labels is not None
     while True:
         state = start()

@@ -35,6 +35,7 @@ from core.data.tables import (
     check_parquet_schema,
     check_regular_file,
     decimal_comma_finding,
+    duplicate_columns_finding,
     read_layout,
     unique_names,
 )
@@ -251,7 +252,6 @@ def layout(parts: Sequence[Part], limits: LoadLimits | None = None) -> Layout:
 
 
 def _dupe_findings(dupes: list[str]) -> tuple[Any, ...]:
-    from core.data.tables import duplicate_columns_finding
 
     return tuple(duplicate_columns_finding(dupes))
 

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from core._validation import check_norm, check_rng
+from core.data import as_predictions
 from core.errors import ConfigError
 from core.worlds.curves import GLM_NAMES, GLMCurve
 from core.worlds.multiclass import DirichletWorld
@@ -186,8 +187,6 @@ def draw_predictions(
     >>> pred.n, pred.binary, pred.source
     (1000, True, 'world kumar-platt, n = 1,000, seed 3')
     """
-    from core.data import as_predictions
-
     obj = world_named(world) if isinstance(world, str) else world
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_DRAW_ROWS:
         raise ConfigError(f"The number of rows must be a whole number from 1 to {MAX_DRAW_ROWS:,}.")

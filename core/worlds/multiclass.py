@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from core._validation import check_rng
+from core._validation import check_norm, check_rng
 from core.errors import ConfigError
 
 
@@ -236,8 +236,6 @@ class TemperatureWorld:
         MonteCarloTruth
             Value and Monte Carlo standard error.
         """
-        from core._validation import check_norm
-
         p_norm = 1.0 if lens == "canonical" else check_norm(norm)
         if np.isinf(p_norm):
             raise ConfigError("Use norm 1 or 2 for a Monte Carlo true calibration error.")

@@ -45,7 +45,7 @@ from core.figures import (
 )
 from core.findings import bias_finding
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 #: Rows up to which the Fit diagnostics tab fits a world on first render (above: a button).
 FIT_AUTO_ROWS = 100_000
@@ -473,7 +473,7 @@ with tabs[3]:
     observed_default = 12.0
     if pred is not None:
         spec = specs_with_bins([tce_est], int(n_bins))[0]
-        with state.show_errors():
+        with errors.show_errors():
             observed_default = 100 * cache.compute(
                 observed_estimate, pred, spec, config.lens if config else "top-label"
             )

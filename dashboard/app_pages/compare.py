@@ -26,7 +26,7 @@ from core.model_comparison import (
 )
 from core.numbers import format_interval, format_number, format_pvalue
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
@@ -175,7 +175,7 @@ allowed = cache.bootstrap_gate(
     button_key="compare_run_bootstrap",
 )
 resamples = int(n_resamples) if allowed else 0
-with state.show_errors(stop=True):
+with errors.show_errors(stop=True):
     cmp = cache.compute(
         compare_models,
         picked,

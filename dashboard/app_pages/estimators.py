@@ -7,7 +7,6 @@ import dataclasses
 import streamlit as st
 
 from core.analysis import bootstrap_mode
-from core.conventions import peer_table
 from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
 from core.figures import (
     error_versus_bins_figure,
@@ -16,7 +15,8 @@ from core.figures import (
 )
 from core.findings import estimators_finding
 from core.lenses import lens_components
-from dashboard import cache, state, widgets
+from core.peer_table import peer_table
+from dashboard import cache, errors, state, widgets
 from dashboard.text import literal
 
 PEER_COLUMNS = {
@@ -70,7 +70,7 @@ elif cache.asked(kernel_job):
 else:
     scope = "binned"
 
-with state.show_errors(stop=True):
+with errors.show_errors(stop=True):
     comparison = cache.compute(
         compare_estimators,
         pred,
@@ -184,7 +184,7 @@ st.caption(
     "cast to float32, clip 0 and 1, or keep a bin for a confidence of exactly 1.0. The "
     "sidebar's *Bins as in* reproduces any of them throughout the app."
 )
-with state.show_errors():
+with errors.show_errors():
     peers = cache.compute(peer_table, pred, config, spinner="Binning as each library does…")
     widgets.table(
         widgets.with_labels(peers.to_frame()),
@@ -207,7 +207,7 @@ n_bins_range = widgets.range_slider(
     help="The range of B drawn; every B is one call of each estimator per binning.",
 )
 curve = None
-with state.show_errors():
+with errors.show_errors():
     curve = cache.compute(
         error_versus_bins,
         pred,

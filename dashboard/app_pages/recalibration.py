@@ -19,7 +19,7 @@ from core.figures import (
 from core.findings import recalibration_finding
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 PROTOCOL_LABELS = {
     "fraction": "Random split (calibration fraction)",
@@ -161,7 +161,7 @@ if not saved or saved["digest"] != pred.digest:
     st.stop()
 
 request = saved["request"]
-with state.show_errors(stop=True):
+with errors.show_errors(stop=True):
     result = cache.compute(
         _compare,
         pred,
@@ -314,7 +314,7 @@ if d3.button(
 ):
     from core.data import load_predictions
 
-    with state.show_errors():
+    with errors.show_errors():
         names = [str(c) for c in pred.class_names]
         new = load_predictions(
             frame.drop(columns=["row", "evaluation", "accepted"]),

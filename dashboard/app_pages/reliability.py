@@ -7,7 +7,7 @@ import streamlit as st
 from core.analysis import brier_caption
 from core.diagrams import DIAGRAMS
 from core.findings import reliability_finding
-from dashboard import state, widgets
+from dashboard import errors, state, widgets
 
 st.title("Reliability", anchor=False)
 finding = st.empty()  # what the analysis found, in one sentence (core.findings)
@@ -22,7 +22,7 @@ st.expander("Details", icon=":material/info:").caption(
 
 pred = state.require_predictions()
 config = state.require_config()
-with state.show_errors(stop=True):
+with errors.show_errors(stop=True):
     # the diagram, bins and point estimates first; the bootstrap (the slow part) below
     result = state.analyze(pred, state.without_resamples(config))
 

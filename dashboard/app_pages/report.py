@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.diagrams import DIAGRAMS
 from core.report import DEFAULT_TEST, build_report
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 
 def _report_files(
@@ -75,7 +75,7 @@ diagrams = st.pills(
 )
 
 with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
-    with state.show_errors(stop=True):
+    with errors.show_errors(stop=True):
         html_text, json_text, summary = cache.compute(
             _report_files, pred, config, title, test, tuple(diagrams or ())
         )

@@ -10,7 +10,7 @@ from core.data.groups import MIN_GROUP_ROWS, group_columns
 from core.lenses import lens_components
 from core.model_comparison import metric_choices, parse_metric
 from core.subgroups import WINDOW_UNITS
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 ROWS = "rows"  # windows of N rows
 _COLUMNS = {
@@ -118,7 +118,7 @@ with tab_groups:
         st.info("Pick at least one column to group by.", icon=":material/info:")
     else:
         run_config = _bootstrap_config("subgroups", n_components)
-        with state.show_errors():
+        with errors.show_errors():
             result = state.subgroups(
                 pred, run_config, by=tuple(by), min_rows=int(min_rows), estimator=metric
             )
@@ -207,7 +207,7 @@ with tab_time:
         help="The largest acceptable error: the first window over it is named.",
     )
     run_config = _bootstrap_config("windows", n_components)
-    with state.show_errors():
+    with errors.show_errors():
         win = state.windows(
             pred,
             run_config,

@@ -19,7 +19,7 @@ from core.figures import error_rate_figure, null_distribution_figure
 from core.findings import suite_finding
 from core.numbers import format_number, format_pvalue
 from core.worlds import DirichletWorld
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 MESSAGE = (
     "A raw calibration error has no unit: whether 0.0003 or 0.03 is a lot depends on the "
@@ -125,7 +125,7 @@ else:
         if st.checkbox("Run the quadratic tests anyway (slow)", key="tests_force_quadratic"):
             max_exact_n = pred.n
 
-    with state.show_errors(stop=True):
+    with errors.show_errors(stop=True):
         suite = cache.compute(
             run_tests,
             pred,
@@ -224,7 +224,7 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
         key="tests_teach_tests",
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
-        with state.show_errors():
+        with errors.show_errors():
             sim = cache.compute(
                 _simulate,
                 world,

@@ -19,7 +19,7 @@ from core.guarantees import guarantee_calculator
 from core.numbers import format_number
 from core.recalibration import RECALIBRATORS
 from core.validity import VALIDITY_LENSES, validity_curves
-from dashboard import cache, state, widgets
+from dashboard import cache, errors, state, widgets
 
 #: Rows × runs of the default number of runs (50 up to 200,000 rows, then fewer, at least 5).
 RUN_ROWS = 10_000_000
@@ -103,7 +103,7 @@ calc_eps = widgets.number_input(
     help="For the inverse questions: the n needed and the largest B.",
 )
 report = None
-with state.show_errors():
+with errors.show_errors():
     report = guarantee_calculator(
         int(calc_n), int(calc_b), float(calc_alpha), epsilon=float(calc_eps)
     )
