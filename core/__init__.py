@@ -13,22 +13,19 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import Any
+from core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    # errors and registries
+    # errors
     "CalibscopeError": "core.errors",
     "DataError": "core.errors",
     "ConfigError": "core.errors",
     "EstimationError": "core.errors",
     "FitError": "core.errors",
     "ExportError": "core.errors",
-    "Registry": "core.registry",
     # data
     "Predictions": "core.data",
     "LintFinding": "core.data",
@@ -47,7 +44,6 @@ _EXPORTS: dict[str, str] = {
     "apply_lens": "core.lenses",
     "BINNINGS": "core.binning",
     "BinStats": "core.binning",
-    "bin_indices": "core.binning",
     "bin_stats": "core.binning",
     # estimators
     "ESTIMATORS": "core.estimators",
@@ -64,8 +60,8 @@ _EXPORTS: dict[str, str] = {
     # library conventions
     "CONVENTIONS": "core.conventions",
     "ConventionInfo": "core.conventions",
-    "PeerTable": "core.peer_table",
-    "peer_table": "core.peer_table",
+    "PeerTable": "core.peers",
+    "peer_table": "core.peers",
     # scores and intervals
     "accuracy": "core.scores",
     "brier_score": "core.scores",
@@ -80,15 +76,12 @@ _EXPORTS: dict[str, str] = {
     "INTERVAL_METHODS": "core.intervals",
     "ConsistencyBand": "core.consistency_bands",
     "consistency_band": "core.consistency_bands",
-    "poisson_binomial_pmf": "core.consistency_bands",
     # one-call analysis shared by the dashboard, the CLI and reports
     "AnalysisConfig": "core.analysis",
     "ReliabilityAnalysis": "core.analysis",
     "ComponentTable": "core.analysis",
     "analyze": "core.analysis",
     # distribution-free guarantees of histogram binning
-    "histogram_binning_epsilon": "core.guarantees",
-    "largest_n_bins": "core.guarantees",
     "guarantee_calculator": "core.guarantees",
     "GuaranteeReport": "core.guarantees",
     "guarantee_epsilon": "core.guarantees",
@@ -105,8 +98,6 @@ _EXPORTS: dict[str, str] = {
     # several models on identical bins
     "ModelComparison": "core.model_comparison",
     "compare_models": "core.model_comparison",
-    "shared_edges": "core.binning",
-    "assign_to_edges": "core.binning",
     # calibration tests
     "TESTS": "core.calibration_tests",
     "CalibrationTestResult": "core.calibration_tests",
@@ -138,42 +129,18 @@ _EXPORTS: dict[str, str] = {
     "check_calibration": "core.gate",
     "Report": "core.report",
     "build_report": "core.report",
-    # CSV for spreadsheets
-    "safe_csv": "core.export",
-    # numbers for people
-    "format_number": "core.numbers",
-    "format_pvalue": "core.numbers",
-    "format_interval": "core.numbers",
-    "format_percent": "core.numbers",
     # subgroups and time windows
     "subgroup_analysis": "core.subgroups",
     "SubgroupAnalysis": "core.subgroups",
     "window_analysis": "core.subgroups",
     "window_analysis_stream": "core.stream.windows",
     "WindowAnalysis": "core.subgroups",
-    "find_groups": "core.data.groups",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def _lazy_exports(
-    package: str, exports: dict[str, str], namespace: dict[str, Any]
-) -> Callable[[str], Any]:
-    """Return a module ``__getattr__`` that imports ``exports[name]`` on first use (cached)."""
-
-    def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        namespace[name] = value
-        return value
-
-    return __getattr__
-
-
-__getattr__ = _lazy_exports("core", _EXPORTS, globals())
+__getattr__ = lazy_exports("core", _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

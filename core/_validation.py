@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 
 from core._parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_helped, one_blas_thread
 from core.errors import ConfigError, DataError
+from core.options import BATCH_ROWS, N_BINS, N_RESAMPLES
 
 #: Read-only probability matrices that passed :func:`as_prob_matrix` (e.g. those of a loaded
 #: :class:`core.data.Predictions`), by ``id``; weak, so nothing is kept alive.
@@ -35,14 +36,12 @@ _BLOCK_BYTES = 1 << 22
 #: Bytes of a piece of the matrix given to one thread (pieces depend only on the shape).
 _PIECE_BYTES = 1 << 23
 
-#: Most bins of a binning: past this, bins hold a handful of rows at any sample size a
-#: machine holds, and per-bin tables and bootstrap chunks grow with the count.
-MAX_BINS = 10_000
-#: Most resamples of a bootstrap or resampling test: the Monte Carlo error of a 95%
-#: interval is long negligible, and each resample costs a pass over the data.
-MAX_RESAMPLES = 100_000
-#: Most rows per batch of the stream engine (memory grows with the batch).
-MAX_BATCH_ROWS = 50_000_000
+#: Most bins of a binning (:data:`core.options.N_BINS`, which says why).
+MAX_BINS = N_BINS.maximum
+#: Most resamples of a bootstrap or resampling test (:data:`core.options.N_RESAMPLES`).
+MAX_RESAMPLES = N_RESAMPLES.maximum
+#: Most rows per batch of the stream engine (:data:`core.options.BATCH_ROWS`).
+MAX_BATCH_ROWS = BATCH_ROWS.maximum
 
 
 def as_prob_matrix(probs: ArrayLike) -> np.ndarray:

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from core._parallel import map_ordered
-from core._validation import MAX_RESAMPLES, check_at_most, check_norm, norm_key
+from core._validation import check_norm, norm_key
 from core.binned_view import BinnedViews
-from core.binning import BINNINGS, BinStats, check_n_bins, check_tie_policy
+from core.binning import BINNINGS, BinStats, check_tie_policy
 from core.bootstrap import bootstrap_many, support_of, truth_values
 from core.calibration import CalibrationErrorResult, EstimatorCall
 from core.cells import analysis_draws, cells_of, grouped_values, supports
@@ -45,6 +45,7 @@ from core.intervals import (
 )
 from core.lenses import LENSES
 from core.memo import Memo
+from core.options import KERNEL_SAMPLE, N_BINS, N_RESAMPLES
 from core.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
@@ -62,7 +63,7 @@ EXACT_BOOTSTRAP_WORK = 10_000_000
 
 #: Most rows the kernel estimators run on (``kernel_sample``): their cost is quadratic, and a
 #: stream keeps these rows in memory.
-MAX_KERNEL_SAMPLE = 1_000_000
+MAX_KERNEL_SAMPLE = KERNEL_SAMPLE.maximum
 
 #: Outcome redraws of the consistency band. Fixed rather than ``n_resamples``: turning the
 #: bootstrap off (``n_resamples=0``, the page's fast first pass) must not change the band.
@@ -84,14 +85,13 @@ def _flag(name: str, value: object) -> bool:
     raise ConfigError(f"{name} must be true or false; got {value!r}.")
 
 
-def _whole(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+def _whole(name: str, value: object, minimum: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ConfigError(f"{name} must be a whole number ≥ {minimum}; got {value!r}.")
-    check_at_most(name, int(value), maximum)
     return int(value)
 
 
@@ -158,18 +158,18 @@ class AnalysisConfig:
 
     lens: str = "top-label"
     binning: str = "equal-width"
-    n_bins: int = 15
+    n_bins: int = N_BINS.default  # type: ignore[assignment]
     norm: float = 1.0
     estimator: str = "plugin"
     tie_policy: str = "split"
     seed: int = 0
-    n_resamples: int = 1000
+    n_resamples: int = N_RESAMPLES.default  # type: ignore[assignment]
     confidence_level: float = 0.95
     interval_method: str = "wilson"
     class_weights: tuple[float, ...] | None = None
     consistency_band: bool = True
     bootstrap: str = "auto"
-    kernel_sample: int = 5000
+    kernel_sample: int = KERNEL_SAMPLE.default  # type: ignore[assignment]
     convention: str = "calibscope"
     bootstrap_interval: str = "percentile"
 
@@ -184,12 +184,12 @@ class AnalysisConfig:
             ("interval_method", INTERVAL_METHODS),
         ):
             registry.get(getattr(self, name))
-        put("n_bins", check_n_bins(_whole("n_bins", self.n_bins, 1)))
+        put("n_bins", N_BINS.check(self.n_bins))
         put("norm", check_norm(self.norm))
         put("tie_policy", check_tie_policy(self.tie_policy))
         seed = check_seed(_whole("seed", self.seed, 0))
         put("seed", int(seed))  # check_seed returns an int for int input
-        put("n_resamples", _whole("n_resamples", self.n_resamples, 0, MAX_RESAMPLES))
+        put("n_resamples", N_RESAMPLES.check(self.n_resamples))
         confidence_level = self.confidence_level
         if isinstance(confidence_level, str):
             try:
@@ -205,7 +205,7 @@ class AnalysisConfig:
                 f"bootstrap must be one of {', '.join(BOOTSTRAP_MODES)}; got {self.bootstrap!r}."
             )
         put("bootstrap_interval", check_bootstrap_interval(self.bootstrap_interval))
-        put("kernel_sample", _whole("kernel_sample", self.kernel_sample, 0, MAX_KERNEL_SAMPLE))
+        put("kernel_sample", KERNEL_SAMPLE.check(self.kernel_sample))
         if self.class_weights is not None:
             w = self.class_weights
             if isinstance(w, str):
@@ -454,7 +454,8 @@ def brier_caption(analysis: ReliabilityAnalysis) -> str:
     )
 
 
-def _note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:
+def estimate_note(call: EstimatorCall, result: CalibrationErrorResult, seed: int) -> str:
+    """Return the metrics table's note of one estimate (its lens, b*, signed values, ...)."""
     d = result.details
     # a kernel number says its lens and what it measures (binned rows share the config's)
     parts = [] if call.info.binned else [f"lens {call.lens}", call.info.quantity]
@@ -703,25 +704,91 @@ def analyze(
     elif config.n_resamples > 0:
         intervals = cell_intervals(views, binary, config, calls, known, notes)
 
-    rows = []
-    for name, value in values.items():
-        rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, intervals, notes))
-    for name, value in kernel_values.items():
-        rows.append(_metric_row(name, ESTIMATORS.get(name).label, value, {}, kernel_notes))
-    for name, value in scores.items():
-        rows.append(_metric_row(name, SCORES.get(name).label, value, intervals, notes))
-    metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS)
+    return assemble_analysis(
+        config,
+        headline=headline,
+        values=values,
+        kernel_values=kernel_values,
+        kernel_notes=kernel_notes,
+        scores=scores,
+        intervals=intervals,
+        notes=notes,
+        components=points.components,
+        brier_decomposition=points.brier_decomposition,
+        n=n,
+        class_names=names,
+        binary=binary,
+    )
 
+
+def assemble_analysis(
+    config: AnalysisConfig,
+    *,
+    headline: CalibrationErrorResult,
+    values: Mapping[str, float],
+    kernel_values: Mapping[str, float],
+    kernel_notes: Mapping[str, str],
+    scores: Mapping[str, float],
+    intervals: Mapping[str, BootstrapResult],
+    notes: Mapping[str, str],
+    components: tuple[ComponentTable, ...],
+    brier_decomposition: Any,
+    n: int,
+    class_names: tuple[str, ...],
+    binary: bool,
+) -> ReliabilityAnalysis:
+    """Return the analysis from its gathered estimates, intervals and bin tables.
+
+    The last step of every engine's analysis: :func:`analyze` in memory and
+    :func:`core.stream.analysis.analyze_stream` on a stream or on Dask gather the numbers
+    their own way and are assembled here, so their results have one shape.
+
+    Parameters
+    ----------
+    config : AnalysisConfig
+        The options of the analysis.
+    headline : CalibrationErrorResult
+        The estimate of ``config.estimator``.
+    values, kernel_values, scores : mapping
+        Metric name → value: the estimators with intervals, the kernel estimators (no
+        interval on the page's first pass), the scores; the metrics table lists them in
+        this order.
+    kernel_notes, notes : mapping
+        Metric name → the note beside it.
+    intervals : mapping
+        Metric name → bootstrap result (absent: no interval).
+    components : tuple of ComponentTable
+        The bin table of each lens component.
+    brier_decomposition : object
+        The Brier score's decomposition on the analysis' bins.
+    n : int
+        Rows analysed.
+    class_names : tuple of str
+        The classes.
+    binary : bool
+        Whether the predictions are binary.
+
+    Returns
+    -------
+    ReliabilityAnalysis
+        The analysis.
+    """
+    rows = [metric_row(k, ESTIMATORS.get(k).label, v, intervals, notes) for k, v in values.items()]
+    rows += [
+        metric_row(k, ESTIMATORS.get(k).label, v, {}, kernel_notes)
+        for k, v in kernel_values.items()
+    ]
+    rows += [metric_row(k, SCORES.get(k).label, v, intervals, notes) for k, v in scores.items()]
     return ReliabilityAnalysis(
         config=config,
         headline=headline,
         headline_interval=intervals.get(config.estimator),
-        components=points.components,
-        metrics=metrics,
-        intervals=intervals,
-        brier_decomposition=points.brier_decomposition,
+        components=components,
+        metrics=pd.DataFrame(rows, columns=METRIC_COLUMNS),
+        intervals=dict(intervals),
+        brier_decomposition=brier_decomposition,
         n=n,
-        class_names=names,
+        class_names=class_names,
         binary=binary,
     )
 
@@ -785,7 +852,7 @@ def _point_estimates(
         if name == config.estimator or call.info.reads_n_bins:
             results[name] = call.result(call.run_on(views, config.seed))
             values[name] = results[name].value
-            notes[name] = _note(call, results[name], config.seed)
+            notes[name] = estimate_note(call, results[name], config.seed)
         else:
             values[name], notes[name] = _UNBINNED.get_or_compute(
                 (digest, name, any_bins),
@@ -816,7 +883,7 @@ def _point_estimates(
 
 def _value_and_note(call: EstimatorCall, views: BinnedViews, seed: int) -> tuple[float, str]:
     result = call.result(call.run_on(views, seed))
-    return result.value, _note(call, result, seed)
+    return result.value, estimate_note(call, result, seed)
 
 
 #: Values and notes of estimators that do not read the number of bins (``reads_n_bins``), by
@@ -957,13 +1024,14 @@ def kernel_estimates(
     return values, notes
 
 
-def _metric_row(
+def metric_row(
     name: str,
     label: str,
     value: float,
     intervals: Mapping[str, BootstrapResult],
     notes: Mapping[str, str],
 ) -> dict[str, Any]:
+    """Return one row of the metrics table: value, bootstrap interval and note."""
     boot = intervals.get(name)
     low, high = (
         (boot.confidence_interval.low, boot.confidence_interval.high) if boot else (np.nan, np.nan)

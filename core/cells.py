@@ -426,7 +426,7 @@ def _cell_moments(cells: CellStats, c: int) -> tuple[np.ndarray, ...]:
     safe = np.where(counts > 0, counts, 1.0)
     mean = cells.score_sums[:, c] / safe
     square = cells.score_squares[:, c] / safe
-    return cells.outcomes[:, c].astype(np.float64), mean, _variance(square, mean), square
+    return cells.outcomes[:, c].astype(np.float64), mean, clipped_variance(square, mean), square
 
 
 def _bin_sums(bins: np.ndarray, n_bins: int, columns: np.ndarray) -> np.ndarray:
@@ -617,7 +617,7 @@ def cell_bootstrap(
     rng = np.random.default_rng(seed)
     out = {key: np.empty(n_resamples) for key in statistics}
     streams = {key: NormalStream(est_seed) for key in statistics}
-    for done, r, batches, totals in _resampled(cells, scores, n_resamples, rng, law):
+    for done, r, batches, totals in resampled_chunks(cells, scores, n_resamples, rng, law):
         for key, stat in statistics.items():
             if isinstance(stat, str):
                 out[key][done : done + r] = totals[stat]
@@ -631,7 +631,7 @@ def cell_bootstrap(
     return out
 
 
-def _resampled(
+def resampled_chunks(
     cells: CellStats,
     scores: list[str],
     n_resamples: int,
@@ -765,7 +765,7 @@ def _law_moments(cells: CellStats, scores: list[str]) -> tuple[np.ndarray, np.nd
     return total, cov
 
 
-def _psd_root(cov: np.ndarray) -> np.ndarray:
+def psd_root(cov: np.ndarray) -> np.ndarray:
     """``R`` with ``R Rᵀ = cov`` for a covariance (positive semi-definite, often singular).
 
     Pivoted Cholesky (LAPACK ``dpstrf``): it stops at the numerical rank (remaining
@@ -838,10 +838,10 @@ def normal_batches(
     safe = np.where(counts > 0, counts, 1.0)
     for s in scores:
         mean = cells.row_sums[s] / safe
-        within.append(np.atleast_1d(counts @ _variance(cells.row_squares[s] / safe, mean)))
+        within.append(np.atleast_1d(counts @ clipped_variance(cells.row_squares[s] / safe, mean)))
     total, cov = _law_moments(cells, scores)
     with one_blas_thread():
-        root = _psd_root(cov)
+        root = psd_root(cov)
         t = total + rng.standard_normal((n_resamples, root.shape[1])) @ root.T
     batches = []
     terms = [None] * len(offsets) if noise is None else noise.of_bins(n_resamples, rng)
@@ -976,7 +976,7 @@ def grouped_cell_bootstrap(
                 owner * b + np.concatenate([g.bins[:, c] for g in groups]),
                 np.concatenate([g.outcomes[:, c] for g in groups]).astype(np.float64),
                 mean,
-                _variance(squares, mean),
+                clipped_variance(squares, mean),
                 squares,
             )
         )
@@ -1041,12 +1041,12 @@ def _score_draws(
     counts = cells.counts.astype(np.float64)
     safe = np.where(counts > 0, counts, 1.0)
     mean = cells.row_sums[name] / safe
-    var = _variance(cells.row_squares[name] / safe, mean)
+    var = clipped_variance(cells.row_squares[name] / safe, mean)
     total = draws @ mean + np.sqrt(draws @ var) * rng.standard_normal(draws.shape[0])
     return total / cells.n
 
 
-def _variance(mean_square: np.ndarray, mean: np.ndarray) -> np.ndarray:
+def clipped_variance(mean_square: np.ndarray, mean: np.ndarray) -> np.ndarray:
     """Return ``E[s²] − E[s]²``, with differences within rounding of ``E[s²]`` set to 0.
 
     A cell of equal values (always so with the discrete binning) has variance 0; computed

@@ -38,9 +38,9 @@ from typing import IO, Any, NoReturn
 
 from core import records
 from core._files import write_atomically
-from core._validation import MAX_BATCH_ROWS, MAX_BINS, MAX_RESAMPLES
 from core.errors import CalibscopeError, phrase
 from core.intervals import level_words
+from core.options import BATCH_ROWS, GROUP_ROWS, N_BINS, N_RESAMPLES, N_TEST_RESAMPLES
 
 PROG = "calibscope"
 #: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
@@ -281,23 +281,6 @@ class Progress:
         self.shown, self.last = self.step, now
 
 
-def _size(name: str, low: int, high: int) -> Callable[[str], int]:
-    """Return an argparse type for a whole number in ``low..high`` (``1e3`` and ``1_000`` too)."""
-
-    def parse(text: str) -> int:
-        wanted = f"a whole number from {low:,} to {high:,} ({name})"
-        try:
-            value = float(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {wanted}; got {text!r}") from None
-        if not value.is_integer() or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {wanted}; got {text}")
-        return int(value)
-
-    parse.__name__ = "size"
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (choices read from the registries).
 
@@ -382,8 +365,8 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument(
         "--batch-rows",
-        type=_size("rows per batch", 1, MAX_BATCH_ROWS),
-        default=1_000_000,
+        type=BATCH_ROWS.parse,
+        default=BATCH_ROWS.default,
         metavar="N",
         help="rows per batch of the stream engine (memory grows with it)",
     )
@@ -534,10 +517,10 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
     cmd.add_argument(
         "--bins",
-        type=_size("bins", 1, MAX_BINS),
-        default=15,
+        type=N_BINS.parse,
+        default=N_BINS.default,
         metavar="N",
-        help=f"number of bins (15; at most {MAX_BINS:,})",
+        help=f"number of bins ({N_BINS.default}; at most {N_BINS.maximum:,})",
     )
     cmd.add_argument("--norm", choices=("1", "2", "inf"), default="1", help="ℓp norm (1 = ECE)")
     if headline:
@@ -554,10 +537,11 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument("--seed", type=int, default=0, help="the one seed (0)")
     cmd.add_argument(
         "--resamples",
-        type=_size("bootstrap resamples", 0, MAX_RESAMPLES),
-        default=1000,
+        type=N_RESAMPLES.parse,
+        default=N_RESAMPLES.default,
         metavar="R",
-        help=f"bootstrap resamples (1000; 0 = none; at most {MAX_RESAMPLES:,})",
+        help=f"bootstrap resamples ({N_RESAMPLES.default}; 0 = none; at most "
+        f"{N_RESAMPLES.maximum:,})",
     )
     cmd.add_argument(
         "--bootstrap",
@@ -592,7 +576,7 @@ def _add_test_resamples(cmd: argparse.ArgumentParser) -> None:
 
     cmd.add_argument(
         "--test-resamples",
-        type=_size("test resamples", 1, MAX_RESAMPLES),
+        type=N_TEST_RESAMPLES.parse,
         default=TEST_RESAMPLES,
         metavar="R",
         help=f"resampling tests ({TEST_RESAMPLES})",
@@ -604,7 +588,7 @@ def _add_min_group_rows(cmd: argparse.ArgumentParser, what: str) -> None:
 
     cmd.add_argument(
         "--min-group-rows",
-        type=_size("group rows", 1, 10**9),
+        type=GROUP_ROWS.parse,
         default=MIN_GROUP_ROWS,
         metavar="N",
         help=f"{what} ({MIN_GROUP_ROWS})",

@@ -44,11 +44,11 @@ from core._parallel import one_blas_thread
 from core.binned_view import BinnedView
 from core.cells import (
     CellStats,
-    _psd_root,
-    _resampled,
-    _variance,
     cell_law,
     cells_of,
+    clipped_variance,
+    psd_root,
+    resampled_chunks,
     supports,
 )
 from core.estimators.base import KernelContext, NormalStream
@@ -247,7 +247,7 @@ def joint_cell_bootstrap(
     streams = {(i, key): NormalStream(est_seed) for i in range(n_models) for key in calls}
     weights = cells.weights[:n_comp]
     paired = PairedNoise(cells, n_models) if n_models > 1 else None
-    for done, r, batches, totals in _resampled(cells, keys, n_resamples, rng, law, paired):
+    for done, r, batches, totals in resampled_chunks(cells, keys, n_resamples, rng, law, paired):
         for s in scores:
             spread = rng.standard_normal((r, n_models)) @ within[s].T / cells.n
             for i in range(n_models):
@@ -305,7 +305,7 @@ def within_covariance(
     means = [x / safe for x in sums]
     cov = np.empty((cells.n_cells, m, m))
     for a in range(m):
-        cov[:, a, a] = _variance(squares[a] / safe, means[a])
+        cov[:, a, a] = clipped_variance(squares[a] / safe, means[a])
     for a, b in itertools.combinations(range(m), 2):
         cov[:, a, b] = cov[:, b, a] = cross(a, b) / safe - means[a] * means[b]
     return cov
@@ -381,7 +381,7 @@ class PairedNoise:
         if c not in self._roots:
             cov, starts = self.covariance(c)
             with one_blas_thread():
-                self._roots[c] = (_psd_root(cov), starts)
+                self._roots[c] = (psd_root(cov), starts)
         return self._roots[c]
 
     def of_bins(self, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray | None]:

@@ -14,7 +14,7 @@ is netcal's ECE on any input, with Calibscope's intervals and diagram around it.
 (``calibration_curve``), ``netcal`` (``ECE``, ``MCE``, ``ACE``), ``torchmetrics``
 (``binary_/multiclass_calibration_error``), ``uncertainty-calibration`` (``get_ece``,
 ``get_ece_em``, ``lower_bound_scaling_ce``) and ``relplot`` (``binnedECE``).
-:func:`core.peer_table.peer_table` says what each library would report on a data set and why
+:func:`core.peers.peer_table` says what each library would report on a data set and why
 it differs.
 """
 

@@ -124,19 +124,6 @@ def diagram_figure(kind: str, result: Any, **options: Any) -> Any:
 
 DIAGRAMS.add(
     DiagramInfo(
-        name="corp",
-        func=corp_diagram,
-        label="CORP (isotonic)",
-        description="The isotonic (PAV) recalibration curve of the forecasts, no binning "
-        "choice, with consistency and confidence bands and the Brier score's "
-        "MCB − DSC + UNC decomposition (Dimitriadis, Gneiting & Jordan 2021).",
-        formula="docs/formulas.md, CORP reliability diagram",
-        figure=core.figures.corp_figure,
-    )
-)
-
-DIAGRAMS.add(
-    DiagramInfo(
         name="smooth",
         func=smooth_diagram,
         label="Smooth",
@@ -145,5 +132,18 @@ DIAGRAMS.add(
         "scores (Błasiok & Nakkiran 2023, relplot).",
         formula="docs/formulas.md, Smooth ECE",
         figure=core.figures.smooth_diagram_figure,
+    )
+)
+
+DIAGRAMS.add(
+    DiagramInfo(
+        name="corp",
+        func=corp_diagram,
+        label="CORP (isotonic)",
+        description="The isotonic (PAV) recalibration curve of the forecasts, no binning "
+        "choice, with consistency and confidence bands and the Brier score's "
+        "MCB − DSC + UNC decomposition (Dimitriadis, Gneiting & Jordan 2021).",
+        formula="docs/formulas.md, CORP reliability diagram",
+        figure=core.figures.corp_figure,
     )
 )

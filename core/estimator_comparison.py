@@ -48,6 +48,7 @@ from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size, resample_options
 from core.intervals import BootstrapResult, undefined_note, with_outside_note
+from core.options import N_BINS
 from core.resampling import SortedBins, SortedChunk
 
 __all__ = [
@@ -558,8 +559,11 @@ def _check_range(n_bins_range: Sequence[int]) -> tuple[int, int]:
         raise ConfigError(
             f"n_bins_range must be two whole numbers (first, last); got {n_bins_range!r}."
         ) from None
-    if not 1 <= lo <= hi <= 10_000:
-        raise ConfigError(f"n_bins_range must satisfy 1 ≤ first ≤ last ≤ 10000; got ({lo}, {hi}).")
+    if not N_BINS.minimum <= lo <= hi <= N_BINS.maximum:
+        raise ConfigError(
+            f"n_bins_range must satisfy {N_BINS.minimum} ≤ first ≤ last ≤ {N_BINS.maximum}; "
+            f"got ({lo}, {hi})."
+        )
     return lo, hi
 
 

@@ -41,7 +41,7 @@ from core._validation import check_rng
 from core.bootstrap import bootstrap_interval
 from core.calibration import calibration_error
 from core.errors import ConfigError
-from core.guarantees import histogram_binning_epsilon
+from core.guarantees import guarantee_epsilon
 from core.recalibration import make_recalibrator, selective_metrics
 from core.registry import Entry, Registry
 from core.validity import validity_curves
@@ -220,15 +220,13 @@ def gupta_ramdas_fig2(
     rows = []
     for n in ns:
         for b in range(1, min(int(max_bins), int(n) // 2) + 1):
-            rows.append(
-                {"n": int(n), "n_bins": b, "epsilon": histogram_binning_epsilon(n, b, alpha)}
-            )
+            rows.append({"n": int(n), "n_bins": b, "epsilon": guarantee_epsilon(n, b, alpha)})
     _tick(progress, 1.0, "ε computed")
     paper = tuple(
         PaperRow(
             f"ε at n = {n:,}, B = {b} (caption: ε ≤ {cap:.2f})",
             exact,
-            histogram_binning_epsilon(n, b, 0.1),
+            guarantee_epsilon(n, b, 0.1),
             5e-5,
             "Fig. 2 caption; exact value of (8) to 4 decimals",
         )

@@ -28,49 +28,6 @@ def _check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def histogram_binning_epsilon(n: int, n_bins: int, alpha: float = DEFAULT_ALPHA) -> float:
-    """ε of the conditional-calibration guarantee of UMD histogram binning.
-
-    Gupta & Ramdas (2021), Theorem 3, Eq. (8): with probability at least ``1 − α``
-    every bin's mean label is within ``ε = sqrt(log(2B/α) / (2(⌊n/B⌋ − 1)))`` of the true
-    conditional probability. Valid for ``n ≥ 2B``.
-
-    Parameters
-    ----------
-    n, n_bins, alpha
-        As in :func:`guarantee_epsilon`.
-
-    Returns
-    -------
-    float
-        ε, or ``inf`` when ``n < 2B`` (no guarantee).
-    """
-    return guarantee_epsilon(n, n_bins, alpha)
-
-
-def largest_n_bins(
-    n: int,
-    epsilon: float = DEFAULT_EPSILON,
-    alpha: float = DEFAULT_ALPHA,
-    max_bins: int = 1000,
-) -> int | None:
-    """Largest number of bins whose Eq. (8) guarantee is at most ``epsilon``.
-
-    ε is not monotone in ``B`` (⌊n/B⌋ jumps), so every ``B ≤ max_bins`` is checked.
-
-    Parameters
-    ----------
-    n, epsilon, alpha, max_bins
-        As in :func:`largest_bins` (here ``max_bins`` defaults to 1000).
-
-    Returns
-    -------
-    int or None
-        The largest admissible ``B``, or None when none reaches ``epsilon``.
-    """
-    return largest_bins(n, epsilon, alpha, max_bins=max_bins)
-
-
 # --------------------------------------------------------------------------- calculator
 #
 # The functions below complete the calculator of Gupta & Ramdas (2021): the marginal ε of
@@ -278,8 +235,7 @@ def largest_bins(
     """Largest number of bins whose guarantee ε (of any kind) is at most ``epsilon``.
 
     Every ``B ≤ min(max_bins, n/2)`` is checked (ε is not monotone in ``B`` because of
-    the floor). For ``kind="conditional"`` and ``delta=0`` this equals
-    :func:`largest_n_bins` with the same ``max_bins``.
+    the floor).
 
     Parameters
     ----------

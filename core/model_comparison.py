@@ -362,7 +362,7 @@ class ModelComparison:
 # --------------------------------------------------------------------------- inputs
 
 
-def _model_seed(seed: int, index: int, paired: bool) -> int:
+def model_seed(seed: int, index: int, paired: bool) -> int:
     # paired models share the seed (hence the resamples); unpaired ones get independent
     # streams derived from the one seed
     if paired:
@@ -407,7 +407,7 @@ def _shared_bin_values(
 # --------------------------------------------------------------------------- the comparison
 
 
-def _check_config(config: AnalysisConfig | None) -> AnalysisConfig:
+def check_comparison_config(config: AnalysisConfig | None) -> AnalysisConfig:
     config = check_config(config)
     if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
@@ -636,7 +636,7 @@ def prepare_comparison(
     ComparisonPlan
         What the models' values are computed from.
     """
-    config = _check_config(config)
+    config = check_comparison_config(config)
     specs, n_resamples, confidence_level, seed = check_options(
         config, metrics, n_resamples, confidence_level, seed
     )
@@ -688,7 +688,7 @@ def prepare_comparison(
         if s.kind == "shared-bins"
     }
     others = [s for s in specs if s.kind != "shared-bins"]
-    model_seeds = {m: _model_seed(seed, i, paired) for i, m in enumerate(models)}
+    model_seeds = {m: model_seed(seed, i, paired) for i, m in enumerate(models)}
     mode = comparison_mode(config, n_resamples, [data[m].n for m in models], len(components))
     return ComparisonPlan(
         config=config,

@@ -57,7 +57,7 @@ from core.cells import (
     supports,
 )
 from core.data import as_predictions
-from core.data.groups import MIN_GROUP_ROWS, _column, find_groups
+from core.data.groups import MIN_GROUP_ROWS, column_values, find_groups
 from core.errors import ConfigError, DataError
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
@@ -527,7 +527,7 @@ class _Settings:
     min_rows: int
 
 
-def _settings(
+def metric_settings(
     config: AnalysisConfig | None,
     *,
     estimator: str | None,
@@ -562,7 +562,7 @@ def _settings(
     )
 
 
-def _call(settings: _Settings, class_names: Sequence[str]) -> EstimatorCall:
+def metric_call(settings: _Settings, class_names: Sequence[str]) -> EstimatorCall:
     config = settings.config
     return EstimatorCall.make(
         settings.spec.name,
@@ -576,7 +576,7 @@ def _call(settings: _Settings, class_names: Sequence[str]) -> EstimatorCall:
     )
 
 
-def _check_cells(call: EstimatorCall, spec: MetricSpec, what: str) -> None:
+def check_cells_readable(call: EstimatorCall, spec: MetricSpec, what: str) -> None:
     """Refuse an estimator the cell bootstrap cannot read (it needs the rows)."""
     if not supports(call.info, call.norm):
         usable = ", ".join(
@@ -608,7 +608,7 @@ def _grouped_analysis(
     run_test: bool,
     what: str,
 ) -> SubgroupAnalysis:
-    st = _settings(
+    st = metric_settings(
         config,
         estimator=estimator,
         min_rows=min_rows,
@@ -623,13 +623,13 @@ def _grouped_analysis(
     lv = views.lens(config.lens)
     weights = np.asarray(lv.weights, dtype=np.float64)
     comps = on_edges(lv, shared_lens_edges([lv], config), config)
-    call = _call(st, pred.class_names)
+    call = metric_call(st, pred.class_names)
     # the bootstrap of analyze's rule ("auto": cells above EXACT_BOOTSTRAP_WORK), so all rows
     # get the Reliability page's interval; an estimator the cells cannot read stays exact
     mode = bootstrap_mode(replace(config, n_resamples=n_resamples), pred.n, len(lv.names))
     cells = mode == "cells" and (config.bootstrap == "cells" or supports(call.info, call.norm))
     if cells:
-        _check_cells(call, st.spec, what)
+        check_cells_readable(call, st.spec, what)
     n = pred.n
     counts = np.bincount(codes, minlength=n_groups)
     full_g, full_p = _values(
@@ -741,7 +741,7 @@ def grouped_from_cells(
     SubgroupAnalysis
         As :func:`subgroup_analysis` returns it.
     """
-    st = _settings(
+    st = metric_settings(
         config,
         estimator=estimator,
         min_rows=min_rows,
@@ -750,8 +750,8 @@ def grouped_from_cells(
         seed=seed,
         what=what,
     )
-    call = _call(st, class_names)
-    _check_cells(call, st.spec, what)
+    call = metric_call(st, class_names)
+    check_cells_readable(call, st.spec, what)
     groups = list(groups)
     n_groups = len(groups)
     counts = np.array([g.n for g in groups], dtype=np.int64)
@@ -1080,7 +1080,7 @@ def subgroup_metrics(result: SubgroupAnalysis) -> pd.DataFrame:
 # --------------------------------------------------------------------------- time windows
 
 
-def _times(values: np.ndarray, column: str) -> np.ndarray:
+def time_values(values: np.ndarray, column: str) -> np.ndarray:
     """Return a time column as ``datetime64[ns]`` (strings parsed; NaT where missing)."""
     if values.dtype.kind == "M":
         return values.astype("datetime64[ns]")
@@ -1122,7 +1122,7 @@ def window_codes(
     names : tuple of str
         ``YYYY-MM-DD`` (the day, or the Monday of the week) or ``rows a–b`` (1-based).
     """
-    raw = None if time is None else np.asarray(_column(pred, time))
+    raw = None if time is None else np.asarray(column_values(pred, time))
     if isinstance(every, (int, np.integer)) and not isinstance(every, bool):
         if every < 1:
             raise ConfigError(f"A window holds at least 1 row; got {every}.")
@@ -1136,7 +1136,7 @@ def window_codes(
         raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
     if raw is None:
         raise ConfigError("Windows of a day or a week need a time column (time=...).")
-    t = _times(raw, time)  # type: ignore[arg-type]
+    t = time_values(raw, time)  # type: ignore[arg-type]
     if np.isnat(t).any():
         raise ConfigError(
             f"{int(np.isnat(t).sum()):,} rows have no time in {time!r}; drop them first."

@@ -30,12 +30,13 @@ from core.figures.export import FORMATS, export_problem, figure_bytes
 from core.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
-    histogram_binning_epsilon,
-    largest_n_bins,
+    guarantee_epsilon,
+    largest_bins,
 )
 from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS, level_words, with_outside_note
 from core.lenses import LENSES, lens_components
 from core.numbers import COLUMN_LABELS, format_frame, format_interval, format_number
+from core.options import N_BINS, N_RESAMPLES
 from core.recalibration import RECALIBRATORS
 from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
 from dashboard import cache, errors, state
@@ -659,8 +660,8 @@ def analysis_controls() -> None:
     number_input(
         st,
         "Number of bins",
-        min_value=1,
-        max_value=1000,
+        min_value=N_BINS.minimum,
+        max_value=N_BINS.maximum,
         value=int(d["n_bins"]),
         step=1,
         key="n_bins",
@@ -705,8 +706,8 @@ def analysis_controls() -> None:
         number_input(
             st,
             "Bootstrap resamples",
-            min_value=0,
-            max_value=100_000,
+            min_value=N_RESAMPLES.minimum,
+            max_value=N_RESAMPLES.maximum,
             value=int(d["n_resamples"]),
             step=100,
             key="n_resamples",
@@ -873,8 +874,8 @@ def bins_suggestion() -> None:
     if pred is None:
         return
     n_bins = int(st.session_state.get("n_bins") or 1)
-    eps = histogram_binning_epsilon(pred.n, n_bins)
-    best = largest_n_bins(pred.n)
+    eps = guarantee_epsilon(pred.n, n_bins)
+    best = largest_bins(pred.n, max_bins=1000)
     now = f"ε ≈ {eps:.3f}" if math.isfinite(eps) else "no guarantee (needs n ≥ 2B)"
     useful = best is not None and best >= MIN_DIAGRAM_BINS
     if useful:

@@ -447,9 +447,9 @@ def test_binary_data_opens_on_the_binary_lens_and_multiclass_on_top_label():
 
 def test_bins_suggestion_never_offers_a_useless_number_of_bins():
     # n = 569 (the breast-cancer sample's size): only B ≤ 2 reaches ε ≤ 0.1
-    from core.guarantees import largest_n_bins
+    from core.guarantees import largest_bins
 
-    assert largest_n_bins(569) == 2
+    assert largest_bins(569, max_bins=1000) == 2
     at = _app().run()
     _upload(at, _binary_csv(569))
     captions = " ".join(c.value for c in at.sidebar.caption)

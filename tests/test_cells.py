@@ -10,7 +10,7 @@ from core.analysis import AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.bootstrap import bootstrap_many
 from core.calibration import EstimatorCall
-from core.cells import _law_moments, _psd_root, cell_bootstrap, cell_law, cells_of, normal_batches
+from core.cells import _law_moments, cell_bootstrap, cell_law, cells_of, normal_batches, psd_root
 from core.data import as_predictions
 from core.scores import SCORES
 
@@ -300,13 +300,13 @@ def test_psd_root_reproduces_singular_covariances():
     rng = np.random.default_rng(4)
     a = rng.normal(size=(30, 12))
     for cov in (a @ a.T, np.diag([4.0, 0.0, 1.0]), np.zeros((3, 3))):
-        root = _psd_root(cov)
+        root = psd_root(cov)
         assert root.shape[1] == np.linalg.matrix_rank(cov)
         np.testing.assert_allclose(root @ root.T, cov, atol=1e-12 * max(1.0, np.abs(cov).max()))
     # a multinomial's counts sum to n: a covariance of rank B − 1
     n, shares = 1000, np.array([0.2, 0.3, 0.5])
     cov = n * (np.diag(shares) - np.outer(shares, shares))
-    assert _psd_root(cov).shape == (3, 2)
+    assert psd_root(cov).shape == (3, 2)
 
 
 def test_cells_of_many_components_are_the_distinct_rows_in_order():

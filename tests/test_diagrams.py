@@ -35,4 +35,5 @@ def test_exactly_one_diagram_is_the_analysis() -> None:
     for info in DIAGRAMS:
         import core.figures
 
-        assert callable(getattr(core.figures, info.figure)), info.name
+        assert callable(info.figure), info.name
+        assert getattr(core.figures, info.figure.__name__) is info.figure, info.name

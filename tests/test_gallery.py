@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.gallery import GALLERY, GR_FIG2_CAPTION, run_entry
-from core.guarantees import histogram_binning_epsilon
+from core.guarantees import guarantee_epsilon
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_gupta_ramdas_fig2_grid():
         row = table[(table.n == n) & (table.n_bins == b)]
         assert float(row["epsilon"].iloc[0]) == pytest.approx(eps, abs=5e-5)
     for n, (b, eps) in GR_FIG2_CAPTION.items():
-        assert histogram_binning_epsilon(n, b, 0.1) == pytest.approx(eps, abs=5e-5)
+        assert guarantee_epsilon(n, b, 0.1) == pytest.approx(eps, abs=5e-5)
 
 
 def test_tolerances_tell_the_cases_apart(results):

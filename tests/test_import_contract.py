@@ -176,8 +176,8 @@ def test_the_fresh_import_check_sees_a_failing_module():
         "from core.corp_diagram import corp_diagram",
         "from core.smooth import smooth_diagram",
         "from core.bootstrap import bootstrap_many",
-        "from core.peer_table import peer_table",
-        "from core.diagrams import DIAGRAMS; assert DIAGRAMS.names() == ['binned', 'corp', 'smooth']",
+        "from core.peers import peer_table",
+        "from core.diagrams import DIAGRAMS; assert DIAGRAMS.names() == ['binned', 'smooth', 'corp']",
     ],
 )
 def test_entry_points_import_first_in_a_fresh_interpreter(statement):
@@ -185,3 +185,30 @@ def test_entry_points_import_first_in_a_fresh_interpreter(statement):
         [sys.executable, "-c", statement], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-1000:]
+
+
+_REGISTRY_ORDER = """
+import importlib, sys
+importlib.import_module(sys.argv[1])
+from core.diagrams import DIAGRAMS
+from core.estimators import ESTIMATORS
+from core.calibration_tests import TESTS
+from core.recalibration import RECALIBRATORS
+print([r.names() for r in (ESTIMATORS, DIAGRAMS, TESTS, RECALIBRATORS)])
+"""
+
+
+def test_registries_keep_their_order_whatever_is_imported_first():
+    # the order of the pages' tables and of the JSON is the registries' order
+    firsts = ["core.estimators.smooth", "core.corp", "core.diagrams", "core.stream.analysis"]
+    seen = set()
+    for first in firsts:
+        out = subprocess.run(
+            [sys.executable, "-c", _REGISTRY_ORDER, first], cwd=ROOT, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr[-1000:]
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1
+    estimators, diagrams = ast.literal_eval(seen.pop())[:2]
+    assert diagrams == ["binned", "smooth", "corp"]
+    assert estimators.index("average") + 1 == estimators.index("smooth") < estimators.index("mcb")

@@ -306,7 +306,7 @@ def test_matrix_scaling_needs_explicit_max_iter_above_100_classes():
 
 
 def test_vector_and_matrix_chunked_gradient_matches_finite_differences():
-    from core.recalibration.scaling import _affine_nll, _centred
+    from core.recalibration.scaling import _centred, affine_nll
 
     z, y = _logits(500, 4)
     rng = np.random.default_rng(11)
@@ -318,20 +318,20 @@ def test_vector_and_matrix_chunked_gradient_matches_finite_differences():
     for kind, w in cases:
         b = 0.1 * rng.normal(size=4)
         zc = _centred(z, kind)
-        nll, gw, gb = _affine_nll(zc, y, w, b, kind)
+        nll, gw, gb = affine_nll(zc, y, w, b, kind)
         u = zc * w + b if kind == "vector" else zc @ w.T + b
         ref = -np.log(softmax(u)[np.arange(500), y]).mean()
         assert nll == pytest.approx(ref, rel=1e-12)
         eps = 1e-6
         db = np.zeros(4)
         db[1] = eps
-        num = (_affine_nll(zc, y, w, b + db, kind)[0] - _affine_nll(zc, y, w, b - db, kind)[0]) / (
+        num = (affine_nll(zc, y, w, b + db, kind)[0] - affine_nll(zc, y, w, b - db, kind)[0]) / (
             2 * eps
         )
         assert gb[1] == pytest.approx(num, rel=1e-5, abs=1e-9)
         dw = np.zeros_like(w)
         dw.flat[0] = eps
-        num = (_affine_nll(zc, y, w + dw, b, kind)[0] - _affine_nll(zc, y, w - dw, b, kind)[0]) / (
+        num = (affine_nll(zc, y, w + dw, b, kind)[0] - affine_nll(zc, y, w - dw, b, kind)[0]) / (
             2 * eps
         )
         assert gw.flat[0] == pytest.approx(num, rel=1e-5, abs=1e-9)
@@ -385,7 +385,7 @@ def test_binned_start_with_constant_and_extreme_rows():
 
 def test_vector_scaling_preconditioned_fit_is_the_optimum():
     """The fit's gradient vanishes, and a generic optimiser on the raw parameters finds no lower NLL."""
-    from core.recalibration.scaling import _affine_nll, _centred
+    from core.recalibration.scaling import _centred, affine_nll
 
     z, y = _logits(3000, 7)
     rng = np.random.default_rng(5)
@@ -393,13 +393,13 @@ def test_vector_scaling_preconditioned_fit_is_the_optimum():
     r = make_recalibrator("vector").fit(z, y, logits=True)
     w, b = np.asarray(r.params_.values["weights"]), np.asarray(r.params_.values["bias"])
     zc = _centred(z, "vector")
-    nll, gw, gb = _affine_nll(zc, y, w, b, "vector")
+    nll, gw, gb = affine_nll(zc, y, w, b, "vector")
     # L-BFGS stops on the relative change of the NLL (1e-13), so the gradient is small, not 0
     assert np.abs(gw).max() < 1e-6
     assert np.abs(gb).max() < 1e-6
 
     def f(theta):
-        v, g1, g2 = _affine_nll(zc, y, theta[:7], theta[7:], "vector")
+        v, g1, g2 = affine_nll(zc, y, theta[:7], theta[7:], "vector")
         return v, np.concatenate([g1, g2])
 
     ref = minimize(

@@ -11,7 +11,7 @@ from numpy.testing import assert_array_equal
 
 from core.analysis import AnalysisConfig
 from core.data.lint import ValueFacts
-from core.data.probabilities import _to_probabilities
+from core.data.probabilities import to_probabilities
 from core.errors import DataError
 from core.lenses import top_label
 from core.scores import accuracy_rows, log_loss_rows, observed_probs
@@ -205,10 +205,10 @@ def test_value_facts_skip_masks_only_when_nothing_is_saturated(binary, saturated
 
 def test_range_check_still_clips_and_refuses():
     p = np.array([[0.2], [1.0 + 1e-12], [-1e-12], [0.7]])
-    out, notes = _to_probabilities(p, ["p"], False, False)
+    out, notes = to_probabilities(p, ["p"], False, False)
     assert_array_equal(out[:, 0], [0.2, 1.0, 0.0, 0.7])
     assert [n.code for n in notes] == ["clipped"]
     with pytest.raises(DataError, match="outside"):
-        _to_probabilities(np.array([[0.2], [1.5]]), ["p"], False, False)
-    same, notes = _to_probabilities(np.array([[0.0], [1.0], [0.5]]), ["p"], False, False)
+        to_probabilities(np.array([[0.2], [1.5]]), ["p"], False, False)
+    same, notes = to_probabilities(np.array([[0.0], [1.0], [0.5]]), ["p"], False, False)
     assert_array_equal(same[:, 0], [0.0, 1.0, 0.5]) and notes == []

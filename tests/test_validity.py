@@ -15,9 +15,7 @@ from core.guarantees import (
     expected_ece_bound,
     guarantee_calculator,
     guarantee_epsilon,
-    histogram_binning_epsilon,
     largest_bins,
-    largest_n_bins,
     n_needed,
     theory_validity,
 )
@@ -152,7 +150,7 @@ def test_theory_curve_of_the_result(umd_result):
         r.theory_conditional, theory_validity(r.eps, 1500, 10, kind="conditional", delta=1e-10)
     )
     assert "m = ⌊n_cal/B⌋ − 1 = 149" in r.theory_note
-    assert r.epsilon_conditional == pytest.approx(histogram_binning_epsilon(1500, 10), abs=1e-9)
+    assert r.epsilon_conditional == pytest.approx(guarantee_epsilon(1500, 10), abs=1e-9)
 
 
 def test_determinism_under_a_seed():
@@ -304,7 +302,7 @@ def test_calculator_matches_the_bound_table(n, b, thm3, cor1, eps1, ece):
     assert_allclose(r.epsilon_marginal, eps1, atol=5e-5)
     assert_allclose(r.expected_ece, ece, atol=5e-5)
     # the existing Eq. (8) function agrees exactly
-    assert r.epsilon_conditional == histogram_binning_epsilon(n, b, 0.1)
+    assert r.epsilon_conditional == guarantee_epsilon(n, b, 0.1)
     assert r.min_bin_labels == n // b - 1
 
 
@@ -362,8 +360,8 @@ B_MAX_TABLE = [
 
 @pytest.mark.parametrize(("n", "c10", "c05", "m10", "m05"), B_MAX_TABLE)
 def test_largest_bins_table(n, c10, c05, m10, m05):
-    assert largest_bins(n, 0.1) == c10 == largest_n_bins(n, 0.1)
-    assert largest_bins(n, 0.05) == c05 == largest_n_bins(n, 0.05)
+    assert largest_bins(n, 0.1) == c10 == largest_bins(n, 0.1, max_bins=1000)
+    assert largest_bins(n, 0.05) == c05 == largest_bins(n, 0.05, max_bins=1000)
     assert largest_bins(n, 0.1, kind="marginal") == m10
     assert largest_bins(n, 0.05, kind="marginal") == m05
 

@@ -22,7 +22,7 @@ from core.estimators.base import KernelContext, NormalStream
 from core.estimators.binned import SortedRows
 
 
-class _Block:
+class SizeBlock:
     """Datasets of one size (rows) with sorted order, prefix sums and bin statistics.
 
     Each is computed once and shared by every estimator.
@@ -74,7 +74,7 @@ class _Block:
         return out[0], out[1], out[2]
 
 
-def _block_batch(block: _Block, binning: str, n_bins: int, tie_policy: str) -> RowBatch | None:
+def _block_batch(block: SizeBlock, binning: str, n_bins: int, tie_policy: str) -> RowBatch | None:
     r, n = block.s.shape
     info = BINNINGS.get(binning)
     if not info.data_dependent:
@@ -111,7 +111,9 @@ def batch_bin_stats(
     counts, score_sums, label_sums : numpy.ndarray
         ``(R, B')`` each, identical to :func:`core.binning.bin_stats` row by row.
     """
-    return _Block(np.atleast_2d(scores), np.atleast_2d(labels)).stats(binning, n_bins, tie_policy)
+    return SizeBlock(np.atleast_2d(scores), np.atleast_2d(labels)).stats(
+        binning, n_bins, tie_policy
+    )
 
 
 def batch_sweep(
@@ -151,7 +153,7 @@ def batch_sweep(
         ``(R,)`` int64 chosen numbers of bins.
     """
     info = ESTIMATORS.get("sweep")
-    sample = _Block(np.atleast_2d(scores), np.atleast_2d(labels)).sorted_rows(binning)
+    sample = SizeBlock(np.atleast_2d(scores), np.atleast_2d(labels)).sorted_rows(binning)
     options = info.check(options={"max_bins": max_bins})
     values, extras = info.kernel(sample, check_norm(norm), _context(options, sample.n_rows))
     return values, extras["b_star"]
@@ -171,7 +173,7 @@ def _context(options: Any, r: int) -> KernelContext:
 
 
 def estimate_block(
-    spec: EstimatorSpec, block: _Block, norm: float, seed: int, start: int
+    spec: EstimatorSpec, block: SizeBlock, norm: float, seed: int, start: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every dataset's estimate (and the sweep's ``b*``), batched when the registry allows."""
     info = spec.info

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core._validation import check_norm
-from core.bias.batches import _Block, estimate_block
+from core.bias.batches import SizeBlock, estimate_block
 from core.bias.sources import DataSource, as_source, draw_replicate
 from core.bias.specs import EstimatorSpec, default_estimators
 from core.errors import ConfigError, DataError
@@ -77,7 +77,7 @@ def run_chunk(plan: SimulationPlan, start: int, stop: int) -> ChunkResult:
     values = np.full((len(plan.specs), len(plan.ns), m), np.nan)
     b_star = np.full_like(values, np.nan)
     for j, n in enumerate(plan.ns):
-        block = _Block(big_s[:, :n], big_y[:, :n])
+        block = SizeBlock(big_s[:, :n], big_y[:, :n])
         for e, spec in enumerate(plan.specs):
             v, b = estimate_block(spec, block, plan.norm, plan.seed, start)
             values[e, j] = v
@@ -287,7 +287,7 @@ def _reference(src: World | DataSource, specs: tuple[EstimatorSpec, ...], p: flo
             [truth if s.info.lp_scale and s.info.norms is not None else np.nan for s in specs]
         )
     full = np.empty(len(specs))
-    block = _Block(src.scores[None, :], src.outcomes[None, :])
+    block = SizeBlock(src.scores[None, :], src.outcomes[None, :])
     for e, spec in enumerate(specs):
         v, _ = estimate_block(spec, block, p, 0, 0)
         full[e] = v[0]

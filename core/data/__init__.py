@@ -29,9 +29,9 @@ One module per phase of a load:
 - :mod:`core.data.models`: :func:`load_models`, one model per file with shared labels.
 """
 
-from core import _lazy_exports
 from core.data.lint import LintFinding, LintReport
 from core.data.predictions import Predictions, as_predictions, combine_models
+from core.lazy import lazy_exports
 
 # the phases that read files and tables need pandas: imported on first use, so arrays
 # become Predictions without it
@@ -54,4 +54,4 @@ __all__ = [
     "read_table",
 ]
 
-__getattr__ = _lazy_exports("core.data", _LAZY, globals())
+__getattr__ = lazy_exports("core.data", _LAZY, globals())

@@ -10,7 +10,8 @@ the :func:`core.data.load_predictions` argument that resolves it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,8 @@ import pandas as pd
 
 from core._validation import ROW_SUM_TOL
 from core.data.lint import LintFinding
-from core.data.probabilities import _numeric_matrix
-from core.data.tables import _Table
+from core.data.probabilities import numeric_matrix
+from core.data.tables import LoadedTable
 from core.errors import DataError, arg
 
 #: Column names taken as the label column (compared in lower case).
@@ -117,7 +118,8 @@ def _column_error(
     return ColumnError(message, argument=argument, candidates=candidates, columns=columns)
 
 
-def _find_roles(columns: Sequence[str]) -> dict[str, str]:
+def find_roles(columns: Sequence[str]) -> dict[str, str]:
+    """Return the role columns found by name (:data:`ROLE_NAMES`): role → column."""
     lower = {c.lower(): c for c in reversed(columns)}
     roles = {}
     for role, options in ROLE_NAMES.items():
@@ -128,9 +130,10 @@ def _find_roles(columns: Sequence[str]) -> dict[str, str]:
     return roles
 
 
-def _find_label_column(
-    frame: pd.DataFrame, table: _Table, label_column: str | int | None, used: set[str]
+def find_label_column(
+    frame: pd.DataFrame, table: LoadedTable, label_column: str | int | None, used: set[str]
 ) -> str:
+    """Return the label column: the one asked for, else the one found by name or position."""
     columns = list(frame.columns)
     if label_column is not None:
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
@@ -145,7 +148,7 @@ def _find_label_column(
         match = [c for c in columns if c.lower() == str(label_column).strip().lower()]
         if not match:
             raise ColumnError(
-                f"No column named {label_column!r}. Columns: {_col_list(columns)}.",
+                f"No column named {label_column!r}. Columns: {column_list(columns)}.",
                 argument="label_column",
                 candidates=columns,
                 columns=columns,
@@ -157,7 +160,7 @@ def _find_label_column(
         return named[0]
     if len(named) > 1:
         raise ColumnError(
-            f"Several columns could be the labels: {_col_list(named)}. Use "
+            f"Several columns could be the labels: {column_list(named)}. Use "
             f"{arg('label_column')} with one of them.",
             argument="label_column",
             candidates=named,
@@ -179,7 +182,7 @@ def _find_label_column(
             columns=columns,
         )
     raise ColumnError(
-        f"Could not tell which column holds the labels among {_col_list(free)}. Use "
+        f"Could not tell which column holds the labels among {column_list(free)}. Use "
         f"{arg('label_column')} (or {arg('labels')} for a separate labels file); common names "
         "such as 'label', 'y' or 'target' are found automatically.",
         argument="label_column",
@@ -188,12 +191,14 @@ def _find_label_column(
     )
 
 
-def _col_list(cols: Sequence[str], limit: int = 12) -> str:
+def column_list(cols: Sequence[str], limit: int = 12) -> str:
+    """Return column names for a message, at most ``limit`` of them and how many more."""
     shown = ", ".join(repr(c) for c in cols[:limit])
     return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "") or "(none)"
 
 
-def _class_part(column: str) -> str | None:
+def class_part(column: str) -> str | None:
+    """Return the class a probability column names (``p_cat`` → ``cat``), or None."""
     m = PROB_PAREN.match(column) or PROB_PREFIX.match(column)
     return m.group(1).strip() if m else None
 
@@ -210,7 +215,7 @@ def repeated_names(findings: Sequence[LintFinding]) -> frozenset[str]:
 
 
 def _sums_to_one(frame: pd.DataFrame, cols: Sequence[str]) -> bool:
-    P = _numeric_matrix(frame, list(cols), strict=False)
+    P = numeric_matrix(frame, list(cols), strict=False)
     ok = np.isfinite(P).all(axis=1)
     if not ok.any():
         return False
@@ -226,7 +231,189 @@ def _mostly_numeric(series: pd.Series) -> bool:
     return parsed.notna().mean() >= 0.9
 
 
-def _find_prob_columns(
+@dataclass(frozen=True, eq=False)
+class ColumnCandidates:
+    """The columns that may hold probabilities, as the rules of :data:`PROB_COLUMN_RULES` see them.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    numeric : list of str
+        Columns of numbers (or of text that mostly reads as numbers, or named like a
+        class's probability), in table order.
+    label_set : set of str
+        The distinct label values, as text.
+    text_labels : bool
+        Whether the labels are text (class names) rather than numbers.
+    """
+
+    frame: pd.DataFrame
+    numeric: list[str]
+    label_set: set[str]
+    text_labels: bool
+
+
+@dataclass(frozen=True)
+class ColumnRule:
+    """One rule of the loader's choice of probability columns.
+
+    Attributes
+    ----------
+    name : str
+        What the rule goes by.
+    description : str
+        Which columns it picks.
+    pick : callable
+        ``pick(candidates) -> list of str or None``: the columns, or None when the rule
+        does not apply to the table.
+    check_rows : bool
+        Whether columns picked for being numeric alone must form probability rows.
+    """
+
+    name: str
+    description: str
+    pick: Callable[[ColumnCandidates], list[str] | None]
+    check_rows: bool = False
+
+
+def _by_label_names(c: ColumnCandidates) -> list[str] | None:
+    if not c.text_labels or len(c.label_set) < 2:
+        return None
+    by_name = [
+        col for col in c.numeric if col in c.label_set or (class_part(col) or "\0") in c.label_set
+    ]
+    # a column that names a class is a class, observed or not: every column named in the
+    # same form as a column of an observed class ("p_{}") is one
+    forms = {_name_form(col) for col in by_name} - {"{}"}
+    named = [col for col in c.numeric if col in by_name or _name_form(col) in forms]
+    if len(named) >= 2 and not forms and not _sums_to_one(c.frame, named):
+        # bare class names ("cat", "dog"): the other numeric columns complete the rows
+        named = c.numeric if _sums_to_one(c.frame, c.numeric) else named
+    return named if len(named) >= 2 else None
+
+
+def _by_class_pattern(c: ColumnCandidates) -> list[str] | None:
+    return [col for col in c.numeric if class_part(col) is not None] or None
+
+
+#: How the loader chooses the probability columns when none are named, in order: the first
+#: rule that applies picks them.
+PROB_COLUMN_RULES: tuple[ColumnRule, ...] = (
+    ColumnRule(
+        "label-names",
+        "columns named after the label values ('cat', 'p_cat', 'P(cat)'), with every column "
+        "named in the same form",
+        _by_label_names,
+    ),
+    ColumnRule(
+        "class-pattern",
+        "columns named like a class's probability ('p_<class>', 'prob_<class>', 'P(<class>)')",
+        _by_class_pattern,
+    ),
+    ColumnRule(
+        "numeric",
+        "every numeric column, which must then form probability rows (or be logits)",
+        lambda c: list(c.numeric),
+        check_rows=True,
+    ),
+)
+
+
+def _given_prob_columns(
+    frame: pd.DataFrame, prob_columns: Sequence[str] | str, used: set[str], headerless: bool
+) -> tuple[list[str], list[LintFinding]]:
+    """Return the probability columns a user named, refusing a name that does not fit."""
+    columns = list(frame.columns)
+    wanted = [prob_columns] if isinstance(prob_columns, str) else list(prob_columns)
+    lower = {c.lower(): c for c in reversed(columns)}
+    missing = [w for w in wanted if str(w).lower() not in lower]
+    if missing:
+        raise ColumnError(
+            f"Probability column(s) {column_list(missing)} not found. Columns: "
+            f"{column_list(columns)}.",
+            argument="prob_columns",
+            candidates=[c for c in columns if c not in used],
+            columns=columns,
+        )
+    if not wanted:
+        raise DataError("prob_columns is empty; name at least one probability column.")
+    chosen = [lower[str(w).lower()] for w in wanted]
+    _refuse_taken(chosen, used, columns)
+    if len(set(chosen)) < len(chosen):
+        raise DataError(
+            f"prob_columns names a column more than once ({column_list(chosen)}); each class "
+            "has one probability column."
+        )
+    rest = [c for c in columns if c not in used and c not in chosen]
+    return chosen, [ignored_note(rest)] if rest and not headerless else []
+
+
+def _refuse_taken(chosen: Sequence[str], used: set[str], columns: list[str]) -> None:
+    """Refuse named probability columns that the table uses in another role."""
+    taken = [c for c in chosen if c in used]
+    if taken:
+        raise ColumnError(
+            f"prob_columns names {column_list(taken)}, which the table uses as its label "
+            "(or model, split or group) column. Choose the probability columns only, or "
+            f"use {arg('label_column')} with the column that holds the labels.",
+            argument="prob_columns",
+            candidates=[c for c in columns if c not in used],
+            columns=columns,
+        )
+
+
+def _split_free(frame: pd.DataFrame, used: set[str]) -> tuple[list[str], list[str], list[str]]:
+    """Return the free columns, those that may hold probabilities and those left out.
+
+    Left out: ids, predictions and label-like names, then text columns.
+    """
+    free = [c for c in frame.columns if c not in used]
+    ignored = [c for c in free if c.lower() in ID_NAMES | PRED_NAMES or c.lower() in LABEL_NAMES]
+    free = [c for c in free if c not in ignored]
+    numeric = []
+    for c in free:
+        kind = frame[c].dtype.kind
+        if kind in "iuf":
+            numeric.append(c)
+        elif kind in "OSUT" and (class_part(c) is not None or _mostly_numeric(frame[c])):
+            numeric.append(c)  # kept so that the non-numeric values are reported
+        else:
+            ignored.append(c)
+    return free, numeric, ignored
+
+
+def _refuse_copies(chosen: Sequence[str], repeated: frozenset[str]) -> None:
+    copies = sorted({c for c in chosen if c in repeated or c.rsplit(".", 1)[0] in repeated})
+    if copies:
+        original = sorted({c if c in repeated else c.rsplit(".", 1)[0] for c in copies})
+        raise DataError(
+            f"Column name(s) {column_list(original)} appear more than once among the probability "
+            "columns; each class has exactly one column. Rename or drop the copies, or use "
+            f"{arg('prob_columns')} to choose the columns yourself."
+        )
+
+
+def _refuse_non_rows(frame: pd.DataFrame, chosen: list[str]) -> None:
+    """Refuse numeric columns that do not form probability rows."""
+    P = numeric_matrix(frame, chosen, strict=False)
+    ok = np.isfinite(P).all(axis=1)
+    if not ok.any():
+        return
+    sums = P[ok].sum(axis=1)
+    if np.abs(sums - 1.0).max() > ROW_SUM_TOL or P[ok].min() < 0 or P[ok].max() > 1:
+        raise ColumnError(
+            f"Columns {column_list(chosen)} are all numeric but do not form probability "
+            f"rows (they do not sum to 1). Use {arg('prob_columns')} with the "
+            f"probability columns in class order (and {arg('logits')} if they are "
+            "logits).",
+            argument="prob_columns",
+            candidates=chosen,
+            columns=list(frame.columns),
+        )
+
+
+def find_prob_columns(
     frame: pd.DataFrame,
     prob_columns: Sequence[str] | str | None,
     used: set[str],
@@ -235,110 +422,47 @@ def _find_prob_columns(
     headerless: bool,
     repeated: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[LintFinding]]:
-    columns = list(frame.columns)
-    if prob_columns is not None:
-        wanted = [prob_columns] if isinstance(prob_columns, str) else list(prob_columns)
-        lower = {c.lower(): c for c in reversed(columns)}
-        missing = [w for w in wanted if str(w).lower() not in lower]
-        if missing:
-            raise ColumnError(
-                f"Probability column(s) {_col_list(missing)} not found. Columns: "
-                f"{_col_list(columns)}.",
-                argument="prob_columns",
-                candidates=[c for c in columns if c not in used],
-                columns=columns,
-            )
-        if not wanted:
-            raise DataError("prob_columns is empty; name at least one probability column.")
-        chosen = [lower[str(w).lower()] for w in wanted]
-        taken = [c for c in chosen if c in used]
-        if taken:
-            raise ColumnError(
-                f"prob_columns names {_col_list(taken)}, which the table uses as its label "
-                "(or model, split or group) column. Choose the probability columns only, or "
-                f"use {arg('label_column')} with the column that holds the labels.",
-                argument="prob_columns",
-                candidates=[c for c in columns if c not in used],
-                columns=columns,
-            )
-        if len(set(chosen)) < len(chosen):
-            raise DataError(
-                f"prob_columns names a column more than once ({_col_list(chosen)}); each class "
-                "has one probability column."
-            )
-        rest = [c for c in columns if c not in used and c not in chosen]
-        return chosen, [_ignored_note(rest)] if rest and not headerless else []
+    """Return the probability columns in class order and the findings their choice made.
 
-    free = [c for c in columns if c not in used]
-    ignored = [c for c in free if c.lower() in ID_NAMES | PRED_NAMES or c.lower() in LABEL_NAMES]
-    free = [c for c in free if c not in ignored]
-    numeric, text = [], []
-    for c in free:
-        kind = frame[c].dtype.kind
-        if kind in "iuf":
-            numeric.append(c)
-        elif kind in "OSUT" and (_class_part(c) is not None or _mostly_numeric(frame[c])):
-            numeric.append(c)  # kept so that the non-numeric values are reported
-        else:
-            text.append(c)
-    ignored += text
-    chosen, basis = numeric, "numeric"
-    label_set = {str(v) for v in pd.unique(label_values.dropna())}
-    if label_values.dtype.kind in "OSUT" and len(label_set) >= 2:
-        by_name = [c for c in numeric if c in label_set or (_class_part(c) or "\0") in label_set]
-        # a column that names a class is a class, observed or not: every column named in the
-        # same form as a column of an observed class ("p_{}") is one
-        forms = {_name_form(c) for c in by_name} - {"{}"}
-        named = [c for c in numeric if c in by_name or _name_form(c) in forms]
-        if len(named) >= 2 and not forms and not _sums_to_one(frame, named):
-            # bare class names ("cat", "dog"): the other numeric columns complete the rows
-            named = numeric if _sums_to_one(frame, numeric) else named
-        if len(named) >= 2:
-            chosen, basis = named, "named"
-    if basis == "numeric":
-        patterned = [c for c in numeric if _class_part(c) is not None]
-        if patterned:
-            chosen, basis = patterned, "named"
+    Columns named by ``prob_columns`` are taken as they are; otherwise the first rule of
+    :data:`PROB_COLUMN_RULES` that applies picks them among the columns that are not
+    labels, roles, ids or text.
+    """
+    if prob_columns is not None:
+        return _given_prob_columns(frame, prob_columns, used, headerless)
+    columns = list(frame.columns)
+    free, numeric, ignored = _split_free(frame, used)
+    candidates = ColumnCandidates(
+        frame,
+        numeric,
+        {str(v) for v in pd.unique(label_values.dropna())},
+        label_values.dtype.kind in "OSUT",
+    )
+    for rule in PROB_COLUMN_RULES:
+        chosen = rule.pick(candidates)
+        if chosen is not None:
+            break
     ignored += [c for c in numeric if c not in chosen]
-    copies = sorted({c for c in chosen if c in repeated or c.rsplit(".", 1)[0] in repeated})
-    if copies:
-        original = sorted({c if c in repeated else c.rsplit(".", 1)[0] for c in copies})
-        raise DataError(
-            f"Column name(s) {_col_list(original)} appear more than once among the probability "
-            "columns; each class has exactly one column. Rename or drop the copies, or use "
-            f"{arg('prob_columns')} to choose the columns yourself."
-        )
+    _refuse_copies(chosen, repeated)
     if not chosen:
         raise ColumnError(
-            f"No numeric probability column found among {_col_list(free or columns)}. Use "
+            f"No numeric probability column found among {column_list(free or columns)}. Use "
             f"{arg('prob_columns')} with the probability (or logit) columns in class order.",
             argument="prob_columns",
             candidates=free,
             columns=columns,
         )
-    if basis == "numeric" and len(chosen) >= 2 and not headerless and logits is not True:
-        P = _numeric_matrix(frame, chosen, strict=False)
-        ok = np.isfinite(P).all(axis=1)
-        if ok.any():
-            sums = P[ok].sum(axis=1)
-            if np.abs(sums - 1.0).max() > ROW_SUM_TOL or P[ok].min() < 0 or P[ok].max() > 1:
-                raise ColumnError(
-                    f"Columns {_col_list(chosen)} are all numeric but do not form probability "
-                    f"rows (they do not sum to 1). Use {arg('prob_columns')} with the "
-                    f"probability columns in class order (and {arg('logits')} if they are "
-                    "logits).",
-                    argument="prob_columns",
-                    candidates=chosen,
-                    columns=columns,
-                )
-    return chosen, [_ignored_note(ignored)] if ignored else []
+    if rule.check_rows and len(chosen) >= 2 and not headerless and logits is not True:
+        _refuse_non_rows(frame, chosen)
+    return chosen, [ignored_note(ignored)] if ignored else []
 
 
-def _ignored_note(ignored: Sequence[str]) -> LintFinding:
+def ignored_note(ignored: Sequence[str]) -> LintFinding:
+    """Return the finding that names the columns the loader did not use."""
     return LintFinding(
         "ignored-columns",
         "info",
-        f"Column(s) {_col_list(list(ignored))} were not used (not probabilities, labels, model, "
+        f"Column(s) {column_list(list(ignored))} were not used (not probabilities, labels, model, "
         f"split or group). Use {arg('prob_columns')} to choose the probability columns "
         "yourself.",
         columns=tuple(ignored),

@@ -83,7 +83,7 @@ def group_columns(pred: Any) -> tuple[str, ...]:
     return roles + tuple(c for c in getattr(pred, "extra", {}) if c not in roles)
 
 
-def _column(pred: Any, name: str) -> np.ndarray:
+def column_values(pred: Any, name: str) -> np.ndarray:
     extra = getattr(pred, "extra", {})
     if name in extra:
         return extra[name]
@@ -160,7 +160,7 @@ def find_groups(pred: Any, by: Sequence[str] | str = ("group",)) -> Groups:
     code = np.zeros(pred.n, dtype=np.int64)
     per_column: list[list[str]] = []
     for name in cols:
-        codes, names = _factorize(np.asarray(_column(pred, name)))
+        codes, names = _factorize(np.asarray(column_values(pred, name)))
         if len(names) > MAX_GROUPS:
             raise ConfigError(
                 f"The column {name!r} has {len(names):,} distinct values, more than "

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.data.columns import ColumnError, _class_part, _col_list
+from core.data.columns import ColumnError, class_part, column_list
 from core.data.lint import LintFinding, first_rows, format_rows
 from core.errors import DataError, arg
 
@@ -27,7 +27,8 @@ NEGATIVE_WORDS = frozenset({"0", "false", "f", "no", "n", "neg", "negative"})
 RowsOf = Callable[[np.ndarray], tuple[tuple[int, ...], int]]
 
 
-def _label_series(values: Any) -> pd.Series:
+def label_series(values: Any) -> pd.Series:
+    """Return label values as a Series (numbers kept as they are, others as objects)."""
     if isinstance(values, pd.Series) and values.dtype != object:
         return values.reset_index(drop=True)
     arr = np.asarray(values)
@@ -36,9 +37,10 @@ def _label_series(values: Any) -> pd.Series:
     return pd.Series(np.asarray(values, dtype=object), copy=False).infer_objects()
 
 
-def _class_names(
+def resolve_class_names(
     prob_names: Sequence[str], headerless: bool, given: Sequence[str] | None, k: int
 ) -> tuple[str, ...]:
+    """Return the class names: those given, else from the probability columns or indices."""
     if given is not None:
         names = tuple(str(c) for c in given)
         if len(names) != max(k, 2):
@@ -48,13 +50,13 @@ def _class_names(
         return ("0", "1")
     if headerless:
         return tuple(str(i) for i in range(k))
-    parts = [_class_part(c) for c in prob_names]
+    parts = [class_part(c) for c in prob_names]
     if all(parts) and len(set(parts)) == k:
         return tuple(parts)  # type: ignore[arg-type]
     return tuple(prob_names)
 
 
-def _encode_labels(
+def encode_labels(
     values: pd.Series,
     names: tuple[str, ...],
     binary: bool,
@@ -70,9 +72,7 @@ def _encode_labels(
     ``values`` holds, for the messages; a stream passes its distinct labels as ``values``
     with a ``rows_of`` that knows where each of them occurs.
     """
-    findings: list[LintFinding] = []
     col = (label_name,) if label_name else ()
-    k = 2 if binary else len(names)
     arr = values.to_numpy()
     kind = _label_kind(arr)
     if kind == "bool":
@@ -83,92 +83,132 @@ def _encode_labels(
     elif kind == "str":
         arr = _strings(arr)
     uniques = pd.unique(arr)
+    if not binary:
+        return _multiclass_labels(arr, kind, uniques, names, positive_class, col, columns, rows_of)
+    if kind == "float":
+        raise _float_label_error(arr, rows_of)
+    if len(uniques) > 2:
+        shown = ", ".join(repr(_py(u)) for u in uniques[:6])
+        raise DataError(
+            f"There is one probability column but the labels take {len(uniques)} values "
+            f"({shown}{' ...' if len(uniques) > 6 else ''}). For multiclass data choose all "
+            f"K probability columns ({arg('prob_columns')})."
+        )
+    strs = [str(_py(u)) for u in uniques]
+    if positive_class is not None:
+        return _binary_with_positive(arr, kind, strs, positive_class, columns)
+    if kind == "int":
+        return _binary_integers(arr, uniques, names, col)
+    return _binary_words(arr, strs, prob_names, col, columns)
 
-    if binary:
-        if kind == "float":
-            raise _float_label_error(arr, rows_of)
-        if len(uniques) > 2:
-            shown = ", ".join(repr(_py(u)) for u in uniques[:6])
-            raise DataError(
-                f"There is one probability column but the labels take {len(uniques)} values "
-                f"({shown}{' ...' if len(uniques) > 6 else ''}). For multiclass data choose all "
-                f"K probability columns ({arg('prob_columns')})."
-            )
-        strs = [str(_py(u)) for u in uniques]
-        if positive_class is not None:
-            pos = str(positive_class)
-            if pos not in strs:
-                if kind == "int" and len(strs) == 1 and pos in ("0", "1"):
-                    strs.append(pos)  # a single observed class: the other is implied
-                else:
-                    raise ColumnError(
-                        f"{arg('positive_class', repr(positive_class))} is not among the label values "
-                        f"({', '.join(map(repr, strs))}).",
-                        argument="positive_class",
-                        candidates=strs,
-                        columns=columns,
-                    )
-            y = (_strings(arr) == pos).astype(np.int64)
-            others = [s for s in strs if s != pos]
-            neg = others[0] if others else ("0" if pos == "1" else f"not {pos}")
-            return y, (neg, pos), _py(positive_class), findings
-        if kind == "int":
-            ints = set(int(u) for u in uniques)
-            if ints <= {0, 1}:
-                return arr.astype(np.int64), names, None, findings
-            if ints <= {1, 2}:
-                findings.append(_one_indexed_note(2, col))
-                return arr.astype(np.int64) - 1, ("1", "2"), None, findings
-            if ints <= {-1, 1}:
-                findings.append(
-                    LintFinding(
-                        "label-mapping",
-                        "warning",
-                        "Labels are -1/+1; read -1 as the negative class and +1 as the positive "
-                        "class (the probability column is P(y=+1)).",
-                        columns=col,
-                    )
-                )
-                return (arr.astype(np.int64) == 1).astype(np.int64), ("-1", "1"), 1, findings
-            raise DataError(
-                f"Binary labels must be 0/1, booleans, or two values with positive_class; found "
-                f"{', '.join(map(str, sorted(ints)))}. Use {arg('positive_class')} (the value "
-                "the probability column refers to)."
-            )
-        # two string values: which one is the column about?
-        part = (_class_part(prob_names[0]) or prob_names[0]).lower() if prob_names else ""
-        match = [s for s in strs if s.lower() == part]
-        if not match and len(strs) == 2:
-            low = [s.lower() for s in strs]
-            if low[0] in POSITIVE_WORDS and low[1] in NEGATIVE_WORDS:
-                match = [strs[0]]
-            elif low[1] in POSITIVE_WORDS and low[0] in NEGATIVE_WORDS:
-                match = [strs[1]]
-        if len(match) != 1:
+
+def _binary_with_positive(
+    arr: np.ndarray, kind: str, strs: list[str], positive_class: Any, columns: Sequence[str]
+) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    """Binary labels whose positive class is given."""
+    findings: list[LintFinding] = []
+    pos = str(positive_class)
+    if pos not in strs:
+        if kind == "int" and len(strs) == 1 and pos in ("0", "1"):
+            strs.append(pos)  # a single observed class: the other is implied
+        else:
             raise ColumnError(
-                f"The labels are the values {', '.join(map(repr, sorted(strs)))}; use "
-                f"{arg('positive_class')} to say which one the probability column is the "
-                "probability of.",
+                f"{arg('positive_class', repr(positive_class))} is not among the label values "
+                f"({', '.join(map(repr, strs))}).",
                 argument="positive_class",
-                candidates=sorted(strs),
+                candidates=strs,
                 columns=columns,
             )
-        pos = match[0]
-        neg = next((s for s in strs if s != pos), f"not {pos}")
+    y = (_strings(arr) == pos).astype(np.int64)
+    others = [s for s in strs if s != pos]
+    neg = others[0] if others else ("0" if pos == "1" else f"not {pos}")
+    return y, (neg, pos), _py(positive_class), findings
+
+
+def _binary_integers(
+    arr: np.ndarray, uniques: np.ndarray, names: tuple[str, ...], col: tuple[str, ...]
+) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    """Binary labels as integers: 0/1, 1/2 (one-indexed) or -1/+1."""
+    findings: list[LintFinding] = []
+    ints = set(int(u) for u in uniques)
+    if ints <= {0, 1}:
+        return arr.astype(np.int64), names, None, findings
+    if ints <= {1, 2}:
+        findings.append(_one_indexed_note(2, col))
+        return arr.astype(np.int64) - 1, ("1", "2"), None, findings
+    if ints <= {-1, 1}:
         findings.append(
             LintFinding(
                 "label-mapping",
-                "info",
-                f"The probability column was read as P(y = {pos!r}) (inferred from the "
-                f"{'column name' if pos.lower() == part else 'label values'}); use "
-                f"{arg('positive_class')} to change it.",
+                "warning",
+                "Labels are -1/+1; read -1 as the negative class and +1 as the positive "
+                "class (the probability column is P(y=+1)).",
                 columns=col,
             )
         )
-        y = (arr == pos).astype(np.int64)
-        return y, (neg, pos), pos, findings
+        return (arr.astype(np.int64) == 1).astype(np.int64), ("-1", "1"), 1, findings
+    raise DataError(
+        f"Binary labels must be 0/1, booleans, or two values with positive_class; found "
+        f"{', '.join(map(str, sorted(ints)))}. Use {arg('positive_class')} (the value "
+        "the probability column refers to)."
+    )
 
-    # multiclass
+
+def _binary_words(
+    arr: np.ndarray,
+    strs: list[str],
+    prob_names: Sequence[str],
+    col: tuple[str, ...],
+    columns: Sequence[str],
+) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    """Binary labels as two words: the column's name or the words say which is positive."""
+    findings: list[LintFinding] = []
+    part = (class_part(prob_names[0]) or prob_names[0]).lower() if prob_names else ""
+    match = [s for s in strs if s.lower() == part]
+    if not match and len(strs) == 2:
+        low = [s.lower() for s in strs]
+        if low[0] in POSITIVE_WORDS and low[1] in NEGATIVE_WORDS:
+            match = [strs[0]]
+        elif low[1] in POSITIVE_WORDS and low[0] in NEGATIVE_WORDS:
+            match = [strs[1]]
+    if len(match) != 1:
+        raise ColumnError(
+            f"The labels are the values {', '.join(map(repr, sorted(strs)))}; use "
+            f"{arg('positive_class')} to say which one the probability column is the "
+            "probability of.",
+            argument="positive_class",
+            candidates=sorted(strs),
+            columns=columns,
+        )
+    pos = match[0]
+    neg = next((s for s in strs if s != pos), f"not {pos}")
+    findings.append(
+        LintFinding(
+            "label-mapping",
+            "info",
+            f"The probability column was read as P(y = {pos!r}) (inferred from the "
+            f"{'column name' if pos.lower() == part else 'label values'}); use "
+            f"{arg('positive_class')} to change it.",
+            columns=col,
+        )
+    )
+    y = (arr == pos).astype(np.int64)
+    return y, (neg, pos), pos, findings
+
+
+def _multiclass_labels(
+    arr: np.ndarray,
+    kind: str,
+    uniques: np.ndarray,
+    names: tuple[str, ...],
+    positive_class: Any,
+    col: tuple[str, ...],
+    columns: Sequence[str],
+    rows_of: RowsOf,
+) -> tuple[np.ndarray, tuple[str, ...], Any, list[LintFinding]]:
+    """Labels of K classes: class names, or class indices 0..K-1 (or 1..K)."""
+    findings: list[LintFinding] = []
+    k = len(names)
     if positive_class is not None:
         _check_positive_of_columns(positive_class, names, columns)
     strs = {str(_py(u)) for u in uniques}
@@ -184,8 +224,8 @@ def _encode_labels(
             return y, names, None, findings
         unknown = sorted(s for s in strs if s.lower() not in lower)
         raise DataError(
-            f"Label value(s) {_col_list(unknown)} do not match any class name "
-            f"({_col_list(list(names))}, taken from the probability columns). Rename the "
+            f"Label value(s) {column_list(unknown)} do not match any class name "
+            f"({column_list(list(names))}, taken from the probability columns). Rename the "
             "columns or the labels so that they match, or use integer labels 0..K-1."
         )
     if kind == "float":
@@ -228,7 +268,7 @@ def _check_positive_of_columns(positive_class: Any, names: Sequence[str], column
     raise ColumnError(
         f"{arg('positive_class', repr(positive_class))} applies to one probability column "
         f"(binary data); these predictions have {len(names)} columns, one per class "
-        f"({_col_list(list(names))}). Leave {arg('positive_class')} empty (the classwise lens "
+        f"({column_list(list(names))}). Leave {arg('positive_class')} empty (the classwise lens "
         "shows each class against the rest).",
         argument="positive_class",
         candidates=list(names),

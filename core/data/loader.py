@@ -18,18 +18,18 @@ import pandas as pd
 
 from core.data.columns import (
     ColumnError,
-    _find_label_column,
-    _find_prob_columns,
-    _find_roles,
-    _ignored_note,
+    find_label_column,
+    find_prob_columns,
+    find_roles,
+    ignored_note,
     repeated_names,
 )
-from core.data.labels import _class_names, _encode_labels, _label_series
+from core.data.labels import encode_labels, label_series, resolve_class_names
 from core.data.limits import LoadLimits
 from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lint_values
-from core.data.predictions import Predictions, _make
-from core.data.probabilities import _numeric_matrix, _to_probabilities
-from core.data.tables import _is_filelike, _is_pathlike, _read, _source_table
+from core.data.predictions import Predictions, make_predictions
+from core.data.probabilities import numeric_matrix, to_probabilities
+from core.data.tables import is_filelike, is_pathlike, read_source, source_table
 from core.errors import DataError, arg
 
 __all__ = ["load_predictions"]
@@ -125,24 +125,24 @@ def load_predictions(
     if logits not in ("auto", True, False):
         raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
     limits = LoadLimits.from_env() if limits is None else limits
-    table = _source_table(source, name, limits)
+    table = source_table(source, name, limits)
     frame = table.frame
     findings = list(table.findings)
     columns = tuple(frame.columns)
     if frame.shape[0] == 0:
         raise DataError(f"{table.name} has no data rows.")
-    roles = {} if table.headerless else _find_roles(columns)
+    roles = {} if table.headerless else find_roles(columns)
     used = set(roles.values())
 
     if labels is not None:
         label_values = _external_labels(labels, label_column, frame.shape[0], limits)
         label_name = None
     else:
-        label_name = _find_label_column(frame, table, label_column, used)
+        label_name = find_label_column(frame, table, label_column, used)
         used.add(label_name)
         label_values = frame[label_name]
-    label_values = _label_series(label_values)
-    prob_names, notes = _find_prob_columns(
+    label_values = label_series(label_values)
+    prob_names, notes = find_prob_columns(
         frame,
         prob_columns,
         used,
@@ -152,7 +152,7 @@ def load_predictions(
         repeated_names(table.findings),
     )
     findings += notes
-    P = _numeric_matrix(frame, prob_names)
+    P = numeric_matrix(frame, prob_names)
 
     # missing values in probabilities or labels
     bad = ~np.isfinite(P).all(axis=1) | label_values.isna().to_numpy()
@@ -185,11 +185,11 @@ def load_predictions(
         P = P[keep]
         label_values = label_values[keep].reset_index(drop=True)
 
-    P, notes = _to_probabilities(P, prob_names, logits, renormalize)
+    P, notes = to_probabilities(P, prob_names, logits, renormalize)
     findings += notes
-    names = _class_names(prob_names, table.headerless, class_names, P.shape[1])
+    names = resolve_class_names(prob_names, table.headerless, class_names, P.shape[1])
     binary = P.shape[1] == 1
-    y, names, positive, notes = _encode_labels(
+    y, names, positive, notes = encode_labels(
         label_values, names, binary, positive_class, prob_names, label_name, columns
     )
     findings += notes
@@ -220,7 +220,7 @@ def load_predictions(
         "positive_class": positive,
         "logits": any(f.code == "logits-converted" for f in findings),
     }
-    return _make(
+    return make_predictions(
         P, y, names, binary, role_arrays, LintReport(tuple(findings)), table.name, mapping, extra
     )
 
@@ -256,7 +256,7 @@ def not_ignored(findings: Sequence[LintFinding], kept: Any) -> list[LintFinding]
         if f.code == "ignored-columns":
             rest = [c for c in f.columns if str(c) not in kept]
             if rest:
-                notes.append(_ignored_note(rest))
+                notes.append(ignored_note(rest))
             continue
         notes.append(f)
     return notes
@@ -321,13 +321,13 @@ def models_of(models: Any, mask: np.ndarray, limit: int = 3) -> str:
 def _external_labels(
     labels: Any, label_column: str | int | None, n: int, limits: LoadLimits
 ) -> np.ndarray:
-    if _is_pathlike(labels) or _is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
-        table = _read(labels, None, limits)
+    if is_pathlike(labels) or is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
+        table = read_source(labels, None, limits)
         frame = table.frame
         if frame.shape[1] == 1:
             values = frame.iloc[:, 0].to_numpy()
         else:
-            col = _find_label_column(frame, table, label_column, set())
+            col = find_label_column(frame, table, label_column, set())
             values = frame[col].to_numpy()
         what = f"the labels file {table.name}"
     elif isinstance(labels, pd.DataFrame):

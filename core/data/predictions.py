@@ -2,7 +2,7 @@
 
 :func:`as_predictions` wraps a ``(probs, labels)`` pair and :func:`combine_models`
 stacks one :class:`Predictions` per model into a long table. Every constructor goes
-through :func:`_make`, which makes the arrays read-only and computes the digest.
+through :func:`make_predictions`, which makes the arrays read-only and computes the digest.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class Predictions:
             class_names=self.class_names,
             prob_columns=tuple(self.columns.get("probs") or ()),
         )
-        return _make(
+        return make_predictions(
             probs,
             labels,
             self.class_names,
@@ -213,7 +213,7 @@ def as_predictions(data: Any, *, class_names: Sequence[str] | None = None) -> Pr
     # the row-major matrix is made once, and an array is copied only if the caller's
     # data is in it (a Predictions is read-only)
     probs = binary_matrix(p, order="C") if binary else _own(p, data[0], order="C")
-    return _make(
+    return make_predictions(
         probs,
         _own(y, data[1]),
         names,
@@ -297,7 +297,7 @@ def combine_models(parts: Mapping[str, Predictions]) -> Predictions:
         arrays = [p.extra.get(name) for _, p in items]
         if all(a is not None and a.dtype == values.dtype for a in arrays):
             extra[name] = np.concatenate(arrays)
-    return _make(
+    return make_predictions(
         probs,
         labels,
         first.class_names,
@@ -501,7 +501,7 @@ def _digest(
     return digest.hexdigest(names, binary)
 
 
-def _make(
+def make_predictions(
     probs: np.ndarray,
     labels: np.ndarray,
     names: tuple[str, ...],

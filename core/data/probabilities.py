@@ -1,6 +1,6 @@
 """Probabilities: the numeric matrix of the chosen columns, logits and renormalisation.
 
-:func:`_to_probabilities` turns the raw ``(n, K)`` scores into valid probability
+:func:`to_probabilities` turns the raw ``(n, K)`` scores into valid probability
 rows: logits are converted by softmax (sigmoid for one column), rows off by more
 than :data:`core._validation.ROW_SUM_TOL` are renormalised on request or refused,
 and values outside [0, 1] by less than :data:`CLIP_TOL` are clipped. Every
@@ -25,9 +25,10 @@ from core.errors import DataError, arg
 CLIP_TOL = 1e-6
 
 
-def _numeric_matrix(
+def numeric_matrix(
     frame: pd.DataFrame, names: Sequence[str], strict: bool = True, offset: int = 0
 ) -> np.ndarray:
+    """Return the named columns as a float64 matrix, reading text of numbers as numbers."""
     if all(frame[c].dtype.kind in "iuf" for c in names):
         return frame[list(names)].to_numpy(dtype=np.float64)
     cols = []
@@ -152,7 +153,7 @@ def renormalized_finding(
     )
 
 
-def _to_probabilities(
+def to_probabilities(
     P: np.ndarray,
     names: Sequence[str],
     logits: bool | str,

@@ -48,7 +48,7 @@ FOREIGN_FORMATS = {
 
 
 @dataclass
-class _Table:
+class LoadedTable:
     frame: pd.DataFrame
     headerless: bool
     name: str
@@ -79,40 +79,24 @@ def read_table(
     DataError
         If the file cannot be found or parsed, or passes a limit.
     """
-    return _read(source, name, limits).frame
+    return read_source(source, name, limits).frame
 
 
-def _is_pathlike(x: Any) -> bool:
+def is_pathlike(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _is_filelike(x: Any) -> bool:
+def is_filelike(x: Any) -> bool:
     return hasattr(x, "read") and not isinstance(x, (str, bytes, os.PathLike))
 
 
-def _read(source: Any, name: str | None, limits: LoadLimits | None = None) -> _Table:
+def read_source(source: Any, name: str | None, limits: LoadLimits | None = None) -> LoadedTable:
     limits = LoadLimits.from_env() if limits is None else limits
     if isinstance(source, pd.DataFrame):
         limits.check_columns(source.shape[1], name or "The DataFrame")
         frame, findings = _dedupe_columns(source, list(map(str, source.columns)))
-        return _Table(frame, False, name or "DataFrame", findings)
-    if _is_pathlike(source):
-        path = Path(source)
-        check_regular_file(path)
-        name = name or path.name
-        with open(path, "rb") as fh:
-            data = _read_bounded(fh, Path(name).name, limits)
-    elif _is_filelike(source):
-        name = name or str(getattr(source, "name", "") or "")
-        data = _read_bounded(source, Path(name).name if name else "upload", limits)
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-        limits.check_bytes(len(data), Path(name).name if name else "upload")
-    else:
-        raise DataError(
-            f"Cannot read predictions from a {type(source).__name__}; pass a path, a file object, "
-            "bytes, a DataFrame or arrays."
-        )
+        return LoadedTable(frame, False, name or "DataFrame", findings)
+    data, name = _source_bytes(source, name, limits)
     name = Path(name).name if name else "upload"
     suffixes = [s.lower() for s in Path(name).suffixes]
     if data[:2] == b"\x1f\x8b":
@@ -132,6 +116,27 @@ def _read(source: Any, name: str | None, limits: LoadLimits | None = None) -> _T
     if is_parquet:
         return _read_parquet(data, name, limits)
     return _read_csv(data, name, limits, tab=bool(suffixes) and suffixes[-1] == ".tsv")
+
+
+def _source_bytes(source: Any, name: str | None, limits: LoadLimits) -> tuple[bytes, str | None]:
+    """Return the bytes of a path, file object or bytes (within the limits) and its name."""
+    if is_pathlike(source):
+        path = Path(source)
+        check_regular_file(path)
+        name = name or path.name
+        with open(path, "rb") as fh:
+            return _read_bounded(fh, Path(name).name, limits), name
+    if is_filelike(source):
+        name = name or str(getattr(source, "name", "") or "")
+        return _read_bounded(source, Path(name).name if name else "upload", limits), name
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        limits.check_bytes(len(data), Path(name).name if name else "upload")
+        return data, name
+    raise DataError(
+        f"Cannot read predictions from a {type(source).__name__}; pass a path, a file object, "
+        "bytes, a DataFrame or arrays."
+    )
 
 
 def check_regular_file(path: Path) -> None:
@@ -225,7 +230,7 @@ def _unique(names: list[str]) -> list[str]:
     return [n for n in names if names.count(n) == 1]
 
 
-def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> _Table:
+def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -268,7 +273,7 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> _Table:
             # object arrays sharing the dictionary's strings, as text columns are read
             values = frame[c].to_numpy(dtype=object, na_value=None)
             frame[c] = pd.Series(values, index=frame.index, dtype=object)
-    return _Table(frame, False, name, duplicate_columns_finding(dupes))
+    return LoadedTable(frame, False, name, duplicate_columns_finding(dupes))
 
 
 @dataclass(frozen=True)
@@ -350,14 +355,7 @@ def read_layout(head: bytes, *, tab: bool = False, name: str = "The file") -> Cs
         raise DataError(f"{name} is empty: it holds no rows.")
     lines = [ln for ln in raw_lines if ln.strip()]
     first = lines[0]
-    if tab or ("\t" in first and "," not in first):
-        sep = "\t"
-    elif ";" in first and "," not in first:
-        sep = ";"
-    elif "," not in first and len(first.split()) > 1:
-        sep = r"\s+"
-    else:
-        sep = ","
+    sep = _separator(first, tab)
     fields = first.split() if sep == r"\s+" else next(csv.reader([first], delimiter=sep))
     fields = [f.strip() for f in fields]
     headerless = _looks_headerless(fields, lines[1] if len(lines) > 1 else None, sep)
@@ -366,6 +364,26 @@ def read_layout(head: bytes, *, tab: bool = False, name: str = "The file") -> Cs
     if not head.endswith((b"\n", b"\r")) and len(lines) > 1 and whole[-1] == lines[-1]:
         whole = whole[:-1]
     data_lines = whole if headerless else whole[1:]
+    fields, trailing = _trailing_delimiter(fields, data_lines, sep, headerless)
+    decimal = _decimal_mark(data_lines, name) if sep == ";" else "."
+    return CsvLayout(sep, fields, headerless, skip, trailing, decimal)
+
+
+def _separator(first: str, tab: bool) -> str:
+    """Return the column separator that the first line shows."""
+    if tab or ("\t" in first and "," not in first):
+        return "\t"
+    if ";" in first and "," not in first:
+        return ";"
+    if "," not in first and len(first.split()) > 1:
+        return r"\s+"
+    return ","
+
+
+def _trailing_delimiter(
+    fields: list[str], data_lines: list[str], sep: str, headerless: bool
+) -> tuple[list[str], bool]:
+    """Return the fields without an empty last one, and whether every row ends with ``sep``."""
     trailing = (
         sep != r"\s+"
         and len(fields) > 1
@@ -373,24 +391,25 @@ def read_layout(head: bytes, *, tab: bool = False, name: str = "The file") -> Cs
         and all(ln.rstrip().endswith(sep) for ln in data_lines)
     )
     if trailing and (headerless or fields[-1] == ""):
-        fields = fields[:-1]
-    elif not headerless and len(fields) > 1 and fields[-1] == "" and data_lines:
+        return fields[:-1], trailing
+    if not headerless and len(fields) > 1 and fields[-1] == "" and data_lines:
         # only the header ends with the delimiter: its last, empty, name names no column
-        fields = fields[:-1]
-    decimal = "."
-    if sep == ";":
-        cells = [c.strip() for ln in data_lines for c in ln.split(";")]
-        comma = next((c for c in cells if _DECIMAL_COMMA.fullmatch(c)), None)
-        point = next((c for c in cells if _DECIMAL_POINT.fullmatch(c)), None)
-        if comma is not None and point is not None:
-            raise DataError(
-                f"{name} writes numbers with both decimal commas ({comma}) and decimal points "
-                f"({point}) in its semicolon-separated columns, so neither reading is right; "
-                "write every number with one decimal mark."
-            )
-        if comma is not None:
-            decimal = ","
-    return CsvLayout(sep, fields, headerless, skip, trailing, decimal)
+        return fields[:-1], trailing
+    return fields, trailing
+
+
+def _decimal_mark(data_lines: list[str], name: str) -> str:
+    """Return the decimal mark of a semicolon file's numbers, refusing a mix of both."""
+    cells = [c.strip() for ln in data_lines for c in ln.split(";")]
+    comma = next((c for c in cells if _DECIMAL_COMMA.fullmatch(c)), None)
+    point = next((c for c in cells if _DECIMAL_POINT.fullmatch(c)), None)
+    if comma is not None and point is not None:
+        raise DataError(
+            f"{name} writes numbers with both decimal commas ({comma}) and decimal points "
+            f"({point}) in its semicolon-separated columns, so neither reading is right; "
+            "write every number with one decimal mark."
+        )
+    return "," if comma is not None else "."
 
 
 _DECIMAL_COMMA = re.compile(r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?")
@@ -416,7 +435,7 @@ def _first_content(data: bytes) -> int:
     return data.rfind(b"\n", 0, m.start()) + 1
 
 
-def _read_csv(data: bytes, name: str, limits: LoadLimits, *, tab: bool) -> _Table:
+def _read_csv(data: bytes, name: str, limits: LoadLimits, *, tab: bool) -> LoadedTable:
     start = _first_content(data)
     lay = read_layout(data[start : start + 65536], tab=tab, name=name)
     fields = lay.fields
@@ -461,9 +480,9 @@ def _read_csv(data: bytes, name: str, limits: LoadLimits, *, tab: bool) -> _Tabl
     findings = [decimal_comma_finding()] if lay.decimal == "," else []
     if lay.headerless:
         frame.columns = [str(i) for i in range(frame.shape[1])]
-        return _Table(frame, True, name, findings)
+        return LoadedTable(frame, True, name, findings)
     frame, dupes = _dedupe_columns(frame, fields)
-    return _Table(frame, False, name, dupes + findings)
+    return LoadedTable(frame, False, name, dupes + findings)
 
 
 def _is_number(text: str) -> bool:
@@ -562,11 +581,11 @@ def _dedupe_columns(frame: pd.DataFrame, raw: list[str]) -> tuple[pd.DataFrame, 
     return frame, duplicate_columns_finding(dupes)
 
 
-def _source_table(source: Any, name: str | None, limits: LoadLimits | None = None) -> _Table:
-    if isinstance(source, pd.DataFrame) or _is_pathlike(source) or _is_filelike(source):
-        return _read(source, name, limits)
+def source_table(source: Any, name: str | None, limits: LoadLimits | None = None) -> LoadedTable:
+    if isinstance(source, pd.DataFrame) or is_pathlike(source) or is_filelike(source):
+        return read_source(source, name, limits)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _read(source, name, limits)
+        return read_source(source, name, limits)
     if isinstance(source, pd.Series):
         source = source.to_numpy()
     if isinstance(source, Mapping) or isinstance(source, str | bytes):
@@ -589,7 +608,7 @@ def _source_table(source: Any, name: str | None, limits: LoadLimits | None = Non
             f"Predictions must be 1-D (binary P(y=1)) or 2-D (n, K); got shape {arr.shape}."
         )
     frame = pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
-    return _Table(frame, True, name or "arrays", [])
+    return LoadedTable(frame, True, name or "arrays", [])
 
 
 def _first_line(exc: BaseException) -> str:

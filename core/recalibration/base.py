@@ -336,13 +336,6 @@ def check_both_outcomes(n_pos: np.ndarray, n: int, method: str) -> None:
         )
 
 
-def check_n_bins(n_bins: int) -> int:
-    """Validate a number of bins (a positive integer) and return it as an int."""
-    if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
-        raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
-    return int(n_bins)
-
-
 def chunk_sizes(n: int, parts: int) -> np.ndarray:
     """Return the sizes of ``numpy.array_split``'s ``parts`` chunks of ``n`` items.
 

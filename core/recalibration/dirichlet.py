@@ -44,7 +44,7 @@ L-BFGS on the mean negative log-likelihood plus a penalty. Conventions:
 
 **Cost.** Every L-BFGS evaluation makes two float64 BLAS products of the ``(n, K)``
 features with a ``(K, K)`` matrix (about ``4 n K²`` flops;
-:func:`core.recalibration.scaling._affine_nll` does the work), so, as for matrix
+:func:`core.recalibration.scaling.affine_nll` does the work), so, as for matrix
 scaling, above 100 classes ``max_iter`` must be given explicitly (``max_iter=None``
 raises :class:`~core.errors.FitError`); an unconverged fit is reported in
 ``info["notes"]``. Outputs are softmax rows, so they sum to 1 without renormalisation.
@@ -65,7 +65,7 @@ from core.recalibration.base import (
     softmax,
 )
 from core.recalibration.beta import EPS
-from core.recalibration.scaling import _affine_nll, capped_iterations, minimize_lbfgs
+from core.recalibration.scaling import affine_nll, capped_iterations, minimize_lbfgs
 
 #: The log-probability features are floored at ``ln EPS``.
 LOG_EPS = float(np.log(EPS))
@@ -274,7 +274,7 @@ class DirichletCalibration(Recalibrator):
 
         def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
             w_s, b_s = theta[: k * k].reshape(k, k), theta[k * k :]
-            nll, gw, gb = _affine_nll(x, labels, w_s, b_s, "matrix", buf)
+            nll, gw, gb = affine_nll(x, labels, w_s, b_s, "matrix", buf)
             # The penalty is taken at the best equivalent parameters (a closed-form
             # minimum), so the objective is exactly flat along the directions softmax
             # ignores and L-BFGS never crawls along them; by the envelope theorem the
@@ -287,7 +287,7 @@ class DirichletCalibration(Recalibrator):
 
         w0, b0 = np.eye(k), np.zeros(k)
         theta0 = np.concatenate([(w0 * sd).ravel(), b0 + w0 @ m])
-        nll0 = _affine_nll(x, labels, w0 * sd, b0 + w0 @ m, "matrix", buf)[0]
+        nll0 = affine_nll(x, labels, w0 * sd, b0 + w0 @ m, "matrix", buf)[0]
         res = minimize_lbfgs(fun, theta0, max_iter)
         w, b = best_representative(*unpack(res.x), **opts)
         pen = penalty_terms(w, b, **opts)[0]

@@ -252,6 +252,205 @@ def _point_values(
     return out
 
 
+def _fit_methods(
+    specs: Sequence[tuple[str, str, dict[str, Any], str]],
+    splits: Sequence[Any],
+    x: np.ndarray,
+    y: np.ndarray,
+    inputs: Any,
+    cross: bool,
+    rows: np.ndarray,
+    seed: Any,
+    lens: str,
+) -> tuple[dict, dict, dict, dict, dict, dict]:
+    """Fit every method on the splits: predictions of the judged rows, fits, errors, views."""
+    y_eval = y[rows]
+    p_eval = inputs.probs[rows]
+    predictions: dict[str, np.ndarray] = {UNCALIBRATED: p_eval}
+    per_split: dict[str, list[np.ndarray]] = {}
+    fitted: dict[str, tuple[FittedParameters, ...]] = {}
+    errors: dict[str, str] = {}
+    selective: dict[str, SelectiveView] = {}
+    labels_of = {UNCALIBRATED: "Uncalibrated"}
+    for key, name, opts, label in specs:
+        labels_of[key] = label
+        opts = _fit_options(name, opts, seed, lens)
+        try:
+            fits, preds, masks, out = _fit_on_splits(name, opts, splits, x, y, inputs, cross)
+        except CalibscopeError as exc:
+            errors[key] = str(exc)
+            continue
+        fitted[key] = tuple(fits)
+        predictions[key] = out if cross else preds[0]
+        per_split[key] = preds
+        if masks:
+            acc = _accepted_rows(masks if cross else masks[:1], inputs.n)
+            selective[key] = _selective_view(p_eval, y_eval, acc[rows], opts, fits[0])
+
+    return predictions, per_split, fitted, errors, selective, labels_of
+
+
+def _fit_options(name: str, opts: dict[str, Any], seed: Any, lens: str) -> dict[str, Any]:
+    """Return a method's options with the comparison's seed and lens where it takes them."""
+    accepted = list(RECALIBRATORS.get(name).options)
+    if "seed" in accepted:
+        opts = {"seed": seed, **opts}
+    if "lens" in accepted and lens in ("binary", "top-label", "classwise"):
+        opts = {"lens": lens, **opts}  # recalibrate through the lens that judges
+    return opts
+
+
+def _accepted_rows(masks: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """Return which of ``n`` rows a selective recalibrator accepted, from its test splits."""
+    acc = np.zeros(n, dtype=bool)
+    for idx, m in masks:
+        acc[idx] = m
+    return acc
+
+
+def _check_evaluation_binning(evaluation_binning: str) -> None:
+    if evaluation_binning not in ("auto", "config"):
+        raise ConfigError(
+            f"evaluation_binning must be 'auto' or 'config'; got {evaluation_binning!r}."
+        )
+
+
+def _split_values(
+    split_preds: Sequence[np.ndarray],
+    splits: Sequence[Any],
+    y: np.ndarray,
+    stats: Mapping[str, Any],
+    seed: Any,
+) -> list[dict[str, float]]:
+    """Return every statistic's value on each split's test rows (the repeated protocol)."""
+    return [
+        _point_values(qs, y[sp.test], stats, seed)
+        for qs, sp in zip(split_preds, splits, strict=True)
+    ]
+
+
+def _judging_note(
+    binning_used: str,
+    auto_discrete: bool,
+    lens: str,
+    binning: str,
+    skipped: Sequence[str],
+    selective: bool,
+) -> str:
+    """Return the note of a method's rows: how it was judged and what was skipped."""
+    note = []
+    if binning_used == "discrete":
+        note.append("judged with discrete bins (one per distinct output)")
+    elif auto_discrete:
+        note.append(
+            f"outputs take many distinct values under the {lens} lens (e.g. after "
+            f"renormalising classes), so they are judged with {binning} bins"
+        )
+    if skipped:
+        note.append("skipped: " + "; ".join(skipped))
+    if selective:
+        note.append("rejected rows output 1/K; top-label ties go to the first class")
+    return "; ".join(note)
+
+
+def _metric_record(
+    key: str, label: str, metric: str, res: Any, over_splits: Sequence[float]
+) -> dict[str, Any]:
+    """Return one metric's row: its value and interval, and its spread over the splits."""
+    return {
+        "method": key,
+        "method_label": label,
+        "metric": metric,
+        "metric_label": "",
+        "value": float(res.value),
+        "low": float(res.confidence_interval.low),
+        "high": float(res.confidence_interval.high),
+        "mean_over_splits": float(np.mean(over_splits)) if over_splits else np.nan,
+        "sd_over_splits": float(np.std(over_splits, ddof=1)) if len(over_splits) > 1 else np.nan,
+    }
+
+
+def _fit_on_splits(
+    name: str,
+    opts: dict[str, Any],
+    splits: Sequence[Any],
+    x: np.ndarray,
+    y: np.ndarray,
+    inputs: Any,
+    cross: bool,
+) -> tuple[list[FittedParameters], list[np.ndarray], list[tuple[np.ndarray, np.ndarray]], Any]:
+    """Fit one recalibrator on every split's calibration rows and predict its test rows.
+
+    Returns the fitted parameters, the test predictions of each split (none when
+    cross-fitted), the accepted rows of a selective recalibrator and, cross-fitted, the
+    out-of-fold predictions of every row.
+    """
+    fits, preds, masks = [], [], []
+    out = np.empty_like(inputs.probs) if cross else None
+    for sp in splits:
+        r = make_recalibrator(name, **opts).fit(
+            x[sp.calibration], y[sp.calibration], logits=inputs.from_logits
+        )
+        q = r.predict_proba(x[sp.test], logits=inputs.from_logits)
+        fits.append(r.params_)
+        if cross:
+            out[sp.test] = q
+        else:
+            preds.append(q)
+        if hasattr(r, "accepted"):
+            masks.append((sp.test, r.accepted(x[sp.test], logits=inputs.from_logits)))
+    return fits, preds, masks, out
+
+
+def _selective_view(
+    p_eval: np.ndarray,
+    y_eval: np.ndarray,
+    accepted: np.ndarray,
+    opts: dict[str, Any],
+    fit: FittedParameters,
+) -> SelectiveView:
+    """Return the view of a selective recalibrator on the judged rows."""
+    h = ranking_score(p_eval, opts.get("ranking", "entropy"))
+    correct = p_eval.argmax(axis=1) == y_eval
+    return SelectiveView(
+        scores=h,
+        correct=correct,
+        threshold=float(fit.values["threshold"]),
+        accepted=accepted,
+        curves=selective_curves(h, correct),
+        metrics=selective_metrics(p_eval, y_eval, accepted),
+        guarantee=str(fit.info.get("guarantee", "")),
+    )
+
+
+def _selective_records(
+    key: str, label: str, view: SelectiveView, evaluation: str
+) -> list[dict[str, Any]]:
+    """Return the coverage rows of a selective recalibrator's metrics table."""
+    m = view.metrics
+    return [
+        {
+            "method": key,
+            "method_label": label,
+            "metric": stat_key,
+            "metric_label": SELECTIVE_LABELS[stat_key],
+            "value": float(value),
+            "low": np.nan,
+            "high": np.nan,
+            "mean_over_splits": np.nan,
+            "sd_over_splits": np.nan,
+            "evaluation": evaluation,
+            "binning": "",
+            "note": view.guarantee,
+        }
+        for stat_key, value in (
+            ("coverage", m.coverage),
+            ("miscoverage", m.miscoverage),
+            ("coverage-accuracy", m.coverage_accuracy),
+        )
+    ]
+
+
 def compare_recalibrators(
     probs: ArrayLike,
     labels: ArrayLike,
@@ -316,10 +515,7 @@ def compare_recalibrators(
     RecalibrationComparison
         Metrics, predictions, fitted parameters and Meta-Cal views.
     """
-    if evaluation_binning not in ("auto", "config"):
-        raise ConfigError(
-            f"evaluation_binning must be 'auto' or 'config'; got {evaluation_binning!r}."
-        )
+    _check_evaluation_binning(evaluation_binning)
     norm_f = check_norm(norm)
     inputs = as_inputs(probs, logits=logits)
     y = as_labels(labels, inputs.n_classes, inputs.n)
@@ -339,59 +535,9 @@ def compare_recalibrators(
     rows = np.arange(inputs.n) if cross else splits[0].test
     evaluation = "in-sample" if splits[0].in_sample else ("out-of-fold" if cross else "test")
     y_eval = y[rows]
-    p_eval = inputs.probs[rows]
-
-    predictions: dict[str, np.ndarray] = {UNCALIBRATED: p_eval}
-    per_split: dict[str, list[np.ndarray]] = {}
-    fitted: dict[str, tuple[FittedParameters, ...]] = {}
-    errors: dict[str, str] = {}
-    selective: dict[str, SelectiveView] = {}
-    labels_of = {UNCALIBRATED: "Uncalibrated"}
-    for key, name, opts, label in specs:
-        labels_of[key] = label
-        accepted_opts = list(RECALIBRATORS.get(name).options)
-        if "seed" in accepted_opts:
-            opts = {"seed": seed, **opts}
-        if "lens" in accepted_opts and lens in ("binary", "top-label", "classwise"):
-            opts = {"lens": lens, **opts}  # recalibrate through the lens that judges
-        fits, preds, masks = [], [], []
-        out = np.empty_like(inputs.probs) if cross else None
-        try:
-            for sp in splits:
-                r = make_recalibrator(name, **opts).fit(
-                    x[sp.calibration], y[sp.calibration], logits=inputs.from_logits
-                )
-                q = r.predict_proba(x[sp.test], logits=inputs.from_logits)
-                fits.append(r.params_)
-                if cross:
-                    out[sp.test] = q
-                else:
-                    preds.append(q)
-                if hasattr(r, "accepted"):
-                    masks.append((sp.test, r.accepted(x[sp.test], logits=inputs.from_logits)))
-        except CalibscopeError as exc:
-            errors[key] = str(exc)
-            continue
-        fitted[key] = tuple(fits)
-        predictions[key] = out if cross else preds[0]
-        per_split[key] = preds
-        if masks:
-            acc = np.zeros(inputs.n, dtype=bool)
-            for idx, m in masks if cross else masks[:1]:
-                acc[idx] = m
-            acc = acc[rows]
-            h = ranking_score(p_eval, opts.get("ranking", "entropy"))
-            correct = p_eval.argmax(axis=1) == y_eval
-            selective[key] = SelectiveView(
-                scores=h,
-                correct=correct,
-                threshold=float(fits[0].values["threshold"]),
-                accepted=acc,
-                curves=selective_curves(h, correct),
-                metrics=selective_metrics(p_eval, y_eval, acc),
-                guarantee=str(fits[0].info.get("guarantee", "")),
-            )
-
+    predictions, per_split, fitted, errors, selective, labels_of = _fit_methods(
+        specs, splits, x, y, inputs, cross, rows, seed, lens
+    )
     records = []
     used_binning: dict[str, str] = {}
     for key, q in predictions.items():
@@ -413,63 +559,18 @@ def compare_recalibrators(
         repeats = []
         if protocol == "repeated":
             split_preds = per_split.get(key) or [inputs.probs[sp.test] for sp in splits]
-            repeats = [
-                _point_values(qs, y[sp.test], stats, seed)
-                for qs, sp in zip(split_preds, splits, strict=True)
-            ]
-        note = []
-        if b == "discrete":
-            note.append("judged with discrete bins (one per distinct output)")
-        elif discrete and evaluation_binning == "auto":
-            note.append(
-                f"outputs take many distinct values under the {lens} lens (e.g. after "
-                f"renormalising classes), so they are judged with {binning} bins"
-            )
-        if skipped:
-            note.append("skipped: " + "; ".join(skipped))
+            repeats = _split_values(split_preds, splits, y, stats, seed)
+        note = _judging_note(
+            b, discrete and evaluation_binning == "auto", lens, binning, skipped, key in selective
+        )
+        records += [
+            _metric_record(key, labels_of[key], stat_key, res, [r[stat_key] for r in repeats])
+            | {"evaluation": evaluation, "binning": b if stat_key not in SCORE_LABELS else ""}
+            | {"note": note, "metric_label": _metric_label(stat_key, norm_f)}
+            for stat_key, res in boot.items()
+        ]
         if key in selective:
-            note.append("rejected rows output 1/K; top-label ties go to the first class")
-        for stat_key, res in boot.items():
-            vals = [r[stat_key] for r in repeats]
-            records.append(
-                {
-                    "method": key,
-                    "method_label": labels_of[key],
-                    "metric": stat_key,
-                    "metric_label": _metric_label(stat_key, norm_f),
-                    "value": float(res.value),
-                    "low": float(res.confidence_interval.low),
-                    "high": float(res.confidence_interval.high),
-                    "mean_over_splits": float(np.mean(vals)) if vals else np.nan,
-                    "sd_over_splits": float(np.std(vals, ddof=1)) if len(vals) > 1 else np.nan,
-                    "evaluation": evaluation,
-                    "binning": b if stat_key not in SCORE_LABELS else "",
-                    "note": "; ".join(note),
-                }
-            )
-        if key in selective:
-            m = selective[key].metrics
-            for stat_key, value in (
-                ("coverage", m.coverage),
-                ("miscoverage", m.miscoverage),
-                ("coverage-accuracy", m.coverage_accuracy),
-            ):
-                records.append(
-                    {
-                        "method": key,
-                        "method_label": labels_of[key],
-                        "metric": stat_key,
-                        "metric_label": SELECTIVE_LABELS[stat_key],
-                        "value": float(value),
-                        "low": np.nan,
-                        "high": np.nan,
-                        "mean_over_splits": np.nan,
-                        "sd_over_splits": np.nan,
-                        "evaluation": evaluation,
-                        "binning": "",
-                        "note": selective[key].guarantee,
-                    }
-                )
+            records += _selective_records(key, labels_of[key], selective[key], evaluation)
     settings = {
         "protocol": protocol,
         "calibration_fraction": calibration_fraction,

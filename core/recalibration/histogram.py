@@ -43,12 +43,12 @@ import numpy as np
 from numpy.random import Generator
 
 from core._numeric import FEW_EDGES, count_edges
+from core.binning import check_n_bins
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     Component,
     ComponentFit,
     OneDimRecalibrator,
-    check_n_bins,
     register,
 )
 

@@ -737,7 +737,7 @@ def _centred(z: np.ndarray, kind: str) -> np.ndarray:
     return z - shift
 
 
-def _affine_nll(
+def affine_nll(
     zc: np.ndarray,
     y: np.ndarray,
     w: np.ndarray,
@@ -812,7 +812,7 @@ def _matrix_nll(
     buf: np.ndarray | None,
     step: int,
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Matrix-scaling branch of :func:`_affine_nll`."""
+    """Matrix-scaling branch of :func:`affine_nll`."""
     n, k = zc.shape
     nll = 0.0
     gb = np.zeros(k)
@@ -974,7 +974,7 @@ def _fit_affine_softmax(
     def fun(phi: np.ndarray) -> tuple[float, np.ndarray]:
         theta = to_theta(phi)
         w, b = unpack(theta)
-        nll, gw, gb = _affine_nll(zc, y, w, b, kind, buf)
+        nll, gw, gb = affine_nll(zc, y, w, b, kind, buf)
         dev = theta - w0
         dev[-k:] = 0.0  # intercepts are not penalised
         val = nll + 0.5 * reg * float(dev @ dev)

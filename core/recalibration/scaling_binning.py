@@ -25,6 +25,7 @@ from numpy.random import Generator
 
 from core._numeric import count_edges
 from core._parallel import map_ordered
+from core.binning import check_n_bins
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     Component,
@@ -32,7 +33,6 @@ from core.recalibration.base import (
     OneDimRecalibrator,
     Setting,
     check_both_outcomes,
-    check_n_bins,
     chunk_sizes,
     component_arrays,
     register,

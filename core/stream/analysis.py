@@ -35,13 +35,12 @@ import numpy as np
 
 from core.analysis import (
     CONSISTENCY_BAND_MAX_BINS,
-    METRIC_COLUMNS,
     AnalysisConfig,
     ReliabilityAnalysis,
-    _metric_row,
-    _note,
+    assemble_analysis,
     check_config,
     component_tables,
+    estimate_note,
     intervals_from_cells,
     kernel_estimates,
     kernel_rows,
@@ -164,7 +163,7 @@ class StreamAnalysis:
 # --------------------------------------------------------------------------- the passes
 
 
-class _Analysis:
+class AnalysisPasses:
     """The passes of one streamed analysis, made by a runner (stream or Dask)."""
 
     def __init__(self, runner: Any, config: AnalysisConfig, *, split: bool, only: str | None):
@@ -282,13 +281,13 @@ class _Analysis:
                 }
             )
         )
-        wanted = {name: _kernel_rows(g.n, cfg) for name, g in groups.items()}
+        wanted = {name: stream_kernel_rows(g.n, cfg) for name, g in groups.items()}
         facts = [g.values for g in groups.values()] + ([whole.values] if whole else [])
         ties = any(f.needs_ties for f in facts)
         if not (norms or ties or self._rows_needed(plan)):
             return {}
         centers = {
-            name: [_label_means(g.cells.component_bins(c)) for c in range(len(g.cells.names))]
+            name: [bin_label_means(g.cells.component_bins(c)) for c in range(len(g.cells.names))]
             for name, g in groups.items()
         }
 
@@ -391,7 +390,7 @@ class _Analysis:
             if call.info.from_bins and call.binning == cfg.binning:
                 est = estimate_binned(call.info, view, call.norm, cfg.seed, call.options)
                 results[key] = call.result(est)
-                notes[key] = _note(call, results[key], cfg.seed)
+                notes[key] = estimate_note(call, results[key], cfg.seed)
                 continue
             if kernel is None and key != cfg.estimator and call.info.from_bins:
                 # its own bins (mcb: discrete) are not the stream's: it needs rows
@@ -412,7 +411,9 @@ class _Analysis:
                 if m < n
                 else ""
             )
-            notes[key] = "; ".join(filter(None, [_note(call, results[key], cfg.seed), where]))
+            notes[key] = "; ".join(
+                filter(None, [estimate_note(call, results[key], cfg.seed), where])
+            )
         opts = {**cfg.calibration_options(), "class_names": names}
         if kernel is not None:
             kernel_values, kernel_notes = kernel_estimates(*kernel, n, cfg, opts, exclude=results)
@@ -436,19 +437,6 @@ class _Analysis:
                     extra = "no interval on a stream (it reads rows)"
                     notes[k] = "; ".join(filter(None, [notes.get(k, ""), extra]))
             intervals = intervals_from_cells(cells, cfg, fits, known, notes)
-        import pandas as pd
-
-        table = [
-            _metric_row(k, ESTIMATORS.get(k).label, r.value, intervals, notes)
-            for k, r in results.items()
-        ]
-        table += [
-            _metric_row(k, ESTIMATORS.get(k).label, v, {}, kernel_notes)
-            for k, v in kernel_values.items()
-        ]
-        table += [
-            _metric_row(k, SCORES.get(k).label, v, intervals, notes) for k, v in scores.items()
-        ]
         bands = g.bands if g.bands is not None else (None,) * len(stats)
         brier_bins = self.bins.setdefault(name, {})
         parts = [
@@ -466,13 +454,16 @@ class _Analysis:
             for c, sums in enumerate(g.brier)
             for j in [0 if self.specs[1] == self.specs[0] else 1]
         ]
-        return ReliabilityAnalysis(
-            config=cfg,
+        return assemble_analysis(
+            cfg,
             headline=results[cfg.estimator],
-            headline_interval=intervals.get(cfg.estimator),
-            components=component_tables(cells.names, stats, bands, cells.weights, cfg),
-            metrics=pd.DataFrame(table, columns=METRIC_COLUMNS),
+            values={k: r.value for k, r in results.items()},
+            kernel_values=kernel_values,
+            kernel_notes=kernel_notes,
+            scores=scores,
             intervals=intervals,
+            notes=notes,
+            components=component_tables(cells.names, stats, bands, cells.weights, cfg),
             brier_decomposition=brier_decomposition_from_bins(
                 parts, scores["brier"], cfg.binning, cfg.n_bins
             ),
@@ -482,7 +473,7 @@ class _Analysis:
         )
 
 
-def _kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:
+def stream_kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:
     """Return the rows kept for the kernel estimators: memory's choice, or None for none.
 
     ``kernel_sample=0`` (every row) is more than a stream holds: then no rows are kept.
@@ -493,7 +484,7 @@ def _kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:
     return np.arange(n) if rows is None else rows
 
 
-def _label_means(st: BinStats) -> np.ndarray:
+def bin_label_means(st: BinStats) -> np.ndarray:
     counts = st.counts
     return np.divide(st.label_sums, counts, out=np.zeros(counts.shape), where=counts > 0)
 
@@ -521,7 +512,7 @@ class _SumsBatch:
 
     def score_deviation(self, center: np.ndarray, norm: float) -> np.ndarray:
         """``Σ |s − c_b|^p`` per bin, read in the rows pass for the bins' mean labels."""
-        if not np.array_equal(np.asarray(center).ravel(), _label_means(self.stats)):
+        if not np.array_equal(np.asarray(center).ravel(), bin_label_means(self.stats)):
             raise NotImplementedError("a stream has the rows' distances to the mean labels only")
         return self.deviations[(self.component, float(norm))][None, :]
 
@@ -698,7 +689,7 @@ def run_analysis(
     runner: Any, config: AnalysisConfig, *, split_models: bool = True, model: str | None = None
 ) -> StreamAnalysis:
     """Run the passes of a streamed analysis with a runner (:mod:`core.stream.engine`, Dask)."""
-    return _Analysis(runner, config, split=split_models, only=model).run()
+    return AnalysisPasses(runner, config, split=split_models, only=model).run()
 
 
 def check_stream_config(config: AnalysisConfig) -> None:

@@ -62,25 +62,25 @@ from core.lenses import lens_view
 from core.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
-    _check_config,
-    _model_seed,
     assemble_comparison,
     call_options,
+    check_comparison_config,
     check_options,
     estimator_options,
     joint_dists,
+    model_seed,
     on_edges,
     own_cell_dists,
     too_few_models,
 )
 from core.scores import SCORES
 from core.stream.analysis import (
+    AnalysisPasses,
     StreamInput,
-    _Analysis,
-    _kernel_rows,
-    _label_means,
+    bin_label_means,
     check_stream_config,
     stats_view,
+    stream_kernel_rows,
 )
 from core.stream.dask import DaskRunner
 from core.stream.engine import Progress, StreamRunner
@@ -396,7 +396,7 @@ class _Selected:
         return self.runner.run(plan, func, what)
 
 
-class _SharedBins(_Analysis):
+class _SharedBins(AnalysisPasses):
     """The edges of the pooled rows (the streamed analysis' bins of all rows as one)."""
 
     def _chunk_args(self) -> dict[str, Any]:
@@ -459,7 +459,7 @@ def run_comparison(
     StreamComparison
         The input and the comparison.
     """
-    config = _check_config(config)
+    config = check_comparison_config(config)
     check_stream_config(config)
     if test is not None:
         raise ConfigError(
@@ -532,7 +532,7 @@ def run_comparison(
 
     calls, others = _calls(specs, config, plan)
     rows = _rows_pass(runner, plan, config, edges, names, stats, calls, specs, n)
-    seeds = {m: _model_seed(seed_value, i, paired) for i, m in enumerate(names)}
+    seeds = {m: model_seed(seed_value, i, paired) for i, m in enumerate(names)}
     values: dict[tuple[str, str], float] = {}
     notes: dict[tuple[str, str], str] = {}
     dists: dict[tuple[str, str], np.ndarray] = {}
@@ -643,9 +643,9 @@ def _rows_pass(
     reads_rows = any(s.kind == "estimator" for s in specs)
     if not norms and not reads_rows:
         return {}
-    wanted = {m: _kernel_rows(n[m], config) if reads_rows else None for m in names}
+    wanted = {m: stream_kernel_rows(n[m], config) if reads_rows else None for m in names}
     centers = {
-        m: [_label_means(stats[m].cells.component_bins(c)) for c in range(len(edges))]
+        m: [bin_label_means(stats[m].cells.component_bins(c)) for c in range(len(edges))]
         for m in names
     }
     func = partial(

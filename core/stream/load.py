@@ -25,23 +25,23 @@ from typing import Any
 import numpy as np
 
 from core.data.columns import (
-    _find_label_column,
-    _find_prob_columns,
-    _find_roles,
+    find_label_column,
+    find_prob_columns,
+    find_roles,
     repeated_names,
 )
-from core.data.labels import _class_names, _encode_labels, _label_series
+from core.data.labels import encode_labels, label_series, resolve_class_names
 from core.data.lint import MAX_ROWS, LintFinding, first_rows, format_rows
 from core.data.loader import kept_names, kept_values, models_of, not_ignored
 from core.data.probabilities import (
     ScoreFacts,
-    _numeric_matrix,
-    _to_probabilities,
     clipped_finding,
     logits_finding,
+    numeric_matrix,
     renormalized_finding,
+    to_probabilities,
 )
-from core.data.tables import _Table
+from core.data.tables import LoadedTable
 from core.errors import DataError, arg
 from core.stream.sources import Batch, Layout, read_batches
 from core.stream.threads import ahead
@@ -400,7 +400,7 @@ class Plan:
         """Class names (those of the label encoding once known)."""
         if self.labels is not None:
             return self.labels.names
-        return _class_names(
+        return resolve_class_names(
             self.prob_columns, self.layout.headerless, self.options.class_names, self.k
         )
 
@@ -466,13 +466,13 @@ class Plan:
 def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> Plan:
     """Infer the columns from the first batch, as :func:`core.load_predictions` would."""
     frame = first.frame
-    table = _Table(frame, lay.headerless, source, [])
-    roles = {} if lay.headerless else _find_roles(list(frame.columns))
+    table = LoadedTable(frame, lay.headerless, source, [])
+    roles = {} if lay.headerless else find_roles(list(frame.columns))
     used = set(roles.values())
-    label_name = _find_label_column(frame, table, options.label_column, used)
+    label_name = find_label_column(frame, table, options.label_column, used)
     used.add(label_name)
-    labels = _label_series(frame[label_name])
-    prob_names, notes = _find_prob_columns(
+    labels = label_series(frame[label_name])
+    prob_names, notes = find_prob_columns(
         frame,
         options.prob_columns,
         used,
@@ -496,11 +496,11 @@ def plan_from(first: Batch, lay: Layout, options: LoadOptions, source: str) -> P
 
 def label_map(plan: Plan, facts: LabelFacts) -> LabelMap:
     """Decide the class of every distinct label value with the in-memory encoder."""
-    names = _class_names(
+    names = resolve_class_names(
         plan.prob_columns, plan.layout.headerless, plan.options.class_names, plan.k
     )
-    values = _label_series(facts.values)
-    y, names, positive, notes = _encode_labels(
+    values = label_series(facts.values)
+    y, names, positive, notes = encode_labels(
         values,
         names,
         plan.binary,
@@ -577,7 +577,7 @@ def batch_facts(
     """
     frame = batch.frame
     offset = batch.offset
-    P = _numeric_matrix(frame, plan.prob_columns, offset=offset)
+    P = numeric_matrix(frame, plan.prob_columns, offset=offset)
     labels = frame[plan.label_column]
     # a finite sum has finite terms, and integer labels are never missing: the row masks
     # are built only when one of them may hold
@@ -620,7 +620,7 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
     offset = batch.offset
     positions = None if keep is None else np.flatnonzero(keep) + offset
     try:
-        probs, notes = _to_probabilities(
+        probs, notes = to_probabilities(
             P,
             plan.prob_columns,
             plan.logits,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import options
 from core.data.limits import GzipReader, LoadLimits
 from core.data.tables import (
     FOREIGN_FORMATS,
@@ -41,8 +42,8 @@ from core.data.tables import (
 )
 from core.errors import DataError
 
-#: Rows per batch unless told otherwise.
-BATCH_ROWS = 1_000_000
+#: Rows per batch unless told otherwise (:data:`core.options.BATCH_ROWS`).
+BATCH_ROWS: int = options.BATCH_ROWS.default  # type: ignore[assignment]
 
 CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})
 

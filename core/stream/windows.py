@@ -41,7 +41,7 @@ from core.data.limits import LoadLimits
 from core.data.loader import kept_names
 from core.errors import ConfigError
 from core.scores import SCORES
-from core.stream.analysis import _Analysis, check_stream_config
+from core.stream.analysis import AnalysisPasses, check_stream_config
 from core.stream.engine import Progress, StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows
 from core.stream.sources import BATCH_ROWS
@@ -56,12 +56,12 @@ from core.stream.stats import (
 from core.subgroups import (
     WINDOW_UNITS,
     WindowAnalysis,
-    _call,
-    _check_cells,
-    _settings,
-    _times,
+    check_cells_readable,
     check_threshold,
     grouped_from_cells,
+    metric_call,
+    metric_settings,
+    time_values,
     window_days,
     window_names,
     with_breaches,
@@ -150,7 +150,7 @@ def _window_keys(
     raw = raw if idx is None else raw[idx]
     if isinstance(every, str):
         try:
-            t = _times(raw, time)
+            t = time_values(raw, time)
         except ConfigError as exc:
             raise ConfigError(f"{_bad_time(rows, raw, at)}: {exc}") from None
         nat = np.isnat(t)
@@ -257,7 +257,7 @@ def window_stats(
     return out, counts, {}
 
 
-class _Windows(_Analysis):
+class _Windows(AnalysisPasses):
     """The passes of the windows of a stream: the bins, then the cells per window."""
 
     def cells(self, time: str | None, every: str | int) -> tuple[Plan, dict]:
@@ -338,8 +338,8 @@ def check_windows(
         "confidence_level": confidence_level,
         "seed": seed,
     }
-    st = _settings(config, what="windows", **options)
-    _check_cells(_call(st, runner.plan().class_names), st.spec, "windows")
+    st = metric_settings(config, what="windows", **options)
+    check_cells_readable(metric_call(st, runner.plan().class_names), st.spec, "windows")
     return config, every, options
 
 

@@ -15,7 +15,7 @@ from core.figures import (
 )
 from core.findings import estimators_finding
 from core.lenses import lens_components
-from core.peer_table import peer_table
+from core.peers import peer_table
 from dashboard import cache, errors, state, widgets
 from dashboard.text import literal
 

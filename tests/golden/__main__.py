@@ -1,0 +1,3 @@
+from tests.golden import write
+
+write()
