@@ -235,38 +235,13 @@ def bootstrap_many(
     chunk = check_chunk_size(chunk_size, n)
     est_seed = seed if isinstance(seed, int) else 0
     known = values or {}
-    # distributions of named statistics already drawn on these rows with this seed
-    digest = array_digest(views.probs, views.labels) if isinstance(seed, int) else None
-    memo_keys = {
-        key: _distribution_key(digest, stat, opts, binary, n_resamples, seed, chunk)
-        for key, (stat, opts) in statistics.items()
-    }
-    found = {key: DISTRIBUTIONS.get(k) for key, k in memo_keys.items() if k is not None}
-    found = {key: hit for key, hit in found.items() if hit is not None}
+    memo_keys, found = _drawn_before(views, statistics, binary, n_resamples, seed, chunk)
     plans = {
         key: plan_for(stat, views, p_in, binary, dict(opts), est_seed, known.get(key))
         for key, (stat, opts) in statistics.items()
         if key not in found
     }
-    rng = check_rng(seed)
-    dist = {key: np.empty(n_resamples) for key in plans}
-    steps = max((plan.n_components for plan in plans.values()), default=0)
-    done = 0
-    for idx in chunks(rng, n, n_resamples if plans else 0, chunk):
-        r = idx.shape[0]
-        per = {key: np.empty((r, plan.n_components)) for key, plan in plans.items()}
-        states: dict[str, dict[str, Any]] = {key: {} for key in plans}
-        for c in range(steps):  # component-major: see core.resampling.Plan
-            shared: dict[Any, Any] = {}
-            for key, plan in plans.items():
-                if c < plan.n_components:
-                    per[key][:, c] = plan.component(idx, c, shared, states[key])
-            del shared
-        for key, plan in plans.items():
-            dist[key][done : done + r] = plan.combine(per[key])
-        done += r
-        if progress is not None:
-            progress(done / n_resamples, f"{done:,} of {n_resamples:,} resamples")
+    dist = _draw(plans, check_rng(seed), n, n_resamples, chunk, progress)
     drawn = {}
     for key, plan in plans.items():
         dist[key].setflags(write=False)  # shared by the memo and every result holding it
@@ -298,6 +273,54 @@ def bootstrap_many(
         for key in statistics
         for name, path, _, distribution in [drawn[key]]
     }
+
+
+def _drawn_before(
+    views: Any,
+    statistics: Mapping[str, tuple[Statistic, Mapping[str, Any]]],
+    binary: bool,
+    n_resamples: int,
+    seed: Any,
+    chunk: int,
+) -> tuple[dict[str, tuple | None], dict[str, tuple]]:
+    """Return each statistic's memo key and the distributions already drawn on these rows."""
+    digest = array_digest(views.probs, views.labels) if isinstance(seed, int) else None
+    memo_keys = {
+        key: _distribution_key(digest, stat, opts, binary, n_resamples, seed, chunk)
+        for key, (stat, opts) in statistics.items()
+    }
+    found = {key: DISTRIBUTIONS.get(k) for key, k in memo_keys.items() if k is not None}
+    return memo_keys, {key: hit for key, hit in found.items() if hit is not None}
+
+
+def _draw(
+    plans: Mapping[str, Any],
+    rng: np.random.Generator,
+    n: int,
+    n_resamples: int,
+    chunk: int,
+    progress: Any,
+) -> dict[str, np.ndarray]:
+    """Evaluate every plan on the same resamples, a chunk at a time: key → distribution."""
+    dist = {key: np.empty(n_resamples) for key in plans}
+    steps = max((plan.n_components for plan in plans.values()), default=0)
+    done = 0
+    for idx in chunks(rng, n, n_resamples if plans else 0, chunk):
+        r = idx.shape[0]
+        per = {key: np.empty((r, plan.n_components)) for key, plan in plans.items()}
+        states: dict[str, dict[str, Any]] = {key: {} for key in plans}
+        for c in range(steps):  # component-major: see core.resampling.Plan
+            shared: dict[Any, Any] = {}
+            for key, plan in plans.items():
+                if c < plan.n_components:
+                    per[key][:, c] = plan.component(idx, c, shared, states[key])
+            del shared
+        for key, plan in plans.items():
+            dist[key][done : done + r] = plan.combine(per[key])
+        done += r
+        if progress is not None:
+            progress(done / n_resamples, f"{done:,} of {n_resamples:,} resamples")
+    return dist
 
 
 def truth_values(

@@ -664,6 +664,37 @@ def resampled_chunks(
         done += r
 
 
+def _fill_pair_block(
+    cov: np.ndarray,
+    sums: dict[tuple[int, int], np.ndarray],
+    lo: int,
+    hi: int,
+    sizes: list[int],
+    starts: np.ndarray,
+    c1: int,
+    c2: int,
+    feature: tuple[int, ...],
+) -> None:
+    """Write the covariance block of components ``c1`` and ``c2`` (and its transpose).
+
+    ``sums[f1, f2][lo:hi]`` are the pair sums of features ``f1`` and ``f2`` over the two
+    components' codes ``2b + o``; statistic ``j`` reads feature ``feature[j]``, and the
+    outcome sum (``j = 1``) only the cells of outcome 1.
+    """
+    b1, b2 = sizes[c1], sizes[c2]
+    for f1 in range(3):
+        for f2 in range(3):
+            x = sums[f1, f2][lo:hi].reshape(b1, 2, b2, 2)
+            for j1 in (j for j in range(4) if feature[j] == f1):
+                x1 = x[:, 1] if j1 == 1 else x.sum(axis=1)
+                for j2 in (j for j in range(4) if feature[j] == f2):
+                    x2 = x1[:, :, 1] if j2 == 1 else x1.sum(axis=2)
+                    r = int(starts[c1]) + j1 * b1
+                    s = int(starts[c2]) + j2 * b2
+                    cov[r : r + b1, s : s + b2] = x2
+                    cov[s : s + b2, r : r + b1] = x2.T
+
+
 def _law_moments(cells: CellStats, scores: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Mean ``Aᵀc`` and covariance ``Aᵀ diag(c) A − (Aᵀc)(Aᵀc)ᵀ/n`` of :func:`normal_batches`.
 
@@ -717,21 +748,8 @@ def _law_moments(cells: CellStats, scores: list[str]) -> tuple[np.ndarray, np.nd
 
     blocks = map_ordered(pair_sums, range(k), entries=9 * k * (k + 1) // 2 * counts.shape[0])
     for c1, (base, sums) in enumerate(blocks):
-        others = range(c1, k)
-        b1 = sizes[c1]
-        for i, c2 in enumerate(others):
-            b2 = sizes[c2]
-            for f1 in range(3):
-                for f2 in range(3):
-                    x = sums[f1, f2][base[i] : base[i + 1]].reshape(b1, 2, b2, 2)
-                    for j1 in (j for j in range(4) if feature[j] == f1):
-                        x1 = x[:, 1] if j1 == 1 else x.sum(axis=1)
-                        for j2 in (j for j in range(4) if feature[j] == f2):
-                            x2 = x1[:, :, 1] if j2 == 1 else x1.sum(axis=2)
-                            r = int(starts[c1]) + j1 * b1
-                            s = int(starts[c2]) + j2 * b2
-                            cov[r : r + b1, s : s + b2] = x2
-                            cov[s : s + b2, r : r + b1] = x2.T
+        for i, c2 in enumerate(range(c1, k)):
+            _fill_pair_block(cov, sums, base[i], base[i + 1], sizes, starts, c1, c2, feature)
     means = [cells.row_sums[s][order] / safe for s in scores]
     # a score's column against every component's bins: one bincount per feature over all
     flat = (codes + np.cumsum([0] + [2 * b for b in sizes[:-1]])[:, None]).ravel()

@@ -659,10 +659,53 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
     )
 
 
-def _run_metrics(args: argparse.Namespace) -> str:
-    from core.analysis import analyze
+def _run_metrics_stream(args: argparse.Namespace, window: str | None) -> str:
+    """Return the metrics of a stream or a Dask job (``--engine stream|dask``) and windows."""
+    from core.stream.analysis import check_stream_config, run_analysis
 
-    by, window = getattr(args, "by", None), getattr(args, "window", None)
+    every = _window_every(window) if window else None
+    with _runner(args, keep_columns=(args.time,) if window and args.time else ()) as runner:
+        config = _config(args, _n_classes(runner))
+        check_stream_config(config)
+        if window:  # a bad window option fails before the first pass over the rows
+            from core.stream.windows import check_windows, run_windows
+
+            check_windows(
+                runner,
+                config,
+                time=args.time,
+                every=every,  # type: ignore[arg-type]
+                threshold=args.threshold,
+                min_rows=args.min_group_rows,
+            )
+        result = run_analysis(runner, config, model=args.model)
+        if window:
+            _step(args, f"windows of {args.file}")
+            windows = run_windows(
+                runner,
+                config,
+                time=args.time,
+                every=every,  # type: ignore[arg-type]
+                threshold=args.threshold,
+                min_rows=args.min_group_rows,
+                model=args.model,
+            )
+    source, results = result.input, list(result.results)
+    if args.json:
+        record = records.metrics_record(source, config, results, file=args.file, labels=None)
+        if window:
+            for entry in record["results"]:
+                entry["windows"] = windows[entry["model"]].to_record()
+        return records.dumps(record)
+    text = _metrics_text(source, config, results)
+    for name, _, _ in results if window else ():
+        title = "all rows" if name is None else f"model {name!r}"
+        text += "\n" + _subgroup_text(windows[name].result, title, window=windows[name])
+    return text
+
+
+def _check_scopes(args: argparse.Namespace, by: Any, window: Any) -> None:
+    """Refuse the subgroup and window options that do not go together."""
     if by and args.engine != "memory":
         raise _Failure("--by reads the rows in memory; leave out --engine.")
     if getattr(args, "threshold", None) is not None and window is None:
@@ -670,48 +713,14 @@ def _run_metrics(args: argparse.Namespace) -> str:
     if getattr(args, "time", None) is not None and window is None:
         raise _Failure("--time names the column of --window; add --window day|week|N.")
 
+
+def _run_metrics(args: argparse.Namespace) -> str:
+    from core.analysis import analyze
+
+    by, window = getattr(args, "by", None), getattr(args, "window", None)
+    _check_scopes(args, by, window)
     if args.engine != "memory":
-        from core.stream.analysis import check_stream_config, run_analysis
-
-        every = _window_every(window) if window else None
-        with _runner(args, keep_columns=(args.time,) if window and args.time else ()) as runner:
-            config = _config(args, _n_classes(runner))
-            check_stream_config(config)
-            if window:  # a bad window option fails before the first pass over the rows
-                from core.stream.windows import check_windows, run_windows
-
-                check_windows(
-                    runner,
-                    config,
-                    time=args.time,
-                    every=every,  # type: ignore[arg-type]
-                    threshold=args.threshold,
-                    min_rows=args.min_group_rows,
-                )
-            result = run_analysis(runner, config, model=args.model)
-            if window:
-                _step(args, f"windows of {args.file}")
-                windows = run_windows(
-                    runner,
-                    config,
-                    time=args.time,
-                    every=every,  # type: ignore[arg-type]
-                    threshold=args.threshold,
-                    min_rows=args.min_group_rows,
-                    model=args.model,
-                )
-        source, results = result.input, list(result.results)
-        if args.json:
-            record = records.metrics_record(source, config, results, file=args.file, labels=None)
-            if window:
-                for entry in record["results"]:
-                    entry["windows"] = windows[entry["model"]].to_record()
-            return records.dumps(record)
-        text = _metrics_text(source, config, results)
-        for name, _, _ in results if window else ():
-            title = "all rows" if name is None else f"model {name!r}"
-            text += "\n" + _subgroup_text(windows[name].result, title, window=windows[name])
-        return text
+        return _run_metrics_stream(args, window)
     keep = [*(by or []), *([args.time] if window and args.time else [])]
     pred = _load(args, keep_columns=_kept(keep))
     config = _config(args, pred.n_classes)

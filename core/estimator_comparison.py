@@ -416,13 +416,38 @@ def compare_estimators(
             quadratic_interval_max_n,
         )
     for row in rows:
-        b = boot.get(row["key"])
-        if b is not None:
-            row["low"] = float(b.confidence_interval.low)
-            row["high"] = float(b.confidence_interval.high)
-            note = "; ".join(filter(None, [row["note"], undefined_note(b.distribution)]))
-            row["note"] = with_outside_note(note, row["value"], row["low"], row["high"], b.method)
+        if row["key"] in boot:
+            _add_interval(row, boot[row["key"]])
 
+    sweeps = _sweeps(views, config, base, results)
+    return EstimatorComparison(
+        config=config,
+        table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
+        results=results,
+        intervals=boot,
+        sweeps=sweeps,
+        n=n,
+        n_classes=k,
+        class_names=names,
+        interval_scope="none" if config.n_resamples == 0 else intervals,
+    )
+
+
+def _add_interval(row: dict[str, Any], b: BootstrapResult) -> None:
+    """Write a bootstrap interval into a table row, with what its note must say of it."""
+    row["low"] = float(b.confidence_interval.low)
+    row["high"] = float(b.confidence_interval.high)
+    note = "; ".join(filter(None, [row["note"], undefined_note(b.distribution)]))
+    row["note"] = with_outside_note(note, row["value"], row["low"], row["high"], b.method)
+
+
+def _sweeps(
+    views: BinnedViews,
+    config: AnalysisConfig,
+    base: dict[str, Any],
+    results: Mapping[str, CalibrationErrorResult],
+) -> dict[str, CalibrationErrorResult]:
+    """Return the sweep on each of its binnings (from the table's rows where it has them)."""
     sweeps: dict[str, CalibrationErrorResult] = {}
     sweep = _sweep_estimator()
     for binning in SWEEP_BINNINGS if sweep is not None else ():
@@ -443,18 +468,7 @@ def compare_estimators(
             except CalibscopeError:
                 continue
         sweeps[binning] = found
-
-    return EstimatorComparison(
-        config=config,
-        table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
-        results=results,
-        intervals=boot,
-        sweeps=sweeps,
-        n=n,
-        n_classes=k,
-        class_names=names,
-        interval_scope="none" if config.n_resamples == 0 else intervals,
-    )
+    return sweeps
 
 
 def _sweep_estimator() -> str | None:
@@ -516,14 +530,9 @@ def _bootstrap(
             row["note"] = "; ".join(filter(None, [row["note"], entry.no_interval]))
             continue
         on = kernel_views if entry.subsample else views
-        n = on.labels.shape[0]
-        if entry.quadratic and n > quadratic_max_n:
-            extra = f"no interval: quadratic cost at n > {quadratic_max_n:,}"
-            row["note"] = "; ".join(filter(None, [row["note"], extra]))
-            continue
-        if not entry.subsample and n * config.n_resamples > EXACT_BOOTSTRAP_WORK:
-            extra = f"no interval: {config.n_resamples:,} resamples of {n:,} rows"
-            row["note"] = "; ".join(filter(None, [row["note"], extra]))
+        why = _too_costly(entry, on.labels.shape[0], config.n_resamples, quadratic_max_n)
+        if why:
+            row["note"] = "; ".join(filter(None, [row["note"], why]))
             continue
         # one call per kernel estimator: a failure on a resample (e.g. a zero median
         # distance) costs only that row's interval; the resamples are the same as above
@@ -533,6 +542,15 @@ def _bootstrap(
         except CalibscopeError as exc:
             row["note"] = "; ".join(filter(None, [row["note"], f"no interval: {exc}"]))
     return out
+
+
+def _too_costly(entry: Any, n: int, n_resamples: int, quadratic_max_n: int) -> str:
+    """Say why a kernel row gets no interval at this size ("" when it gets one)."""
+    if entry.quadratic and n > quadratic_max_n:
+        return f"no interval: quadratic cost at n > {quadratic_max_n:,}"
+    if not entry.subsample and n * n_resamples > EXACT_BOOTSTRAP_WORK:
+        return f"no interval: {n_resamples:,} resamples of {n:,} rows"
+    return ""
 
 
 def curve_estimators(norm: float | str = 1.0) -> tuple[str, ...]:
@@ -713,10 +731,24 @@ def explain_disagreement(
         Markdown sentences, one per effect (plug-in bias, debiasing, Jensen, the sweep,
         bin edges, kernel estimators); effects whose numbers are missing are left out.
     """
-    c = comparison
+    return tuple(
+        text
+        for effect in (
+            _plugin_effect,
+            _debiased_effect,
+            _label_binned_effect,
+            _sweep_effect,
+            _edges_effect,
+            _apart_effect,
+        )
+        if (text := effect(comparison, curve)) is not None
+    )
+
+
+def _plugin_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say why the plug-in estimate is biased upward with few rows per bin."""
     cfg = c.config
     norm = norm_text(cfg.norm)
-    out = []
     plug = c.value("plugin")
     per_bin = c.n / cfg.n_bins
     if not math.isnan(plug):
@@ -734,7 +766,14 @@ def explain_disagreement(
             a, b = _at(curve, "plugin", binning, lo), _at(curve, "plugin", binning, hi)
             if not (math.isnan(a) or math.isnan(b)):
                 text += f" On this data ({binning}) it goes from {a:.4f} at B = {lo} to {b:.4f} at B = {hi}."
-        out.append(text)
+        return text
+    return None
+
+
+def _debiased_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say what the debiased estimate subtracts."""
+    cfg = c.config
+    plug = c.value("plugin")
     deb = c.value("debiased")
     if not math.isnan(deb) and not math.isnan(plug):
         res = c.results["debiased"]
@@ -764,11 +803,17 @@ def explain_disagreement(
                     else "; with so few rows per bin its correction is itself noisy."
                 )
             )
-        out.append(text)
+        return text
+    return None
+
+
+def _label_binned_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say why label-binned is at least the plug-in (Jensen)."""
+    plug = c.value("plugin")
     lab = c.value("label-binned")
     if not math.isnan(lab) and not math.isnan(plug):
         same = abs(lab - plug) <= 1e-4 * max(abs(plug), 1e-12)
-        out.append(
+        return (
             f"**Label-binned ≥ plug-in (Jensen).** Label-binned keeps each row's own score "
             f"against its bin's mean outcome: {lab:.4f} ≥ {plug:.4f}. Averaging the scores "
             "within a bin first (plug-in) can only shrink the average distance"
@@ -779,6 +824,11 @@ def explain_disagreement(
                 else "."
             )
         )
+    return None
+
+
+def _sweep_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say which number of bins the sweep picks."""
     choices = c.sweep_choices
     if len(choices):
         parts = []
@@ -786,22 +836,33 @@ def explain_disagreement(
             stars = group.b_star.tolist()
             star = f"b* = {stars[0]}" if len(stars) == 1 else f"b* per class {stars}"
             parts.append(f"{binning}: {star}, ECE_sweep = {group.total.iloc[0]:.4f}")
-        out.append(
+        return (
             "**The sweep picks B from the data:** the largest number of bins whose bin "
             "accuracies still rise with the score (the first non-monotone B stops it). "
             + "; ".join(parts)
             + "."
         )
+    return None
+
+
+def _edges_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say how equal-width and equal-mass bins differ on the data."""
+    cfg = c.config
     if curve is not None and len(curve) and {"equal-width", "equal-mass"} <= set(curve.binning):
         ew = _at(curve, "plugin", "equal-width", cfg.n_bins)
         em = _at(curve, "plugin", "equal-mass", cfg.n_bins)
         if not (math.isnan(ew) or math.isnan(em)):
-            out.append(
+            return (
                 f"**Bin edges matter.** At B = {cfg.n_bins} the plug-in error is {ew:.4f} with "
                 f"equal-width bins and {em:.4f} with equal-mass bins: the same formula on "
                 "different partitions (libraries also differ in edge conventions, e.g. which "
                 "bin a score equal to an edge falls in)."
             )
+    return None
+
+
+def _apart_effect(c: EstimatorComparison, curve: pd.DataFrame | None) -> str | None:
+    """Say which estimates are read apart from the binned errors."""
     # off the ℓp scale as the registry declares it (kernel distances, the canonical TV
     # distance, the experimental KDE): each row says what it measures in its entry's words
     other = c.table[~c.table.lp_scale.astype(bool) & c.table.value.notna()]
@@ -812,10 +873,10 @@ def explain_disagreement(
                 f"{r.label} ({r.lens}) = {r.value:.3g}"
             )
         listed = "; ".join(f"{q}: {', '.join(v)}" for q, v in by_quantity.items())
-        out.append(
+        return (
             "**Read apart from the binned errors** (not on their scale, or not of the same "
             f"lens) — {listed}. Compare them with each other or across models, not with the "
             "binned values; an unbiased one can be negative when the model is nearly "
             "calibrated."
         )
-    return tuple(out)
+    return None

@@ -611,6 +611,41 @@ def too_few_models(count: int) -> str:
     )
 
 
+def _shared_calls(specs: Sequence[MetricSpec], opts: Mapping[str, Any]) -> dict[str, EstimatorCall]:
+    """Return the calls of the metrics evaluated on the models' shared bins."""
+    return {
+        s.key: EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
+        for s in specs
+        if s.kind == "shared-bins"
+    }
+
+
+def _check_same_task(data: Mapping[str, Any], models: tuple[str, ...]) -> None:
+    """Refuse models that predict different numbers of classes."""
+    ks = {data[m].n_classes for m in models}
+    if len(ks) != 1:
+        raise DataError(
+            "The models predict different numbers of classes "
+            f"({', '.join(f'{m}: {data[m].n_classes}' for m in models)}); compare models "
+            "of the same task."
+        )
+
+
+def _common_classes(data: Mapping[str, Any], models: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the class names the models share, refusing models that name them differently."""
+    first = data[models[0]]
+    # default names "0", "1", ... are no names: they agree with any naming
+    default = tuple(str(i) for i in range(first.n_classes))
+    named = {d.class_names for d in data.values() if d.class_names != default}
+    if len(named) > 1:
+        raise DataError(
+            "The models name their classes differently ("
+            + "; ".join(", ".join(n) for n in sorted(named))
+            + "); compare models of the same task with the same class order."
+        )
+    return next(iter(named), first.class_names)
+
+
 def prepare_comparison(
     parts: Mapping[str, Any],
     *,
@@ -647,30 +682,15 @@ def prepare_comparison(
 
     models = tuple(str(m) for m in parts)
     data = {m: as_predictions(part) for m, part in zip(models, parts.values(), strict=True)}
-    ks = {data[m].n_classes for m in models}
-    if len(ks) != 1:
-        raise DataError(
-            "The models predict different numbers of classes "
-            f"({', '.join(f'{m}: {data[m].n_classes}' for m in models)}); compare models "
-            "of the same task."
-        )
+    _check_same_task(data, models)
     if reference is not None and reference not in models:
         raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(models)}.")
+    names = _common_classes(data, models)
     first = data[models[0]]
     paired = all(
         data[m].labels.shape == first.labels.shape and np.array_equal(data[m].labels, first.labels)
         for m in models[1:]
     )
-    # default names "0", "1", ... are no names: they agree with any naming
-    default = tuple(str(i) for i in range(first.n_classes))
-    named = {d.class_names for d in data.values() if d.class_names != default}
-    if len(named) > 1:
-        raise DataError(
-            "The models name their classes differently ("
-            + "; ".join(", ".join(n) for n in sorted(named))
-            + "); compare models of the same task with the same class order."
-        )
-    names = next(iter(named), first.class_names)
     views = {
         m: BinnedViews(data[m].probs, data[m].labels, names, config.class_weights) for m in models
     }
@@ -682,11 +702,7 @@ def prepare_comparison(
     bins = {m: tuple(comp.stats for comp in comps[m]) for m in models}
 
     opts = call_options(config, names)
-    shared_calls = {
-        s.key: EstimatorCall.make(s.name, **{**opts, "norm": s.norm})
-        for s in specs
-        if s.kind == "shared-bins"
-    }
+    shared_calls = _shared_calls(specs, opts)
     others = [s for s in specs if s.kind != "shared-bins"]
     model_seeds = {m: model_seed(seed, i, paired) for i, m in enumerate(models)}
     mode = comparison_mode(config, n_resamples, [data[m].n for m in models], len(components))
@@ -789,52 +805,73 @@ class ComparisonPlan:
 
     def model_values(self, m: str) -> ModelValues:
         """Return model ``m``'s values, bootstrap resamples and notes."""
-        data, comps, views, weights = self.data, self.comps, self.views, self.weights
-        shared_calls, others, opts, config = self.shared_calls, self.others, self.opts, self.config
-        n_resamples, confidence_level = self.n_resamples, self.confidence_level
-        model_seeds = self.model_seeds
         values: dict[tuple[str, str], float] = {}
         dists: dict[tuple[str, str], np.ndarray] = {}
         notes_by: dict[tuple[str, str], str] = {}
         truths: dict[tuple[str, str], float] = {}
-        pred = data[m]
-        n = pred.n
-        m_seed = model_seeds[m]
-        if shared_calls:
-            streams = {key: NormalStream(m_seed) for key in shared_calls}
-            full = _shared_bin_values(
-                np.arange(n, dtype=np.intp)[None, :], comps[m], weights, shared_calls, streams
-            )
+        if self.shared_calls:
+            self._shared_values(m, values, dists, truths)
+        boot_specs, known, other_calls = self._other_values(m, values, notes_by)
+        if self.n_resamples and self.mode != "exact":
+            dists.update(self._cell_values(m, notes_by))
+        elif self.n_resamples and boot_specs:
+            dists.update(self._exact_resamples(m, boot_specs, known, notes_by))
+        resampled = {k: c for k, c in other_calls.items() if (m, k) in dists}
+        if pivots(self.config.bootstrap_interval) and resampled:
+            self._other_truths(m, resampled, known, dists, notes_by, truths)
+        return ModelValues(values, dists, notes_by, truths)
+
+    def _shared_values(
+        self,
+        m: str,
+        values: dict[tuple[str, str], float],
+        dists: dict[tuple[str, str], np.ndarray],
+        truths: dict[tuple[str, str], float],
+    ) -> None:
+        """Add model ``m``'s shared-bin estimates, their pivots and (exact) resamples."""
+        comps, weights, shared_calls = self.comps, self.weights, self.shared_calls
+        n, m_seed, n_resamples = self.data[m].n, self.model_seeds[m], self.n_resamples
+        streams = {key: NormalStream(m_seed) for key in shared_calls}
+        full = _shared_bin_values(
+            np.arange(n, dtype=np.intp)[None, :], comps[m], weights, shared_calls, streams
+        )
+        for key in shared_calls:
+            values[m, key] = float(full[key][0])
+        if pivots(self.config.bootstrap_interval):
+            truths.update(self._shared_truths(m, values))
+        if not (n_resamples and self.mode == "exact"):
+            return
+        b_max = max(comp.n_bins for comp in comps[m])
+        chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
+        out = {key: np.empty(n_resamples) for key in shared_calls}
+        done = 0
+        for rows in chunks(np.random.default_rng(m_seed), n, n_resamples, chunk):
+            got = _shared_bin_values(rows, comps[m], weights, shared_calls, streams)
             for key in shared_calls:
-                values[m, key] = float(full[key][0])
-            if pivots(config.bootstrap_interval):
-                truths.update(self._shared_truths(m, values))
-            if n_resamples and self.mode == "exact":
-                b_max = max(comp.n_bins for comp in comps[m])
-                chunk = max(1, min(2**20 // n, _CHUNK_BINS // b_max))
-                out = {key: np.empty(n_resamples) for key in shared_calls}
-                done = 0
-                for rows in chunks(np.random.default_rng(m_seed), n, n_resamples, chunk):
-                    got = _shared_bin_values(rows, comps[m], weights, shared_calls, streams)
-                    for key in shared_calls:
-                        out[key][done : done + rows.shape[0]] = got[key]
-                    done += rows.shape[0]
-                for key in shared_calls:
-                    dists[m, key] = out[key]
+                out[key][done : done + rows.shape[0]] = got[key]
+            done += rows.shape[0]
+        for key in shared_calls:
+            dists[m, key] = out[key]
+
+    def _other_values(
+        self, m: str, values: dict[tuple[str, str], float], notes_by: dict[tuple[str, str], str]
+    ) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, float], dict[str, EstimatorCall]]:
+        """Add model ``m``'s scores and own-bin estimates; return how each is bootstrapped."""
+        pred, m_seed = self.data[m], self.model_seeds[m]
         boot_specs: dict[str, tuple[str, dict[str, Any]]] = {}
         known: dict[str, float] = {}
         other_calls: dict[str, EstimatorCall] = {}
-        for s in others:
+        for s in self.others:
             if s.kind == "score":
                 boot_specs[s.key] = (s.name, {})
                 values[m, s.key] = known[s.key] = SCORES.get(s.name).value(
                     pred.probs, pred.labels, binary=pred.binary
                 )
                 continue
-            o = estimator_options(s, config, opts)
+            o = estimator_options(s, self.config, self.opts)
             info = ESTIMATORS.get(s.name)
             call = other_calls[s.key] = EstimatorCall.make(s.name, **o)
-            res = call.result(call.run_on(views[m], m_seed))
+            res = call.result(call.run_on(self.views[m], m_seed))
             values[m, s.key] = known[s.key] = float(res.value)
             if "b_star" in res.details:
                 notes_by[m, s.key] = f"b* = {res.details['b_star']}"
@@ -843,59 +880,77 @@ class ComparisonPlan:
                 o = resample_options(o, res)  # as the Estimators table bootstraps it
                 other_calls[s.key] = EstimatorCall.make(s.name, **o)
             boot_specs[s.key] = (s.name, o)
-        if n_resamples and self.mode != "exact":
-            dists.update(self._cell_values(m, notes_by))
-        elif n_resamples and boot_specs:
+        return boot_specs, known, other_calls
 
-            def resample(specs: Mapping[str, Any]) -> dict[str, Any]:
-                return bootstrap_many(
-                    None,
-                    None,
-                    specs,
-                    n_resamples=n_resamples,
-                    confidence_level=confidence_level,
-                    seed=m_seed,
-                    views=views[m],
-                    binary=pred.binary,
-                    values={k: known[k] for k in specs},
-                )
+    def _exact_resamples(
+        self,
+        m: str,
+        boot_specs: dict[str, tuple[str, dict[str, Any]]],
+        known: Mapping[str, float],
+        notes_by: dict[tuple[str, str], str],
+    ) -> dict[tuple[str, str], np.ndarray]:
+        """Return model ``m``'s row resamples of its scores and own-bin estimates."""
+        pred = self.data[m]
 
-            try:
-                boots = resample(boot_specs)
-            except CalibscopeError:
-                # a metric that fails on some resample (a kernel estimate of rows whose
-                # predictions are all equal) costs its own interval only; each metric alone
-                # draws the same resamples from the same seed
-                boots = {}
-                for key, spec in boot_specs.items():
-                    try:
-                        boots.update(resample({key: spec}))
-                    except CalibscopeError as exc:
-                        why = f"no interval: {exc}"
-                        notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key)), why]))
-            for key, res in boots.items():
-                dists[m, key] = res.distribution
-        resampled = {k: c for k, c in other_calls.items() if (m, k) in dists}
-        if pivots(config.bootstrap_interval) and resampled:
-            failed: dict[Any, str] = {}
+        def resample(specs: Mapping[str, Any]) -> dict[str, Any]:
+            return bootstrap_many(
+                None,
+                None,
+                specs,
+                n_resamples=self.n_resamples,
+                confidence_level=self.confidence_level,
+                seed=self.model_seeds[m],
+                views=self.views[m],
+                binary=pred.binary,
+                values={k: known[k] for k in specs},
+            )
 
-            def evaluate(call: EstimatorCall) -> float:
+        try:
+            boots = resample(boot_specs)
+        except CalibscopeError:
+            # a metric that fails on some resample (a kernel estimate of rows whose
+            # predictions are all equal) costs its own interval only; each metric alone
+            # draws the same resamples from the same seed
+            boots = {}
+            for key, spec in boot_specs.items():
                 try:
-                    return float(call.run_on(views[m], m_seed).value)
-                except CalibscopeError as exc:  # e.g. the V-statistic of too many rows
-                    failed[call.signature()] = f"no interval: its pivot, {call.info.label}: {exc}"
-                    return math.nan
+                    boots.update(resample({key: spec}))
+                except CalibscopeError as exc:
+                    why = f"no interval: {exc}"
+                    notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key)), why]))
+        return {(m, key): res.distribution for key, res in boots.items()}
 
-            found = truth_values(resampled, known, evaluate)
-            for key, value in found.items():
-                truth = resampled[key].truth_call()
-                why = None if truth is None else failed.get(truth.signature())
-                if why is None:
-                    truths[m, key] = value
-                    continue
-                del dists[m, key]
-                notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key), ""), why]))
-        return ModelValues(values, dists, notes_by, truths)
+    def _other_truths(
+        self,
+        m: str,
+        resampled: Mapping[str, EstimatorCall],
+        known: Mapping[str, float],
+        dists: dict[tuple[str, str], np.ndarray],
+        notes_by: dict[tuple[str, str], str],
+        truths: dict[tuple[str, str], float],
+    ) -> None:
+        """Add the basic interval's pivots of model ``m``'s own-bin estimates.
+
+        A pivot that cannot be computed costs that metric its interval, with the reason.
+        """
+        failed: dict[Any, str] = {}
+
+        def evaluate(call: EstimatorCall) -> float:
+            try:
+                return float(call.run_on(self.views[m], self.model_seeds[m]).value)
+            except CalibscopeError as exc:  # e.g. the V-statistic of too many rows
+                failed[call.signature()] = f"no interval: its pivot, {call.info.label}: {exc}"
+                return math.nan
+
+        found = truth_values(resampled, known, evaluate)
+        for key, value in found.items():
+            truth = resampled[key].truth_call()
+            why = None if truth is None else failed.get(truth.signature())
+            if why is None:
+                truths[m, key] = value
+                continue
+            del dists[m, key]
+            notes_by[m, key] = "; ".join(filter(None, [notes_by.get((m, key), ""), why]))
 
     def _shared_truths(
         self, m: str, values: Mapping[tuple[str, str], float]
@@ -1106,6 +1161,23 @@ def joint_dists(
     return {(models[i], key): dist for (i, key), dist in got.items()}
 
 
+def _own_bins_note(spec: MetricSpec, config: AnalysisConfig) -> str:
+    """Say that a binned estimator is not computed on the shared bins ("" for the others)."""
+    info = ESTIMATORS.get(spec.name) if spec.kind == "estimator" else None
+    if info is not None and info.own_binning is not None:
+        return (
+            f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
+            "score), so it is not computed on the shared bins."
+        )
+    if info is not None and info.binned:
+        own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
+        return (
+            f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
+            "not computed on the shared bins."
+        )
+    return ""
+
+
 def assemble_comparison(
     *,
     config: AnalysisConfig,
@@ -1164,19 +1236,7 @@ def assemble_comparison(
     pooled = sum(n[m] for m in models)
     notes = [_binning_note(config, len(models), pooled)]
     notes.append(_pairing_note(paired, mode, n_resamples))
-    for s in specs:
-        info = ESTIMATORS.get(s.name) if s.kind == "estimator" else None
-        if info is not None and info.own_binning is not None:
-            notes.append(
-                f"{info.label} reads each model's own {info.own_binning} bins (one per distinct "
-                "score), so it is not computed on the shared bins."
-            )
-        elif info is not None and info.binned:
-            own = config.binning if info.accepts_binning(config.binning) else info.binnings[0]  # type: ignore[index]
-            notes.append(
-                f"{info.label} chooses its own {own} bins per model (b* in the note), so it is "
-                "not computed on the shared bins."
-            )
+    notes += [note for s in specs if (note := _own_bins_note(s, config))]
     notes.extend(extra_notes)
     few = [m for m in models if n[m] < FEW_ROWS]
     if few:

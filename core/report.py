@@ -555,6 +555,17 @@ def default_title(source: str, models: list[Any]) -> str:
     return f"Calibration report: {source}"
 
 
+def _finish_comparison(plan: Any, compared: list[Any]) -> tuple[Any, str | None]:
+    """Return the comparison from every model's part, or the error that stopped it."""
+    failed = [c for c in compared if isinstance(c, CalibscopeError)]
+    try:
+        if failed:
+            raise failed[0]
+        return plan.finish(compared), None
+    except CalibscopeError as exc:
+        return None, str(exc)
+
+
 def build_report(
     predictions: Any,
     *,
@@ -668,13 +679,7 @@ def build_report(
     models = [m for m, _ in done]
     comparison = None
     if plan is not None:
-        failed = [c for _, c in done if isinstance(c, CalibscopeError)]
-        try:
-            if failed:
-                raise failed[0]
-            comparison = plan.finish([c for _, c in done])
-        except CalibscopeError as exc:
-            comparison_error = str(exc)
+        comparison, comparison_error = _finish_comparison(plan, [c for _, c in done])
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return Report(
         title=title or default_title(predictions.source, [m.model for m in models]),

@@ -593,6 +593,31 @@ def check_cells_readable(call: EstimatorCall, spec: MetricSpec, what: str) -> No
         )
 
 
+def _row_draws(
+    comps: Any,
+    codes: np.ndarray,
+    n_groups: int,
+    weights: np.ndarray,
+    call: Any,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return every group's and all rows' values on each row resample (the exact bootstrap)."""
+    n = codes.shape[0]
+    streams = (NormalStream(seed), NormalStream(seed))
+    b_max = max(comp.n_bins for comp in comps)
+    chunk = max(1, min(2**20 // n, _CHUNK_BINS // (b_max * n_groups)))
+    dist_g = np.empty((n_resamples, n_groups))
+    dist_p = np.empty(n_resamples)
+    done = 0
+    for rows in chunks(np.random.default_rng(seed), n, n_resamples, chunk):
+        g, p = _values(rows, comps, codes, n_groups, weights, call, streams)
+        dist_g[done : done + rows.shape[0]] = g
+        dist_p[done : done + rows.shape[0]] = p
+        done += rows.shape[0]
+    return dist_g, dist_p
+
+
 def _grouped_analysis(
     pred: Any,
     config: AnalysisConfig | None,
@@ -662,17 +687,7 @@ def _grouped_analysis(
         )
         all_rows = all_rows_draws(group_cells, call, n_resamples, seed_value)
     elif n_resamples:
-        streams = (NormalStream(seed_value), NormalStream(seed_value))
-        b_max = max(comp.n_bins for comp in comps)
-        chunk = max(1, min(2**20 // n, _CHUNK_BINS // (b_max * n_groups)))
-        dist_g = np.empty((n_resamples, n_groups))
-        dist_p = np.empty(n_resamples)
-        done = 0
-        for rows in chunks(np.random.default_rng(seed_value), n, n_resamples, chunk):
-            g, p = _values(rows, comps, codes, n_groups, weights, call, streams)
-            dist_g[done : done + rows.shape[0]] = g
-            dist_p[done : done + rows.shape[0]] = p
-            done += rows.shape[0]
+        dist_g, dist_p = _row_draws(comps, codes, n_groups, weights, call, n_resamples, seed_value)
     judged = [g for g in range(n_groups) if counts[g] >= st.min_rows]
     test = equal_calibration_test(comps, codes, judged, names) if run_test else None
     # every group's bin statistics at once: one bincount of g·B + bin per component

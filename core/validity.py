@@ -439,6 +439,99 @@ def _sem(x: np.ndarray) -> np.ndarray:
     return x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
 
 
+def _validity_notes(bins: Any, n_groups: np.ndarray, method: str, n_bins: int) -> list[str]:
+    """Say what makes the plot less reliable: bins of few test rows, merged equal outputs."""
+    notes = []
+    small = bins["count"] < 30
+    if small.any():
+        notes.append(
+            f"{int(small.sum())} of {len(bins)} bins of run 1 hold fewer than 30 test rows: "
+            "their gaps carry test noise of about 1/(2√n_b) or more, so V̂ is biased low "
+            "(Gupta & Ramdas 2021, §2.1)."
+        )
+    if method in THEORY_VARIANTS and (n_groups < n_bins).any():
+        notes.append(
+            "Some runs have fewer distinct outputs than bins: bins with equal values are "
+            "merged by the estimator (6)."
+        )
+    return notes
+
+
+def _validity_inputs(predictions: Any, labels: Any, lens: str) -> tuple[np.ndarray, np.ndarray]:
+    """Return the probabilities and labels of a validity plot, refusing a lens it cannot use."""
+    if isinstance(predictions, Predictions):
+        probs, y = predictions.probs, predictions.labels
+    else:
+        if labels is None:
+            raise DataError("Labels are required when predictions are given as an array.")
+        probs, y = check_probs_labels(predictions, labels)
+    if lens not in VALIDITY_LENSES:
+        raise ConfigError(
+            f"Validity plots need one score and one 0/1 outcome per row: choose the binary or "
+            f"top-label lens (got {lens!r})."
+        )
+    if lens == "binary" and probs.shape[1] != 2:
+        raise ConfigError(
+            f"The binary lens needs two classes; these predictions have {probs.shape[1]}. "
+            "Use the top-label lens."
+        )
+    return probs, y
+
+
+def _check_sizes(
+    n_resamples: object, n_bins: object, confidence_level: object, alpha: object
+) -> tuple[int, int, float]:
+    """Return the runs, bins and level of a validity plot, refusing values out of range."""
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or int(n_resamples) < 1:
+        raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    check_at_most("n_resamples", int(n_resamples), MAX_RESAMPLES)
+    if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
+        raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
+    check_at_most("n_bins", int(n_bins), MAX_BINS)
+    level = float(confidence_level)
+    if not 0 < level < 1:
+        raise ConfigError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
+    if not 0 < float(alpha) < 1:
+        raise ConfigError(f"alpha must lie in (0, 1); got {alpha!r}.")
+    return int(n_resamples), int(n_bins), level
+
+
+def _one_run(
+    probs: np.ndarray,
+    y: np.ndarray,
+    outcome: np.ndarray,
+    column: np.ndarray,
+    klass: Any,
+    opts: dict[str, Any],
+    seeded: bool,
+    rng: np.random.Generator,
+    k_cal: int,
+    k_test: int,
+) -> tuple[Any, GroupStats]:
+    """Fit on one random calibration split and return the fit and its test groups."""
+    perm = rng.permutation(y.size)
+    cal, test = perm[:k_cal], perm[k_cal : k_cal + k_test]
+    run_opts = dict(opts)
+    if seeded:
+        run_opts["seed"] = int(rng.integers(2**32))
+    rec = klass(**run_opts).fit(probs[cal], y[cal])
+    out = rec.predict_proba(probs[test])
+    return rec, group_outputs(out[np.arange(k_test), column[test]], outcome[test])
+
+
+def _run_ece(groups: GroupStats, n_resamples: int) -> np.ndarray:
+    """Plug-in ℓ1-ECE of each run on its discrete bins (one bin per group, runs padded)."""
+    width = int(np.bincount(groups.run, minlength=n_resamples).max())
+    slot = np.arange(groups.run.size) - np.searchsorted(groups.run, groups.run, side="left")
+    counts = np.zeros((n_resamples, width))
+    score_sums = np.zeros((n_resamples, width))
+    label_sums = np.zeros((n_resamples, width))
+    counts[groups.run, slot] = groups.count
+    score_sums[groups.run, slot] = groups.value * groups.count
+    label_sums[groups.run, slot] = groups.positives
+    return np.asarray(plugin_from_stats(counts, score_sums, label_sums, 1.0), dtype=np.float64)
+
+
 def validity_curves(
     predictions: Any,
     labels: ArrayLike | None = None,
@@ -525,35 +618,10 @@ def validity_curves(
     """
     import pandas as pd
 
-    if isinstance(predictions, Predictions):
-        probs, y = predictions.probs, predictions.labels
-    else:
-        if labels is None:
-            raise DataError("Labels are required when predictions are given as an array.")
-        probs, y = check_probs_labels(predictions, labels)
-    if lens not in VALIDITY_LENSES:
-        raise ConfigError(
-            f"Validity plots need one score and one 0/1 outcome per row: choose the binary or "
-            f"top-label lens (got {lens!r})."
-        )
-    if lens == "binary" and probs.shape[1] != 2:
-        raise ConfigError(
-            f"The binary lens needs two classes; these predictions have {probs.shape[1]}. "
-            "Use the top-label lens."
-        )
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or int(n_resamples) < 1:
-        raise ConfigError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    n_resamples = int(n_resamples)
-    check_at_most("n_resamples", n_resamples, MAX_RESAMPLES)
-    if isinstance(n_bins, bool) or int(n_bins) != n_bins or int(n_bins) < 1:
-        raise ConfigError(f"n_bins must be a positive integer; got {n_bins!r}.")
-    n_bins = int(n_bins)
-    check_at_most("n_bins", n_bins, MAX_BINS)
-    confidence_level = float(confidence_level)
-    if not 0 < confidence_level < 1:
-        raise ConfigError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
-    if not 0 < float(alpha) < 1:
-        raise ConfigError(f"alpha must lie in (0, 1); got {alpha!r}.")
+    probs, y = _validity_inputs(predictions, labels, lens)
+    n_resamples, n_bins, confidence_level = _check_sizes(
+        n_resamples, n_bins, confidence_level, alpha
+    )
     eps = _check_eps_grid(eps_grid)
     n_rows = int(y.size)
     k_cal = _check_n_cal(n_cal, n_rows)
@@ -571,15 +639,10 @@ def validity_curves(
     # each run is reduced to its groups at once: R × n_test outputs are never held
     parts: list[GroupStats] = []
     first_fit = None
+    seeded = has_seed and "seed" not in (recalibrator_options or {})
     for r in range(n_resamples):
-        perm = rng.permutation(n_rows)
-        cal, test = perm[:k_cal], perm[k_cal : k_cal + k_test]
-        run_opts = dict(opts)
-        if has_seed and "seed" not in (recalibrator_options or {}):
-            run_opts["seed"] = int(rng.integers(2**32))
-        rec = klass(**run_opts).fit(probs[cal], y[cal])
-        out = rec.predict_proba(probs[test])
-        parts.append(group_outputs(out[np.arange(k_test), column[test]], outcome[test]))
+        rec, part = _one_run(probs, y, outcome, column, klass, opts, seeded, rng, k_cal, k_test)
+        parts.append(part)
         if r == 0:
             first_fit = rec.fitted_params
         if progress is not None:
@@ -597,17 +660,7 @@ def validity_curves(
     nodes = np.unique(np.concatenate([[0.0], eps, [1.0]]))
     v_nodes, _ = validity_from_groups(groups, nodes)
     auc = (v_nodes[:, :-1] * np.diff(nodes)).sum(axis=1)
-    # plug-in ℓ1-ECE of each run on its discrete bins (core's batch kernel, one bin per
-    # group, runs padded with empty bins)
-    width = int(np.bincount(groups.run, minlength=n_resamples).max())
-    slot = np.arange(groups.run.size) - np.searchsorted(groups.run, groups.run, side="left")
-    counts = np.zeros((n_resamples, width))
-    score_sums = np.zeros((n_resamples, width))
-    label_sums = np.zeros((n_resamples, width))
-    counts[groups.run, slot] = groups.count
-    score_sums[groups.run, slot] = groups.value * groups.count
-    label_sums[groups.run, slot] = groups.positives
-    ece = np.asarray(plugin_from_stats(counts, score_sums, label_sums, 1.0), dtype=np.float64)
+    ece = _run_ece(groups, n_resamples)
     gap = float(np.max(np.abs(1.0 - auc - ece)))
     tolerance = float(np.diff(nodes).max())
     max_gap = np.full(n_resamples, -np.inf)
@@ -624,20 +677,8 @@ def validity_curves(
         kind = "zadrozny-elkan" if THEORY_VARIANTS[method] != "umd" else "conditional"
         eps_cond = guarantee_epsilon(k_cal, n_bins, float(alpha), kind=kind, delta=delta)
     pooled = _pooled_table(groups, n_resamples, eps_cond)
-    notes = []
-    small = bins["count"] < 30
-    if small.any():
-        notes.append(
-            f"{int(small.sum())} of {len(bins)} bins of run 1 hold fewer than 30 test rows: "
-            "their gaps carry test noise of about 1/(2√n_b) or more, so V̂ is biased low "
-            "(Gupta & Ramdas 2021, §2.1)."
-        )
     n_groups = np.bincount(groups.run, minlength=n_resamples)
-    if method in THEORY_VARIANTS and (n_groups < n_bins).any():
-        notes.append(
-            "Some runs have fewer distinct outputs than bins: bins with equal values are "
-            "merged by the estimator (6)."
-        )
+    notes = _validity_notes(bins, n_groups, method, n_bins)
     for arr in (eps, marginal, conditional, auc, ece, max_gap, n_groups):
         arr.setflags(write=False)
     return ValidityResult(

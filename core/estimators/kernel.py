@@ -252,6 +252,24 @@ def _upper_values_all(p: np.ndarray, metric: str) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0)
 
 
+def _sampled_distances(p: np.ndarray, metric: str, m: int = 200_000) -> np.ndarray:
+    """Return the sorted distances of a seeded sample of pairs of distinct rows."""
+    n = p.shape[0]
+    rng = np.random.default_rng(0)
+    i = rng.integers(0, n, m)
+    j = rng.integers(0, n, m)
+    keep = i != j
+    i, j = i[keep], j[keep]
+    if metric == "l2":
+        return np.sort(rowwise_distance(p[i], p[j], metric))
+    # class after class: no (m, K) copies (the sample only brackets the ranks)
+    pt = np.ascontiguousarray(p.T)
+    sample = np.zeros(i.shape[0])
+    for k in range(p.shape[1]):
+        sample += np.abs(pt[k, i] - pt[k, j])
+    return np.sort(0.5 * sample if metric == "tv" else sample)
+
+
 def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
     """Return the ``ranks``-th smallest (1-based) strictly-upper-triangle distances, exactly.
 
@@ -270,20 +288,7 @@ def _kth_upper(p: np.ndarray, ranks: list[int], metric: str) -> list[float]:
     if total <= EXACT_SELECT_MAX:
         u = np.partition(_upper_values_all(p, metric), [r - 1 for r in ranks])
         return [float(u[r - 1]) for r in ranks]
-    rng = np.random.default_rng(0)
-    m = 200_000
-    i = rng.integers(0, n, m)
-    j = rng.integers(0, n, m)
-    keep = i != j
-    i, j = i[keep], j[keep]
-    if metric == "l2":
-        sample = np.sort(rowwise_distance(p[i], p[j], metric))
-    else:  # class after class: no (m, K) copies (the sample only brackets the ranks)
-        pt = np.ascontiguousarray(p.T)
-        sample = np.zeros(i.shape[0])
-        for k in range(p.shape[1]):
-            sample += np.abs(pt[k, i] - pt[k, j])
-        sample = np.sort(0.5 * sample if metric == "tv" else sample)
+    sample = _sampled_distances(p, metric)
     delta = 6.0 * np.sqrt(0.25 / sample.size) + 2.0 / sample.size
     for _attempt in range(6):
         qlo = min(ranks) / total - delta

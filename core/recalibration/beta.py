@@ -407,6 +407,77 @@ def _midpoints(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where((a == 0) & (b == 0), np.nan, m)
 
 
+def _identity_start(
+    usable: np.ndarray, scale: np.ndarray, mu: np.ndarray, n_feat: int, parameters: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return which parameters are free and the identity map q = p on standardised features."""
+    c_rows = usable.shape[1]
+    free = np.zeros((c_rows, 3), dtype=bool)
+    free[:, 0] = usable[0]
+    free[:, 1] = usable[1] if n_feat == 2 else False
+    free[:, 2] = parameters != "ab"
+    # a = b = 1, c = 0 on the features before standardising
+    theta = np.zeros((c_rows, 3))
+    theta[:, 0] = np.where(usable[0], scale[0], 0.0)
+    theta[:, 1] = np.where(usable[1], scale[1], 0.0) if n_feat == 2 else 0.0
+    theta[:, 2] = 0.0 if parameters == "ab" else mu[0] + mu[1]
+    return free, theta
+
+
+def _refuse_separated(j: int) -> None:
+    raise FitError(
+        f"Beta calibration with hard targets cannot be fitted on component {j}: its "
+        "scores separate the outcomes, so the likelihood has no finite maximum. Use "
+        "targets='platt' (smoothed targets) or more calibration rows."
+    )
+
+
+def _compressed_start(
+    theta: np.ndarray,
+    free: np.ndarray,
+    x1: np.ndarray,
+    x2: np.ndarray | None,
+    t: np.ndarray,
+    tp: np.ndarray,
+    tn: np.ndarray,
+    n_feat: int,
+) -> None:
+    """Start ``theta`` at the fit of the rows compressed into bins, where that fit is finite."""
+    c_rows = theta.shape[0]
+    flat = (np.zeros(c_rows), np.ones(c_rows))
+    feats = [(x1, *flat)] + ([] if x2 is None else [(x2, *flat)])
+    cols = [0, 1, 2] if n_feat == 2 else [0, 2]
+    counts, means, pos = binned_rows(feats, t)
+    mass = tp[:, None] * pos + tn[:, None] * (counts - pos)
+    start = compressed_logistic(counts, means, mass, theta[:, cols], free[:, cols])
+    good = np.isfinite(start).all(axis=1)
+    theta[np.ix_(good, cols)] = start[good]
+
+
+def _feature_scales(
+    sums: Any, shift: Any, n: int, n_feat: int, parameters: str, c_rows: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return each feature's centre, scale, unshifted sum and whether it varies at all."""
+    mu = np.zeros((2, c_rows))
+    scale = np.ones((2, c_rows))
+    raw_sum = np.zeros((2, c_rows))  # Σ f (unshifted)
+    usable = np.zeros((2, c_rows), dtype=bool)
+    for j in range(n_feat):
+        s1, s2 = sums[j]
+        raw_sum[j] = s1 + n * shift[j]
+        if parameters == "ab":  # no intercept: scale only, so the origin keeps its meaning
+            ms = (s2 + 2.0 * shift[j] * s1 + n * shift[j] ** 2) / n
+            sd = np.sqrt(np.maximum(ms, 0.0))
+        else:
+            mean_dev = s1 / n
+            mu[j] = shift[j] + mean_dev
+            sd = np.sqrt(np.maximum(s2 / n - mean_dev**2, 0.0))
+        # a feature that hardly varies carries no information beyond the intercept
+        usable[j] = sd > 1e-12 * np.maximum(1.0, np.abs(mu[j]))
+        scale[j] = np.where(usable[j], sd, 1.0)
+    return mu, scale, raw_sum, usable
+
+
 def fit_beta_rows(
     s: np.ndarray,
     t: np.ndarray,
@@ -455,30 +526,9 @@ def fit_beta_rows(
     x1, x2, shift, sums, pos_sums, low_pos, high_neg = _feature_moments(s, t, parameters, overwrite)
     sep = high_neg <= low_pos
     if targets == "hard" and sep.any():
-        j = int(np.flatnonzero(sep)[0])
-        raise FitError(
-            f"Beta calibration with hard targets cannot be fitted on component {j}: its "
-            "scores separate the outcomes, so the likelihood has no finite maximum. Use "
-            "targets='platt' (smoothed targets) or more calibration rows."
-        )
+        _refuse_separated(int(np.flatnonzero(sep)[0]))
     n_feat = 1 if parameters == "am" else 2
-    mu = np.zeros((2, c_rows))
-    scale = np.ones((2, c_rows))
-    raw_sum = np.zeros((2, c_rows))  # Σ f (unshifted)
-    usable = np.zeros((2, c_rows), dtype=bool)
-    for j in range(n_feat):
-        s1, s2 = sums[j]
-        raw_sum[j] = s1 + n * shift[j]
-        if parameters == "ab":  # no intercept: scale only, so the origin keeps its meaning
-            ms = (s2 + 2.0 * shift[j] * s1 + n * shift[j] ** 2) / n
-            sd = np.sqrt(np.maximum(ms, 0.0))
-        else:
-            mean_dev = s1 / n
-            mu[j] = shift[j] + mean_dev
-            sd = np.sqrt(np.maximum(s2 / n - mean_dev**2, 0.0))
-        # a feature that hardly varies carries no information beyond the intercept
-        usable[j] = sd > 1e-12 * np.maximum(1.0, np.abs(mu[j]))
-        scale[j] = np.where(usable[j], sd, 1.0)
+    mu, scale, raw_sum, usable = _feature_scales(sums, shift, n, n_feat, parameters, c_rows)
 
     if targets == "platt":
         tp, tn = smoothed_targets(n_pos, n)
@@ -502,25 +552,10 @@ def fit_beta_rows(
         fallback[:, 2] = base_c
         fallback_loss = -(sum_t * log_t + (n - sum_t) * log_1t)
 
-    free = np.zeros((c_rows, 3), dtype=bool)
-    free[:, 0] = usable[0]
-    free[:, 1] = usable[1] if n_feat == 2 else False
-    free[:, 2] = parameters != "ab"
-    # start at the identity map q = p (a = b = 1, c = 0), on the standardised features
-    theta = np.zeros((c_rows, 3))
-    theta[:, 0] = np.where(usable[0], scale[0], 0.0)
-    theta[:, 1] = np.where(usable[1], scale[1], 0.0) if n_feat == 2 else 0.0
-    theta[:, 2] = 0.0 if parameters == "ab" else mu[0] + mu[1]
+    free, theta = _identity_start(usable, scale, mu, n_feat, parameters)
     col_sums = _standardise(x1, x2, mu, scale)
     if n >= START_MIN_COLUMNS:  # start from the fit of the rows compressed into bins
-        flat = (np.zeros(c_rows), np.ones(c_rows))
-        feats = [(x1, *flat)] + ([] if x2 is None else [(x2, *flat)])
-        cols = [0, 1, 2] if n_feat == 2 else [0, 2]
-        counts, means, pos = binned_rows(feats, t)
-        mass = tp[:, None] * pos + tn[:, None] * (counts - pos)
-        start = compressed_logistic(counts, means, mass, theta[:, cols], free[:, cols])
-        good = np.isfinite(start).all(axis=1)
-        theta[np.ix_(good, cols)] = start[good]
+        _compressed_start(theta, free, x1, x2, t, tp, tn, n_feat)
     notes: list[list[str]] = [[] for _ in range(c_rows)]
     converged, n_iter = _newton(
         x1,

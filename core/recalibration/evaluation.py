@@ -252,6 +252,24 @@ def _point_values(
     return out
 
 
+def _judging_binning(
+    key: str, q: np.ndarray, y: np.ndarray, lens: str, evaluation_binning: str, binning: str
+) -> tuple[bool, str]:
+    """Return whether a method's outputs are discrete and the binning that judges them.
+
+    Outputs of a discrete recalibrator that take few values are judged on discrete bins
+    (one per value) with ``evaluation_binning="auto"``.
+    """
+    discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).discrete_output
+    few = discrete and _few_valued(q, y, lens)
+    return discrete, "discrete" if (few and evaluation_binning == "auto") else binning
+
+
+def _method_records(specs: Sequence[tuple[str, str, dict[str, Any], str]]) -> list[dict]:
+    """Return the methods compared, as the settings record lists them."""
+    return [{"key": k, "name": n, "options": o} for k, n, o, _ in specs]
+
+
 def _fit_methods(
     specs: Sequence[tuple[str, str, dict[str, Any], str]],
     splits: Sequence[Any],
@@ -541,9 +559,7 @@ def compare_recalibrators(
     records = []
     used_binning: dict[str, str] = {}
     for key, q in predictions.items():
-        discrete = key != UNCALIBRATED and RECALIBRATORS.get(_base_name(key)).discrete_output
-        few = discrete and _few_valued(q, y_eval, lens)
-        b = "discrete" if (few and evaluation_binning == "auto") else binning
+        discrete, b = _judging_binning(key, q, y_eval, lens, evaluation_binning, binning)
         used_binning[key] = b
         usable, skipped = _estimator_plan(estimators, b, norm_f)
         stats = _statistics(usable, binning=b, n_bins=n_bins, norm=norm_f, lens=lens)
@@ -587,7 +603,7 @@ def compare_recalibrators(
         "confidence_level": confidence_level,
         "seed": seed,
         "bootstrap_interval": bootstrap_interval,
-        "methods": [{"key": k, "name": n, "options": o} for k, n, o, _ in specs],
+        "methods": _method_records(specs),
     }
     return RecalibrationComparison(
         metrics=pd.DataFrame.from_records(records),

@@ -382,50 +382,12 @@ class AnalysisPasses:
         view = stats_view(cells, got.deviations)
         stats = view.stats
         kernel = got.kernel_rows()
-        m = 0 if kernel is None else kernel[1].shape[0]
         calls = self._calls(plan)
-        results = {}
+        results: dict[str, Any] = {}
         notes: dict[str, str] = {}
         for key, call in calls.items():
-            if call.info.from_bins and call.binning == cfg.binning:
-                est = estimate_binned(call.info, view, call.norm, cfg.seed, call.options)
-                results[key] = call.result(est)
-                notes[key] = estimate_note(call, results[key], cfg.seed)
-                continue
-            if kernel is None and key != cfg.estimator and call.info.from_bins:
-                # its own bins (mcb: discrete) are not the stream's: it needs rows
-                results[key] = call.result(Estimate(float("nan"), (), ()))
-                notes[key] = (
-                    f"not on a stream with kernel_sample=0: it bins with {call.binning}, the "
-                    f"stream with {cfg.binning}"
-                )
-                continue
-            if kernel is None:
-                raise ConfigError(
-                    f"{key} reads rows, and with kernel_sample=0 a stream keeps none: set "
-                    "kernel_sample to the number of rows it may run on."
-                )
-            results[key] = call.result(call.run(kernel[0], kernel[1], cfg.seed))
-            where = (
-                f"on a seeded subsample of {m:,} of the {n:,} rows (seed {cfg.seed})"
-                if m < n
-                else ""
-            )
-            notes[key] = "; ".join(
-                filter(None, [estimate_note(call, results[key], cfg.seed), where])
-            )
-        opts = {**cfg.calibration_options(), "class_names": names}
-        if kernel is not None:
-            kernel_values, kernel_notes = kernel_estimates(*kernel, n, cfg, opts, exclude=results)
-        else:
-            kernel_values = {
-                info.name: float("nan")
-                for info in ESTIMATORS
-                if not info.lp_scale and cfg.lens in info.lenses and info.name not in results
-            }
-            kernel_notes = dict.fromkeys(
-                kernel_values, "not on a stream with kernel_sample=0 (it would hold every row)"
-            )
+            results[key], notes[key] = _stream_estimate(key, call, view, kernel, n, cfg)
+        kernel_values, kernel_notes = _stream_kernel_estimates(kernel, n, cfg, names, results)
         scores = {s: cells.score_value(s) for s in SCORES.names()}
         notes["brier"] = BRIER_CONVENTIONS[plan.binary]
         known = {**{k: r.value for k, r in results.items()}, **scores}
@@ -471,6 +433,54 @@ class AnalysisPasses:
             class_names=names,
             binary=plan.binary,
         )
+
+
+def _stream_estimate(
+    key: str, call: EstimatorCall, view: Any, kernel: Any, n: int, cfg: AnalysisConfig
+) -> tuple[Any, str]:
+    """Return one metric of a stream and its note: on the stream's bins, or on its kept rows.
+
+    Raises
+    ------
+    ConfigError
+        For the headline estimator when it reads rows and the stream keeps none.
+    """
+    if call.info.from_bins and call.binning == cfg.binning:
+        est = estimate_binned(call.info, view, call.norm, cfg.seed, call.options)
+        result = call.result(est)
+        return result, estimate_note(call, result, cfg.seed)
+    if kernel is None and key != cfg.estimator and call.info.from_bins:
+        # its own bins (mcb: discrete) are not the stream's: it needs rows
+        return call.result(Estimate(float("nan"), (), ())), (
+            f"not on a stream with kernel_sample=0: it bins with {call.binning}, the "
+            f"stream with {cfg.binning}"
+        )
+    if kernel is None:
+        raise ConfigError(
+            f"{key} reads rows, and with kernel_sample=0 a stream keeps none: set "
+            "kernel_sample to the number of rows it may run on."
+        )
+    m = kernel[1].shape[0]
+    result = call.result(call.run(kernel[0], kernel[1], cfg.seed))
+    where = f"on a seeded subsample of {m:,} of the {n:,} rows (seed {cfg.seed})" if m < n else ""
+    return result, "; ".join(filter(None, [estimate_note(call, result, cfg.seed), where]))
+
+
+def _stream_kernel_estimates(
+    kernel: Any, n: int, cfg: AnalysisConfig, names: Any, results: Mapping[str, Any]
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Return the kernel estimators' values and notes on the kept rows (NaN without rows)."""
+    if kernel is not None:
+        opts = {**cfg.calibration_options(), "class_names": names}
+        return kernel_estimates(*kernel, n, cfg, opts, exclude=results)
+    kernel_values = {
+        info.name: float("nan")
+        for info in ESTIMATORS
+        if not info.lp_scale and cfg.lens in info.lenses and info.name not in results
+    }
+    return kernel_values, dict.fromkeys(
+        kernel_values, "not on a stream with kernel_sample=0 (it would hold every row)"
+    )
 
 
 def stream_kernel_rows(n: int, config: AnalysisConfig) -> np.ndarray | None:

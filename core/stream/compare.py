@@ -476,46 +476,19 @@ def run_comparison(
         raise DataError(
             f"{plan.source} has no model column; compare needs one (one block of rows per model)."
         )
-    found: tuple[str, ...] = ()
-    if wanted is not None:  # check the names before the passes that read their rows
-        _, _, seen = runner.run(plan, model_names, "names of the models")
-        found = seen[MODEL_NAMES].names if seen else ()
-        missing = [m for m in wanted if m not in found]
-        if missing:
-            raise DataError(
-                f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
-                f"{', '.join(map(repr, found)) or 'none'}."
-            )
+    found = _check_wanted(runner, plan, wanted)
     selected = _Selected(runner, wanted)
     shared = _SharedBins(selected, config, split=False, only=None)
     plan, edges = shared.edges(plan)
     if edges is None:  # equal-width: the same for every model by construction
-        view = lens_view(
-            np.full((1, len(plan.class_names)), 1.0 / len(plan.class_names)),
-            np.zeros(1, dtype=np.int64),
-            config.lens,
-            class_names=plan.class_names,
-            class_weights=config.class_weights,
-        )
-        e = BINNINGS.get(config.binning).func(np.zeros(1), config.n_bins, config.tie_policy)[1]
-        edges = tuple(e for _ in view.names)
+        edges = _fixed_edges(plan, config)
 
     scores = tuple(s.name for s in specs if s.kind == "score")
     func = partial(model_stats, config=config, edges=edges, models=wanted)
     func = partial(several, funcs=(func, whole_stats))
     plan, facts, got = runner.run(plan, func, "bin statistics of every model")
     whole = got.pop(ALL_ROWS)
-    names = tuple(got) if wanted is None else wanted
-    missing = [m for m in names if m not in got]
-    if missing:
-        raise DataError(
-            f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
-            f"{', '.join(map(repr, got)) or 'none'}."
-        )
-    if len(names) < 2:
-        raise DataError(too_few_models(len(names)))
-    if reference is not None and reference not in names:
-        raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(names)}.")
+    names = _compared(got, wanted, plan, reference)
     stats = {m: got[m] for m in names}
     n = {m: stats[m].n for m in names}
     digests = {m: stats[m].labels.hexdigest(("labels",), False) if n[m] else "" for m in names}
@@ -523,11 +496,7 @@ def run_comparison(
 
     joint = None
     if paired and n_resamples:
-        if isinstance(runner, StreamRunner):
-            joint = joint_pass(runner, plan, config, edges, names, scores)
-        else:  # Dask: blocks of row positions gathered from the partitions that hold them
-            chunk = partial(joint_chunk, plan=plan, config=config, edges=edges, scores=scores)
-            joint = runner.side_by_side(plan, names, n[names[0]], chunk)
+        joint = _joint_cells(runner, plan, config, edges, names, scores, n[names[0]])
         paired = joint is not None
 
     calls, others = _calls(specs, config, plan)
@@ -545,23 +514,9 @@ def run_comparison(
             m, stats[m], got_rows, config, specs, calls, others, seeds[m], values, notes, truths
         )
         if n_resamples:
-            for s in specs:
-                if s.kind != "score" and s.key not in fits:
-                    notes[m, s.key] = "; ".join(
-                        filter(None, [notes.get((m, s.key), ""), NO_STREAM_INTERVAL])
-                    )
-            if not paired:
-                boot = {**fits, **{s.key: s.name for s in specs if s.kind == "score"}}
-                res = cell_bootstrap(
-                    stats[m].cells, boot, n_resamples=n_resamples, seed=seeds[m], est_seed=seeds[m]
-                )
-                dists.update({(m, key): d for key, d in res.items()})
-            else:  # the differences come from the joint cells; the model's own interval not
-                own.update(
-                    own_cell_dists(
-                        stats[m].cells, m, specs, fits, n_resamples=n_resamples, seed=seeds[m]
-                    )
-                )
+            _no_stream_interval_notes(m, specs, fits, notes)
+            got_dists = _model_dists(m, stats[m].cells, specs, fits, n_resamples, seeds[m], paired)
+            (own if paired else dists).update(got_dists)
     if joint is not None:
         dists.update(
             joint_dists(joint, names, specs, fits, n_resamples=n_resamples, seed=seed_value)
@@ -596,8 +551,115 @@ def run_comparison(
         truths=truths,
         own=own or None,
     )
+    models_seen = found if wanted is not None else tuple(str(m) for m in got)
+    source = _stream_input(runner, plan, facts, whole, models_seen)
+    return StreamComparison(source, comparison, runner.passes)
+
+
+def _check_wanted(runner: Any, plan: Plan, wanted: tuple[str, ...] | None) -> tuple[str, ...]:
+    """Return the models of the stream when some were asked for, refusing an unknown one.
+
+    The names are checked before the passes that read the models' rows.
+    """
+    if wanted is None:
+        return ()
+    _, _, seen = runner.run(plan, model_names, "names of the models")
+    found = seen[MODEL_NAMES].names if seen else ()
+    missing = [m for m in wanted if m not in found]
+    if missing:
+        raise DataError(
+            f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
+            f"{', '.join(map(repr, found)) or 'none'}."
+        )
+    return found
+
+
+def _fixed_edges(plan: Plan, config: AnalysisConfig) -> tuple[np.ndarray, ...]:
+    """Return every component's edges of a binning whose edges do not depend on the data."""
+    view = lens_view(
+        np.full((1, len(plan.class_names)), 1.0 / len(plan.class_names)),
+        np.zeros(1, dtype=np.int64),
+        config.lens,
+        class_names=plan.class_names,
+        class_weights=config.class_weights,
+    )
+    e = BINNINGS.get(config.binning).func(np.zeros(1), config.n_bins, config.tie_policy)[1]
+    return tuple(e for _ in view.names)
+
+
+def _compared(
+    got: Mapping[str, Any], wanted: tuple[str, ...] | None, plan: Plan, reference: str | None
+) -> tuple[str, ...]:
+    """Return the models compared, refusing fewer than two or an unknown reference."""
+    names = tuple(got) if wanted is None else wanted
+    missing = [m for m in names if m not in got]
+    if missing:
+        raise DataError(
+            f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
+            f"{', '.join(map(repr, got)) or 'none'}."
+        )
+    if len(names) < 2:
+        raise DataError(too_few_models(len(names)))
+    if reference is not None and reference not in names:
+        raise ConfigError(f"Unknown reference model {reference!r}; models: {', '.join(names)}.")
+    return names
+
+
+def _joint_cells(
+    runner: Any,
+    plan: Plan,
+    config: AnalysisConfig,
+    edges: tuple[np.ndarray, ...],
+    names: tuple[str, ...],
+    scores: tuple[str, ...],
+    n: int,
+) -> Any:
+    """Return the joint cells of paired models (None when the rows do not pair)."""
+    if isinstance(runner, StreamRunner):
+        return joint_pass(runner, plan, config, edges, names, scores)
+    # Dask: blocks of row positions gathered from the partitions that hold them
+    chunk = partial(joint_chunk, plan=plan, config=config, edges=edges, scores=scores)
+    return runner.side_by_side(plan, names, n, chunk)
+
+
+def _no_stream_interval_notes(
+    model: str, specs: Sequence[Any], fits: Mapping[str, Any], notes: dict
+) -> None:
+    """Say in its note that a metric the cells cannot resample has no interval on a stream."""
+    for s in specs:
+        if s.kind != "score" and s.key not in fits:
+            notes[model, s.key] = "; ".join(
+                filter(None, [notes.get((model, s.key), ""), NO_STREAM_INTERVAL])
+            )
+
+
+def _model_dists(
+    model: str,
+    cells: Any,
+    specs: Sequence[Any],
+    fits: Mapping[str, Any],
+    n_resamples: int,
+    seed: int,
+    paired: bool,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Return a model's own resamples.
+
+    The differences of paired models come from the joint cells; a paired model's own
+    interval is drawn from its own cells as :func:`core.analysis.analyze` draws them.
+    """
+    if paired:
+        return own_cell_dists(cells, model, specs, fits, n_resamples=n_resamples, seed=seed)
+    boot = {**fits, **{s.key: s.name for s in specs if s.kind == "score"}}
+    res = cell_bootstrap(cells, boot, n_resamples=n_resamples, seed=seed, est_seed=seed)
+    return {(model, key): d for key, d in res.items()}
+
+
+def _stream_input(
+    runner: Any, plan: Plan, facts: Any, whole: Any, models: tuple[str, ...]
+) -> StreamInput:
+    """Return what a streamed comparison read: its parts, rows, classes, digest and lint."""
     names_k = plan.class_names
-    source = StreamInput(
+    return StreamInput(
         source=plan.source,
         parts=runner.part_names,
         n=facts.n,
@@ -608,9 +670,8 @@ def run_comparison(
         lint=LintReport(
             tuple(plan.findings(facts) + whole.values.findings(names_k, plan.prob_columns))
         ),
-        models=found if wanted is not None else tuple(str(m) for m in got),
+        models=models,
     )
-    return StreamComparison(source, comparison, runner.passes)
 
 
 def _calls(
