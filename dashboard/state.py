@@ -1,4 +1,4 @@
-"""Shared dashboard state: loaded predictions, the analysis config, cached core calls.
+"""Shared dashboard state: the loaded predictions, the analysis config and the link's data.
 
 Every page goes through this module:
 
@@ -7,13 +7,10 @@ Every page goes through this module:
   ``st.session_state``, so data survives page changes;
 - :func:`analysis_config` turns the sidebar widget values (keys = ``AnalysisConfig`` field
   names) into a typed :class:`core.analysis.AnalysisConfig`;
-- :func:`analyze` is the cached call to :func:`core.analysis.analyze`, keyed on the data
-  digest and the config (arrays are passed as ``_``-prefixed arguments so Streamlit never
-  hashes a sample of them);
+- the cached core calls that pages share are :mod:`dashboard.calls`;
 - :func:`dashboard.errors.show_errors` turns any error of a core call into ``st.error`` in words, never a
   traceback;
-- :func:`check_url_value` drops a malformed value of a URL-bound widget before the widget
-  reads it, and says so beside the widget.
+- the rules of values read from the link are :mod:`dashboard.links`.
 
 Every user string put into Markdown (file and model names, error messages, URL values)
 goes through :func:`dashboard.text.literal`.
@@ -22,35 +19,21 @@ goes through :func:`dashboard.text.literal`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from core.analysis import AnalysisConfig
-from core.analysis import analyze as core_analyze
 from core.data import ColumnError, load_models, load_predictions
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.errors import CalibscopeError, ConfigError, phrase
-from core.figures import (
-    analysis_figure,
-    subgroup_forest_figure,
-    subgroup_reliability_figure,
-    window_figure,
-)
-from core.lenses import lens_components
-from core.model_comparison import comparison_mode
-from core.subgroups import subgroup_analysis, window_analysis
-from core.summary import summarize
 from core.worlds import draw_predictions, true_error, world_named
-from dashboard import cache
+from dashboard import cache, links
 from dashboard.errors import show_errors
 from dashboard.text import literal
 
 if TYPE_CHECKING:
-    from core.analysis import AnalysisConfig, ReliabilityAnalysis
+    from core.analysis import AnalysisConfig
     from core.data import Predictions
-    from core.summary import DataSummary
 
 #: ``st.session_state`` keys owned by this module.
 PREDICTIONS = "predictions"
@@ -196,10 +179,10 @@ def check_model(container: Any) -> None:
     if chosen is not None and chosen not in options:
         del st.session_state[MODEL]
         if raw is not None:
-            _drop_url_param(MODEL)
+            links.drop_url_param(MODEL)
         stale = chosen
     elif chosen is None and raw is not None and not names:
-        _drop_url_param(MODEL)
+        links.drop_url_param(MODEL)
         stale = raw
     if stale is not None:
         if names:
@@ -525,7 +508,7 @@ def sync_world() -> None:
         world_named(name)
     except CalibscopeError as exc:
         if WORLD not in st.session_state:
-            _drop_url_param(WORLD)
+            links.drop_url_param(WORLD)
         st.warning(
             f"The link names the world “{literal(name)}”, which is not known: {literal(exc)} "
             "Nothing was drawn; pick a world on the Data page.",
@@ -745,258 +728,3 @@ def require_config() -> AnalysisConfig:
     if config is None:
         st.stop()
     return config
-
-
-# ---------------------------------------------------------------- cached core calls
-
-
-def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
-    """Return :func:`core.analysis.analyze` of the predictions (one cache, by digest and config).
-
-    Parameters
-    ----------
-    predictions : core.data.Predictions
-        The data (its exact ``digest`` is the cache key).
-    config : core.analysis.AnalysisConfig
-        The analysis options.
-
-    Returns
-    -------
-    core.analysis.ReliabilityAnalysis
-        The result.
-    """
-
-    return cache.compute(core_analyze, predictions, config, spinner="Computing the analysis…")
-
-
-def summary(predictions: Predictions) -> DataSummary:
-    """Return :func:`core.summary.summarize` of the predictions (cached by digest)."""
-
-    return cache.compute(summarize, predictions)
-
-
-def reliability_chart(predictions: Predictions, config: AnalysisConfig, *, interval: str) -> Any:
-    """Return the reliability figure of an analysis (:func:`core.figures.analysis_figure`).
-
-    Cached by digest, config and legend: the classwise grid takes a few tenths of a second.
-    """
-    return cache.compute(_chart, predictions, config, interval)
-
-
-def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> Any:
-
-    return analysis_figure(analyze(predictions, config), interval_label=interval)
-
-
-def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    """Return :func:`core.diagrams.reliability_diagram` of one kind (one cache)."""
-
-    label = DIAGRAMS.get(kind).label.lower()
-    return cache.compute(
-        _diagram, predictions, config, kind, spinner=f"Computing the {label} diagram…"
-    )
-
-
-def _diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-
-    return reliability_diagram(predictions, config, kind=kind)
-
-
-def diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    """Return the figure of :func:`diagram` (:func:`core.diagrams.diagram_figure`), cached."""
-    return cache.compute(_diagram_chart, predictions, config, kind)
-
-
-def _diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-
-    return diagram_figure(kind, diagram(predictions, config, kind))
-
-
-def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
-    """Return :func:`core.subgroups.subgroup_analysis` (cached by digest, config and options).
-
-    ``options`` are its keywords (``by`` a tuple, ``min_rows``, ``estimator``, ...).
-    """
-
-    return cache.compute(
-        subgroup_analysis, predictions, config, spinner="Computing the subgroups…", **options
-    )
-
-
-def windows(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
-    """Return :func:`core.subgroups.window_analysis` (cached by digest, config and options)."""
-
-    return cache.compute(
-        window_analysis, predictions, config, spinner="Computing the windows…", **options
-    )
-
-
-def subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
-    """Return the overlay and forest figures of a subgroup analysis (cached with it)."""
-    return cache.compute(_subgroup_charts, result, component)
-
-
-def _subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
-
-    return subgroup_reliability_figure(result, component=component), subgroup_forest_figure(result)
-
-
-def window_chart(result: Any) -> Any:
-    """Return the figure of a window analysis (cached with it)."""
-
-    return cache.compute(window_figure, result)
-
-
-def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
-    """Return the config with the bootstrap off (the fast part of the analysis)."""
-    return dataclasses.replace(config, n_resamples=0)
-
-
-def bootstrap_work(predictions: Predictions, config: AnalysisConfig) -> int:
-    """Rows × resamples × components (one per class for the classwise lens)."""
-    return predictions.n * config.n_resamples * lens_components(config.lens, predictions.n_classes)
-
-
-def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -> int:
-    """Return the bootstrap work of comparing ``models`` (0 for the cell bootstrap).
-
-    The comparison takes the cell bootstrap at large n
-    (:func:`core.model_comparison.comparison_mode`), which is quick at any n.
-    """
-
-    if not models:
-        return 0
-    first = next(iter(models.values()))
-    sizes = [p.n for p in models.values()]
-    mode = comparison_mode(
-        config, config.n_resamples, sizes, lens_components(config.lens, first.n_classes)
-    )
-    return 0 if mode == "cells" else sum(bootstrap_work(p, config) for p in models.values())
-
-
-# ---------------------------------------------------------------- values from the URL
-
-#: Session key of the URL values refused this session: widget key → (message, fallback).
-_URL_NOTES = "_url_notes"
-
-
-def check_url_value(
-    container: Any,
-    key: str,
-    *,
-    label: str,
-    default: Any,
-    valid: Callable[[str], bool],
-    expected: str,
-    default_label: str | None = None,
-) -> None:
-    """Drop a malformed URL value of a bound widget before the widget reads it, and say so.
-
-    Streamlit seeds a widget bound to the URL (``bind="query-params"``) from the page's
-    link when the widget is first drawn; a value it cannot use is dropped silently, and an
-    infinite integer (``1e400``) raises. Called just before the widget, this refuses such a
-    value itself and shows a warning beside the widget, naming the parameter, until the
-    widget's value changes.
-
-    Parameters
-    ----------
-    container : streamlit container
-        Where the widget is drawn (the warning goes there).
-    key : str
-        Widget key and URL parameter.
-    label : str
-        The widget's label, for the message.
-    default : object
-        The widget's default, used instead.
-    valid : callable
-        Whether a raw URL string is a usable value.
-    expected : str
-        What a valid value is, in words (e.g. "a whole number from 1 to 1,000").
-    default_label : str, optional
-        How the control shows ``default`` (its label), for the message.
-    """
-    raw = st.query_params.get(key)
-    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
-    # only a widget not drawn yet in this session reads the link; later the URL holds what
-    # the widget wrote (e.g. a model of the file loaded before, which the widget replaces)
-    if raw is not None and key not in st.session_state and not valid(raw):
-        _drop_url_param(key)
-        shown = raw if len(raw) <= 40 else raw[:40] + "…"
-        notes[key] = (
-            f"The link sets {key} = “{shown}”, which is not {expected}; {label} uses its "
-            f"default, {default if default_label is None else default_label}, instead.",
-            default,
-        )
-    show_url_note(container, key)
-
-
-def note_url_value(key: str, message: str, fallback: Any) -> None:
-    """Keep a note on a refused URL value of ``key``, shown while the widget holds ``fallback``."""
-    st.session_state.setdefault(_URL_NOTES, {})[key] = (message, fallback)
-
-
-def show_url_note(container: Any, key: str) -> None:
-    """Show the note on a refused URL value of ``key`` until the user sets the widget."""
-    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_URL_NOTES, {})
-    if key in notes:
-        message, fallback = notes[key]
-        if st.session_state.get(key, fallback) == fallback:
-            container.warning(literal(message), icon=":material/link_off:")
-        else:
-            del notes[key]  # the user has set the widget since
-
-
-def _drop_url_param(key: str) -> None:
-    """Remove a parameter from the link and from what bound widgets are seeded from."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:  # not inside a script run (bare mode)
-        st.query_params.pop(key, None)
-        return
-    # Streamlit seeds bound widgets from the query string of the page load, a copy that
-    # st.query_params does not change: drop the value there too (no public API does)
-    with ctx.session_state.query_params() as qp:
-        qp.remove_param(key)
-        qp.set_initial_query_params_from_current()
-
-
-def number_checker(
-    low: float | None, high: float | None, *, integer: bool
-) -> tuple[Callable[[str], bool], str]:
-    """Return the check of a numeric URL value and its description, for :func:`check_url_value`.
-
-    Parameters
-    ----------
-    low, high : float or None
-        The widget's bounds (None: unbounded).
-    integer : bool
-        Whether only whole numbers are allowed.
-
-    Returns
-    -------
-    (callable, str)
-        Whether a raw string is a finite number in range, and those words.
-    """
-
-    def valid(raw: str) -> bool:
-        try:
-            x = float(raw)
-        except ValueError:
-            return False
-        if x != x or x in (float("inf"), float("-inf")):
-            return False
-        if integer and x != int(x):
-            return False
-        return (low is None or x >= low) and (high is None or x <= high)
-
-    kind = "a whole number" if integer else "a number"
-    if low is not None and high is not None:
-        words = f"{kind} from {low:,} to {high:,}"
-    elif low is not None:
-        words = f"{kind} of at least {low:,}"
-    elif high is not None:
-        words = f"{kind} of at most {high:,}"
-    else:
-        words = f"a finite {kind.removeprefix('a ')}"
-    return valid, words

@@ -39,7 +39,7 @@ from core.numbers import COLUMN_LABELS, format_frame, format_interval, format_nu
 from core.options import N_BINS, N_RESAMPLES
 from core.recalibration import RECALIBRATORS
 from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
-from dashboard import cache, errors, state
+from dashboard import cache, calls, errors, links, state
 from dashboard.text import literal  # also the pages' way to escape user strings
 
 UPLOAD_TYPES = ("csv", "parquet", "pq", "txt")
@@ -195,7 +195,7 @@ def number_input(
     A value in the link that is not a finite number within the bounds (a whole number for
     an integer input, as Streamlit makes one when value, bounds and step are all ints)
     falls back to ``value`` with a warning naming the parameter
-    (:func:`dashboard.state.check_url_value`).
+    (:func:`dashboard.links.check_url_value`).
 
     Parameters
     ----------
@@ -215,8 +215,8 @@ def number_input(
     """
     numbers = (min_value, max_value, value, step)
     integer = all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in numbers)
-    valid, expected = state.number_checker(min_value, max_value, integer=integer)
-    state.check_url_value(
+    valid, expected = links.number_checker(min_value, max_value, integer=integer)
+    links.check_url_value(
         container, key, label=label, default=value, valid=valid, expected=expected
     )
     return container.number_input(
@@ -254,8 +254,8 @@ def slider(
         The slider's value.
     """
     integer = all(isinstance(v, int) for v in (min_value, max_value, value, step or 1))
-    valid, expected = state.number_checker(min_value, max_value, integer=integer)
-    state.check_url_value(
+    valid, expected = links.number_checker(min_value, max_value, integer=integer)
+    links.check_url_value(
         container, key, label=label, default=value, valid=valid, expected=expected
     )
     return container.slider(
@@ -278,21 +278,21 @@ def range_slider(
     A link value that is not two whole numbers ``a ≤ b`` within the bounds is refused with a
     note beside the slider, which then starts at ``value``.
     """
-    valid_one, words = state.number_checker(min_value, max_value, integer=True)
+    valid_one, words = links.number_checker(min_value, max_value, integer=True)
     raw = st.query_params.get_all(key)
     if raw and key not in st.session_state:
         good = len(raw) == 2 and all(valid_one(r) for r in raw)
         if not good or float(raw[0]) > float(raw[1]):
-            state._drop_url_param(key)
+            links.drop_url_param(key)
             shown = ", ".join(raw)[:60]
-            state.note_url_value(
+            links.note_url_value(
                 key,
                 f"The link sets {key} = “{shown}”, which is not two numbers a ≤ b, each "
                 f"{words.removeprefix('a ')}; {label} uses its default, {value[0]}–{value[1]}, "
                 "instead.",
                 tuple(value),
             )
-    state.show_url_note(container, key)
+    links.show_url_note(container, key)
     return container.slider(
         label, min_value, max_value, value, key=key, bind="query-params", **kwargs
     )
@@ -303,7 +303,7 @@ def check_url_choice(
 ) -> None:
     """Refuse, with a warning, a value in the link that is none of a select box's options."""
     allowed = set(options)
-    state.check_url_value(
+    links.check_url_value(
         container,
         key,
         label=label,
@@ -374,7 +374,7 @@ def choice(
     control shows ``format_func`` of it, and the value survives page changes. A link value
     is read when the control is first drawn in the session: a code (or a label, as older
     links have) selects its option; anything else is refused with a note beside the control
-    (:func:`dashboard.state.check_url_value`). The URL names the choice while it differs
+    (:func:`dashboard.links.check_url_value`). The URL names the choice while it differs
     from ``default``.
 
     Parameters
@@ -410,7 +410,7 @@ def choice(
     if default not in options:
         default = options[0]
     lookup = _url_lookup(options, fmt, url_aliases)
-    state.check_url_value(
+    links.check_url_value(
         container,
         key,
         label=label,
@@ -471,7 +471,7 @@ def choices(
             bad = [r for r in raw if r not in lookup]
             if bad:
                 shown = ", ".join(f"“{r if len(r) <= 40 else r[:40] + '…'}”" for r in bad)
-                state.note_url_value(
+                links.note_url_value(
                     key,
                     f"The link sets {key} = {shown}, which is not {_expected(options)}; "
                     f"{label} leaves it out.",
@@ -484,7 +484,7 @@ def choices(
         kept = [o for o in st.session_state[key] if o in options]
         if kept != list(st.session_state[key]):
             st.session_state[key] = kept  # options changed with the data
-    state.show_url_note(container, key)
+    links.show_url_note(container, key)
     value = container.multiselect(
         label, options, format_func=fmt, key=key, persist_state="session", **kwargs
     )
@@ -495,7 +495,7 @@ def choices(
 
 def toggle(container: Any, label: str, *, key: str, value: bool = False, **kwargs: Any) -> bool:
     """``container.toggle`` bound to the URL, refusing a link value other than true/false."""
-    state.check_url_value(
+    links.check_url_value(
         container,
         key,
         label=label,
@@ -808,7 +808,7 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
         st.markdown(
             f"**Classwise reliability** — one panel per class, per-bin {interval} intervals"
         )
-    fig = state.reliability_chart(pred, result.config, interval=interval)
+    fig = calls.reliability_chart(pred, result.config, interval=interval)
     if config.lens != "classwise":  # the classwise grid has no count panel
         fig = log_counts(fig, log_count_toggle("reliability_log_counts"))
     chart(fig, "reliability_chart", filename="reliability")
@@ -836,8 +836,8 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
 def diagram(pred: Any, config: Any, kind: str) -> None:
     """Lay out a reliability diagram of another kind: figure, one-sentence summary, table."""
     with errors.show_errors():
-        drawn = state.diagram(pred, config, kind)
-        chart(state.diagram_chart(pred, config, kind), f"{kind}_chart", filename=kind)
+        drawn = calls.diagram(pred, config, kind)
+        chart(calls.diagram_chart(pred, config, kind), f"{kind}_chart", filename=kind)
         st.caption(literal(drawn.summary))
         frame = drawn.table()
         if frame is not None:
@@ -961,7 +961,7 @@ def world_picker() -> None:
             return False
         return True
 
-    state.check_url_value(
+    links.check_url_value(
         st, state.WORLD, label="the world", default="", valid=valid, expected="a known world"
     )
     st.selectbox(
@@ -1279,7 +1279,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     if bootstrap_mode(config, pred.n, components) == "exact":
         st.caption(f"Every estimator on the same bins, with {shared}.")
         with errors.show_errors():
-            return state.analyze(pred, config)
+            return calls.analyze(pred, config)
         return None
     exact = dataclasses.replace(config, bootstrap="exact")
     job = ("exact-bootstrap", cache.data_key(pred), exact)
@@ -1308,7 +1308,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
         icon=":material/play_arrow:",
     )
     with errors.show_errors():
-        return state.analyze(pred, config)
+        return calls.analyze(pred, config)
     return None
 
 

@@ -26,7 +26,7 @@ from core.model_comparison import (
 )
 from core.numbers import format_interval, format_number, format_pvalue
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
@@ -166,7 +166,7 @@ picked = {m: state.models_of(pred)[m] for m in chosen_models}
 # the same rule as every page: a large bootstrap waits for a click
 rows = sum(p.n for p in picked.values())
 boot_config = dataclasses.replace(config, n_resamples=int(n_resamples))
-work = state.comparison_work(picked, boot_config)
+work = calls.comparison_work(picked, boot_config)
 boot_key = ("compare", cache.data_key(picked), config, tuple(metrics), int(n_resamples))
 allowed = cache.bootstrap_gate(
     boot_key,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures import class_balance, confidence_histogram, log_counts
-from dashboard import state, widgets
+from dashboard import calls, state, widgets
 
 st.title("Data", anchor=False)
 st.caption(
@@ -75,7 +75,7 @@ title = f"Summary · {widgets.literal(state.data_source())}"
 if model in names:
     title += f" · model {widgets.literal(model)}"
 st.subheader(title, anchor=False)
-facts = state.summary(current)
+facts = calls.summary(current)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Rows (n)", f"{current.n:,}")
 c2.metric("Classes (K)", current.n_classes)

@@ -19,7 +19,7 @@ from core.figures import (
 from core.findings import recalibration_finding
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 
 PROTOCOL_LABELS = {
     "fraction": "Random split (calibration fraction)",
@@ -59,7 +59,7 @@ default_est = ["plugin", "debiased"]
 if config.estimator in binned and config.estimator not in default_est:
     default_est.insert(0, config.estimator)
 protocols = [p for p in PROTOCOL_LABELS if p != "column" or pred.split is not None]
-summary = state.summary(pred)
+summary = calls.summary(pred)
 
 with st.form("recal_form"):
     methods = widgets.choices(

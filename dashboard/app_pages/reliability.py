@@ -7,7 +7,7 @@ import streamlit as st
 from core.analysis import brier_caption
 from core.diagrams import DIAGRAMS
 from core.findings import reliability_finding
-from dashboard import errors, state, widgets
+from dashboard import calls, errors, state, widgets
 
 st.title("Reliability", anchor=False)
 finding = st.empty()  # what the analysis found, in one sentence (core.findings)
@@ -24,7 +24,7 @@ pred = state.require_predictions()
 config = state.require_config()
 with errors.show_errors(stop=True):
     # the diagram, bins and point estimates first; the bootstrap (the slow part) below
-    result = state.analyze(pred, state.without_resamples(config))
+    result = calls.analyze(pred, calls.without_resamples(config))
 
 finding.markdown(f"**{widgets.literal(reliability_finding(result))}**")
 interval_slot = widgets.headline(result, config)

@@ -10,7 +10,7 @@ from core.data.groups import MIN_GROUP_ROWS, group_columns
 from core.lenses import lens_components
 from core.model_comparison import metric_choices, parse_metric
 from core.subgroups import WINDOW_UNITS
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 
 ROWS = "rows"  # windows of N rows
 _COLUMNS = {
@@ -108,7 +108,7 @@ def _bootstrap_config(job: str, n_components: int) -> object:
         what=f"{pred.n:,} rows × {config.n_resamples:,} resamples",
         button_key=f"{job}_bootstrap",
     )
-    return config if ok else state.without_resamples(config)
+    return config if ok else calls.without_resamples(config)
 
 
 n_components = lens_components(config.lens, pred.n_classes)
@@ -119,7 +119,7 @@ with tab_groups:
     else:
         run_config = _bootstrap_config("subgroups", n_components)
         with errors.show_errors():
-            result = state.subgroups(
+            result = calls.subgroups(
                 pred, run_config, by=tuple(by), min_rows=int(min_rows), estimator=metric
             )
             worst = result.worst_sentence
@@ -160,7 +160,7 @@ with tab_groups:
                     format_func=lambda c: result.component_names[c],
                     key="subgroups_component",
                 )
-            overlay, forest = state.subgroup_charts(result, int(component))
+            overlay, forest = calls.subgroup_charts(result, int(component))
             left, right = st.columns([3, 2])
             with left:
                 st.markdown("**Reliability per group** — on the bins of all rows")
@@ -208,7 +208,7 @@ with tab_time:
     )
     run_config = _bootstrap_config("windows", n_components)
     with errors.show_errors():
-        win = state.windows(
+        win = calls.windows(
             pred,
             run_config,
             time=None if time_column == "(file order)" else time_column,
@@ -221,7 +221,7 @@ with tab_time:
             st.warning(widgets.literal(win.breach_sentence), icon=":material/warning:")
         else:
             st.success(widgets.literal(win.breach_sentence), icon=":material/check_circle:")
-        widgets.chart(state.window_chart(win), "windows_chart")
+        widgets.chart(calls.window_chart(win), "windows_chart")
         widgets.table(
             win.result.to_frame(), hide_index=True, key="windows_table", column_config=_COLUMNS
         )
