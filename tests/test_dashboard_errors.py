@@ -116,6 +116,21 @@ def test_valid_values_in_the_link_are_used_without_a_warning():
     assert at.session_state["seed"] == 7 and at.session_state["n_bins"] == 20
 
 
+def test_the_link_takes_every_number_of_bins_the_cli_and_api_take():
+    # one maximum everywhere (core.options.N_BINS): 5,000 bins was refused by the sidebar
+    from core.analysis import AnalysisConfig
+    from core.options import N_BINS
+
+    top = N_BINS.maximum
+    at = _app(n_bins="5000").run()
+    assert not at.exception and not _warnings(at)
+    assert at.session_state["n_bins"] == 5000
+    assert AnalysisConfig(n_bins=top).n_bins == top
+    assert at.sidebar.number_input(key="n_bins").max == top
+    at = _app(n_bins=str(top + 1)).run()
+    assert any(f"The link sets n_bins = “{top + 1}”" in w for w in _warnings(at))
+
+
 def test_page_numbers_in_the_link_are_checked_too():
     at = _app(validity_n="1e400", validity_alpha="-2").run()
     at.switch_page("app_pages/validity.py").run()
