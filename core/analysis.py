@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._parallel import map_ordered
-from core._validation import check_norm, norm_key
 from core.binned_view import BinnedViews
 from core.binning import BINNINGS, BinStats, check_tie_policy
 from core.bootstrap import bootstrap_many, support_of, truth_values
@@ -46,7 +44,9 @@ from core.intervals import (
 from core.lenses import LENSES
 from core.memo import Memo
 from core.options import KERNEL_SAMPLE, N_BINS, N_RESAMPLES
+from core.parallel import map_ordered
 from core.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
+from core.validation import check_norm, norm_key
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
 METRIC_COLUMNS = ["metric", "label", "value", "low", "high", "note"]
@@ -106,7 +106,7 @@ class AnalysisConfig:
     binning : str, default="equal-width"
         A name in :data:`core.binning.BINNINGS`.
     n_bins : int, default=15
-        Number of bins (1 to :data:`core._validation.MAX_BINS`, 10,000).
+        Number of bins (1 to :data:`core.validation.MAX_BINS`, 10,000).
     norm : float, default=1.0
         ``1.0`` (ECE), ``2.0`` or ``inf`` (MCE); strings such as ``"inf"`` are accepted.
     estimator : str, default="plugin"
@@ -117,7 +117,7 @@ class AnalysisConfig:
     seed : int, default=0
         The one seed of everything random in the analysis.
     n_resamples : int, default=1000
-        Bootstrap resamples per metric (at most :data:`core._validation.MAX_RESAMPLES`,
+        Bootstrap resamples per metric (at most :data:`core.validation.MAX_RESAMPLES`,
         100,000); 0 means no bootstrap intervals.
     confidence_level : float, default=0.95
         Confidence level of the bootstrap and per-bin intervals.

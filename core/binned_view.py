@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import map_helped
 from core.binning import (
     BINNINGS,
     BinStats,
@@ -33,6 +32,7 @@ from core.binning import (
 from core.conventions import CONVENTIONS
 from core.lenses import LensView, lens_view
 from core.memo import stable_order
+from core.parallel import map_helped
 
 #: Calibscope's own bins (:data:`core.conventions.DEFAULT_CONVENTION`).
 DEFAULT_CONVENTION = "calibscope"

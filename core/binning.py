@@ -48,11 +48,11 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._numeric import count_edges
-from core._parallel import even_pieces, map_helped
-from core._validation import MAX_BINS, check_count
 from core.errors import ConfigError, DataError
+from core.numeric import count_edges
+from core.parallel import even_pieces, map_helped
 from core.registry import Entry, Registry
+from core.validation import MAX_BINS, check_count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,7 +230,7 @@ def _over_pieces(fn: Callable[[tuple[int, int]], R], n: int) -> list[R]:
 
     The pieces depend only on ``n`` (:data:`_PIECE_ROWS` rows each), so results gathered in
     order are the same on any number of threads; the calling thread works beside the pool
-    (:func:`core._parallel.map_helped`), so a busy machine costs about a plain loop.
+    (:func:`core.parallel.map_helped`), so a busy machine costs about a plain loop.
     """
     return map_helped(fn, even_pieces(n, _PIECE_ROWS))
 

@@ -97,7 +97,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_predictions, check_rng
 from core.binned_view import BinnedViews
 from core.calibration import EstimatorCall
 from core.errors import CalibscopeError
@@ -114,6 +113,7 @@ from core.intervals import (
 from core.memo import Memo, array_digest
 from core.resampling import check_chunk_size, chunks, plan_for
 from core.scores import SCORES
+from core.validation import check_predictions, check_rng
 
 __all__ = [
     "DISTRIBUTIONS",

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_norm, check_probs_labels, check_rng, check_with_top_label
 from core.binned_view import OWN_WEIGHTS, BinnedViews
 from core.binning import BinStats, check_n_bins, check_tie_policy
 from core.conventions import CONVENTIONS
 from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, EstimatorInfo, estimate_binned
 from core.lenses import LENSES, known_top_label
+from core.validation import check_norm, check_probs_labels, check_rng, check_with_top_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -179,7 +179,7 @@ class EstimatorCall:
         """Return the estimate on validated arrays.
 
         ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
-        (:func:`core._validation.as_probs`).
+        (:func:`core.validation.as_probs`).
         """
         if not self.native:  # a library's bins: through the views, which bin as it does
             return self.run_on(BinnedViews(p, y, self.class_names, self.class_weights), rng)

@@ -43,10 +43,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from core._parallel import map_ordered, one_blas_thread
 from core.binning import BinStats
 from core.errors import ConfigError
 from core.estimators.base import KernelContext, NormalStream
+from core.parallel import map_ordered, one_blas_thread
 from core.scores import SCORES
 
 

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from core import records
-from core._files import write_atomically
 from core.errors import CalibscopeError, phrase
+from core.files import write_atomically
 from core.intervals import level_words
 from core.options import BATCH_ROWS, GROUP_ROWS, N_BINS, N_RESAMPLES, N_TEST_RESAMPLES
 
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         after it with ``--debug``).
     """
     if argv is None:  # the program itself (not a call from Python): one short run
-        from core._allocator import keep_freed_memory, small_pages
+        from core.allocator import keep_freed_memory, small_pages
 
         keep_freed_memory()
         small_pages()

@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from core._parallel import one_blas_thread
 from core.binned_view import BinnedView
 from core.cells import (
     CellStats,
@@ -52,6 +51,7 @@ from core.cells import (
     supports,
 )
 from core.estimators.base import KernelContext, NormalStream
+from core.parallel import one_blas_thread
 
 __all__ = [
     "PairedNoise",

@@ -45,10 +45,10 @@ from numpy.typing import ArrayLike
 from scipy import fft as sp_fft
 from scipy import special
 
-from core._validation import MAX_RESAMPLES, check_at_most, check_rng
 from core.binning import bin_indices, check_n_bins, check_tie_policy
 from core.errors import ConfigError, DataError
 from core.intervals import check_confidence_level, check_seed
+from core.validation import MAX_RESAMPLES, check_at_most, check_rng
 
 #: Largest ``rows × resamples`` drawn as individual Bernoulli outcomes; above it each
 #: bin's count is drawn from its exact Poisson-binomial law.

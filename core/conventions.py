@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import norm_text
 from core.binning import BINNINGS
 from core.combine import combine_lp, combine_signed
 from core.errors import ConfigError
 from core.registry import Entry, Registry
+from core.validation import norm_text
 
 __all__ = [
     "CONVENTIONS",

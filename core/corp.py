@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core._validation import check_count, check_rng
 from core.data import as_predictions
 from core.errors import ConfigError
 from core.lenses import LENSES, lens_view
 from core.pav import tie_groups, weighted_pav
+from core.validation import check_count, check_rng
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._validation import check_norm, norm_text
 from core.analysis import (
     EXACT_BOOTSTRAP_WORK,
     QUADRATIC_BOOTSTRAP_MAX_N,
@@ -50,6 +49,7 @@ from core.estimators.kernel import MAX_EXACT_N, check_exact_size, resample_optio
 from core.intervals import BootstrapResult, undefined_note, with_outside_note
 from core.options import N_BINS
 from core.resampling import SortedBins, SortedChunk
+from core.validation import check_norm, norm_text
 
 __all__ = [
     "CURVE_COLUMNS",

@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core._validation import check_rng
 from core.bootstrap import bootstrap_interval
 from core.calibration import calibration_error
 from core.errors import ConfigError
 from core.guarantees import guarantee_epsilon
 from core.recalibration import make_recalibrator, selective_metrics
 from core.registry import Entry, Registry
+from core.validation import check_rng
 from core.validity import validity_curves
 from core.worlds import PRESET_WORLDS, WIDMANN_WORLDS, UniformScores, draw_predictions, world_named
 

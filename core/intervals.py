@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._tails import norm_ppf
-from core._validation import MAX_RESAMPLES, check_count
 from core.errors import ConfigError, DataError
 from core.registry import Entry, Registry
+from core.tails import norm_ppf
+from core.validation import MAX_RESAMPLES, check_count
 
 # --------------------------------------------------------------------------- records
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import even_pieces, map_helped
-from core._validation import check_probs_labels, row_top
 from core.errors import ConfigError
+from core.parallel import even_pieces, map_helped
 from core.registry import Entry, Registry
+from core.validation import check_probs_labels, row_top
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +91,7 @@ _TOP_PIECE_BYTES = 1 << 23
 def top_of_rows(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return each row's largest entry and its index, pieces of rows on the thread pool.
 
-    Each row's values are :func:`core._validation.row_top`'s (numpy's argmax: ties to the
+    Each row's values are :func:`core.validation.row_top`'s (numpy's argmax: ties to the
     lowest index), whatever the pieces and the number of threads.
 
     Parameters
@@ -123,7 +123,7 @@ def known_top_label(probs: np.ndarray, top: tuple[np.ndarray, np.ndarray] | None
     """Let :func:`top_label` of ``probs`` return a top label already taken, inside the block.
 
     :func:`core.calibration.calibration_error` validates a matrix and takes its rows'
-    top label in one pass (:func:`core._validation.check_with_top_label`); the
+    top label in one pass (:func:`core.validation.check_with_top_label`); the
     estimator's top-label lens then reads it instead of a second pass. It is only used
     for the very array it was taken from (``is``), in this context (threads of the pool
     compute their own), while the block runs; nothing modifies the matrix in between.
@@ -204,7 +204,7 @@ def lens_view(
     ----------
     probs : numpy.ndarray
         Validated ``(n, K)`` float64 probabilities, or the ``(n,)`` P(y=1) of binary
-        predictions (:func:`core._validation.as_probs`), read as ``[1 − p, p]``.
+        predictions (:func:`core.validation.as_probs`), read as ``[1 − p, p]``.
     labels : numpy.ndarray
         Validated int64 labels.
     lens : str
@@ -246,7 +246,7 @@ def class_scores(probs: np.ndarray, k: int) -> np.ndarray:
     """Return P(y=k) of every row: a view of the matrix's column.
 
     For a P(y=1) vector, class 1 is the vector itself and class 0 is ``1 − p`` (computed,
-    equal to the first column of :func:`core._validation.binary_matrix`).
+    equal to the first column of :func:`core.validation.binary_matrix`).
     """
     if probs.ndim == 2:
         return probs[:, k]

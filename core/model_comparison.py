@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from core._validation import check_norm, norm_key, norm_text
 from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedViews, ComponentBins
 from core.binning import BINNINGS, BinStats, RowBatch, assign_to_edges, shared_edges
@@ -74,6 +73,7 @@ from core.intervals import (
 from core.lenses import LENSES
 from core.resampling import chunks
 from core.scores import SCORES
+from core.validation import check_norm, norm_key, norm_text
 
 if TYPE_CHECKING:
     from core.cells import CellStats

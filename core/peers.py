@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core._validation import norm_key, norm_text
 from core.analysis import AnalysisConfig, check_config
 from core.binned_view import BinnedViews
 from core.calibration import EstimatorCall
 from core.conventions import CONVENTIONS, ConventionInfo
 from core.data import as_predictions
 from core.errors import ConfigError
+from core.validation import norm_key, norm_text
 
 if TYPE_CHECKING:
     import pandas as pd

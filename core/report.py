@@ -35,9 +35,6 @@ import numpy as np
 import pandas as pd
 
 from core import records
-from core._files import write_atomically
-from core._parallel import ProcessJobs, process_count
-from core._validation import norm_text
 from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
 from core.binning import BINNINGS
 from core.calibration_tests import (
@@ -62,12 +59,15 @@ from core.figures import (
     subgroup_reliability_figure,
 )
 from core.figures.export import write_figures
+from core.files import write_atomically
 from core.findings import reliability_finding, statistic_note, test_finding
 from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
 from core.lenses import LENSES
 from core.model_comparison import prepare_comparison
 from core.numbers import format_frame, format_number, format_pvalue, people_table
+from core.parallel import ProcessJobs, process_count
 from core.subgroups import TEST_FORMULA, subgroup_analysis
+from core.validation import norm_text
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
@@ -616,8 +616,8 @@ def build_report(
         Groups with fewer rows are shown, not judged.
     workers : int or None, default=1
         Processes the models are analysed in, one job per model with its part of the
-        comparison (:class:`core._parallel.ProcessJobs`; forked, so Linux only); None for
-        :func:`core._parallel.process_count` of the models. The numbers are those of one
+        comparison (:class:`core.parallel.ProcessJobs`; forked, so Linux only); None for
+        :func:`core.parallel.process_count` of the models. The numbers are those of one
         process.
 
     Returns

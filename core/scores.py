@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_predictions
 from core.binned_view import BinnedViews
 from core.errors import ConfigError
 from core.lenses import top_label
 from core.registry import Entry, Registry
+from core.validation import check_predictions
 
 #: Default lower clip of the probability of the observed class in :func:`log_loss`.
 LOG_LOSS_EPS = 1e-15

@@ -42,8 +42,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core._tails import chi2_sf
-from core._validation import norm_key
 from core.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.binned_view import BinnedView, BinnedViews, ComponentBins
 from core.binning import BinStats, RowBatch
@@ -67,6 +65,8 @@ from core.model_comparison import MetricSpec, on_edges, parse_metric, shared_len
 from core.numbers import format_number, format_pvalue
 from core.resampling import chunks
 from core.scores import SCORES
+from core.tails import chi2_sf
+from core.validation import norm_key
 
 __all__ = [
     "SUBGROUP_COLUMNS",

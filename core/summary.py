@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import as_prob_matrix
 from core.binning import bin_stats
 from core.data import as_predictions
 from core.errors import DataError
 from core.lenses import top_label
+from core.validation import as_prob_matrix
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import MAX_BINS, MAX_RESAMPLES, check_at_most, check_probs_labels, check_rng
 from core.data import Predictions
 from core.errors import ConfigError, DataError
 from core.estimators.base import plugin_from_stats
@@ -34,6 +33,7 @@ from core.guarantees import DEFAULT_ALPHA, guarantee_epsilon, theory_validity
 from core.intervals import bin_intervals
 from core.recalibration import RECALIBRATORS
 from core.recalibration.histogram import JITTER_DELTA
+from core.validation import MAX_BINS, MAX_RESAMPLES, check_at_most, check_probs_labels, check_rng
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -129,8 +129,8 @@ def test_the_caller_works_beside_the_pool(monkeypatch):
     """``map_helped``: the loop's results, and done by the caller alone when the pool is busy."""
     import threading
 
-    from core import _parallel
-    from core._parallel import map_helped
+    from core import parallel
+    from core.parallel import map_helped
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", "2")
     items = list(range(23))
@@ -139,7 +139,7 @@ def test_the_caller_works_beside_the_pool(monkeypatch):
         map_helped(lambda i: 1 // (i - 7), items)
     # both pool threads held: every item is the caller's, and the call still returns
     release = threading.Event()
-    pool = _parallel._executor(2)
+    pool = parallel._executor(2)
     held = [pool.submit(release.wait, 30) for _ in range(2)]
     try:
         ran_in = map_helped(lambda i: threading.current_thread().name, items)

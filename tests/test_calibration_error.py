@@ -242,22 +242,22 @@ def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
 def test_loaded_predictions_skip_revalidation_but_copies_do_not():
     import pandas as pd
 
-    from core import _validation
+    from core import validation
     from core.data import load_predictions
     from core.errors import DataError
 
     frame = pd.DataFrame({"p0": [0.2, 0.7, 0.5], "p1": [0.8, 0.3, 0.5], "label": [1, 0, 1]})
     pred = load_predictions(frame)
     assert not pred.probs.flags.writeable
-    assert _validation.as_prob_matrix(pred.probs) is pred.probs  # trusted: returned as is
+    assert validation.as_prob_matrix(pred.probs) is pred.probs  # trusted: returned as is
     bad = pred.probs.copy()
     bad[0, 0] = -0.1  # a writable copy is checked again
     with pytest.raises(DataError, match=r"\[0, 1\]"):
-        _validation.as_prob_matrix(bad)
+        validation.as_prob_matrix(bad)
 
 
 def test_binary_input_gives_a_contiguous_positive_column():
-    from core._validation import as_prob_matrix
+    from core.validation import as_prob_matrix
 
     p = np.array([0.1, 0.25, 0.9])
     matrix = as_prob_matrix(p)
@@ -285,7 +285,7 @@ def test_binary_vector_gives_the_numbers_of_its_two_column_matrix(lens, estimato
     rng = np.random.default_rng(17)
     p = np.concatenate([np.round(rng.random(300), 2), [0.5, 0.5, 0.0, 1.0]])
     y = (rng.random(p.shape[0]) < p).astype(int)
-    from core._validation import binary_matrix
+    from core.validation import binary_matrix
 
     vector = calibration_error(p, y, estimator=estimator, lens=lens, seed=3, **settings)
     matrix = calibration_error(
@@ -299,8 +299,8 @@ def test_binary_vector_gives_the_numbers_of_its_two_column_matrix(lens, estimato
 
 
 def test_lens_view_keeps_outcomes_compact_and_apply_lens_gives_floats():
-    from core._validation import as_probs
     from core.lenses import apply_lens, lens_view
+    from core.validation import as_probs
 
     rng = np.random.default_rng(2)
     probs = rng.dirichlet(np.ones(4), 50)

@@ -295,7 +295,7 @@ def test_the_command_line_turns_off_numpys_huge_page_advice():
     """``small_pages`` flips numpy's switch (restored here for the other tests)."""
     from numpy._core import multiarray
 
-    from core._allocator import small_pages
+    from core.allocator import small_pages
 
     before = multiarray._set_madvise_hugepage(True)
     try:

@@ -256,7 +256,7 @@ def test_report_write_is_atomic(monkeypatch, small_csv, tmp_path):
     def failing(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("core._files.os.replace", failing)
+    monkeypatch.setattr("core.files.os.replace", failing)
     with pytest.raises(OSError, match="disk full"):
         report.write(target)
     assert target.read_text() == "earlier"

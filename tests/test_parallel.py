@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from core import _parallel
+from core import parallel
 from core.recalibration import make_recalibrator
 from core.recalibration.scaling import START_MIN_COLUMNS
 
@@ -22,25 +22,23 @@ def test_map_ordered_keeps_order_and_runs_nested_calls_inline(monkeypatch):
 
     def outer(i):
         # a nested call from a pool thread must not wait on the busy pool
-        return sum(_parallel.map_ordered(inner, range(i)))
+        return sum(parallel.map_ordered(inner, range(i)))
 
-    assert _parallel.map_ordered(outer, range(6)) == [
-        sum(j * j for j in range(i)) for i in range(6)
-    ]
+    assert parallel.map_ordered(outer, range(6)) == [sum(j * j for j in range(i)) for i in range(6)]
     assert any(name.startswith("calibscope") for name in seen)
 
 
 @pytest.mark.parametrize(("env", "expected"), [("1", 1), ("4", 4), ("zero", None), ("", None)])
 def test_thread_count_reads_the_environment(monkeypatch, env, expected):
     monkeypatch.setenv("CALIBSCOPE_THREADS", env)
-    n = _parallel.thread_count()
-    assert n == expected if expected is not None else 1 <= n <= _parallel.MAX_THREADS
+    n = parallel.thread_count()
+    assert n == expected if expected is not None else 1 <= n <= parallel.MAX_THREADS
 
 
 def test_even_pieces_cover_the_range_once():
-    assert _parallel.even_pieces(10, 4) == [(0, 4), (4, 8), (8, 10)]
-    assert _parallel.even_pieces(0, 4) == []
-    assert _parallel.even_pieces(3, 0) == [(0, 1), (1, 2), (2, 3)]
+    assert parallel.even_pieces(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert parallel.even_pieces(0, 4) == []
+    assert parallel.even_pieces(3, 0) == [(0, 1), (1, 2), (2, 3)]
 
 
 def _data(n, k, seed=0):
@@ -74,7 +72,7 @@ def test_components_binned_on_threads_are_those_binned_one_by_one(monkeypatch, b
     from core.binning import batch_bin_sums
     from core.lenses import lens_view
 
-    monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", 0)
     rng = np.random.default_rng(8)
     p = rng.dirichlet(np.full(7, 0.4), size=3000)
     p[::9, 2] = p[::9, 2].round(2)  # ties at equal-mass boundaries

@@ -12,8 +12,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import isotonic_regression
 
-from core import _parallel
-from core._parallel import map_ordered
+from core import parallel
+from core.parallel import map_ordered
 from core.recalibration import make_recalibrator
 from core.recalibration.base import combine_classwise, softmax, softmax_t
 from core.recalibration.isotonic import pav_blocks, pav_fit, tie_groups
@@ -150,9 +150,9 @@ def test_combine_classwise_matches_transpose_then_renormalise():
 
 
 def test_map_ordered_keeps_order_and_raises_the_first_failure(monkeypatch):
-    monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", 0)
     monkeypatch.setenv("CALIBSCOPE_THREADS", "3")
-    assert _parallel.thread_count() == 3
+    assert parallel.thread_count() == 3
     out = map_ordered(lambda j: np.sort(np.arange(j, -1, -1))[-1], range(200), entries=10)
     assert out == list(range(200))
 
@@ -191,7 +191,7 @@ def test_thread_pool_does_not_change_results(monkeypatch, name, opts):
     runs = []
     for threads, min_entries in ((1, 1 << 60), (2, 0), (3, 0)):
         monkeypatch.setenv("CALIBSCOPE_THREADS", str(threads))
-        monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", min_entries)
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", min_entries)
         for logits in (True, False):
             x = z if logits else softmax(z)
             r = make_recalibrator(name, **opts).fit(x, y, logits=logits)

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from core import _parallel, bootstrap, resampling
+from core import bootstrap, parallel, resampling
 from core.analysis import _POINTS, _UNBINNED, AnalysisConfig, analyze
 from core.binned_view import BinnedViews
 from core.data import load_predictions
@@ -174,33 +174,33 @@ def _square_or_fail(i: int) -> int:
 
 
 def test_process_jobs_keep_order_and_raise_the_first_error():
-    workers = _parallel.process_count(6)
-    with _parallel.ProcessJobs(lambda i: i * i, 6, workers) as jobs:
+    workers = parallel.process_count(6)
+    with parallel.ProcessJobs(lambda i: i * i, 6, workers) as jobs:
         assert jobs.results() == [i * i for i in range(6)]
     with pytest.raises(ConfigError, match="job 3 failed"):
-        _parallel.ProcessJobs(_square_or_fail, 6, workers).results()
+        parallel.ProcessJobs(_square_or_fail, 6, workers).results()
     # one process: the jobs run in results()
-    jobs = _parallel.ProcessJobs(lambda i: -i, 3, 1)
+    jobs = parallel.ProcessJobs(lambda i: -i, 3, 1)
     assert not jobs.running and jobs.results() == [0, -1, -2]
 
 
 @pytest.mark.skipif(not FORK, reason="worker processes are forked")
 def test_workers_are_other_processes_with_one_thread_each():
     parent = os.getpid()
-    with _parallel.ProcessJobs(
-        lambda i: (os.getpid(), os.environ.get("CALIBSCOPE_THREADS"), _parallel.process_count(4)),
+    with parallel.ProcessJobs(
+        lambda i: (os.getpid(), os.environ.get("CALIBSCOPE_THREADS"), parallel.process_count(4)),
         4,
         2,
     ) as jobs:
         assert jobs.running
         got = jobs.results()
     assert all(pid != parent and threads == "1" and inner == 1 for pid, threads, inner in got)
-    assert _parallel.process_count(1) == 1
+    assert parallel.process_count(1) == 1
 
 
 def test_process_count_follows_the_thread_setting(monkeypatch):
     monkeypatch.setenv("CALIBSCOPE_THREADS", "1")
-    assert _parallel.process_count(14) == 1
+    assert parallel.process_count(14) == 1
     monkeypatch.setenv("CALIBSCOPE_THREADS", "2")
-    assert _parallel.process_count(14) == (2 if FORK else 1)
-    assert _parallel.process_count(1) == 1
+    assert parallel.process_count(14) == (2 if FORK else 1)
+    assert parallel.process_count(1) == 1

@@ -102,7 +102,7 @@ def test_accuracy_matches_sklearn():
 
 
 def test_scores_registry_row_values_average_to_the_score():
-    from core._validation import check_probs_labels
+    from core.validation import check_probs_labels
 
     p, y = _random_multiclass()
     P, Y = check_probs_labels(p, y)

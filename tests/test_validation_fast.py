@@ -1,6 +1,6 @@
 """The one-pass checks of raw arrays accept and refuse exactly what the exact checks do.
 
-``core._validation`` proves a probability vector or matrix valid with one integer pass
+``core.validation`` proves a probability vector or matrix valid with one integer pass
 (and, for a matrix, row sums taken block by block) and runs the exact checks only when that
 pass fails. The references below are the exact checks written out plainly (numpy
 reductions over the whole array): every input must give the same array back or the same
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import _validation
-from core._validation import ROW_SUM_TOL, as_labels, as_probs, check_probs_labels
+from core import validation
 from core.errors import DataError
+from core.validation import ROW_SUM_TOL, as_labels, as_probs, check_probs_labels
 
 
 def _reference_probs(probs: np.ndarray) -> np.ndarray:
@@ -24,15 +24,15 @@ def _reference_probs(probs: np.ndarray) -> np.ndarray:
         p = p[:, 0]
     if p.ndim == 1:
         if not (p.min() >= 0.0 and p.max() <= 1.0):
-            _validation._raise_bad_values(p)
+            validation._raise_bad_values(p)
         return p
     if not p.min() >= 0.0:
-        _validation._raise_bad_values(p)
+        validation._raise_bad_values(p)
     deviation = p @ np.ones(p.shape[1]) if p.shape[1] <= 64 else p.sum(axis=1)
     deviation = np.abs(deviation - 1.0)
     if not deviation.max() <= ROW_SUM_TOL:
         if not np.isfinite(p).all() or p.max() > 1.0:
-            _validation._raise_bad_values(p)
+            validation._raise_bad_values(p)
         bad = int((~(deviation <= ROW_SUM_TOL)).sum())
         raise DataError(
             f"{bad} row(s) of the probability matrix do not sum to 1 (within {ROW_SUM_TOL:g}); "
@@ -69,10 +69,10 @@ def _same(probs: np.ndarray) -> None:
 
 def _threads_for_small_jobs(monkeypatch) -> None:
     """Let jobs of any size use the pieces and the thread pool."""
-    from core import _parallel
+    from core import parallel
 
-    monkeypatch.setattr(_parallel, "PARALLEL_MIN_ENTRIES", 0)
-    monkeypatch.setattr(_validation, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(validation, "PARALLEL_MIN_ENTRIES", 0)
 
 
 def _softmax(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
@@ -158,8 +158,8 @@ def test_a_row_of_one_entry_above_one_within_the_tolerance_passes_as_before():
 @pytest.mark.parametrize("k", [3, 700])
 def test_large_matrices_in_many_blocks_and_pieces(k, monkeypatch):
     """Small blocks and pieces, so a bad row sits in a later piece on another thread."""
-    monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * k * 5)
-    monkeypatch.setattr(_validation, "_PIECE_BYTES", 8 * k * 23)
+    monkeypatch.setattr(validation, "_BLOCK_BYTES", 8 * k * 5)
+    monkeypatch.setattr(validation, "_PIECE_BYTES", 8 * k * 23)
     _threads_for_small_jobs(monkeypatch)
     rng = np.random.default_rng(4)
     p = _softmax(rng, 1000, k)
@@ -235,11 +235,11 @@ def _plain_top_label_ece(p: np.ndarray, y: np.ndarray, n_bins: int = 15) -> floa
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_top_label_of_the_checking_pass_is_numpys(threads, monkeypatch):
-    from core._validation import check_with_top_label
+    from core.validation import check_with_top_label
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
-    monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * 50 * 7)
-    monkeypatch.setattr(_validation, "_PIECE_BYTES", 8 * 50 * 31)
+    monkeypatch.setattr(validation, "_BLOCK_BYTES", 8 * 50 * 7)
+    monkeypatch.setattr(validation, "_PIECE_BYTES", 8 * 50 * 31)
     _threads_for_small_jobs(monkeypatch)
     rng = np.random.default_rng(5)
     p = _softmax(rng, 2000, 50)
@@ -266,14 +266,14 @@ def test_the_top_label_read_off_the_bits_is_numpys(order):
     p[1::5, 2] = 1.0
     p = np.asarray(p, order=order)
     confidence, predicted = np.empty(400), np.empty(400, dtype=np.intp)
-    largest = _validation._row_top_bits(p, confidence, predicted)
+    largest = validation._row_top_bits(p, confidence, predicted)
     assert np.array_equal(predicted, p.argmax(axis=1))
     assert np.array_equal(confidence, p.max(axis=1))
-    assert largest == np.float64(p.max()).view(np.uint64) <= _validation._ONE_BITS
+    assert largest == np.float64(p.max()).view(np.uint64) <= validation._ONE_BITS
     for bad in (-0.0, np.nan, -1e-300, np.nextafter(1.0, 2.0), np.inf, -np.inf):
         q = p.copy(order=order)
         q[17, 4] = bad
-        assert _validation._row_top_bits(q, confidence, predicted) > _validation._ONE_BITS
+        assert validation._row_top_bits(q, confidence, predicted) > validation._ONE_BITS
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import check_norm
 from core.bias.sources import stream
 from core.bias.specs import EstimatorSpec
 from core.binning import BINNINGS, RowBatch, equal_mass_starts
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.binned import SortedRows
+from core.validation import check_norm
 
 
 class SizeBlock:

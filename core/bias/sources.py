@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels
 from core.binning import BinStats, bin_stats
 from core.errors import ConfigError
 from core.lenses import apply_lens
+from core.validation import check_probs_labels
 from core.worlds import beta_fit_histogram, fit_world
 from core.worlds.fitting import WorldFit
 from core.worlds.world import World

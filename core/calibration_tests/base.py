@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import MAX_RESAMPLES, check_at_most
 from core.errors import ConfigError
 from core.registry import Entry, Registry
+from core.validation import MAX_RESAMPLES, check_at_most
 
 
 @dataclass(frozen=True, kw_only=True)

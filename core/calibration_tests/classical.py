@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from core._tails import chi2_sf, norm_sf
 from core.binned_view import bin_view
 from core.binning import BINNINGS, RowBatch, bin_stats, check_n_bins
 from core.calibration import EstimatorCall
@@ -38,6 +37,7 @@ from core.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 from core.estimators.base import KernelContext, NormalStream, lens_view
+from core.tails import chi2_sf, norm_sf
 
 
 def _values(call: EstimatorCall, batch: Any, m: int) -> np.ndarray:

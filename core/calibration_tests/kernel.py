@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from core._tails import norm_ppf, norm_sf
-from core._validation import check_rng
 from core.calibration_tests.base import (
     KERNEL_TEST_LENSES,
     TESTS,
@@ -26,6 +24,8 @@ from core.calibration_tests.base import (
 )
 from core.errors import EstimationError
 from core.estimators import kernel as kern
+from core.tails import norm_ppf, norm_sf
+from core.validation import check_rng
 
 _KERNEL_OPTS = ("kernel", "metric", "bandwidth", "max_exact_n")
 

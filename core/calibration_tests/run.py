@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_probs_labels, check_rng
 from core.calibration_tests.base import TESTS, CalibrationTestResult
 from core.errors import ConfigError
 from core.lenses import LENSES
+from core.validation import check_probs_labels, check_rng
 
 
 def calibration_test(

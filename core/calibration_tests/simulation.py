@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._validation import check_rng
 from core.calibration_tests.base import TESTS
 from core.calibration_tests.run import calibration_test
 from core.errors import EstimationError
+from core.validation import check_rng
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintFinding, LintReport, lint_values
 from core.errors import DataError
+from core.validation import binary_matrix, check_predictions, trust
 
 __all__ = ["Predictions", "as_predictions", "combine_models"]
 

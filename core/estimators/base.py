@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import check_norm, norm_key, norm_text
 from core.binning import BINNINGS, BinStats
 from core.combine import aggregate, combine_lp, combine_signed  # noqa: F401  (re-exported)
 from core.errors import ConfigError
 from core.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
 from core.registry import Entry, Registry
+from core.validation import check_norm, norm_key, norm_text
 
 if TYPE_CHECKING:
     from core.binned_view import BinnedView

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from core._validation import check_count
 from core.binned_view import BinnedView, bin_view
 from core.binning import BinStats
 from core.errors import ConfigError
@@ -34,6 +33,7 @@ from core.estimators.base import (
     plugin_from_stats,
 )
 from core.memo import stable_order
+from core.validation import check_count
 
 __all__ = [
     "SortedRows",

@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import one_blas_thread
-from core._validation import binary_matrix, check_probs_labels, check_rng
 from core.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate, lens_view
 from core.memo import array_digest
+from core.parallel import one_blas_thread
+from core.validation import binary_matrix, check_probs_labels, check_rng
 
 #: Distances between probability vectors.
 METRICS: tuple[str, ...] = ("tv", "l1", "l2")

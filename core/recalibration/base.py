@@ -33,7 +33,8 @@ import numpy as np
 from numpy.random import Generator
 from numpy.typing import ArrayLike
 
-from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
+from core.errors import ConfigError, DataError, FitError
+from core.numeric import (  # noqa: F401  (re-exported for the recalibrators)
     BLOCK_ENTRIES,
     CLIP,
     blocks,
@@ -41,10 +42,9 @@ from core._numeric import (  # noqa: F401  (re-exported for the recalibrators)
     sigmoid,
     softmax,
 )
-from core._parallel import map_ordered
-from core._validation import as_labels, as_prob_matrix
-from core.errors import ConfigError, DataError, FitError
+from core.parallel import map_ordered
 from core.registry import Entry, Registry
+from core.validation import as_labels, as_prob_matrix
 
 
 #: The registry of recalibrators; entry ``func`` is the recalibrator class.

@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._validation import as_labels, check_norm, norm_text
 from core.binning import bin_stats
 from core.bootstrap import bootstrap_many
 from core.calibration import calibration_error
@@ -42,6 +41,7 @@ from core.recalibration.metacal import (
 )
 from core.recalibration.splits import make_splits
 from core.scores import SCORES
+from core.validation import as_labels, check_norm, norm_text
 
 UNCALIBRATED = "uncalibrated"
 SCORE_LABELS = {"brier": "Brier score", "log-loss": "Log loss", "accuracy": "Accuracy"}

@@ -42,9 +42,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.random import Generator
 
-from core._numeric import FEW_EDGES, count_edges
 from core.binning import check_n_bins
 from core.errors import ConfigError, FitError
+from core.numeric import FEW_EDGES, count_edges
 from core.recalibration.base import (
     Component,
     ComponentFit,

@@ -14,7 +14,7 @@ Cost: a component's fit is one ``numpy.sort`` of uint64 keys ``(bits(score) << 1
 outcome`` (no ``argsort``, no gathers) and a PAV on the runs between positive
 outcomes (:func:`core.pav.pav_blocks`, the PAV shared with the CORP diagram); the result
 is bit-identical to ``numpy.unique`` and PAV on every distinct score. Classwise components are fitted and applied by a small
-thread pool (:func:`core._parallel.map_ordered`; results do not depend
+thread pool (:func:`core.parallel.map_ordered`; results do not depend
 on the number of threads).
 """
 

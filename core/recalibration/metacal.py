@@ -47,7 +47,6 @@ from numpy.typing import ArrayLike
 from scipy.optimize import isotonic_regression
 from scipy.special import entr
 
-from core._validation import as_labels
 from core.errors import ConfigError, FitError
 from core.recalibration.base import (
     BLOCK_ENTRIES,
@@ -63,6 +62,7 @@ from core.recalibration.base import (
     softmax,
 )
 from core.recalibration.scaling import temperature_fit
+from core.validation import as_labels
 
 RANKINGS = ("entropy", "max-prob", "margin")
 RULES = ("paper", "high-probability", "reference")

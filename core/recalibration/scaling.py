@@ -23,7 +23,7 @@ at once (closed-form 2×2 steps, :func:`fit_logistic_rows`), started from the fi
 every row compressed into bins (:mod:`core.recalibration.logistic_start`); vector
 scaling's L-BFGS runs in coordinates preconditioned by each class's 2×2 Hessian
 block. Every pass over an ``(n, K)`` matrix is done in cache-sized blocks, shared out
-over threads in pieces that do not depend on the thread count (:mod:`core._parallel`),
+over threads in pieces that do not depend on the thread count (:mod:`core.parallel`),
 and no full-size copy of the scores is made while fitting.
 
 Multiclass scores ``z`` are the logits when given, else ``log p`` (softmax is
@@ -40,8 +40,8 @@ import numpy as np
 from numpy.random import Generator
 from scipy.optimize import OptimizeResult, minimize
 
-from core._parallel import even_pieces, map_ordered
 from core.errors import ConfigError, FitError
+from core.parallel import even_pieces, map_ordered
 from core.recalibration.base import (
     Component,
     ComponentFit,

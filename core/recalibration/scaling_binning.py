@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.random import Generator
 
-from core._numeric import count_edges
-from core._parallel import map_ordered
 from core.binning import check_n_bins
 from core.errors import ConfigError, FitError
+from core.numeric import count_edges
+from core.parallel import map_ordered
 from core.recalibration.base import (
     Component,
     ComponentFit,

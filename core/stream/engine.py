@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core._validation import MAX_BATCH_ROWS, check_count
 from core.data.limits import LoadLimits
 from core.stream.load import LoadFacts, LoadOptions, Plan, Rows, plan_from, read_stream
 from core.stream.sources import (
@@ -23,6 +22,7 @@ from core.stream.sources import (
     resolve_parts,
 )
 from core.stream.stats import Offsets, merge_groups
+from core.validation import MAX_BATCH_ROWS, check_count
 
 #: ``progress(fraction, message)``.
 Progress = Callable[[float, str], Any]

@@ -11,9 +11,9 @@ import weakref
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_helped, one_blas_thread
 from core.errors import ConfigError, DataError
 from core.options import BATCH_ROWS, N_BINS, N_RESAMPLES
+from core.parallel import PARALLEL_MIN_ENTRIES, even_pieces, map_helped, one_blas_thread
 
 #: Read-only probability matrices that passed :func:`as_prob_matrix` (e.g. those of a loaded
 #: :class:`core.data.Predictions`), by ``id``; weak, so nothing is kept alive.
