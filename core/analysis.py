@@ -43,7 +43,7 @@ from core.intervals import (
 )
 from core.lenses import LENSES
 from core.memo import Memo
-from core.options import KERNEL_SAMPLE, N_BINS, N_RESAMPLES
+from core.options import KERNEL_SAMPLE, N_BINS, N_RESAMPLES, whole_number
 from core.parallel import map_ordered
 from core.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
 from core.validation import check_norm, norm_key
@@ -83,16 +83,6 @@ def _flag(name: str, value: object) -> bool:
     if isinstance(value, bool | np.bool_):
         return bool(value)
     raise ConfigError(f"{name} must be true or false; got {value!r}.")
-
-
-def _whole(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ConfigError(f"{name} must be a whole number ≥ {minimum}; got {value!r}.")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -187,7 +177,7 @@ class AnalysisConfig:
         put("n_bins", N_BINS.check(self.n_bins))
         put("norm", check_norm(self.norm))
         put("tie_policy", check_tie_policy(self.tie_policy))
-        seed = check_seed(_whole("seed", self.seed, 0))
+        seed = check_seed(whole_number("seed", self.seed, 0))
         put("seed", int(seed))  # check_seed returns an int for int input
         put("n_resamples", N_RESAMPLES.check(self.n_resamples))
         confidence_level = self.confidence_level

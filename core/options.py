@@ -27,7 +27,27 @@ __all__ = [
     "N_RESAMPLES",
     "N_TEST_RESAMPLES",
     "WholeNumber",
+    "whole_number",
 ]
+
+
+def whole_number(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` as an int of at least ``minimum``, or raise :class:`ConfigError`.
+
+    Whole numbers, strings of digits (as in links) and floats with no fraction are taken.
+
+    Examples
+    --------
+    >>> whole_number("seed", "7", 0), whole_number("seed", 7.0, 0)
+    (7, 7)
+    """
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ConfigError(f"{name} must be a whole number ≥ {minimum}; got {value!r}.")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -56,28 +76,16 @@ class WholeNumber:
     why: str = ""
 
     def check(self, value: object) -> int:
-        """Return the value as an int, or raise :class:`~core.errors.ConfigError`.
+        """Return the value as an int in range, or raise :class:`~core.errors.ConfigError`.
 
-        Whole numbers, strings of digits (as in links) and floats with no fraction are
-        taken.
+        Read as :func:`whole_number` reads it.
 
         Examples
         --------
         >>> N_BINS.check("20"), N_BINS.check(20.0)
         (20, 20)
         """
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value.strip())
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | np.integer)
-            or value < self.minimum
-        ):
-            raise ConfigError(
-                f"{self.name} must be a whole number ≥ {self.minimum}; got {value!r}."
-            )
+        value = whole_number(self.name, value, self.minimum)
         if value > self.maximum:
             raise ConfigError(f"{self.name} must be at most {self.maximum:,}; got {int(value):,}.")
         return int(value)

@@ -372,19 +372,31 @@ def _judging_note(
 
 
 def _metric_record(
-    key: str, label: str, metric: str, res: Any, over_splits: Sequence[float]
+    key: str,
+    label: str,
+    metric: str,
+    res: Any,
+    over_splits: Sequence[float],
+    *,
+    metric_label: str,
+    evaluation: str,
+    binning: str,
+    note: str,
 ) -> dict[str, Any]:
     """Return one metric's row: its value and interval, and its spread over the splits."""
     return {
         "method": key,
         "method_label": label,
         "metric": metric,
-        "metric_label": "",
+        "metric_label": metric_label,
         "value": float(res.value),
         "low": float(res.confidence_interval.low),
         "high": float(res.confidence_interval.high),
         "mean_over_splits": float(np.mean(over_splits)) if over_splits else np.nan,
         "sd_over_splits": float(np.std(over_splits, ddof=1)) if len(over_splits) > 1 else np.nan,
+        "evaluation": evaluation,
+        "binning": binning,
+        "note": note,
     }
 
 
@@ -580,9 +592,17 @@ def compare_recalibrators(
             b, discrete and evaluation_binning == "auto", lens, binning, skipped, key in selective
         )
         records += [
-            _metric_record(key, labels_of[key], stat_key, res, [r[stat_key] for r in repeats])
-            | {"evaluation": evaluation, "binning": b if stat_key not in SCORE_LABELS else ""}
-            | {"note": note, "metric_label": _metric_label(stat_key, norm_f)}
+            _metric_record(
+                key,
+                labels_of[key],
+                stat_key,
+                res,
+                [r[stat_key] for r in repeats],
+                metric_label=_metric_label(stat_key, norm_f),
+                evaluation=evaluation,
+                binning=b if stat_key not in SCORE_LABELS else "",
+                note=note,
+            )
             for stat_key, res in boot.items()
         ]
         if key in selective:

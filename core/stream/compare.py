@@ -565,13 +565,18 @@ def _check_wanted(runner: Any, plan: Plan, wanted: tuple[str, ...] | None) -> tu
         return ()
     _, _, seen = runner.run(plan, model_names, "names of the models")
     found = seen[MODEL_NAMES].names if seen else ()
-    missing = [m for m in wanted if m not in found]
+    _refuse_missing(wanted, found, plan)
+    return found
+
+
+def _refuse_missing(names: Sequence[str], found: Sequence[str], plan: Plan) -> None:
+    """Refuse model names the stream does not hold, naming the ones it does."""
+    missing = [m for m in names if m not in found]
     if missing:
         raise DataError(
             f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
             f"{', '.join(map(repr, found)) or 'none'}."
         )
-    return found
 
 
 def _fixed_edges(plan: Plan, config: AnalysisConfig) -> tuple[np.ndarray, ...]:
@@ -592,12 +597,7 @@ def _compared(
 ) -> tuple[str, ...]:
     """Return the models compared, refusing fewer than two or an unknown reference."""
     names = tuple(got) if wanted is None else wanted
-    missing = [m for m in names if m not in got]
-    if missing:
-        raise DataError(
-            f"No model(s) {', '.join(map(repr, missing))} in {plan.source}; models: "
-            f"{', '.join(map(repr, got)) or 'none'}."
-        )
+    _refuse_missing(names, tuple(got), plan)
     if len(names) < 2:
         raise DataError(too_few_models(len(names)))
     if reference is not None and reference not in names:
