@@ -14,7 +14,7 @@ import numpy as np
 
 from benchmarks.common import best_of, row
 from core.bias import DEFAULT_NS, default_estimators, draw_replicate, simulate_estimates
-from core.calibration import calibration_error
+from core.inference.calibration import calibration_error
 from core.worlds import PRESET_WORLDS
 
 

@@ -17,7 +17,7 @@ and as the registered function on already validated arrays (the estimator work).
 
 The floors run on one core (numpy's reductions and ``bincount`` are single-threaded); the
 checks of a matrix and one sample's binned passes use the thread pool
-(:mod:`core.parallel`). The rows marked "one thread" repeat the targeted rows with
+(:mod:`core.base.parallel`). The rows marked "one thread" repeat the targeted rows with
 ``CALIBSCOPE_THREADS=1``: the same work on one core, as a busy machine gives it.
 """
 
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, peer_module, row
-from core.binning import BINNINGS
-from core.calibration import calibration_error
+from core.base.validation import check_probs_labels, check_with_top_label
 from core.estimators import ESTIMATORS
-from core.validation import check_probs_labels, check_with_top_label
+from core.inference.calibration import calibration_error
+from core.stats.binning import BINNINGS
 
 B = 15
 
@@ -159,7 +159,7 @@ def _classwise_em_floor(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, .
 
 @contextmanager
 def _one_thread() -> Iterator[None]:
-    """Run the block with ``CALIBSCOPE_THREADS=1`` (read by :mod:`core.parallel` per call)."""
+    """Run the block with ``CALIBSCOPE_THREADS=1`` (read by :mod:`core.base.parallel` per call)."""
     before = os.environ.get("CALIBSCOPE_THREADS")
     os.environ["CALIBSCOPE_THREADS"] = "1"
     try:
@@ -292,7 +292,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     )
     p2, y2 = check_probs_labels(s, y)
     t = best_of(lambda: check_probs_labels(s, y), repeat=repeat)
-    rows.append(row(f"input validation binary n={n:,}", t, floor, "core.validation"))
+    rows.append(row(f"input validation binary n={n:,}", t, floor, "core.base.validation"))
     for name in ESTIMATORS.names(binned=True):
         norm = 2.0 if name == "debiased" else 1.0
         kw = {"lens": "binary", "norm": norm, "estimator": name}
@@ -390,7 +390,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     t = best_of(lambda: _direct("plugin", pv, yv), repeat=repeat)
     rows.append(row(f"plugin top-label EW {n:,}×{k:,} (validated input)", t, floor))
     t = best_of(lambda: check_probs_labels(probs, labels), repeat=repeat)
-    rows.append(row(f"input validation {n:,}×{k:,}", t, floor, "core.validation"))
+    rows.append(row(f"input validation {n:,}×{k:,}", t, floor, "core.base.validation"))
     t = best_of(lambda: check_with_top_label(probs, labels), repeat=repeat)
     rows.append(
         row(

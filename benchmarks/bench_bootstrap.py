@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, row
-from core.bootstrap import DISTRIBUTIONS, bootstrap_interval
-from core.calibration import calibration_error
-from core.consistency_bands import consistency_band
+from core.inference.bootstrap import DISTRIBUTIONS, bootstrap_interval
+from core.inference.calibration import calibration_error
+from core.stats.consistency_bands import consistency_band
 
 B = 15
 

@@ -1,7 +1,7 @@
 """CORP: the PAV and the MCB/DSC/UNC decomposition against scikit-learn's IsotonicRegression.
 
 Floor: one ``numpy.sort`` of the binary scores (the PAV itself is linear after it). Rows:
-:func:`core.corp.corp_decomposition` (tie groups by one key sort, a weighted PAV over the
+:func:`core.stats.corp.corp_decomposition` (tie groups by one key sort, a weighted PAV over the
 distinct scores, the decomposition from the groups' sums), scikit-learn's
 ``IsotonicRegression().fit(p, y).predict(p)`` plus the three mean Brier scores (the same
 numbers, checked here to 1e-12), the ``mcb`` estimator's bootstrap through the registry
@@ -30,9 +30,9 @@ def _data(n: int, digits: int | None = None) -> tuple[np.ndarray, np.ndarray]:
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the CORP decomposition, its bootstrap and diagram; return benchmark rows."""
     from core import AnalysisConfig
-    from core.bootstrap import bootstrap_interval
-    from core.corp import corp_decomposition
-    from core.corp_diagram import corp_diagram
+    from core.analyses.corp_diagram import corp_diagram
+    from core.inference.bootstrap import bootstrap_interval
+    from core.stats.corp import corp_decomposition
 
     rows: list[dict[str, Any]] = []
     n = 20_000 if quick else 1_000_000

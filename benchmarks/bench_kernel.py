@@ -21,7 +21,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.common import best_of, row
-from core.calibration_tests import calibration_test
+from core.analyses.calibration_tests import calibration_test
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 

@@ -36,18 +36,19 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, row
-from core import analysis, bootstrap
-from core.analysis import AnalysisConfig, analyze, bootstrap_mode
-from core.binned_view import BinnedViews
-from core.cells import cells_of
+from core.analyses import analysis
+from core.analyses.analysis import AnalysisConfig, analyze, bootstrap_mode
+from core.analyses.estimator_comparison import compare_estimators, error_versus_bins
+from core.analyses.model_comparison import compare_models
+from core.base.memo import ORDERS
 from core.data import Predictions, as_predictions
-from core.estimator_comparison import compare_estimators, error_versus_bins
 from core.estimators import kernel as kern
 from core.figures.reliability import analysis_figure
-from core.lenses import lens_components
-from core.memo import ORDERS
-from core.model_comparison import compare_models
+from core.inference import bootstrap
+from core.inference.cells import cells_of
 from core.report import DEFAULT_TEST
+from core.stats.binned_view import BinnedViews
+from core.stats.lenses import lens_components
 
 B = 15
 

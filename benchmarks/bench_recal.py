@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import best_of, peer_module, row
-from core.parallel import thread_count
+from core.base.parallel import thread_count
 from core.recalibration import RECALIBRATORS, make_recalibrator
 from core.recalibration.base import softmax
 

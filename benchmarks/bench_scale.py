@@ -71,7 +71,7 @@ _READ_CSV = "import sys, pyarrow.csv as pc; pc.read_csv(sys.argv[1])"
 _PASSES = """
 import sys, time
 t0 = time.perf_counter()
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
 from core.stream.analysis import analyze_stream
 t1 = time.perf_counter()
 last = {}

@@ -20,7 +20,7 @@ import numpy as np
 from benchmarks.bench_binned import _binary_data, _ew_floor
 from benchmarks.common import best_of, peer_module, row
 from core import calibration_error
-from core.bootstrap import bootstrap_interval
+from core.inference.bootstrap import bootstrap_interval
 
 
 def _ours(s: np.ndarray, y: np.ndarray, bandwidth: Any = "auto") -> float:

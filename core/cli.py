@@ -1,12 +1,12 @@
 """The ``calibscope`` command line: the dashboard's analyses for batch jobs and CI.
 
 ``calibscope metrics FILE`` loads predictions (CSV or Parquet, with ``--labels``
-for a separate labels file), runs :func:`core.analysis.analyze` and prints the
+for a separate labels file), runs :func:`core.analyses.analysis.analyze` and prints the
 calibration errors and scores with bootstrap intervals, as a table or as JSON
 (``--json``: every number, the config, the seed, the lint findings and the
 versions). ``calibscope lint FILE`` prints the data checks only. ``calibscope compare
 FILE`` compares the models of a file's ``model`` column on identical bins
-(:func:`core.model_comparison.compare_models`; with ``--engine stream|dask``,
+(:func:`core.analyses.model_comparison.compare_models`; with ``--engine stream|dask``,
 :func:`core.stream.compare.run_comparison` on files of any size). ``calibscope report FILE -o report.html``
 writes the self-contained HTML report (``-o report.json`` or ``--json``: every number) of
 :func:`core.report.build_report`.
@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from core import records
-from core.errors import CalibscopeError, phrase
-from core.files import write_atomically
-from core.intervals import level_words
-from core.options import BATCH_ROWS, GROUP_ROWS, N_BINS, N_RESAMPLES, N_TEST_RESAMPLES
+from core.base import records
+from core.base.errors import CalibscopeError, phrase
+from core.base.files import write_atomically
+from core.base.options import BATCH_ROWS, GROUP_ROWS, N_BINS, N_RESAMPLES, N_TEST_RESAMPLES
+from core.stats.intervals import level_words
 
 PROG = "calibscope"
 #: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         after it with ``--debug``).
     """
     if argv is None:  # the program itself (not a call from Python): one short run
-        from core.allocator import keep_freed_memory, small_pages
+        from core.base.allocator import keep_freed_memory, small_pages
 
         keep_freed_memory()
         small_pages()
@@ -141,7 +141,7 @@ def _main(argv: list[str]) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    # a core error names the CLI's flags (core.errors.phrase), not the API's arguments
+    # a core error names the CLI's flags (core.base.errors.phrase), not the API's arguments
     return " ".join(phrase(exc, "cli").split()) or type(exc).__name__
 
 
@@ -500,12 +500,12 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
-    from core.analysis import BOOTSTRAP_MODES
-    from core.binning import BINNINGS
-    from core.conventions import CONVENTIONS
+    from core.analyses.analysis import BOOTSTRAP_MODES
     from core.estimators import ESTIMATORS
-    from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
-    from core.lenses import LENSES
+    from core.stats.binning import BINNINGS
+    from core.stats.conventions import CONVENTIONS
+    from core.stats.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
+    from core.stats.lenses import LENSES
 
     _add_input_arguments(cmd)
     cmd.add_argument(
@@ -572,7 +572,7 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
 
 
 def _add_test_resamples(cmd: argparse.ArgumentParser) -> None:
-    from core.calibration_tests import TEST_RESAMPLES
+    from core.analyses.calibration_tests import TEST_RESAMPLES
 
     cmd.add_argument(
         "--test-resamples",
@@ -623,7 +623,7 @@ def _add_metrics_command_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _window_every(text: str) -> str | int:
-    from core.subgroups import WINDOW_UNITS
+    from core.analyses.subgroups import WINDOW_UNITS
 
     if text.strip().isdigit() and int(text) >= 1:
         return int(text)
@@ -633,7 +633,7 @@ def _window_every(text: str) -> str | int:
 
 
 def _config(args: argparse.Namespace, n_classes: int) -> Any:
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
     from core.estimators import ESTIMATORS
 
     estimator = getattr(args, "estimator", "plugin")
@@ -715,7 +715,7 @@ def _check_scopes(args: argparse.Namespace, by: Any, window: Any) -> None:
 
 
 def _run_metrics(args: argparse.Namespace) -> str:
-    from core.analysis import analyze
+    from core.analyses.analysis import analyze
 
     by, window = getattr(args, "by", None), getattr(args, "window", None)
     _check_scopes(args, by, window)
@@ -734,14 +734,14 @@ def _run_metrics(args: argparse.Namespace) -> str:
         analysis = analyze(part, config, progress=_updates(args))
         results.append((name, part, analysis))
         if by:
-            from core.subgroups import subgroup_analysis
+            from core.analyses.subgroups import subgroup_analysis
 
             _step(args, f"subgroups of {what} by {', '.join(by)}")
             groups[name] = subgroup_analysis(
                 part, config, by=tuple(by), min_rows=args.min_group_rows
             )
         if window:
-            from core.subgroups import window_analysis
+            from core.analyses.subgroups import window_analysis
 
             _step(args, f"windows of {what}")
             windows[name] = window_analysis(
@@ -919,8 +919,8 @@ def _run_lint(args: argparse.Namespace) -> str:
 
 
 def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.calibration_tests import TESTS
-    from core.model_comparison import DEFAULT_METRICS
+    from core.analyses.calibration_tests import TESTS
+    from core.analyses.model_comparison import DEFAULT_METRICS
 
     _add_metrics_arguments(cmd, headline=False)
     cmd.add_argument(
@@ -938,7 +938,7 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> str:
-    from core.model_comparison import compare_models
+    from core.analyses.model_comparison import compare_models
 
     if args.model is not None:
         raise _Failure("compare takes several models: use --models A,B instead of --model.")
@@ -1045,8 +1045,8 @@ def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) 
 
 
 def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.calibration_tests import TESTS
-    from core.diagrams import DIAGRAMS
+    from core.analyses.calibration_tests import TESTS
+    from core.figures.diagrams import DIAGRAMS
     from core.report import DEFAULT_TEST
 
     _add_metrics_arguments(cmd)
@@ -1106,7 +1106,7 @@ def _run_report(args: argparse.Namespace) -> str:
                 f"--diagram {args.diagram[0]} draws from the rows in memory; "
                 "leave out --engine (or use --engine memory)."
             )
-        from core.errors import CalibscopeError
+        from core.base.errors import CalibscopeError
         from core.stream.analysis import check_stream_config, run_analysis
 
         comparison, why = None, None
@@ -1167,7 +1167,7 @@ def _write_figures(args: argparse.Namespace, report: Any) -> None:
 
 
 def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.calibration_tests import TESTS
+    from core.analyses.calibration_tests import TESTS
 
     _add_metrics_arguments(cmd)
     cmd.add_argument(
@@ -1189,7 +1189,7 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> str:
-    from core.gate import check_calibration
+    from core.analyses.gate import check_calibration
 
     if args.engine != "memory":
         raise _Failure("check reads the rows in memory; leave out --engine.")
@@ -1299,13 +1299,13 @@ def _missing(x: Any) -> bool:
 
 
 def _pfmt(p: Any) -> str:
-    from core.numbers import format_pvalue
+    from core.base.numbers import format_pvalue
 
     return "–" if _missing(p) else format_pvalue(p)
 
 
 def _fmt(x: Any) -> str:
-    from core.numbers import format_number
+    from core.base.numbers import format_number
 
     return "–" if _missing(x) else format_number(x)
 

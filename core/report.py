@@ -1,9 +1,9 @@
 """The report: one self-contained HTML file and JSON of every number of an analysis.
 
-:func:`build_report` runs the analyses through their one path — :func:`core.analysis.analyze`
+:func:`build_report` runs the analyses through their one path — :func:`core.analyses.analysis.analyze`
 per model (reliability diagram, bin table, metrics with bootstrap intervals), one calibration
-test per model (:func:`core.calibration_tests.calibration_test`) and, for a file with two or
-more models, :func:`core.model_comparison.compare_models` on identical bins — and returns a
+test per model (:func:`core.analyses.calibration_tests.calibration_test`) and, for a file with two or
+more models, :func:`core.analyses.model_comparison.compare_models` on identical bins — and returns a
 frozen :class:`Report`.
 
 - :meth:`Report.to_html` is one HTML document that works offline: plotly.js is inlined once,
@@ -17,7 +17,7 @@ frozen :class:`Report`.
 
 - :meth:`Report.write_figures` writes every figure as PNG and SVG files (Plotly's kaleido ≥ 1
   driving a Chrome or Chromium browser, the optional ``figures`` extra; without them it
-  raises :class:`core.errors.ExportError` saying what to install). Every figure of the HTML
+  raises :class:`core.base.errors.ExportError` saying what to install). Every figure of the HTML
   report also has the Plotly toolbar's client-side "download as PNG" button.
 """
 
@@ -34,19 +34,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core import records
-from core.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
-from core.binning import BINNINGS
-from core.calibration_tests import (
+from core.analyses.analysis import AnalysisConfig, ReliabilityAnalysis, analyze, brier_caption
+from core.analyses.calibration_tests import (
     TEST_RESAMPLES,
     TESTS,
     CalibrationTestResult,
     calibration_test,
     test_settings,
 )
+from core.analyses.findings import reliability_finding, statistic_note, test_finding
+from core.analyses.model_comparison import prepare_comparison
+from core.analyses.subgroups import TEST_FORMULA, subgroup_analysis
+from core.base import records
+from core.base.errors import CalibscopeError, ConfigError
+from core.base.files import write_atomically
+from core.base.numbers import format_frame, format_number, format_pvalue, people_table
+from core.base.parallel import ProcessJobs, process_count
+from core.base.validation import norm_text
 from core.data.groups import MIN_GROUP_ROWS
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
-from core.errors import CalibscopeError, ConfigError
 from core.estimators import ESTIMATORS
 from core.figures import (
     band_arguments,
@@ -58,16 +63,11 @@ from core.figures import (
     subgroup_forest_figure,
     subgroup_reliability_figure,
 )
+from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.figures.export import write_figures
-from core.files import write_atomically
-from core.findings import reliability_finding, statistic_note, test_finding
-from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
-from core.lenses import LENSES
-from core.model_comparison import prepare_comparison
-from core.numbers import format_frame, format_number, format_pvalue, people_table
-from core.parallel import ProcessJobs, process_count
-from core.subgroups import TEST_FORMULA, subgroup_analysis
-from core.validation import norm_text
+from core.stats.binning import BINNINGS
+from core.stats.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
+from core.stats.lenses import LENSES
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
@@ -106,15 +106,15 @@ class ModelReport:
     lint : core.data.lint.LintReport
         The data checks of these rows.
     analysis : ReliabilityAnalysis
-        :func:`core.analysis.analyze` under the report's config.
+        :func:`core.analyses.analysis.analyze` under the report's config.
     test : CalibrationTestResult or None
         The calibration test, or None when no test was asked for or it could not run.
     test_error : str or None
         Why the test could not run on these rows.
     diagrams : tuple of (str, object)
         ``(kind, result)`` of every reliability diagram asked for besides the binned one
-        (:func:`core.diagrams.reliability_diagram`).
-    subgroups : core.subgroups.SubgroupAnalysis or None
+        (:func:`core.figures.diagrams.reliability_diagram`).
+    subgroups : core.analyses.subgroups.SubgroupAnalysis or None
         Calibration per subgroup of the model's rows (see ``build_report(by=...)``).
     subgroups_error : str or None
         Why the subgroups could not be analysed.
@@ -149,8 +149,8 @@ class Report:
     test_name : str or None
         The calibration test run on every model.
     test_options : dict
-        Options of the test (see :func:`core.calibration_tests.test_settings`).
-    comparison : core.model_comparison.ModelComparison or None
+        Options of the test (see :func:`core.analyses.calibration_tests.test_settings`).
+    comparison : core.analyses.model_comparison.ModelComparison or None
         The models on identical bins (two or more models only).
     labels_source : str or None
         The separate labels file, when there was one.
@@ -291,7 +291,7 @@ class Report:
 
         Raises
         ------
-        core.errors.ExportError
+        core.base.errors.ExportError
             Without kaleido or a Chrome/Chromium browser (the message says what to install).
         """
         return write_figures(self.figures(), folder, formats)
@@ -593,31 +593,31 @@ def build_report(
     title : str, optional
         Report title; default :func:`default_title`.
     test : str or None, default=DEFAULT_TEST
-        A name in :data:`core.calibration_tests.TESTS` run on every model (on the test's
+        A name in :data:`core.analyses.calibration_tests.TESTS` run on every model (on the test's
         default lens; a test's binning options follow ``config``), or None for no test.
     test_options : dict, optional
         Options of the test (default: 1,000 resamples for a resampling test; see
-        :func:`core.calibration_tests.test_settings`).
+        :func:`core.analyses.calibration_tests.test_settings`).
     compare : bool, default=True
-        With two or more models, also run :func:`core.model_comparison.compare_models`.
+        With two or more models, also run :func:`core.analyses.model_comparison.compare_models`.
     seed : int, optional
         Overrides ``config.seed``: the one seed of the bootstrap, the test and the
         comparison.
     labels_source : str, optional
         Name of a separate labels file, recorded in the report.
     diagrams : tuple of str, default=()
-        Kinds of reliability diagram (names in :data:`core.diagrams.DIAGRAMS`) drawn for
+        Kinds of reliability diagram (names in :data:`core.figures.diagrams.DIAGRAMS`) drawn for
         every model after the binned one (the binned one is always there).
     by : sequence of str, optional
         Grouping columns of a Subgroups section per model
-        (:func:`core.subgroups.subgroup_analysis` with ``config``); default ``("group",)``
+        (:func:`core.analyses.subgroups.subgroup_analysis` with ``config``); default ``("group",)``
         when the data has a ``group`` column, else none; ``()`` for none.
     min_group_rows : int, default=MIN_GROUP_ROWS
         Groups with fewer rows are shown, not judged.
     workers : int or None, default=1
         Processes the models are analysed in, one job per model with its part of the
-        comparison (:class:`core.parallel.ProcessJobs`; forked, so Linux only); None for
-        :func:`core.parallel.process_count` of the models. The numbers are those of one
+        comparison (:class:`core.base.parallel.ProcessJobs`; forked, so Linux only); None for
+        :func:`core.base.parallel.process_count` of the models. The numbers are those of one
         process.
 
     Returns

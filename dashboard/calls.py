@@ -11,25 +11,25 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from core.analysis import AnalysisConfig
-from core.analysis import analyze as core_analyze
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.analysis import analyze as core_analyze
+from core.analyses.model_comparison import comparison_mode
+from core.analyses.subgroups import subgroup_analysis, window_analysis
 from core.figures import (
     analysis_figure,
     subgroup_forest_figure,
     subgroup_reliability_figure,
     window_figure,
 )
-from core.lenses import lens_components
-from core.model_comparison import comparison_mode
-from core.subgroups import subgroup_analysis, window_analysis
-from core.summary import summarize
+from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.stats.lenses import lens_components
+from core.stats.summary import summarize
 from dashboard import cache
 
 if TYPE_CHECKING:
-    from core.analysis import ReliabilityAnalysis
+    from core.analyses.analysis import ReliabilityAnalysis
     from core.data import Predictions
-    from core.summary import DataSummary
+    from core.stats.summary import DataSummary
 
 __all__ = [
     "analyze",
@@ -48,18 +48,18 @@ __all__ = [
 
 
 def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnalysis:
-    """Return :func:`core.analysis.analyze` of the predictions (one cache, by digest and config).
+    """Return :func:`core.analyses.analysis.analyze` of the predictions (one cache, by digest and config).
 
     Parameters
     ----------
     predictions : core.data.Predictions
         The data (its exact ``digest`` is the cache key).
-    config : core.analysis.AnalysisConfig
+    config : core.analyses.analysis.AnalysisConfig
         The analysis options.
 
     Returns
     -------
-    core.analysis.ReliabilityAnalysis
+    core.analyses.analysis.ReliabilityAnalysis
         The result.
     """
 
@@ -67,7 +67,7 @@ def analyze(predictions: Predictions, config: AnalysisConfig) -> ReliabilityAnal
 
 
 def summary(predictions: Predictions) -> DataSummary:
-    """Return :func:`core.summary.summarize` of the predictions (cached by digest)."""
+    """Return :func:`core.stats.summary.summarize` of the predictions (cached by digest)."""
 
     return cache.compute(summarize, predictions)
 
@@ -86,7 +86,7 @@ def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> A
 
 
 def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    """Return :func:`core.diagrams.reliability_diagram` of one kind (one cache)."""
+    """Return :func:`core.figures.diagrams.reliability_diagram` of one kind (one cache)."""
 
     label = DIAGRAMS.get(kind).label.lower()
     return cache.compute(
@@ -100,7 +100,7 @@ def _diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any
 
 
 def diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
-    """Return the figure of :func:`diagram` (:func:`core.diagrams.diagram_figure`), cached."""
+    """Return the figure of :func:`diagram` (:func:`core.figures.diagrams.diagram_figure`), cached."""
     return cache.compute(_diagram_chart, predictions, config, kind)
 
 
@@ -110,7 +110,7 @@ def _diagram_chart(predictions: Predictions, config: AnalysisConfig, kind: str) 
 
 
 def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
-    """Return :func:`core.subgroups.subgroup_analysis` (cached by digest, config and options).
+    """Return :func:`core.analyses.subgroups.subgroup_analysis` (cached by digest, config and options).
 
     ``options`` are its keywords (``by`` a tuple, ``min_rows``, ``estimator``, ...).
     """
@@ -121,7 +121,7 @@ def subgroups(predictions: Predictions, config: AnalysisConfig, **options: Any) 
 
 
 def windows(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
-    """Return :func:`core.subgroups.window_analysis` (cached by digest, config and options)."""
+    """Return :func:`core.analyses.subgroups.window_analysis` (cached by digest, config and options)."""
 
     return cache.compute(
         window_analysis, predictions, config, spinner="Computing the windows…", **options
@@ -158,7 +158,7 @@ def comparison_work(models: Mapping[str, Predictions], config: AnalysisConfig) -
     """Return the bootstrap work of comparing ``models`` (0 for the cell bootstrap).
 
     The comparison takes the cell bootstrap at large n
-    (:func:`core.model_comparison.comparison_mode`), which is quick at any n.
+    (:func:`core.analyses.model_comparison.comparison_mode`), which is quick at any n.
     """
 
     if not models:

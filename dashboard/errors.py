@@ -1,7 +1,7 @@
 """Errors on the page: in the UI's words, never as a traceback.
 
-A :class:`core.errors.CalibscopeError` is a message for the user, phrased for the dashboard
-(:func:`core.errors.phrase` with ``"ui"``); any other exception is shown as one sentence and
+A :class:`core.base.errors.CalibscopeError` is a message for the user, phrased for the dashboard
+(:func:`core.base.errors.phrase` with ``"ui"``); any other exception is shown as one sentence and
 its details go to the server log.
 """
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from core.errors import CalibscopeError, phrase
+from core.base.errors import CalibscopeError, phrase
 from dashboard.text import literal
 
 __all__ = ["show_errors", "show_fault"]
@@ -25,7 +25,7 @@ _LOG = logging.getLogger("calibscope.dashboard")
 def show_errors(*, stop: bool = False) -> Iterator[None]:
     """Show an error raised in the block with ``st.error``, in words, never as a traceback.
 
-    A :class:`core.errors.CalibscopeError` is a message for the user and is shown as it
+    A :class:`core.base.errors.CalibscopeError` is a message for the user and is shown as it
     is; any other exception is a fault of this program, shown as one sentence naming its
     type (its message and traceback go to the server log only, as Streamlit's
     ``client.showErrorDetails = "none"`` of this app keeps them off the page). Streamlit's own ``st.stop``/``st.rerun`` pass

@@ -6,7 +6,7 @@ Every page goes through this module:
   loaded :class:`core.data.Predictions` (the object and its exact digest) in
   ``st.session_state``, so data survives page changes;
 - :func:`analysis_config` turns the sidebar widget values (keys = ``AnalysisConfig`` field
-  names) into a typed :class:`core.analysis.AnalysisConfig`;
+  names) into a typed :class:`core.analyses.analysis.AnalysisConfig`;
 - the cached core calls that pages share are :mod:`dashboard.calls`;
 - :func:`dashboard.errors.show_errors` turns any error of a core call into ``st.error`` in words, never a
   traceback;
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
+from core.base.errors import CalibscopeError, ConfigError, phrase
 from core.data import ColumnError, load_models, load_predictions
-from core.errors import CalibscopeError, ConfigError, phrase
 from core.worlds import draw_predictions, true_error, world_named
 from dashboard import cache, links
 from dashboard.errors import show_errors
 from dashboard.text import literal
 
 if TYPE_CHECKING:
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
     from core.data import Predictions
 
 #: ``st.session_state`` keys owned by this module.
@@ -688,7 +688,7 @@ def analysis_config() -> AnalysisConfig | None:
 
     Returns
     -------
-    core.analysis.AnalysisConfig or None
+    core.analyses.analysis.AnalysisConfig or None
         ``None`` (after showing the error in place) when a value is invalid.
     """
 

@@ -1,8 +1,8 @@
 """Widgets and page sections of the dashboard (no calculation: values in, core results out).
 
-The sidebar controls are shared by every page. Each analysis control has ``key=`` equal to its :class:`core.analysis.AnalysisConfig` field
+The sidebar controls are shared by every page. Each analysis control has ``key=`` equal to its :class:`core.analyses.analysis.AnalysisConfig` field
 and ``bind="query-params"``, so a copied URL restores the settings. Options come from the
-registries (``core.lenses.LENSES``, ``core.binning.BINNINGS``, ``core.estimators.ESTIMATORS``).
+registries (``core.stats.lenses.LENSES``, ``core.stats.binning.BINNINGS``, ``core.estimators.ESTIMATORS``).
 Numbers bound to the URL are drawn with :func:`number_input` and :func:`slider`, which
 refuse a malformed value in the link with a warning. User strings put into Markdown go
 through :func:`literal`.
@@ -17,27 +17,32 @@ from typing import Any
 
 import streamlit as st
 
-from core.analysis import CONSISTENCY_BAND_MAX_BINS, analyze, bootstrap_mode
-from core.binning import BINNINGS, TIE_POLICIES
-from core.calibration_tests import TESTS
-from core.conventions import CONVENTIONS
-from core.diagrams import DIAGRAMS
-from core.errors import CalibscopeError
+from core.analyses.analysis import CONSISTENCY_BAND_MAX_BINS, analyze, bootstrap_mode
+from core.analyses.calibration_tests import TESTS
+from core.base.errors import CalibscopeError
+from core.base.export import safe_csv
+from core.base.numbers import COLUMN_LABELS, format_frame, format_interval, format_number
+from core.base.options import N_BINS, N_RESAMPLES
 from core.estimators import ESTIMATORS
-from core.export import safe_csv
 from core.figures import log_counts
+from core.figures.diagrams import DIAGRAMS
 from core.figures.export import FORMATS, export_problem, figure_bytes
-from core.guarantees import (
+from core.recalibration import RECALIBRATORS
+from core.stats.binning import BINNINGS, TIE_POLICIES
+from core.stats.conventions import CONVENTIONS
+from core.stats.guarantees import (
     DEFAULT_ALPHA,
     DEFAULT_EPSILON,
     guarantee_epsilon,
     largest_bins,
 )
-from core.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS, level_words, with_outside_note
-from core.lenses import LENSES, lens_components
-from core.numbers import COLUMN_LABELS, format_frame, format_interval, format_number
-from core.options import N_BINS, N_RESAMPLES
-from core.recalibration import RECALIBRATORS
+from core.stats.intervals import (
+    BOOTSTRAP_INTERVALS,
+    INTERVAL_METHODS,
+    level_words,
+    with_outside_note,
+)
+from core.stats.lenses import LENSES, lens_components
 from core.worlds import GLM_NAMES, glm_world_name, world_choices, world_named
 from dashboard import cache, calls, errors, links, state
 from dashboard.text import literal  # also the pages' way to escape user strings
@@ -90,9 +95,9 @@ def table(
 ) -> None:
     """Draw a table with ``st.dataframe`` and a CSV download of it beside.
 
-    Cells are shown as :func:`core.numbers.format_frame` writes them (significant digits,
+    Cells are shown as :func:`core.base.numbers.format_frame` writes them (significant digits,
     no floating noise, p-values as ``< 1e-16``, a blank for a missing value), while sorting
-    reads the numbers. The CSV is :func:`core.export.safe_csv` of the table (a styled table's data): full
+    reads the numbers. The CSV is :func:`core.base.export.safe_csv` of the table (a styled table's data): full
     precision, and every text cell or header that a spreadsheet would run as a formula
     (``=``, ``+``, ``-``, ``@`` ...) neutralised. Streamlit's own export, which writes cells
     as they are, is turned off (``client.disableDataExport`` in ``.streamlit/config.toml``).
@@ -137,7 +142,7 @@ def table(
 
 
 def _for_people(data: Any, signed: tuple[str, ...] = ()) -> Any:
-    """A table's cells as people read them (:mod:`core.numbers`), the values kept for sorting."""
+    """A table's cells as people read them (:mod:`core.base.numbers`), the values kept for sorting."""
     import pandas as pd
 
     frame = pd.DataFrame(data) if isinstance(data, list) else data
@@ -1258,8 +1263,8 @@ def headline_interval(slot: Any, result: Any, config: Any) -> None:
 def bootstrap_gate(pred: Any, config: Any) -> Any:
     """Return the analysis with bootstrap intervals, and offer the exact bootstrap at large n.
 
-    The analysis's own rule (:func:`core.analysis.bootstrap_mode`) bootstraps rows while
-    that is quick and cells beyond (the fast scheme of :mod:`core.cells`); then a button runs
+    The analysis's own rule (:func:`core.analyses.analysis.bootstrap_mode`) bootstraps rows while
+    that is quick and cells beyond (the fast scheme of :mod:`core.inference.cells`); then a button runs
     the exact bootstrap of every metric, with a progress bar, and keeps it.
 
     Returns
@@ -1321,7 +1326,7 @@ def recalibrator_settings(summary: Any) -> dict[str, dict[str, Any]]:
 
     Parameters
     ----------
-    summary : core.summary.DataSummary
+    summary : core.stats.summary.DataSummary
         The data's summary, for settings that start from the data.
 
     Returns

@@ -5,22 +5,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import (
+from core.analyses.analysis import (
     CONSISTENCY_BAND_RESAMPLES,
     METRIC_COLUMNS,
     AnalysisConfig,
     ReliabilityAnalysis,
     analyze,
 )
-from core.binning import bin_indices, bin_stats
-from core.bootstrap import bootstrap_interval
-from core.calibration import calibration_error
-from core.consistency_bands import consistency_band
+from core.base.errors import ConfigError
 from core.data import as_predictions
-from core.errors import ConfigError
 from core.estimators import ESTIMATORS
-from core.intervals import bin_intervals
-from core.scores import accuracy, brier_score, log_loss
+from core.inference.bootstrap import bootstrap_interval
+from core.inference.calibration import calibration_error
+from core.stats.binning import bin_indices, bin_stats
+from core.stats.consistency_bands import consistency_band
+from core.stats.intervals import bin_intervals
+from core.stats.scores import accuracy, brier_score, log_loss
 
 ROOT = Path(__file__).resolve().parents[1]
 CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"
@@ -171,7 +171,7 @@ def test_no_resamples_means_no_intervals():
 
 
 def test_brier_decomposition_on_the_config_binning():
-    from core.scores import brier_decomposition
+    from core.stats.scores import brier_decomposition
 
     p, y = _data()
     a = analyze((p, y), AnalysisConfig(binning="equal-mass", n_bins=5, n_resamples=0))
@@ -378,7 +378,7 @@ def test_cifar10_resnet18_top_label():
 def _count_binning_calls(monkeypatch):
     import dataclasses
 
-    from core.binning import BINNINGS
+    from core.stats.binning import BINNINGS
 
     calls = []
     for name in BINNINGS.names():
@@ -423,7 +423,7 @@ def test_notes_have_no_empty_parts():
 
 
 def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
-    from core import analysis
+    from core.analyses import analysis
 
     p, y = _data()
     calls = []
@@ -449,9 +449,10 @@ def test_point_estimates_are_computed_once_per_data_and_options(monkeypatch):
 
 @pytest.mark.parametrize("lens", ["classwise", "canonical"])
 def test_a_change_of_bins_reuses_the_values_that_do_not_read_them(monkeypatch, lens):
-    from core import analysis, scores
-    from core.calibration import EstimatorCall
+    from core.analyses import analysis
     from core.estimators import ESTIMATORS
+    from core.inference.calibration import EstimatorCall
+    from core.stats import scores
 
     p, y = _data(n=600, seed=4)
     runs = []
@@ -493,7 +494,7 @@ def test_a_change_of_bins_reuses_the_values_that_do_not_read_them(monkeypatch, l
 def test_the_point_memo_holds_no_per_row_data():
     import pickle
 
-    from core import analysis
+    from core.analyses import analysis
 
     rng = np.random.default_rng(11)
     n = 20_000

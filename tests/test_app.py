@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core.numbers import format_number  # noqa: E402
+from core.base.numbers import format_number  # noqa: E402
 from dashboard.text import plain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,8 +87,8 @@ def test_default_page_renders_with_sidebar_controls():
     assert sb.number_input(key="n_resamples").value == 1000
     assert sb.selectbox(key="interval_method").value == "wilson"
     # options come from the registries
-    from core.binning import BINNINGS
     from core.estimators import ESTIMATORS
+    from core.stats.binning import BINNINGS
 
     # the controls show the registries' labels (the URL keeps their names)
     assert list(sb.selectbox(key="binning").options) == [e.label for e in BINNINGS]
@@ -153,7 +153,7 @@ def test_switch_pages_keeps_data_and_settings():
     assert names[0] == "perfect calibration" and names[1].startswith("observed frequency")
     # the diagram's points are the analysis' bins (7 equal-width bins, the binary lens a
     # binary file opens on)
-    from core.binning import bin_stats
+    from core.stats.binning import bin_stats
 
     assert at.sidebar.selectbox(key="lens").value == "binary"
     pred = at.session_state["predictions"]
@@ -252,9 +252,9 @@ def test_bins_suggestion_follows_gupta_ramdas():
 
 
 def test_large_data_gets_fast_intervals_and_the_exact_bootstrap_on_a_click(monkeypatch):
-    import core.analysis
+    import core.analyses.analysis
 
-    monkeypatch.setattr(core.analysis, "EXACT_BOOTSTRAP_WORK", 1_000)
+    monkeypatch.setattr(core.analyses.analysis, "EXACT_BOOTSTRAP_WORK", 1_000)
     at = _app(n_resamples="20").run()
     _upload(at, _binary_csv(400))
     at.switch_page(RELIABILITY).run()
@@ -281,7 +281,7 @@ def test_large_data_gets_fast_intervals_and_the_exact_bootstrap_on_a_click(monke
 
 
 def test_headline_matches_calibration_error_and_metrics_have_intervals():
-    from core.calibration import calibration_error
+    from core.inference.calibration import calibration_error
 
     at = _app(n_resamples="100", lens="binary", estimator="debiased", norm="2").run()
     _upload(at, _binary_csv(800))
@@ -384,7 +384,7 @@ def test_cifar_headerless_upload_with_labels_file():
     assert pred.n_classes == 10 and pred.labels.min() == 0  # 1-indexed labels converted
     at.switch_page(RELIABILITY).run()
     assert not at.exception
-    from core.calibration import calibration_error
+    from core.inference.calibration import calibration_error
 
     expected = calibration_error(pred.probs, pred.labels, n_bins=15)
     tile = next(m for m in at.metric if "Plug-in" in m.label)
@@ -447,7 +447,7 @@ def test_binary_data_opens_on_the_binary_lens_and_multiclass_on_top_label():
 
 def test_bins_suggestion_never_offers_a_useless_number_of_bins():
     # n = 569 (the breast-cancer sample's size): only B ≤ 2 reaches ε ≤ 0.1
-    from core.guarantees import largest_bins
+    from core.stats.guarantees import largest_bins
 
     assert largest_bins(569, max_bins=1000) == 2
     at = _app().run()
@@ -477,9 +477,9 @@ def test_missing_values_are_blank_cells_not_none():
 def test_headline_says_when_its_interval_misses_the_estimate():
     """The plug-in ECE of the digits sample's logistic regression (classwise) lies below its
     percentile interval: the caption under the headline says why, in the tables' words."""
-    from core.analysis import AnalysisConfig, analyze
+    from core.analyses.analysis import AnalysisConfig, analyze
     from core.data import load_predictions
-    from core.intervals import outside_note
+    from core.stats.intervals import outside_note
 
     at = _app(sample="digits (10 classes)", lens="classwise", model="logistic-regression")
     at.run()

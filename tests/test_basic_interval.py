@@ -1,7 +1,7 @@
 """The basic (pivotal) bootstrap interval: hand cases, the pivots, Kumar et al.'s code, one path.
 
 The basic interval is ``(θ̂ + θ_F − q_hi, θ̂ + θ_F − q_lo)`` with ``θ_F`` the estimand's value in
-the bootstrap world (:mod:`core.intervals`), cut to the estimand's range (a calibration error is at
+the bootstrap world (:mod:`core.stats.intervals`), cut to the estimand's range (a calibration error is at
 least 0; a difference has no range). Every surface that shows an interval reads it from
 the config's ``bootstrap_interval``; these tests pin the formula, the pivot each registry
 entry declares, the reference code's numbers, and that each surface gives the same interval.
@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import AnalysisConfig, analyze
-from core.bootstrap import bootstrap_interval
-from core.calibration import EstimatorCall, calibration_error
-from core.errors import ConfigError
+from core.analyses.analysis import AnalysisConfig, analyze
+from core.analyses.model_comparison import compare_models
+from core.analyses.subgroups import subgroup_analysis
+from core.base.errors import ConfigError
 from core.estimators import ESTIMATORS
-from core.intervals import interval_bounds
-from core.model_comparison import compare_models
-from core.resampling import chunks
-from core.subgroups import subgroup_analysis
+from core.inference.bootstrap import bootstrap_interval
+from core.inference.calibration import EstimatorCall, calibration_error
+from core.inference.resampling import chunks
+from core.stats.intervals import interval_bounds
 
 
 def _data(n=1_500, seed=3, shift=0.0):
@@ -54,7 +54,7 @@ def test_hand_computed_bounds():
 
 
 def test_the_intervals_registry_names_and_words():
-    from core.intervals import BOOTSTRAP_INTERVALS, level_words, pivots
+    from core.stats.intervals import BOOTSTRAP_INTERVALS, level_words, pivots
 
     assert BOOTSTRAP_INTERVALS.names() == ["percentile", "basic"]
     assert not pivots("percentile") and pivots("basic")
@@ -303,7 +303,7 @@ def test_recalibration_reads_the_interval():
 
 
 def test_smooth_diagram_reads_the_interval():
-    from core.smooth import smooth_diagram
+    from core.analyses.smooth import smooth_diagram
 
     p, y = _data(n=800)
     pct = smooth_diagram((p, y), AnalysisConfig(lens="binary", n_resamples=100))
@@ -316,7 +316,7 @@ def test_smooth_diagram_reads_the_interval():
 
 
 def test_kernel_rows_of_the_estimators_table_pivot_on_the_v_statistic():
-    from core.estimator_comparison import compare_estimators
+    from core.analyses.estimator_comparison import compare_estimators
 
     p, y = _data(n=400)
     config = AnalysisConfig(lens="binary", n_resamples=100, bootstrap_interval="basic")
@@ -364,7 +364,7 @@ def test_a_pivot_that_cannot_be_computed_costs_only_its_interval():
 
 @pytest.mark.parametrize("method", ["percentile", "basic"])
 def test_compare_and_the_estimators_table_give_a_kernel_metric_one_interval(method):
-    from core.estimator_comparison import compare_estimators
+    from core.analyses.estimator_comparison import compare_estimators
 
     p, y = _data(n=500)
     q = np.clip(p + 0.05, 0.0, 1.0)
@@ -393,7 +393,7 @@ def _one_odd_row(n=40):
 def test_classwise_kernel_resamples_hold_each_components_bandwidth():
     # each class's median is held at its full-sample value, as one component's is: the
     # resamples without the odd row need no median, so the interval exists
-    from core.estimator_comparison import compare_estimators
+    from core.analyses.estimator_comparison import compare_estimators
     from core.estimators.kernel import resample_options
 
     p, y = _one_odd_row()
@@ -420,7 +420,7 @@ def test_classwise_kernel_resamples_hold_each_components_bandwidth():
 def test_a_metric_that_fails_on_a_resample_costs_its_interval_only(monkeypatch):
     # a bandwidth derived on every resample (not held) fails on the resamples without the
     # odd row: the mechanism that keeps the other metrics' intervals
-    import core.model_comparison as mc
+    import core.analyses.model_comparison as mc
 
     monkeypatch.setattr(mc, "resample_options", lambda options, result: dict(options))
     p, y = _one_odd_row()
@@ -442,7 +442,7 @@ def test_a_metric_that_fails_on_a_resample_costs_its_interval_only(monkeypatch):
 
 
 def test_an_undefined_resample_is_said_not_hidden():
-    from core.intervals import undefined_note
+    from core.stats.intervals import undefined_note
 
     d = np.array([0.1, np.nan, 0.3, 0.2])
     assert undefined_note(d) == "undefined on 1 of 4 resamples: no interval"
@@ -451,9 +451,9 @@ def test_an_undefined_resample_is_said_not_hidden():
 
 
 def test_the_basic_interval_is_cut_to_the_estimands_range():
-    from core.bootstrap import support_of
-    from core.intervals import outside_note
-    from core.scores import SCORES
+    from core.inference.bootstrap import support_of
+    from core.stats.intervals import outside_note
+    from core.stats.scores import SCORES
 
     # by hand: an accuracy's reflection above 1, a calibration error's below 0
     d = np.array([0.90, 0.92, 0.94, 0.96, 0.98])  # quantiles 0.25, 0.75: 0.92, 0.96
@@ -506,7 +506,7 @@ def test_the_basic_interval_is_cut_to_the_estimands_range():
     sub = subgroup_analysis(load_predictions(frame), config, estimator="debiased").table
     assert (sub["low"] == 0.0).all() and (sub["gap_low"] < 0).all()
     # an unbiased SKCE below 0: its interval is cut at 0, and the note says why it lies outside
-    from core.estimator_comparison import compare_estimators
+    from core.analyses.estimator_comparison import compare_estimators
 
     skce = AnalysisConfig(lens="binary", n_resamples=100, seed=1, bootstrap_interval="basic")
     table = compare_estimators((p[:400], y[:400]), skce, intervals="all").table

@@ -80,7 +80,7 @@ def test_smooth_quick_run_sets_relplot_beside_ours():
 
 
 def test_scores_in_bins_floor_computes_the_label_binned_estimate():
-    from core.calibration import calibration_error
+    from core.inference.calibration import calibration_error
 
     s, y = bench_binned._binary_data(20_003)
     counts, score_sums, label_sums, deviations = bench_binned._ew_deviation_floor(s, y)
@@ -110,8 +110,8 @@ def _stream_parts(tmp_path, n):
 
 def _check_stream_statistics(s, y, label_binned, ece, brier):
     """The label-binned ECE, plug-in ECE and Brier score of the in-memory path."""
-    from core.calibration import calibration_error
-    from core.scores import SCORES
+    from core.inference.calibration import calibration_error
+    from core.stats.scores import SCORES
 
     labels = y.astype(np.int64)
     want = calibration_error(s, labels, lens="binary", estimator="label-binned").value

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import core
+from core.base.errors import ConfigError, DataError
 from core.bias import (
     TEACHING_PRESETS,
     EstimatorSpec,
@@ -24,7 +25,6 @@ from core.bias import (
     ece_vs_tce,
     simulate_estimates,
 )
-from core.errors import ConfigError, DataError
 from core.estimators import plugin_from_stats
 from core.estimators.binned import sweep_b_star
 from core.worlds import PAPER_BETA_FITS, PRESET_WORLDS, BetaScores, UniformScores, fit_world

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import binning
-from core.binning import RowBatch, batch_bin_sums, equal_width_edges, one_sample_deviation
-from core.calibration import calibration_error
+from core.inference.calibration import calibration_error
+from core.stats import binning
+from core.stats.binning import RowBatch, batch_bin_sums, equal_width_edges, one_sample_deviation
 
 
 @pytest.fixture(params=["1", "2"], ids=["one-thread", "two-threads"])
@@ -111,7 +111,7 @@ def test_label_binned_error_as_written_out(small_pieces, norm):
 @pytest.mark.parametrize("tie_policy", ["split", "keep"])
 def test_equal_mass_selection_on_matrix_columns(tie_policy):
     """A column of a row-major matrix (the classwise lens's scores) binned as by a sort."""
-    from core.binning import equal_mass_by_selection, equal_mass_by_sorting
+    from core.stats.binning import equal_mass_by_selection, equal_mass_by_sorting
 
     rng = np.random.default_rng(8)
     probs = rng.dirichlet(np.ones(6), size=20_000)
@@ -129,8 +129,8 @@ def test_the_caller_works_beside_the_pool(monkeypatch):
     """``map_helped``: the loop's results, and done by the caller alone when the pool is busy."""
     import threading
 
-    from core import parallel
-    from core.parallel import map_helped
+    from core.base import parallel
+    from core.base.parallel import map_helped
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", "2")
     items = list(range(23))
@@ -152,7 +152,7 @@ def test_the_caller_works_beside_the_pool(monkeypatch):
 def test_one_sample_with_many_bins_is_counted_in_one_pass(monkeypatch):
     # mcb's discrete bins are one per distinct score: counting them a chunk at a time would
     # add a 2·B array per chunk (O(n·B/chunk) time and memory: 13 GB at 10⁷ rows)
-    from core import binning
+    from core.stats import binning
 
     rng = np.random.default_rng(3)
     n, b = 200_000, 60_000

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import core.binning as binning_module
-from core.binning import (
+import core.stats.binning as binning_module
+from core.base.errors import ConfigError, DataError
+from core.stats.binning import (
     BINNINGS,
     BinStats,
     bin_indices,
@@ -19,7 +20,6 @@ from core.binning import (
     equal_mass_starts,
     equal_width_edges,
 )
-from core.errors import ConfigError, DataError
 
 
 def _reference_equal_width(s: np.ndarray, n_bins: int) -> np.ndarray:

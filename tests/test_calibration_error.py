@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import core
-from core.calibration import CalibrationErrorResult, calibration_error
-from core.errors import ConfigError, DataError
+from core.base.errors import ConfigError, DataError
+from core.inference.calibration import CalibrationErrorResult, calibration_error
 
 ROOT = Path(__file__).resolve().parents[1]
 CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"
@@ -242,9 +242,9 @@ def test_dispatch_is_generic_for_kernel_estimators(monkeypatch):
 def test_loaded_predictions_skip_revalidation_but_copies_do_not():
     import pandas as pd
 
-    from core import validation
+    from core.base import validation
+    from core.base.errors import DataError
     from core.data import load_predictions
-    from core.errors import DataError
 
     frame = pd.DataFrame({"p0": [0.2, 0.7, 0.5], "p1": [0.8, 0.3, 0.5], "label": [1, 0, 1]})
     pred = load_predictions(frame)
@@ -257,7 +257,7 @@ def test_loaded_predictions_skip_revalidation_but_copies_do_not():
 
 
 def test_binary_input_gives_a_contiguous_positive_column():
-    from core.validation import as_prob_matrix
+    from core.base.validation import as_prob_matrix
 
     p = np.array([0.1, 0.25, 0.9])
     matrix = as_prob_matrix(p)
@@ -285,7 +285,7 @@ def test_binary_vector_gives_the_numbers_of_its_two_column_matrix(lens, estimato
     rng = np.random.default_rng(17)
     p = np.concatenate([np.round(rng.random(300), 2), [0.5, 0.5, 0.0, 1.0]])
     y = (rng.random(p.shape[0]) < p).astype(int)
-    from core.validation import binary_matrix
+    from core.base.validation import binary_matrix
 
     vector = calibration_error(p, y, estimator=estimator, lens=lens, seed=3, **settings)
     matrix = calibration_error(
@@ -299,8 +299,8 @@ def test_binary_vector_gives_the_numbers_of_its_two_column_matrix(lens, estimato
 
 
 def test_lens_view_keeps_outcomes_compact_and_apply_lens_gives_floats():
-    from core.lenses import apply_lens, lens_view
-    from core.validation import as_probs
+    from core.base.validation import as_probs
+    from core.stats.lenses import apply_lens, lens_view
 
     rng = np.random.default_rng(2)
     probs = rng.dirichlet(np.ones(4), 50)

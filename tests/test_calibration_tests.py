@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 import core
-import core.calibration_tests as ct
-import core.calibration_tests.classical as tc
-from core.errors import ConfigError, EstimationError
+import core.analyses.calibration_tests as ct
+import core.analyses.calibration_tests.classical as tc
+from core.base.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 from core.worlds import DirichletWorld
@@ -353,7 +353,7 @@ def test_paper_figure2_type_ii_errors():
 
 
 def test_low_power_and_vacuous_tests_say_so_beside_their_p_values():
-    from core.calibration_tests import TESTS, calibration_test
+    from core.analyses.calibration_tests import TESTS, calibration_test
 
     rng = np.random.default_rng(12)
     p = rng.uniform(0.05, 0.95, 300)
@@ -371,7 +371,7 @@ def test_low_power_and_vacuous_tests_say_so_beside_their_p_values():
 
 
 def test_the_headline_test_has_power_on_a_visibly_miscalibrated_model():
-    from core.calibration_tests import calibration_test
+    from core.analyses.calibration_tests import calibration_test
     from core.report import DEFAULT_TEST
 
     rng = np.random.default_rng(13)

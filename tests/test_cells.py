@@ -6,13 +6,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.analysis import AnalysisConfig, analyze
-from core.binned_view import BinnedViews
-from core.bootstrap import bootstrap_many
-from core.calibration import EstimatorCall
-from core.cells import _law_moments, cell_bootstrap, cell_law, cells_of, normal_batches, psd_root
+from core.analyses.analysis import AnalysisConfig, analyze
 from core.data import as_predictions
-from core.scores import SCORES
+from core.inference.bootstrap import bootstrap_many
+from core.inference.calibration import EstimatorCall
+from core.inference.cells import (
+    _law_moments,
+    cell_bootstrap,
+    cell_law,
+    cells_of,
+    normal_batches,
+    psd_root,
+)
+from core.stats.binned_view import BinnedViews
+from core.stats.scores import SCORES
 
 
 def _binary(n, seed=0):
@@ -312,7 +319,7 @@ def test_psd_root_reproduces_singular_covariances():
 def test_cells_of_many_components_are_the_distinct_rows_in_order():
     """Columns too many to pack into one integer (paired models on the classwise lens):
     packed into words and ranked word by word, the cells are numpy's distinct rows."""
-    from core.cells import _cell_keys
+    from core.inference.cells import _cell_keys
 
     rng = np.random.default_rng(12)
     for n, m, most in ((2_000, 60, 16), (3_000, 150, 3)):

@@ -55,7 +55,7 @@ def _one_line_error(code: int, out: str, err: str) -> str:
 
 
 def test_metrics_json_matches_calibration_error(capsys):
-    calibration_error = pytest.importorskip("core.calibration").calibration_error
+    calibration_error = pytest.importorskip("core.inference.calibration").calibration_error
     record = _json(capsys, "metrics", str(BINARY), "--resamples", "50", "--seed", "7")
     assert record["command"] == "metrics" and record["seed"] == 7
     assert record["config"]["lens"] == "binary" and record["config"]["n_bins"] == 15
@@ -295,7 +295,7 @@ def test_the_command_line_turns_off_numpys_huge_page_advice():
     """``small_pages`` flips numpy's switch (restored here for the other tests)."""
     from numpy._core import multiarray
 
-    from core.allocator import small_pages
+    from core.base.allocator import small_pages
 
     before = multiarray._set_madvise_hugepage(True)
     try:

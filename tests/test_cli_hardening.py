@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 
 import core.cli as cli
-from core.analysis import AnalysisConfig
-from core.bootstrap import bootstrap_interval
-from core.calibration_tests import calibration_test
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.calibration_tests import calibration_test
+from core.analyses.model_comparison import compare_models
+from core.base.errors import ConfigError
 from core.cli import main
-from core.errors import ConfigError
-from core.model_comparison import compare_models
+from core.inference.bootstrap import bootstrap_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / "sample_data" / "binary_breast_cancer.csv"
@@ -113,7 +113,7 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch, small_csv):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("core.analysis.analyze", interrupted)
+    monkeypatch.setattr("core.analyses.analysis.analyze", interrupted)
     line = _one_line(capsys, "metrics", str(small_csv), code=cli.EXIT_INTERRUPTED)
     assert line == "calibscope: interrupted"
 
@@ -122,9 +122,9 @@ def test_sigint_in_a_process_exits_130(small_csv, tmp_path):
     # a real Ctrl-C: the process is interrupted mid-run, without a traceback
     started = tmp_path / "started"
     script = (
-        "import pathlib, time, core.analysis, core.cli\n"
+        "import pathlib, time, core.analyses.analysis, core.cli\n"
         f"def slow(*a, **k):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(60)\n"
-        "core.analysis.analyze = slow\n"
+        "core.analyses.analysis.analyze = slow\n"
         f"raise SystemExit(core.cli.main(['metrics', {str(small_csv)!r}]))\n"
     )
     proc = subprocess.Popen(
@@ -150,7 +150,7 @@ def test_unexpected_errors_are_one_line_exit_1_and_debug_shows_the_traceback(
     def broken(*args, **kwargs):
         raise RuntimeError("something internal\nover two lines")
 
-    monkeypatch.setattr("core.analysis.analyze", broken)
+    monkeypatch.setattr("core.analyses.analysis.analyze", broken)
     line = _one_line(capsys, "metrics", str(small_csv), code=cli.EXIT_INTERNAL)
     assert "internal error: RuntimeError: something internal over two lines" in line
     assert "--debug" in line
@@ -164,7 +164,7 @@ def test_memory_errors_say_what_to_change(capsys, monkeypatch, small_csv):
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr("core.analysis.analyze", exhausted)
+    monkeypatch.setattr("core.analyses.analysis.analyze", exhausted)
     line = _one_line(capsys, "metrics", str(small_csv), code=cli.EXIT_INTERNAL)
     assert "out of memory" in line and "--engine stream" in line
 
@@ -256,7 +256,7 @@ def test_report_write_is_atomic(monkeypatch, small_csv, tmp_path):
     def failing(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("core.files.os.replace", failing)
+    monkeypatch.setattr("core.base.files.os.replace", failing)
     with pytest.raises(OSError, match="disk full"):
         report.write(target)
     assert target.read_text() == "earlier"

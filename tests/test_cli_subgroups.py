@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.subgroups import subgroup_analysis, window_analysis
+from core.base.records import dumps
 from core.cli import main
 from core.data import load_predictions
-from core.records import dumps
 from core.report import build_report
-from core.subgroups import subgroup_analysis, window_analysis
 
 
 @pytest.fixture(scope="module")

@@ -79,7 +79,7 @@ def test_one_model_explains_how_to_get_several():
 
 def test_sample_renders_and_matches_core():
     _sample_or_skip()
-    from core.model_comparison import compare_models
+    from core.analyses.model_comparison import compare_models
 
     at = _app(sample=SAMPLE, lens="binary", compare_resamples="200").run()
     at.switch_page(PAGE).run()
@@ -105,7 +105,7 @@ def test_sample_renders_and_matches_core():
     assert any("rankings disagree" in h.value for h in at.subheader)
     # the differences table holds core's numbers for the same settings
     pred = at.session_state["predictions"]
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
 
     expected = compare_models(
         pred.by_model(),

@@ -20,12 +20,12 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import core
-from core.analysis import AnalysisConfig
-from core.binned_view import BinnedViews
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.model_comparison import compare_models, on_edges, shared_lens_edges
+from core.base.errors import ConfigError, DataError
 from core.cli import main
-from core.comparison_cells import joint_cell_bootstrap, joint_cells, model_cells
-from core.errors import ConfigError, DataError
-from core.model_comparison import compare_models, on_edges, shared_lens_edges
+from core.inference.comparison_cells import joint_cell_bootstrap, joint_cells, model_cells
+from core.stats.binned_view import BinnedViews
 from core.stream.compare import compare_stream
 
 EXACT = 1e-12
@@ -428,9 +428,9 @@ def test_joint_cells_hold_every_models_cells():
 
 
 def test_joint_bootstrap_of_one_model_is_its_cell_bootstrap():
-    from core.calibration import EstimatorCall
-    from core.cells import cell_bootstrap
-    from core.scores import SCORES
+    from core.inference.calibration import EstimatorCall
+    from core.inference.cells import cell_bootstrap
+    from core.stats.scores import SCORES
 
     rng = np.random.default_rng(3)
     n = 4_000

@@ -13,11 +13,11 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
-from core import consistency_bands as cb
-from core.analysis import CONSISTENCY_BAND_RESAMPLES, AnalysisConfig, analyze
-from core.binning import bin_indices
-from core.consistency_bands import consistency_band, poisson_binomial_pmf
-from core.errors import ConfigError, DataError
+from core.analyses.analysis import CONSISTENCY_BAND_RESAMPLES, AnalysisConfig, analyze
+from core.base.errors import ConfigError, DataError
+from core.stats import consistency_bands as cb
+from core.stats.binning import bin_indices
+from core.stats.consistency_bands import consistency_band, poisson_binomial_pmf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -256,7 +256,7 @@ def test_analysis_band_follows_the_bin_table(binning, estimator, tie_policy):
 
 
 def test_no_band_beyond_the_bin_cap():
-    from core.analysis import CONSISTENCY_BAND_MAX_BINS
+    from core.analyses.analysis import CONSISTENCY_BAND_MAX_BINS
 
     s = np.random.default_rng(2).uniform(size=CONSISTENCY_BAND_MAX_BINS + 5)
     y = (np.random.default_rng(3).random(s.size) < s).astype(int)
@@ -370,7 +370,7 @@ def test_page_shows_the_band_the_toggle_removes_it_and_the_url_keeps_it():
 
 def test_poisson_binomial_laws_of_many_groups_equal_one_group_at_a_time():
     # the bins of a component multiply their trees level by level together: same values
-    from core.consistency_bands import poisson_binomial_pmfs
+    from core.stats.consistency_bands import poisson_binomial_pmfs
 
     rng = np.random.default_rng(8)
     groups = [rng.random(m) ** 3 for m in (0, 1, 2, 3, 8, 9, 100, 1023, 1024, 1025, 5000)]
@@ -390,7 +390,7 @@ def test_poisson_binomial_laws_of_many_groups_equal_one_group_at_a_time():
 
 def test_band_facts_equal_their_formulas_written_out():
     """Counts of inner and certain rows, Σ s(1 − s) and Σ s(1 − s)(1 − 2s) per bin, to the bit."""
-    from core.consistency_bands import BandStats
+    from core.stats.consistency_bands import BandStats
 
     rng = np.random.default_rng(3)
     for trial in range(30):

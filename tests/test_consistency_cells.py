@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 from core import calibration_test
-from core.calibration import EstimatorCall
-from core.calibration_tests.classical import EXACT_NULL_WORK, _batched_null, _cells_null
+from core.analyses.calibration_tests.classical import EXACT_NULL_WORK, _batched_null, _cells_null
+from core.inference.calibration import EstimatorCall
 
 
 def _data(n: int, seed: int, power: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Library conventions reproduce each library's own value (core.conventions).
+"""Library conventions reproduce each library's own value (core.stats.conventions).
 
 Every case of ``tests/conventions_reference.py`` is checked twice: against the values the
 real libraries gave when ``tests/data/convention_values.json`` was generated (always), and
@@ -23,8 +23,8 @@ from conventions_reference import (
 )
 
 import core
-from core.conventions import CONVENTIONS, torch_linspace
-from core.errors import ConfigError
+from core.base.errors import ConfigError
+from core.stats.conventions import CONVENTIONS, torch_linspace
 
 COMMITTED = json.loads(FIXTURE.read_text())
 DATA = datasets()

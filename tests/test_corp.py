@@ -15,18 +15,18 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 
 from core import AnalysisConfig, ConfigError, analyze, calibration_error
-from core.bootstrap import bootstrap_interval
-from core.corp import (
+from core.analyses.corp_diagram import CorpDiagram, corp_diagram
+from core.estimators import ESTIMATORS
+from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.inference.bootstrap import bootstrap_interval
+from core.stats.corp import (
     corp_band,
     corp_decomposition,
     corp_groups,
     decompose_from_stats,
     mcb_from_stats,
 )
-from core.corp_diagram import CorpDiagram, corp_diagram
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
-from core.estimators import ESTIMATORS
-from core.scores import brier_score
+from core.stats.scores import brier_score
 
 NIAMEY = Path(__file__).parent / "data" / "precip_niamey_2016.csv"
 

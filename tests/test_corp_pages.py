@@ -11,9 +11,9 @@ import pytest
 
 from core import AnalysisConfig
 from core.cli import main
-from core.corp import corp_decomposition
 from core.data import load_predictions
 from core.report import build_report
+from core.stats.corp import corp_decomposition
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / "sample_data" / "binary_breast_cancer.csv"
@@ -48,7 +48,7 @@ def test_cli_report_diagram_corp(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_compare_offers_mcb_and_uses_each_models_own_bins() -> None:
-    from core.model_comparison import compare_models, metric_choices
+    from core.analyses.model_comparison import compare_models, metric_choices
 
     assert "mcb" in metric_choices("binary")
     rng = np.random.default_rng(1)
@@ -81,7 +81,7 @@ def test_bias_runner_batches_mcb_like_one_call_per_dataset() -> None:
 
 
 def test_estimators_page_row_plan_lists_mcb_once_with_discrete_bins() -> None:
-    from core.estimator_comparison import CURVE_ESTIMATORS, compare_estimators
+    from core.analyses.estimator_comparison import CURVE_ESTIMATORS, compare_estimators
 
     assert "mcb" not in CURVE_ESTIMATORS
     rng = np.random.default_rng(2)

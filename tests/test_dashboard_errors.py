@@ -94,7 +94,7 @@ def test_a_malformed_value_in_the_link_falls_back_with_a_warning(key, value):
     said = [w for w in _warnings(at) if f"The link sets {key} = “{value}”" in w]
     assert len(said) == 1, _warnings(at)
     if key == "lens":  # the control shows the lens's label
-        from core.lenses import LENSES
+        from core.stats.lenses import LENSES
 
         assert f"default, {LENSES.get(default).label}" in said[0]
     elif key == "consistency_band":  # a toggle is on or off
@@ -117,9 +117,9 @@ def test_valid_values_in_the_link_are_used_without_a_warning():
 
 
 def test_the_link_takes_every_number_of_bins_the_cli_and_api_take():
-    # one maximum everywhere (core.options.N_BINS): 5,000 bins was refused by the sidebar
-    from core.analysis import AnalysisConfig
-    from core.options import N_BINS
+    # one maximum everywhere (core.base.options.N_BINS): 5,000 bins was refused by the sidebar
+    from core.analyses.analysis import AnalysisConfig
+    from core.base.options import N_BINS
 
     top = N_BINS.maximum
     at = _app(n_bins="5000").run()
@@ -227,7 +227,7 @@ def test_no_page_shows_a_traceback_when_a_core_call_fails(monkeypatch):
 
 
 def test_a_calibscope_error_reads_as_its_message(monkeypatch):
-    from core.errors import DataError
+    from core.base.errors import DataError
     from dashboard import cache
 
     at = _upload(_app(n_resamples="0").run(), _csv(n=150), "one.csv")

@@ -14,8 +14,8 @@ import pytest
 from scipy.special import expit, softmax
 
 import core
+from core.base.errors import DataError
 from core.data import ColumnError, Predictions, combine_models, load_predictions, read_table
-from core.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]
 CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"
@@ -435,6 +435,6 @@ def test_cifar_densenet121_reproduces_the_papers_skce_ul():
     np.testing.assert_array_equal(np.bincount(pred.labels), np.full(10, 1000))
     assert np.abs(pred.probs.sum(axis=1) - 1).max() < 1e-5
     # Widmann et al. (2019), errors.csv: SKCE_ul of densenet121 = -0.0003430021466092365
-    calibration_error = pytest.importorskip("core.calibration").calibration_error
+    calibration_error = pytest.importorskip("core.inference.calibration").calibration_error
     value = calibration_error(pred.probs, pred.labels, estimator="skce-ul", lens="canonical").value
     assert value == pytest.approx(-0.0003430021466092365, rel=1e-9)

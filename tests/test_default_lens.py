@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import core
-from core.bootstrap import bootstrap_interval
-from core.calibration_tests import TESTS, calibration_test
+from core.analyses.calibration_tests import TESTS, calibration_test
 from core.cli import main
 from core.estimators import ESTIMATORS
+from core.inference.bootstrap import bootstrap_interval
 
 DIGITS = Path(__file__).resolve().parents[1] / "sample_data" / "multiclass_digits.csv"
 
@@ -80,7 +80,7 @@ def test_cli_kernel_headline_takes_its_default_lens(capsys):
 @pytest.mark.parametrize("k", [2, 3, 7])
 def test_every_lens_declares_the_components_it_gives(k):
     """``lens_components`` (the registry's ``per_class``) equals the components of the view."""
-    from core.lenses import LENSES, lens_components, lens_view
+    from core.stats.lenses import LENSES, lens_components, lens_view
 
     rng = np.random.default_rng(k)
     p = rng.dirichlet(np.ones(k), size=50)
@@ -97,12 +97,12 @@ def test_figures_title_the_score_axis_in_the_lens_words(lens):
     """The overlay of models and the subgroups' diagram read ``lens_axis`` (the registry)."""
     import pandas as pd
 
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
+    from core.analyses.model_comparison import compare_models
+    from core.analyses.subgroups import subgroup_analysis
     from core.data import load_predictions
     from core.figures import reliability_overlay_figure, subgroup_reliability_figure
-    from core.lenses import lens_axis
-    from core.model_comparison import compare_models
-    from core.subgroups import subgroup_analysis
+    from core.stats.lenses import lens_axis
 
     rng = np.random.default_rng(3)
     p = rng.dirichlet(np.ones(2), size=400)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core import AnalysisConfig, ConfigError, analyze
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 
 
 def _data() -> tuple[np.ndarray, np.ndarray]:

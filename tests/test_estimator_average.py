@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from core.analysis import AnalysisConfig, analyze
-from core.bootstrap import bootstrap_interval
-from core.calibration import calibration_error
-from core.calibration_tests import calibration_test
+from core.analyses.analysis import AnalysisConfig, analyze
+from core.analyses.calibration_tests import calibration_test
+from core.analyses.model_comparison import compare_models
 from core.estimators import ESTIMATORS
-from core.model_comparison import compare_models
+from core.inference.bootstrap import bootstrap_interval
+from core.inference.calibration import calibration_error
 
 
 def _binary(n, seed):

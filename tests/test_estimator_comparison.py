@@ -1,4 +1,4 @@
-"""core.estimator_comparison and core.figures.estimators: values equal direct calls."""
+"""core.analyses.estimator_comparison and core.figures.estimators: values equal direct calls."""
 
 from __future__ import annotations
 
@@ -9,12 +9,8 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
-from core.analysis import AnalysisConfig
-from core.bootstrap import bootstrap_many
-from core.calibration import calibration_error
-from core.data import as_predictions
-from core.errors import ConfigError
-from core.estimator_comparison import (
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.estimator_comparison import (
     CURVE_COLUMNS,
     CURVE_ESTIMATORS,
     TABLE_COLUMNS,
@@ -23,12 +19,16 @@ from core.estimator_comparison import (
     error_versus_bins,
     explain_disagreement,
 )
+from core.base.errors import ConfigError
+from core.data import as_predictions
 from core.estimators import ESTIMATORS
 from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,
 )
+from core.inference.bootstrap import bootstrap_many
+from core.inference.calibration import calibration_error
 
 
 def _binary(n: int = 400, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -355,7 +355,7 @@ def test_figures_draw_the_tables():
 
 
 def test_experimental_estimators_run_only_when_asked_for():
-    from core.estimator_comparison import NOT_ASKED
+    from core.analyses.estimator_comparison import NOT_ASKED
 
     p, y = _binary(400)
     config = AnalysisConfig(lens="binary", n_resamples=0)

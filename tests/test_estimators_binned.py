@@ -5,10 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.binned_view import bin_view
-from core.binning import bin_indices, bin_stats
-from core.calibration import calibration_error
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.estimators import ESTIMATORS, aggregate, debiased_sq_from_stats, plugin_from_stats
 from core.estimators.base import NormalStream
 from core.estimators.binned import (
@@ -18,7 +15,10 @@ from core.estimators.binned import (
     sweep_row_starts,
     sweep_search,
 )
-from core.lenses import LensView
+from core.inference.calibration import calibration_error
+from core.stats.binned_view import bin_view
+from core.stats.binning import bin_indices, bin_stats
+from core.stats.lenses import LensView
 
 # Kumar et al. 2019, reference 000 §3.12
 V1_P = [0.5, 0.5, 0.5, 0.6, 0.5, 0.6, 0.6, 0.6, 0.6]

@@ -90,7 +90,7 @@ def test_sample_renders_table_and_charts():
 
 
 def test_values_match_core_and_kernel_intervals_on_request():
-    from core.calibration import calibration_error
+    from core.inference.calibration import calibration_error
 
     at = _app(lens="binary", n_resamples="30", n_bins="10").run()
     at.file_uploader(key="upload").set_value(("preds.csv", _binary_csv(), "text/csv"))
@@ -122,7 +122,7 @@ def test_values_match_core_and_kernel_intervals_on_request():
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     got = table[table.label.str.startswith("KDE")].iloc[0]
-    from core.lenses import LENSES
+    from core.stats.lenses import LENSES
 
     lens = {e.label: e.name for e in LENSES}[got["lens"]]  # the table shows the lens's label
     want = calibration_error(pred.probs, pred.labels, estimator="kde", lens=lens)

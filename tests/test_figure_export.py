@@ -8,8 +8,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
+from core.base.errors import ExportError
 from core.cli import main
-from core.errors import ExportError
 from core.figures.export import export_problem, figure_bytes, slug, write_figures
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,9 +9,9 @@ import plotly.graph_objects as go
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from core.binning import bin_stats
 from core.figures import class_balance, classwise_grid, confidence_histogram, reliability_figure
-from core.summary import summarize
+from core.stats.binning import bin_stats
+from core.stats.summary import summarize
 
 # A hand-checkable case: 2 equal-width bins [0, .5), [.5, 1].
 # bin 0: scores .2, .4 -> mean .3, labels 0, 1 -> .5 ; bin 1: .8, .9 -> .85, labels 1, 1 -> 1.
@@ -129,15 +129,15 @@ def test_class_balance_shares_and_mean_probabilities():
 
 
 def test_figures_reject_bad_input():
-    from core.errors import DataError
+    from core.base.errors import DataError
 
     with pytest.raises(DataError, match="probabilities"):
         class_balance(summarize(([[1.5, -0.5]], [0])))
 
 
 def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
-    from core.analysis import AnalysisConfig, analyze
-    from core.intervals import bin_intervals
+    from core.analyses.analysis import AnalysisConfig, analyze
+    from core.stats.intervals import bin_intervals
 
     rng = np.random.default_rng(2)
     p = rng.uniform(size=400)
@@ -158,7 +158,7 @@ def test_reliability_figure_of_an_analysis_component_uses_its_intervals():
 
 
 def _resampled(statistic: float, pvalue: float, null=(0.1, 0.2, 0.3, 0.4)):
-    from core.calibration_tests import CalibrationTestResult
+    from core.analyses.calibration_tests import CalibrationTestResult
 
     return CalibrationTestResult(
         test="consistency",
@@ -196,7 +196,7 @@ def test_null_distribution_marks_the_observed_statistic_and_the_tail():
 def test_null_distribution_needs_a_resampling_test():
     import dataclasses
 
-    from core.errors import ConfigError
+    from core.base.errors import ConfigError
     from core.figures import null_distribution_figure
 
     with pytest.raises(ConfigError, match="no resampled null distribution"):
@@ -204,7 +204,7 @@ def test_null_distribution_needs_a_resampling_test():
 
 
 def test_error_rates_against_alpha():
-    from core.calibration_tests import TestErrorSimulation
+    from core.analyses.calibration_tests import TestErrorSimulation
     from core.figures import error_rate_figure
 
     pvalues = {

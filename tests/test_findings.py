@@ -1,4 +1,4 @@
-"""Findings in words (core.findings): hand-built bin tables and known worlds."""
+"""Findings in words (core.analyses.findings): hand-built bin tables and known worlds."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import pandas as pd
 import pytest
 
 import core
-from core.data import load_predictions
-from core.findings import (
+from core.analyses.findings import (
     miscalibrated_bins,
     reliability_finding,
     suite_finding,
     validity_finding,
 )
-from core.findings import (
+from core.analyses.findings import (
     test_finding as finding_of_test,
 )
+from core.data import load_predictions
 from core.report import build_report
 
 
@@ -211,7 +211,7 @@ def _estimator_rows(rows):
 
 
 def test_estimators_finding_by_hand():
-    from core.findings import estimators_finding
+    from core.analyses.findings import estimators_finding
 
     nan = float("nan")
     apart = _estimator_rows(
@@ -240,7 +240,7 @@ def test_estimators_finding_by_hand():
 
 
 def test_comparison_finding_on_the_sample():
-    from core.findings import comparison_finding
+    from core.analyses.findings import comparison_finding
 
     root = Path(__file__).resolve().parents[1]
     pred = core.load_predictions(root / "sample_data" / "binary_breast_cancer.csv")
@@ -301,7 +301,7 @@ def _recal(rows, evaluation="test", interval="percentile"):
 
 
 def test_recalibration_finding_by_hand():
-    from core.findings import recalibration_finding
+    from core.analyses.findings import recalibration_finding
 
     nan = float("nan")
     base = [
@@ -332,7 +332,7 @@ def test_recalibration_finding_by_hand():
 
 
 def test_bias_finding_by_hand():
-    from core.findings import bias_finding
+    from core.analyses.findings import bias_finding
 
     rows = [
         # name, binning, n, bias, se
@@ -384,7 +384,7 @@ def test_statistic_equals_the_registered_estimate(name, lens):
 
 
 def test_statistic_note_says_which_lens_each_number_is_on():
-    from core.findings import statistic_note
+    from core.analyses.findings import statistic_note
 
     t = SimpleNamespace(test="skce-block", lens="canonical")
     other = statistic_note(t, "top-label", ["plugin", "skce-block"])
@@ -409,7 +409,7 @@ def test_report_explains_the_two_block_skce_values(tmp_path):
 
 
 def test_estimators_finding_leaves_the_brier_scale_mcb_out_of_the_lp_range():
-    from core.findings import estimators_finding
+    from core.analyses.findings import estimators_finding
 
     rows = _estimator_rows(
         [

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.gallery import GALLERY, GR_FIG2_CAPTION, run_entry
-from core.guarantees import guarantee_epsilon
+from core.analyses.gallery import GALLERY, GR_FIG2_CAPTION, run_entry
+from core.stats.guarantees import guarantee_epsilon
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_papers_page_runs_every_entry():
 
 
 def test_grouped_error_hand_computed():
-    from core.gallery import grouped_calibration_error, population_binned_error
+    from core.analyses.gallery import grouped_calibration_error, population_binned_error
 
     out = np.array([0.2, 0.2, 0.6, 0.6])
     mu = np.array([0.1, 0.3, 0.5, 0.9])
@@ -134,7 +134,7 @@ def test_grouped_error_hand_computed():
 
 @pytest.mark.parametrize("world", ["kumar-platt", "kumar-sine", "kumar-noisy-platt"])
 def test_population_grid_matches_the_world_integral(world):
-    from core.gallery import grouped_calibration_error, population_grid
+    from core.analyses.gallery import grouped_calibration_error, population_grid
     from core.worlds import world_named
 
     w = world_named(world)
@@ -145,8 +145,8 @@ def test_population_grid_matches_the_world_integral(world):
 
 
 def test_population_grid_refuses_other_scores():
-    from core.errors import ConfigError
-    from core.gallery import population_grid
+    from core.analyses.gallery import population_grid
+    from core.base.errors import ConfigError
     from core.worlds import world_named
 
     with pytest.raises(ConfigError, match="uniform scores"):
@@ -184,7 +184,7 @@ def test_kumar_fig3_orderings(results):
 
 
 def test_one_sided_paper_rows():
-    from core.gallery import PaperRow
+    from core.analyses.gallery import PaperRow
 
     assert PaperRow("q", 2.0, 1.9, 0.2, "s", "≥").agrees
     assert not PaperRow("q", 2.0, 1.7, 0.2, "s", "≥").agrees

@@ -1,4 +1,4 @@
-"""`calibscope check` and core.gate: the CI gate reads the analysis's own numbers."""
+"""`calibscope check` and core.analyses.gate: the CI gate reads the analysis's own numbers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from core import AnalysisConfig, ConfigError, analyze, load_predictions
+from core.analyses.gate import check_calibration
 from core.cli import main
-from core.gate import check_calibration
 
 ROOT = Path(__file__).resolve().parents[1]
 BREAST = ROOT / "sample_data" / "binary_breast_cancer.csv"

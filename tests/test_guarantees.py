@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from core.errors import ConfigError
-from core.guarantees import guarantee_epsilon, largest_bins
+from core.base.errors import ConfigError
+from core.stats.guarantees import guarantee_epsilon, largest_bins
 
 
 def test_epsilon_matches_equation_8_by_hand():

@@ -164,7 +164,7 @@ def test_every_core_module_imports_alone_in_a_fresh_interpreter():
 
 
 def test_the_fresh_import_check_sees_a_failing_module():
-    failed, err = _import_alone(["core.errors", "core.no_such_module"])
+    failed, err = _import_alone(["core.base.errors", "core.no_such_module"])
     assert failed == ["core.no_such_module"]
     assert "ModuleNotFoundError" in err
 
@@ -172,12 +172,12 @@ def test_the_fresh_import_check_sees_a_failing_module():
 @pytest.mark.parametrize(
     "statement",
     [
-        "from core.corp import corp_decomposition",
-        "from core.corp_diagram import corp_diagram",
-        "from core.smooth import smooth_diagram",
-        "from core.bootstrap import bootstrap_many",
-        "from core.peers import peer_table",
-        "from core.diagrams import DIAGRAMS; assert DIAGRAMS.names() == ['binned', 'smooth', 'corp']",
+        "from core.stats.corp import corp_decomposition",
+        "from core.analyses.corp_diagram import corp_diagram",
+        "from core.analyses.smooth import smooth_diagram",
+        "from core.inference.bootstrap import bootstrap_many",
+        "from core.analyses.peers import peer_table",
+        "from core.figures.diagrams import DIAGRAMS; assert DIAGRAMS.names() == ['binned', 'smooth', 'corp']",
     ],
 )
 def test_entry_points_import_first_in_a_fresh_interpreter(statement):
@@ -190,9 +190,9 @@ def test_entry_points_import_first_in_a_fresh_interpreter(statement):
 _REGISTRY_ORDER = """
 import importlib, sys
 importlib.import_module(sys.argv[1])
-from core.diagrams import DIAGRAMS
+from core.figures.diagrams import DIAGRAMS
 from core.estimators import ESTIMATORS
-from core.calibration_tests import TESTS
+from core.analyses.calibration_tests import TESTS
 from core.recalibration import RECALIBRATORS
 print([r.names() for r in (ESTIMATORS, DIAGRAMS, TESTS, RECALIBRATORS)])
 """
@@ -200,7 +200,12 @@ print([r.names() for r in (ESTIMATORS, DIAGRAMS, TESTS, RECALIBRATORS)])
 
 def test_registries_keep_their_order_whatever_is_imported_first():
     # the order of the pages' tables and of the JSON is the registries' order
-    firsts = ["core.estimators.smooth", "core.corp", "core.diagrams", "core.stream.analysis"]
+    firsts = [
+        "core.estimators.smooth",
+        "core.stats.corp",
+        "core.figures.diagrams",
+        "core.stream.analysis",
+    ]
     seen = set()
     for first in firsts:
         out = subprocess.run(

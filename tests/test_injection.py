@@ -46,7 +46,7 @@ def test_safe_csv_neutralizes_formula_cells_and_keeps_numbers():
     import csv
     import io
 
-    from core.export import safe_csv
+    from core.base.export import safe_csv
 
     frame = pd.DataFrame(
         {
@@ -77,7 +77,7 @@ def test_safe_csv_neutralizes_formula_cells_and_keeps_numbers():
 
 
 def test_every_csv_download_goes_through_safe_csv():
-    # a DataFrame written with to_csv skips the neutralization: only core.export may call it
+    # a DataFrame written with to_csv skips the neutralization: only core.base.export may call it
     import re
     from pathlib import Path
 
@@ -146,19 +146,19 @@ def _active_text(fig) -> list[str]:
 def every_figure():
     """Every public figure builder of core.figures, drawn from results with hostile names."""
     import core.figures as figures
-    from core.analysis import AnalysisConfig, analyze
+    from core.analyses.analysis import AnalysisConfig, analyze
+    from core.analyses.calibration_tests import CalibrationTestResult, TestErrorSimulation
+    from core.analyses.corp_diagram import corp_diagram
+    from core.analyses.estimator_comparison import compare_estimators, error_versus_bins
+    from core.analyses.gallery import run_entry
+    from core.analyses.model_comparison import compare_models
+    from core.analyses.validity import validity_curves
     from core.bias import estimate_histogram
-    from core.binning import bin_stats
-    from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
-    from core.corp_diagram import corp_diagram
-    from core.diagrams import reliability_diagram
-    from core.estimator_comparison import compare_estimators, error_versus_bins
-    from core.gallery import run_entry
-    from core.guarantees import guarantee_calculator
-    from core.model_comparison import compare_models
+    from core.figures.diagrams import reliability_diagram
     from core.recalibration.evaluation import compare_recalibrators, reliability_bins
-    from core.summary import summarize
-    from core.validity import validity_curves
+    from core.stats.binning import bin_stats
+    from core.stats.guarantees import guarantee_calculator
+    from core.stats.summary import summarize
     from core.worlds import BetaScores, beta_fit_histogram, fit_beta
 
     pred = _multi_model()
@@ -202,8 +202,8 @@ def every_figure():
     sim = TestErrorSimulation(
         {"spiegelhalter": np.array([0.01, 0.5])}, np.array([0.05, 1.0]), True, 50, 2
     )
+    from core.analyses.subgroups import subgroup_analysis, window_analysis
     from core.data import load_predictions
-    from core.subgroups import subgroup_analysis, window_analysis
 
     grouped = load_predictions(
         pd.DataFrame(
@@ -319,7 +319,7 @@ def test_figures_without_names_hold_no_markup(every_figure):
 
 
 def test_html_report_shows_hostile_names_and_title_as_text():
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
     from core.report import build_report
 
     pred = _multi_model(n=150)

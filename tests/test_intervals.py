@@ -5,12 +5,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.binning import bin_indices
-from core.bootstrap import bootstrap_interval, bootstrap_many
-from core.calibration import calibration_error
-from core.errors import ConfigError, DataError
-from core.intervals import INTERVAL_METHODS, BootstrapResult, ConfidenceInterval, bin_intervals
-from core.scores import accuracy, brier_score, log_loss
+from core.base.errors import ConfigError, DataError
+from core.inference.bootstrap import bootstrap_interval, bootstrap_many
+from core.inference.calibration import calibration_error
+from core.stats.binning import bin_indices
+from core.stats.intervals import (
+    INTERVAL_METHODS,
+    BootstrapResult,
+    ConfidenceInterval,
+    bin_intervals,
+)
+from core.stats.scores import accuracy, brier_score, log_loss
 
 # --- per-bin intervals --------------------------------------------------------------
 
@@ -605,11 +610,11 @@ def test_an_estimate_outside_its_percentile_interval_is_said_in_every_table():
     own label noise) and a debiased one far below them (a resample's own error is the plug-in
     error of these rows): every table says so, with one helper's words, exactly where the
     interval misses its estimate."""
-    from core.analysis import AnalysisConfig, analyze
+    from core.analyses.analysis import AnalysisConfig, analyze
+    from core.analyses.estimator_comparison import compare_estimators
+    from core.analyses.model_comparison import compare_models
     from core.data import load_predictions
-    from core.estimator_comparison import compare_estimators
-    from core.intervals import outside_note
-    from core.model_comparison import compare_models
+    from core.stats.intervals import outside_note
 
     assert outside_note(0.5, 0.4, 0.6) == outside_note(0.4, 0.4, 0.6) == ""
     assert outside_note(0.5, float("nan"), float("nan")) == ""

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import core
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.estimators.joint import (
     hypercube_codes,
     joint_binned_error,

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import core
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators.kde import KDE_BANDWIDTHS, kde_ratio, loo_log_likelihood, select_bandwidth
 

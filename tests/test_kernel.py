@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import core
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 from core.worlds import DirichletWorld

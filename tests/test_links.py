@@ -171,7 +171,7 @@ def test_an_invalid_value_of_a_page_control_gets_a_note_not_a_silent_reset():
 
 
 def test_test_pickers_show_labels_and_the_link_keeps_registry_names():
-    from core.calibration_tests import TESTS
+    from core.analyses.calibration_tests import TESTS
 
     at = _app(sample=SAMPLE, compare_resamples="0", compare_test="no-such-test").run()
     at.switch_page("app_pages/compare.py").run()
@@ -246,8 +246,8 @@ def test_recalibrator_settings_keep_registry_names_in_the_link():
 
 
 def test_the_bootstrap_interval_comes_from_the_link_and_reaches_the_numbers():
-    from core.analysis import AnalysisConfig, analyze
-    from core.numbers import format_interval
+    from core.analyses.analysis import AnalysisConfig, analyze
+    from core.base.numbers import format_interval
 
     at = _app(sample=SAMPLE, bootstrap_interval="basic", n_resamples="200").run()
     at.switch_page(RELIABILITY).run()

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.base.errors import DataError
 from core.data import ColumnError, load_predictions
 from core.data.lint import LintFinding, LintReport
-from core.errors import DataError
 
 
 def _calibrated(n: int = 500, seed: int = 0) -> pd.DataFrame:

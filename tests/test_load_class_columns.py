@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from core import load_predictions
+from core.base.errors import DataError
 from core.data.columns import ColumnError
-from core.errors import DataError
 from core.stream.analysis import analyze_stream
 
 THREE = "0.5,0.3,0.2,cat\n0.1,0.7,0.2,dog\n0.6,0.2,0.2,cat\n"

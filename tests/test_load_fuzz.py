@@ -3,7 +3,7 @@
 A ground-truth table (binary or three classes) is written as CSV, gzip or Parquet and then
 damaged: truncated, junk bytes, bad numbers, NaN, extra or duplicate columns, a byte-order
 mark, blank lines, a trailing delimiter, gzip cut short, pandas metadata that is not JSON.
-:func:`core.load_predictions` must then either raise a :class:`core.errors.CalibscopeError`
+:func:`core.load_predictions` must then either raise a :class:`core.base.errors.CalibscopeError`
 or load exactly the ground truth (rows, classes, labels, probabilities) — nothing else: no
 other exception, and never other numbers. Mutations that may legitimately make a smaller
 valid file (a cut at a line end) expect the rows that remain.
@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.base.errors import CalibscopeError
 from core.data import load_predictions
-from core.errors import CalibscopeError
 
 # derandomize: the same examples on every run (reproducible CI); a few seconds in all
 fuzz = settings(

@@ -1,7 +1,7 @@
 """Hostile and malformed files: load limits, Parquet types, damaged gzip, odd CSV layouts.
 
 Every case ends in one of three ways, in memory and in the stream engine alike: a correct
-load, a typed :class:`core.errors.DataError` naming the file, or (on the command line) one
+load, a typed :class:`core.base.errors.DataError` naming the file, or (on the command line) one
 line on stderr and exit code 2.
 """
 
@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from core.base.errors import ConfigError, DataError
 from core.cli import main
 from core.data import load_predictions
 from core.data.limits import BLOCK, ENV, GzipReader, LoadLimits, gunzip
-from core.errors import ConfigError, DataError
 from core.stream.analysis import lint_stream
 from core.stream.engine import StreamRunner
 from core.stream.load import LoadOptions

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-from core.data import ColumnError, load_models, load_predictions
-from core.errors import (
+from core.base.errors import (
     ARGUMENTS,
     SURFACES,
     CalibscopeError,
@@ -19,6 +17,8 @@ from core.errors import (
     phrase,
     render,
 )
+from core.cli import main
+from core.data import ColumnError, load_models, load_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SUMMING = b"a,b,label\n0.2,0.3,0\n0.5,0.5,1\n0.6,0.4,0\n"

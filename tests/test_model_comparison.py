@@ -1,4 +1,4 @@
-"""core.model_comparison and core.figures.compare: identical bins, paired bootstrap, rankings."""
+"""core.analyses.model_comparison and core.figures.compare: identical bins, paired bootstrap, rankings."""
 
 from __future__ import annotations
 
@@ -9,26 +9,26 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from core.analysis import AnalysisConfig
-from core.binning import assign_to_edges, bin_indices, equal_mass_starts, shared_edges
-from core.bootstrap import bootstrap_many
-from core.calibration import calibration_error
-from core.calibration_tests import calibration_test
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.calibration_tests import calibration_test
+from core.analyses.model_comparison import (
+    DEFAULT_METRICS,
+    compare_models,
+    metric_choices,
+    parse_metric,
+)
+from core.base.errors import ConfigError, DataError
 from core.data import as_predictions
-from core.errors import ConfigError, DataError
 from core.figures import (
     metric_forest_figure,
     paired_difference_figure,
     rank_heatmap_figure,
     reliability_overlay_figure,
 )
-from core.model_comparison import (
-    DEFAULT_METRICS,
-    compare_models,
-    metric_choices,
-    parse_metric,
-)
-from core.scores import brier_score
+from core.inference.bootstrap import bootstrap_many
+from core.inference.calibration import calibration_error
+from core.stats.binning import assign_to_edges, bin_indices, equal_mass_starts, shared_edges
+from core.stats.scores import brier_score
 
 ROOT = Path(__file__).resolve().parents[1]
 CIFAR = ROOT.parent / "shared" / "data" / "cifar10-14-networks"

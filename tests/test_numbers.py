@@ -1,4 +1,4 @@
-"""Numbers for people (core.numbers): hand-written cases of every rule."""
+"""Numbers for people (core.base.numbers): hand-written cases of every rule."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.export import safe_csv
-from core.numbers import (
+from core.base.export import safe_csv
+from core.base.numbers import (
     format_frame,
     format_interval,
     format_number,

@@ -1,7 +1,7 @@
 """One number, one path: every surface shows the same numbers for the same data and options.
 
 The Reliability page, ``calibscope metrics --json``, the report's JSON and the Compare page's
-table all run :func:`core.analysis.analyze` (the Compare page the model comparison, on the
+table all run :func:`core.analyses.analysis.analyze` (the Compare page the model comparison, on the
 same equal-width bins and the same resamples), so every metric — value and interval — must
 agree exactly, on the binary and the multiclass sample and on two lenses each.
 """
@@ -18,13 +18,13 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core.analysis import AnalysisConfig, analyze  # noqa: E402
-from core.binning import BINNINGS  # noqa: E402
+from core.analyses.analysis import AnalysisConfig, analyze  # noqa: E402
+from core.analyses.model_comparison import parse_metric  # noqa: E402
+from core.base.numbers import format_interval, format_number
 from core.cli import main  # noqa: E402
 from core.data import load_predictions  # noqa: E402
-from core.model_comparison import parse_metric  # noqa: E402
-from core.numbers import format_interval, format_number
 from core.report import build_report  # noqa: E402
+from core.stats.binning import BINNINGS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")

@@ -1,4 +1,4 @@
-"""One description per whole-number option (core.options), read by the API, the CLI and the sidebar."""
+"""One description per whole-number option (core.base.options), read by the API, the CLI and the sidebar."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import argparse
 
 import pytest
 
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
+from core.base.errors import ConfigError
+from core.base.options import BATCH_ROWS, N_BINS, N_RESAMPLES, WholeNumber
 from core.cli import build_parser
-from core.errors import ConfigError
-from core.options import BATCH_ROWS, N_BINS, N_RESAMPLES, WholeNumber
 
 
 def test_check_takes_whole_numbers_digit_strings_and_integral_floats():

@@ -15,13 +15,18 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.analysis import AnalysisConfig
-from core.binned_view import BinnedViews
-from core.calibration import EstimatorCall
-from core.cells import cell_bootstrap
-from core.comparison_cells import PairedNoise, joint_cell_bootstrap, joint_cells, model_cells
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.model_comparison import compare_models, on_edges, shared_lens_edges
 from core.data import as_predictions
-from core.model_comparison import compare_models, on_edges, shared_lens_edges
+from core.inference.calibration import EstimatorCall
+from core.inference.cells import cell_bootstrap
+from core.inference.comparison_cells import (
+    PairedNoise,
+    joint_cell_bootstrap,
+    joint_cells,
+    model_cells,
+)
+from core.stats.binned_view import BinnedViews
 
 KW = {"binning": "equal-width", "n_bins": 10, "tie_policy": "split"}
 
@@ -84,7 +89,7 @@ def test_paired_differences_have_the_exact_paired_spread():
 def test_each_model_keeps_its_own_law():
     """Drawn jointly, each model's terms still have the variance drawn alone gave them:
     per bin, the cells' counts times their within-cell variances."""
-    from core.cells import _cell_moments
+    from core.inference.cells import _cell_moments
 
     rng, p, y = _binary(8_000, 4)
     q = np.clip(p**0.8 + rng.normal(0, 0.01, p.shape[0]), 0, 1)
@@ -123,7 +128,7 @@ def test_one_model_draws_as_its_own_cell_bootstrap():
 def test_terms_follow_each_bins_resampled_count():
     """Drawn at the data's counts, a bin's term scales with its resampled count: a bin no
     row was drawn into keeps a score sum of 0, and sums stay within [0, count]."""
-    from core.cells import multinomial_batch
+    from core.inference.cells import multinomial_batch
 
     _, p, y = _binary(3_000, 9)
     _, _, cells = _joint([p, p**0.9], y)

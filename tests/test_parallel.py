@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from core import parallel
+from core.base import parallel
 from core.recalibration import make_recalibrator
 from core.recalibration.scaling import START_MIN_COLUMNS
 
@@ -68,9 +68,9 @@ def test_recalibrators_are_identical_on_one_and_on_several_threads(monkeypatch, 
 @pytest.mark.parametrize("binning", ["equal-mass", "equal-width"])
 def test_components_binned_on_threads_are_those_binned_one_by_one(monkeypatch, binning):
     """The classwise lens's components are binned and counted one per thread: same bins."""
-    from core.binned_view import bin_view
-    from core.binning import batch_bin_sums
-    from core.lenses import lens_view
+    from core.stats.binned_view import bin_view
+    from core.stats.binning import batch_bin_sums
+    from core.stats.lenses import lens_view
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", 0)
     rng = np.random.default_rng(8)

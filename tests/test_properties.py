@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.binning import (
+from core.inference.calibration import calibration_error
+from core.stats.binning import (
     bin_indices,
     bin_stats,
     equal_mass_by_selection,
     equal_mass_by_sorting,
 )
-from core.calibration import calibration_error
 
 NORMS = (1.0, 2.0, np.inf)
 BINNINGS = ("equal-width", "equal-mass")

@@ -7,8 +7,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize
 
-from core.errors import FitError
-from core.numeric import count_edges
+from core.base.errors import FitError
+from core.base.numeric import count_edges
 from core.recalibration import make_recalibrator
 from core.recalibration.base import (
     BLOCK_ENTRIES,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.calibration import calibration_error
+from core.inference.calibration import calibration_error
 from core.recalibration import make_recalibrator, make_splits
 from core.recalibration.base import softmax
 from core.recalibration.evaluation import compare_recalibrators

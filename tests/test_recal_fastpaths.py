@@ -12,8 +12,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import isotonic_regression
 
-from core import parallel
-from core.parallel import map_ordered
+from core.base import parallel
+from core.base.parallel import map_ordered
 from core.recalibration import make_recalibrator
 from core.recalibration.base import combine_classwise, softmax, softmax_t
 from core.recalibration.isotonic import pav_blocks, pav_fit, tie_groups

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from core.errors import FitError
+from core.base.errors import FitError
 from core.recalibration import make_recalibrator
 from core.recalibration.histogram import lexicographic_bins, umd_ranks
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.errors import ConfigError, FitError
+from core.base.errors import ConfigError, FitError
 from core.recalibration import MetaCal, make_recalibrator, selective_curves, selective_metrics
 from core.recalibration.base import softmax
 from core.recalibration.metacal import (

@@ -70,7 +70,7 @@ def test_fit_compare_and_metacal_views():
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) >= 5
     assert any("test rows the recalibrators never saw" in m.value for m in at.markdown)
-    # the page opens its results with their finding (core.findings.recalibration_finding)
+    # the page opens its results with their finding (core.analyses.findings.recalibration_finding)
     texts = [m.value.replace("\\", "") for m in at.markdown]
     found = [t for t in texts if "On the test rows," in t]
     assert found and ("lowers" in found[0] or "no recalibrator" in found[0])

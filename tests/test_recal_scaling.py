@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.errors import ConfigError, FitError
+from core.base.errors import ConfigError, FitError
 from core.recalibration import RECALIBRATORS, FittedParameters, Recalibrator, make_recalibrator
 from core.recalibration.base import logit, softmax
 

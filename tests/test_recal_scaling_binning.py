@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.errors import FitError
+from core.base.errors import FitError
 from core.recalibration import make_recalibrator
 from core.recalibration.base import logit, sigmoid
 from core.recalibration.scaling_binning import equal_mass_edges

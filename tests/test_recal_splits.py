@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.errors import ConfigError, DataError
+from core.base.errors import ConfigError, DataError
 from core.recalibration import make_splits
 
 

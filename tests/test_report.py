@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import AnalysisConfig, analyze
-from core.calibration_tests import calibration_test
+from core.analyses.analysis import AnalysisConfig, analyze
+from core.analyses.calibration_tests import calibration_test
+from core.base.errors import ConfigError
+from core.base.numbers import format_number
 from core.cli import main
 from core.data import load_predictions
-from core.errors import ConfigError
-from core.numbers import format_number
 from core.report import DEFAULT_TEST, build_report, versions
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,15 +15,16 @@ import sys
 import numpy as np
 import pytest
 
-from core import bootstrap, parallel, resampling
-from core.analysis import _POINTS, _UNBINNED, AnalysisConfig, analyze
-from core.binned_view import BinnedViews
+from core.analyses.analysis import _POINTS, _UNBINNED, AnalysisConfig, analyze
+from core.analyses.model_comparison import compare_models
+from core.base import parallel
+from core.base.errors import ConfigError
+from core.base.memo import ORDERS
 from core.data import load_predictions
-from core.errors import ConfigError
 from core.estimators import kernel as kern
-from core.memo import ORDERS
-from core.model_comparison import compare_models
+from core.inference import bootstrap, resampling
 from core.report import build_report
+from core.stats.binned_view import BinnedViews
 
 FORK = sys.platform.startswith("linux")  # where the report forks its workers
 

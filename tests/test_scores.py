@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
-from core.errors import ConfigError, DataError
-from core.scores import (
+from core.base.errors import ConfigError, DataError
+from core.stats.scores import (
     SCORES,
     accuracy,
     brier_decomposition,
@@ -102,7 +102,7 @@ def test_accuracy_matches_sklearn():
 
 
 def test_scores_registry_row_values_average_to_the_score():
-    from core.validation import check_probs_labels
+    from core.base.validation import check_probs_labels
 
     p, y = _random_multiclass()
     P, Y = check_probs_labels(p, y)
@@ -163,7 +163,7 @@ def test_brier_decomposition_binary_uncertainty_is_label_variance():
 
 
 def test_score_rows_options_and_errors():
-    from core.scores import score_rows
+    from core.stats.scores import score_rows
 
     p = np.array([[0.0, 1.0], [0.5, 0.5]])
     y = np.array([0, 1])

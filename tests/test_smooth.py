@@ -16,10 +16,10 @@ import pytest
 
 import core
 from core import AnalysisConfig, ConfigError, analyze, calibration_error
-from core.bootstrap import bootstrap_interval
-from core.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.estimators import ESTIMATORS
 from core.estimators.smooth import SmoothSample, grid_size, reflected_smooth, smooth_ece
+from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
+from core.inference.bootstrap import bootstrap_interval
 
 RTOL = 1e-6
 
@@ -315,10 +315,10 @@ def test_report_and_cli_draw_the_smooth_diagram(tmp_path):
 
 
 def test_diagram_caps_its_bootstrap_work(monkeypatch):
-    import core.smooth
+    import core.analyses.smooth
 
-    monkeypatch.setattr(core.smooth, "MAX_BAND_WORK", 500 * 120)
-    monkeypatch.setattr(core.smooth, "MIN_BAND_RESAMPLES", 20)
+    monkeypatch.setattr(core.analyses.smooth, "MAX_BAND_WORK", 500 * 120)
+    monkeypatch.setattr(core.analyses.smooth, "MIN_BAND_RESAMPLES", 20)
     f, y = FIXTURES["rounded"]  # 500 rows: 120 resamples fit the cap
     drawn = reliability_diagram(
         (f, y.astype(int)), AnalysisConfig(lens="binary", n_resamples=400), kind="smooth"

@@ -51,8 +51,8 @@ def test_choosing_smooth_draws_the_smooth_diagram():
     charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     (spec,) = [s for s in charts.values() if "Smooth ECE" in str(s["layout"].get("title"))]
     curve = next(t for t in spec["data"] if t.get("name") == "smoothed frequency")
-    from core.analysis import AnalysisConfig
-    from core.diagrams import reliability_diagram
+    from core.analyses.analysis import AnalysisConfig
+    from core.figures.diagrams import reliability_diagram
 
     pred = at.session_state["predictions"]
     lens = at.sidebar.selectbox(key="lens").value  # binary data opens on the binary lens

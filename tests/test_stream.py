@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 import core
-from core.analysis import AnalysisConfig, analyze
-from core.binning import BINNINGS
-from core.consistency_bands import BandStats
+from core.analyses.analysis import AnalysisConfig, analyze
+from core.base.errors import ConfigError, DataError, phrase
 from core.data.lint import TieCounts, ValueFacts, lint_values
 from core.data.predictions import Digest, _digest
-from core.errors import ConfigError, DataError, phrase
+from core.stats.binning import BINNINGS
+from core.stats.consistency_bands import BandStats
 from core.stream import bins as stream_bins
 from core.stream import ranks
 from core.stream.analysis import analyze_stream
@@ -130,7 +130,7 @@ def test_a_streams_basic_intervals_equal_memory(binary_parquet, binning):
 
 def test_a_stream_spares_the_laws_and_rows_merging_would_drop(binary_parquet, monkeypatch):
     """Bins past the exact-law limit get no law and rows past the sampler's no copy: same band."""
-    import core.consistency_bands as bands
+    import core.stats.consistency_bands as bands
 
     monkeypatch.setattr(bands, "BAND_EXACT_ROWS", 600)
     monkeypatch.setattr(bands, "DIRECT_MAX_DRAWS", 6_000)
@@ -417,7 +417,7 @@ def test_tie_counts_keep_heavy_values_beyond_the_cap(monkeypatch):
 
 
 def test_band_from_moments_agrees_with_the_exact_law(monkeypatch):
-    import core.consistency_bands as bands
+    import core.stats.consistency_bands as bands
 
     rng = np.random.default_rng(12)
     s = rng.beta(2, 5, 30_000)

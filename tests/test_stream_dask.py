@@ -8,8 +8,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 import core
-from core.analysis import AnalysisConfig, analyze
-from core.errors import DataError
+from core.analyses.analysis import AnalysisConfig, analyze
+from core.base.errors import DataError
 from core.stream.analysis import analyze_stream
 
 distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_array_equal
 
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
+from core.base.errors import DataError
 from core.data.lint import ValueFacts
 from core.data.probabilities import to_probabilities
-from core.errors import DataError
-from core.lenses import top_label
-from core.scores import accuracy_rows, log_loss_rows, observed_probs
+from core.stats.lenses import top_label
+from core.stats.scores import accuracy_rows, log_loss_rows, observed_probs
 from core.stream.analysis import analyze_stream
 from core.stream.load import LabelMap
 from core.stream.threads import ahead, beside

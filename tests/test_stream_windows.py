@@ -10,14 +10,14 @@ import pytest
 from numpy.testing import assert_allclose
 
 import core
-from core.analysis import AnalysisConfig
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.subgroups import window_analysis
+from core.base.errors import ConfigError, DataError
 from core.cli import main
 from core.data import load_predictions
-from core.errors import ConfigError, DataError
 from core.stream.engine import StreamRunner
 from core.stream.load import LoadOptions
 from core.stream.windows import WindowStats, run_windows, window_analysis_stream
-from core.subgroups import window_analysis
 
 EXACT = 1e-12
 NUMBERS = ["n", "value", "low", "high", "gap", "gap_low", "gap_high"]

@@ -1,4 +1,4 @@
-"""Calibration per subgroup and per time window (core.subgroups, core.data.groups)."""
+"""Calibration per subgroup and per time window (core.analyses.subgroups, core.data.groups)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,23 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.analysis import AnalysisConfig
-from core.binned_view import ComponentBins
-from core.binning import assign_to_edges, shared_edges
-from core.calibration import calibration_error
-from core.data import combine_models, load_predictions
-from core.data.groups import MISSING, find_groups, group_columns
-from core.errors import ConfigError, DataError
-from core.gate import check_calibration
-from core.model_comparison import compare_models
-from core.records import dumps
-from core.resampling import chunks
-from core.subgroups import (
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.gate import check_calibration
+from core.analyses.model_comparison import compare_models
+from core.analyses.subgroups import (
     equal_calibration_test,
     subgroup_analysis,
     window_analysis,
     window_codes,
 )
+from core.base.errors import ConfigError, DataError
+from core.base.records import dumps
+from core.data import combine_models, load_predictions
+from core.data.groups import MISSING, find_groups, group_columns
+from core.inference.calibration import calibration_error
+from core.inference.resampling import chunks
+from core.stats.binned_view import ComponentBins
+from core.stats.binning import assign_to_edges, shared_edges
 
 
 def _frame(n=3000, seed=1, miscalibrated="b"):
@@ -431,7 +431,7 @@ def test_window_analysis_finds_the_first_breaking_window():
 
 
 def test_group_bins_are_the_groups_own_bin_statistics(frame, pred):
-    from core.binning import bin_stats
+    from core.stats.binning import bin_stats
 
     res = subgroup_analysis(pred, BINARY)
     for name in res.groups:
@@ -453,7 +453,7 @@ def test_all_rows_have_the_reliability_pages_interval(interval):
     on cells all rows are drawn as the analysis draws them; the gaps pair each group with the
     pooled value of the groups' common draw.
     """
-    from core.analysis import EXACT_BOOTSTRAP_WORK, analyze, bootstrap_mode
+    from core.analyses.analysis import EXACT_BOOTSTRAP_WORK, analyze, bootstrap_mode
 
     rng = np.random.default_rng(2)
     n = 40_000

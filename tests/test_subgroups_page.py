@@ -63,8 +63,8 @@ def test_sample_renders_and_matches_core():
 
     if SAMPLE not in sample_catalog():
         pytest.skip("the breast-cancer sample is not bundled")
-    from core.analysis import AnalysisConfig
-    from core.subgroups import subgroup_analysis
+    from core.analyses.analysis import AnalysisConfig
+    from core.analyses.subgroups import subgroup_analysis
 
     at = _app(sample=SAMPLE, lens="binary", n_resamples="200", model="logistic-regression").run()
     at.switch_page(PAGE).run()

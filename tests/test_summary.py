@@ -1,4 +1,4 @@
-"""core.summary.summarize: hand-checked counts of a tiny input."""
+"""core.stats.summary.summarize: hand-checked counts of a tiny input."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from core.base.errors import DataError
 from core.data import as_predictions
-from core.errors import DataError
-from core.scores import accuracy
-from core.summary import summarize
+from core.stats.scores import accuracy
+from core.stats.summary import summarize
 
 # rows: predicted class (argmax), confidence, label, correct?
 # 0: [.6 .3 .1] -> 0, .6, 0, yes

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.tails import chi2_sf, norm_ppf, norm_sf
+from core.base.tails import chi2_sf, norm_ppf, norm_sf
 
 
 def test_norm_ppf_is_scipy_stats_to_the_bit():

@@ -14,8 +14,8 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import core  # noqa: E402
+from core.base.numbers import format_pvalue
 from core.estimators import kernel as kern  # noqa: E402
-from core.numbers import format_pvalue
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")
@@ -66,7 +66,7 @@ def test_one_row_per_test_matching_core():
     data = _csv(300, pi=0.6)  # miscalibrated: 60 % of labels forced to class 0
     at = _loaded(data)
     table = _table(at)
-    labels = [core.TESTS.get(t).label for t in core.calibration_tests.DEFAULT_SUITE]
+    labels = [core.TESTS.get(t).label for t in core.analyses.calibration_tests.DEFAULT_SUITE]
     assert list(table["label"]) == labels
     assert table.columns.tolist()[:4] == ["label", "statistic", "p-value", "reject at α = 0.05"]
     frame = pd.read_csv(io.BytesIO(data))

@@ -1,6 +1,6 @@
 """The one-pass checks of raw arrays accept and refuse exactly what the exact checks do.
 
-``core.validation`` proves a probability vector or matrix valid with one integer pass
+``core.base.validation`` proves a probability vector or matrix valid with one integer pass
 (and, for a matrix, row sums taken block by block) and runs the exact checks only when that
 pass fails. The references below are the exact checks written out plainly (numpy
 reductions over the whole array): every input must give the same array back or the same
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import validation
-from core.errors import DataError
-from core.validation import ROW_SUM_TOL, as_labels, as_probs, check_probs_labels
+from core.base import validation
+from core.base.errors import DataError
+from core.base.validation import ROW_SUM_TOL, as_labels, as_probs, check_probs_labels
 
 
 def _reference_probs(probs: np.ndarray) -> np.ndarray:
@@ -69,7 +69,7 @@ def _same(probs: np.ndarray) -> None:
 
 def _threads_for_small_jobs(monkeypatch) -> None:
     """Let jobs of any size use the pieces and the thread pool."""
-    from core import parallel
+    from core.base import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_ENTRIES", 0)
     monkeypatch.setattr(validation, "PARALLEL_MIN_ENTRIES", 0)
@@ -235,7 +235,7 @@ def _plain_top_label_ece(p: np.ndarray, y: np.ndarray, n_bins: int = 15) -> floa
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_top_label_of_the_checking_pass_is_numpys(threads, monkeypatch):
-    from core.validation import check_with_top_label
+    from core.base.validation import check_with_top_label
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
     monkeypatch.setattr(validation, "_BLOCK_BYTES", 8 * 50 * 7)
@@ -278,8 +278,8 @@ def test_the_top_label_read_off_the_bits_is_numpys(order):
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
-    from core.calibration import calibration_error
-    from core.lenses import top_of_rows
+    from core.inference.calibration import calibration_error
+    from core.stats.lenses import top_of_rows
 
     monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
     _threads_for_small_jobs(monkeypatch)
@@ -297,7 +297,7 @@ def test_top_label_error_on_raw_matrices_as_written_out(threads, monkeypatch):
 
 
 def test_a_known_top_label_serves_only_its_own_matrix():
-    from core.lenses import known_top_label, top_label
+    from core.stats.lenses import known_top_label, top_label
 
     rng = np.random.default_rng(7)
     p = _softmax(rng, 100, 4)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from core.calibration import calibration_error
-from core.errors import ConfigError, DataError, FitError
-from core.guarantees import (
+from core.analyses.validity import group_outputs, validity_curves, validity_from_groups
+from core.base.errors import ConfigError, DataError, FitError
+from core.inference.calibration import calibration_error
+from core.stats.guarantees import (
     epsilon_table,
     expected_ece_bound,
     guarantee_calculator,
@@ -19,7 +20,6 @@ from core.guarantees import (
     n_needed,
     theory_validity,
 )
-from core.validity import group_outputs, validity_curves, validity_from_groups
 
 
 def _calibrated(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core.numbers import format_number  # noqa: E402
+from core.base.numbers import format_number  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")
@@ -104,8 +104,8 @@ def test_calculator_round_trips_through_the_url():
 
 def test_plots_with_the_sample_match_core():
     _needs(BINARY)
+    from core.analyses.validity import validity_curves
     from core.data import load_predictions
-    from core.validity import validity_curves
 
     at = _page(sample=BINARY, lens="binary", n_bins="10")
     assert not at.error, [e.value for e in at.error]

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 import core
-from core.binning import bin_stats
 from core.figures import (
     analysis_figure,
     before_after_reliability,
@@ -18,7 +17,8 @@ from core.figures import (
     log_counts,
     reliability_figure,
 )
-from core.summary import summarize
+from core.stats.binning import bin_stats
+from core.stats.summary import summarize
 
 
 def _data(n=1500, k=3, seed=4):

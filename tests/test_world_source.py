@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.worlds import PRESET_WORLDS, BetaScores, PolynomialCurve, World, polynomial_tce
 from core.worlds.draws import (
     WIDMANN_WORLDS,

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import core
-from core.errors import ConfigError, DataError
+from core.base.errors import ConfigError, DataError
 from core.worlds import (
     GLM_NAMES,
     PAPER_BETA_FITS,

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from core.base.validation import check_norm
 from core.bias.sources import stream
 from core.bias.specs import EstimatorSpec
-from core.binning import BINNINGS, RowBatch, equal_mass_starts
 from core.estimators import ESTIMATORS
 from core.estimators.base import KernelContext, NormalStream
 from core.estimators.binned import SortedRows
-from core.validation import check_norm
+from core.stats.binning import BINNINGS, RowBatch, equal_mass_starts
 
 
 class SizeBlock:
@@ -109,7 +109,7 @@ def batch_bin_stats(
     Returns
     -------
     counts, score_sums, label_sums : numpy.ndarray
-        ``(R, B')`` each, identical to :func:`core.binning.bin_stats` row by row.
+        ``(R, B')`` each, identical to :func:`core.stats.binning.bin_stats` row by row.
     """
     return SizeBlock(np.atleast_2d(scores), np.atleast_2d(labels)).stats(
         binning, n_bins, tie_policy

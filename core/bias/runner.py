@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.base.errors import ConfigError, DataError
+from core.base.validation import check_norm
 from core.bias.batches import SizeBlock, estimate_block
 from core.bias.sources import DataSource, as_source, draw_replicate
 from core.bias.specs import EstimatorSpec, default_estimators
-from core.errors import ConfigError, DataError
-from core.validation import check_norm
 from core.worlds.world import World, true_calibration_error
 
 #: The paper's grid of sample sizes (Roelofs et al. 2022, §3.5).

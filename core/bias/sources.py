@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.binning import BinStats, bin_stats
-from core.errors import ConfigError
-from core.lenses import apply_lens
-from core.validation import check_probs_labels
+from core.base.errors import ConfigError
+from core.base.validation import check_probs_labels
+from core.stats.binning import BinStats, bin_stats
+from core.stats.lenses import apply_lens
 from core.worlds import beta_fit_histogram, fit_world
 from core.worlds.fitting import WorldFit
 from core.worlds.world import World
@@ -143,7 +143,7 @@ class FittedData:
         The lens the data was read through.
     scores : numpy.ndarray
         The data's scores (for the Beta fit's histogram).
-    bins : core.binning.BinStats
+    bins : core.stats.binning.BinStats
         The data's equal-mass bins (the observed curve the GLMs are drawn against).
     curves : dict
         The three AIC-best GLM curves by label.

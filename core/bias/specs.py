@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.binning import BINNINGS, check_n_bins, check_tie_policy
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import EstimatorInfo
+from core.stats.binning import BINNINGS, check_n_bins, check_tie_policy
 
 _SHORT = {"equal-width": "EW", "equal-mass": "EM", "discrete": "discrete"}
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from core.base.errors import ConfigError
 from core.bias.runner import (
     ProgressCallback,
     SimulationCancelled,
@@ -18,8 +19,7 @@ from core.bias.runner import (
 )
 from core.bias.sources import simulation_lens
 from core.bias.specs import EstimatorSpec
-from core.calibration import calibration_error
-from core.errors import ConfigError
+from core.inference.calibration import calibration_error
 from core.worlds.scores import BetaScores, UniformScores
 from core.worlds.world import World, polynomial_for_tce, polynomial_world
 

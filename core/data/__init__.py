@@ -14,7 +14,7 @@ Accepted layouts (see :func:`load_predictions`):
 Optional ``model``, ``split`` and ``group`` columns (names matched
 case-insensitively) are kept as object arrays. Files are parsed as CSV or Parquet
 (pyarrow); nothing is ever unpickled. Problems that make the data unusable raise
-:class:`core.errors.DataError` with what is wrong and how to fix it; everything
+:class:`core.base.errors.DataError` with what is wrong and how to fix it; everything
 else goes into the :class:`core.data.lint.LintReport` of the result.
 
 One module per phase of a load:
@@ -29,9 +29,9 @@ One module per phase of a load:
 - :mod:`core.data.models`: :func:`load_models`, one model per file with shared labels.
 """
 
+from core.base.lazy import lazy_exports
 from core.data.lint import LintFinding, LintReport
 from core.data.predictions import Predictions, as_predictions, combine_models
-from core.lazy import lazy_exports
 
 # the phases that read files and tables need pandas: imported on first use, so arrays
 # become Predictions without it

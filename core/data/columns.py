@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.base.errors import DataError, arg
+from core.base.validation import ROW_SUM_TOL
 from core.data.lint import LintFinding
 from core.data.probabilities import numeric_matrix
 from core.data.tables import LoadedTable
-from core.errors import DataError, arg
-from core.validation import ROW_SUM_TOL
 
 #: Column names taken as the label column (compared in lower case).
 LABEL_NAMES = (

@@ -4,8 +4,8 @@
 role column, or any column kept at load (:attr:`Predictions.extra`) — into one integer
 code per row and one name per group. Several columns make their intersections the
 groups (``"sex=F & age=old"``); only combinations that occur are groups. The CI gate
-(:func:`core.gate.check_calibration`) and the subgroup analysis
-(:func:`core.subgroups.subgroup_analysis`) both read groups here, and both judge a group
+(:func:`core.analyses.gate.check_calibration`) and the subgroup analysis
+(:func:`core.analyses.subgroups.subgroup_analysis`) both read groups here, and both judge a group
 only from :data:`MIN_GROUP_ROWS` rows on.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 
 __all__ = ["MIN_GROUP_ROWS", "MISSING", "MAX_GROUPS", "Groups", "find_groups", "group_columns"]
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.base.errors import DataError, arg
 from core.data.columns import ColumnError, class_part, column_list
 from core.data.lint import LintFinding, first_rows, format_rows
-from core.errors import DataError, arg
 
 #: Label values read as the positive and negative class of a binary column (lower case).
 POSITIVE_WORDS = frozenset({"1", "true", "t", "yes", "y", "pos", "positive"})

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO
 
-from core.errors import ConfigError, DataError
+from core.base.errors import ConfigError, DataError
 
 __all__ = ["ENV", "GzipReader", "LoadLimits", "gunzip"]
 

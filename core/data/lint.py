@@ -1,6 +1,6 @@
 """The lint report of a prediction file: findings that do not stop the analysis.
 
-:func:`core.data.load_predictions` raises :class:`core.errors.DataError` for
+:func:`core.data.load_predictions` raises :class:`core.base.errors.DataError` for
 problems that make the data unusable (no rows, NaN without ``drop_missing``,
 rows not summing to 1 without ``renormalize``, labels out of range, ...) and
 records everything else here: conversions it made on the user's behalf
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.errors import render
+from core.base.errors import render
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,7 +75,7 @@ class LintFinding:
     count : int
         Total number of affected rows (``rows`` holds at most :data:`MAX_ROWS`).
     template : str
-        The message with the loader options it names marked (:func:`core.errors.arg`), for
+        The message with the loader options it names marked (:func:`core.base.errors.arg`), for
         :meth:`phrased`; ``message`` is its API phrasing.
     """
 

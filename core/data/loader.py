@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.base.errors import DataError, arg
 from core.data.columns import (
     ColumnError,
     find_label_column,
@@ -30,7 +31,6 @@ from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lin
 from core.data.predictions import Predictions, make_predictions
 from core.data.probabilities import numeric_matrix, to_probabilities
 from core.data.tables import is_filelike, is_pathlike, read_source, source_table
-from core.errors import DataError, arg
 
 __all__ = ["load_predictions"]
 

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.base.errors import CalibscopeError, DataError
 from core.data.loader import load_predictions
 from core.data.predictions import Predictions, combine_models
-from core.errors import CalibscopeError, DataError
 
 __all__ = ["load_models", "model_name"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from core.base.errors import DataError
+from core.base.validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintFinding, LintReport, lint_values
-from core.errors import DataError
-from core.validation import binary_matrix, check_predictions, trust
 
 __all__ = ["Predictions", "as_predictions", "combine_models"]
 
@@ -54,8 +54,8 @@ class Predictions:
         Further columns of the source kept at load (``load_predictions(keep_columns=...)``),
         read-only, row for row: numbers as int64/float64/bool, times as ``datetime64[ns]``,
         anything else as an object array of strings (a missing value is ``""``). Grouping
-        columns for :func:`core.subgroups.subgroup_analysis` and time columns for
-        :func:`core.subgroups.window_analysis`. Carried by :meth:`subset`,
+        columns for :func:`core.analyses.subgroups.subgroup_analysis` and time columns for
+        :func:`core.analyses.subgroups.window_analysis`. Carried by :meth:`subset`,
         :meth:`by_model` and :func:`combine_models`; not part of ``digest``, so the same rows
         have the same digest whatever columns are kept, in memory and on a stream.
     kept_digest : str
@@ -233,7 +233,7 @@ def _own(checked: np.ndarray, given: Any, order: str = "K") -> np.ndarray:
 
 
 def _prefixed(finding: LintFinding, prefix: str) -> LintFinding:
-    # the template carries the phrasing of every surface (core.errors.phrase)
+    # the template carries the phrasing of every surface (core.base.errors.phrase)
     return dataclasses.replace(
         finding, message=prefix + finding.message, template=prefix + finding.template
     )

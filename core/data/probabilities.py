@@ -2,7 +2,7 @@
 
 :func:`to_probabilities` turns the raw ``(n, K)`` scores into valid probability
 rows: logits are converted by softmax (sigmoid for one column), rows off by more
-than :data:`core.validation.ROW_SUM_TOL` are renormalised on request or refused,
+than :data:`core.base.validation.ROW_SUM_TOL` are renormalised on request or refused,
 and values outside [0, 1] by less than :data:`CLIP_TOL` are clipped. Every
 conversion leaves a lint finding.
 """
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.base.errors import DataError, arg
+from core.base.numeric import sigmoid, softmax
+from core.base.validation import ROW_SUM_TOL
 from core.data.lint import LintFinding, first_rows, format_rows
-from core.errors import DataError, arg
-from core.numeric import sigmoid, softmax
-from core.validation import ROW_SUM_TOL
 
 #: Values this far outside [0, 1] are rounding noise and are clipped.
 CLIP_TOL = 1e-6

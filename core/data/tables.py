@@ -9,7 +9,7 @@ leading blank lines, a trailing delimiter on every row and decimal commas in a
 semicolon file are detected, and duplicate column names are renamed with a lint
 finding. Parquet files are read by their columns' own types (the pandas metadata
 is ignored); extension types and nested columns are refused. Problems that make
-a file unreadable raise :class:`core.errors.DataError`.
+a file unreadable raise :class:`core.base.errors.DataError`.
 
 See Also
 --------
@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.base.errors import DataError, arg
 from core.data.limits import LoadLimits, gunzip
 from core.data.lint import LintFinding
-from core.errors import DataError, arg
 
 __all__ = ["read_table"]
 

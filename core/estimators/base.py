@@ -19,7 +19,7 @@ from bin statistics:
 - ``describe``: the per-component values, bins and details of a single estimate.
 
 One sample is a batch of one: :func:`estimate_binned` runs the same kernel as the bootstrap
-(:mod:`core.intervals`), the model comparison on shared bins, the bias-vs-n runner and the
+(:mod:`core.stats.intervals`), the model comparison on shared bins, the bias-vs-n runner and the
 consistency test, which only ask the registry. Adding a binned estimator is one entry (a
 kernel written against :class:`BinBatch`) and its tests.
 
@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.binning import BINNINGS, BinStats
-from core.combine import aggregate, combine_lp, combine_signed  # noqa: F401  (re-exported)
-from core.errors import ConfigError
-from core.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
-from core.registry import Entry, Registry
-from core.validation import check_norm, norm_key, norm_text
+from core.base.errors import ConfigError
+from core.base.registry import Entry, Registry
+from core.base.validation import check_norm, norm_key, norm_text
+from core.stats.binning import BINNINGS, BinStats
+from core.stats.combine import aggregate, combine_lp, combine_signed  # noqa: F401  (re-exported)
+from core.stats.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
-    from core.binned_view import BinnedView
+    from core.stats.binned_view import BinnedView
 
 #: Norms every binned estimator can be asked for (``check_norm`` returns these floats).
 ALL_NORMS: tuple[float, ...] = (1.0, 2.0, np.inf)
@@ -97,7 +97,7 @@ class Estimate:
 class BinBatch(Protocol):
     """Bin statistics of ``R`` samples of one lens component (last axis = bins).
 
-    Implemented by :class:`core.binning.RowBatch` (rows with a fixed bin each: one sample,
+    Implemented by :class:`core.stats.binning.RowBatch` (rows with a fixed bin each: one sample,
     gathered bootstrap resamples, simulated datasets) and by the bootstrap's sorted
     engine (resamples re-binned by rank).
     """
@@ -232,7 +232,7 @@ class EstimatorInfo(Entry):
     own_binning : str or None
         A binning the estimator always uses, whatever binning it is asked for (the CORP
         ``mcb`` reads the ``"discrete"`` bins: its definition has no binning choice); its
-        calls (:class:`core.calibration.EstimatorCall`) carry this binning. None: the
+        calls (:class:`core.inference.calibration.EstimatorCall`) carry this binning. None: the
         caller's binning.
     random_norms : tuple of float
         Norms at which the value depends on the seed.
@@ -244,7 +244,7 @@ class EstimatorInfo(Entry):
         What a batched evaluation needs, a key of :data:`STATISTICS`.
     sample : callable or None
         ``sample(component) -> batch``: what the kernel of one estimate reads of a binned
-        lens component (:class:`~core.binned_view.ComponentBins`); None: its bins' batch
+        lens component (:class:`~core.stats.binned_view.ComponentBins`); None: its bins' batch
         (the sweep reads the component in score order).
     kernel : callable or None
         The batched kernel of a binned estimator.
@@ -259,7 +259,7 @@ class EstimatorInfo(Entry):
         one takes ``"top-label"`` if it accepts it, else its first lens): ``"top-label"`` for the
         binned estimators and MMCE (its definition), ``"canonical"`` for the SKCE and KDE
         estimators (the full vector, as in their papers). The one rule of every entry
-        point (:func:`core.calibration.calibration_error`, the bootstrap, the CLI).
+        point (:func:`core.inference.calibration.calibration_error`, the bootstrap, the CLI).
     quantity : str
         What a kernel estimator's number is, for the notes beside it in tables (empty
         for binned estimators: the ℓp calibration error of their bins).
@@ -290,7 +290,7 @@ class EstimatorInfo(Entry):
     bootstrap_truth : str
         The estimator whose value on a sample is what this one estimates in that sample's
         bootstrap world, where the rows are the population ("": itself). The basic
-        bootstrap interval pivots on it (:mod:`core.intervals`): a debiased estimator
+        bootstrap interval pivots on it (:mod:`core.stats.intervals`): a debiased estimator
         targets the plug-in error of the rows (``"plugin"``), an unbiased SKCE the SKCE of
         their empirical distribution, the biased V-statistic (``"skce-b"``).
     truth_options : mapping
@@ -299,7 +299,7 @@ class EstimatorInfo(Entry):
     support : tuple of float
         The range of the estimand, ``[0, inf)`` for every calibration error (a squared or
         kernel one included, whose unbiased estimates can be negative): the basic bootstrap
-        interval is cut to it (:func:`core.bootstrap.support_of`).
+        interval is cut to it (:func:`core.inference.bootstrap.support_of`).
     """
 
     family: str
@@ -515,7 +515,7 @@ def estimate_binned(
     ----------
     info : EstimatorInfo
         A binned estimator.
-    view : core.binned_view.BinnedView
+    view : core.stats.binned_view.BinnedView
         The binned lens components of the sample.
     norm : float
         A validated norm.
@@ -525,7 +525,7 @@ def estimate_binned(
         Its options, defaults filled in (:meth:`EstimatorInfo.check`).
     combine : callable, optional
         How per-component values aggregate; default the entry's ``combine`` (a library
-        convention may clip each component first, :mod:`core.conventions`).
+        convention may clip each component first, :mod:`core.stats.conventions`).
 
     Returns
     -------

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from core.binned_view import BinnedView, bin_view
-from core.binning import BinStats
-from core.errors import ConfigError
+from core.base.errors import ConfigError
+from core.base.memo import stable_order
+from core.base.validation import check_count
 from core.estimators.base import (
     ALL_NORMS,
     BINNED_LENSES,
@@ -32,8 +32,8 @@ from core.estimators.base import (
     lens_view,
     plugin_from_stats,
 )
-from core.memo import stable_order
-from core.validation import check_count
+from core.stats.binned_view import BinnedView, bin_view
+from core.stats.binning import BinStats
 
 __all__ = [
     "SortedRows",
@@ -298,7 +298,7 @@ class ComponentSample(SortedRows):
     """One binned lens component as the sweep reads it (a batch of one).
 
     The ``b*`` bins are the component's own binning with ``b*`` bins, taken from the
-    sorted rows held here (:meth:`~core.binned_view.ComponentBins.rebinned_sorted`: no
+    sorted rows held here (:meth:`~core.stats.binned_view.ComponentBins.rebinned_sorted`: no
     second binning) and left with the component, so its bin table shares them. The
     sweep's value is the plug-in estimate with ``b*`` bins up to float rounding of the
     score sums (they add the same scores in score order rather than input order).

@@ -1,7 +1,7 @@
 """The CORP miscalibration ``mcb`` (Dimitriadis, Gneiting & Jordan 2021): one registry entry.
 
 MCB is the mean Brier score of the forecasts minus that of their isotonic (PAV)
-recalibration, with tied forecasts pooled (:mod:`core.corp`). It is a function of the
+recalibration, with tied forecasts pooled (:mod:`core.stats.corp`). It is a function of the
 *discrete* bins (one bin per distinct forecast: its count, score sum and label sum), so
 it is a binned estimator with its own binning (``own_binning="discrete"``: the sidebar's
 binning does not change it) whose kernel runs one PAV per sample of a batch; the
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from core.corp import mcb_from_stats
 from core.estimators.base import EstimatorInfo, KernelContext
 from core.estimators.binned import register_binned
+from core.stats.corp import mcb_from_stats
 
 
 def _mcb_kernel(batch: Any, norm: float, ctx: KernelContext) -> np.ndarray:

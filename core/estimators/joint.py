@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate
 from core.estimators.kernel import lens_problems
 

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
 from core.estimators.base import ALL_NORMS, ESTIMATORS, Estimate
 from core.estimators.kernel import MAX_EXACT_N, check_exact_size, lens_problems
 

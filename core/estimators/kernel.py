@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
+from core.base.memo import array_digest
+from core.base.parallel import one_blas_thread
+from core.base.validation import binary_matrix, check_probs_labels, check_rng
 from core.estimators.base import ESTIMATORS, Estimate, lens_view
-from core.memo import array_digest
-from core.parallel import one_blas_thread
-from core.validation import binary_matrix, check_probs_labels, check_rng
 
 #: Distances between probability vectors.
 METRICS: tuple[str, ...] = ("tv", "l1", "l2")
@@ -598,7 +598,7 @@ def resample_options(options: Mapping[str, Any], result: Any) -> dict[str, Any]:
     ----------
     options : mapping
         The estimate's options.
-    result : core.calibration.CalibrationErrorResult
+    result : core.inference.calibration.CalibrationErrorResult
         The estimate on the full sample (its ``details["bandwidth"]``).
 
     Returns
@@ -988,9 +988,9 @@ def lens_problems(
     probs, labels : array_like
         Predictions and labels.
     lens : str
-        A lens of :data:`core.lenses.LENSES`.
+        A lens of :data:`core.stats.lenses.LENSES`.
     class_names, class_weights : optional
-        As for :func:`core.lenses.apply_lens`.
+        As for :func:`core.stats.lenses.apply_lens`.
     validated : bool
         The arrays are already validated ``(n, K)`` (or binary ``(n,)``) float64 / int64
         (skip the checks).

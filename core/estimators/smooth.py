@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as _fft
 
-from core.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError
 from core.estimators.base import ESTIMATORS, Estimate, combine_lp, lens_view
 
 #: relplot's bandwidth search: the predicate holds below this bandwidth.

@@ -1,8 +1,8 @@
 """Plotly figures of calibration results: pure functions of :mod:`core` result objects.
 
 Every public figure function takes one result object of :mod:`core` (an analysis component,
-a :class:`~core.summary.DataSummary`, a :class:`~core.model_comparison.ModelComparison`, a
-:class:`~core.validity.ValidityResult`, a test result, or a tidy table returned by a core
+a :class:`~core.stats.summary.DataSummary`, a :class:`~core.analyses.model_comparison.ModelComparison`, a
+:class:`~core.analyses.validity.ValidityResult`, a test result, or a tidy table returned by a core
 function) plus presentation keywords, and returns a :class:`plotly.graph_objects.Figure`.
 Nothing here bins or estimates: the dashboard, the report and notebooks draw the same
 figures from the same objects. plotly is imported nowhere else in :mod:`core`.

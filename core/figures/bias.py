@@ -49,7 +49,7 @@ from core.figures.style import (
 
 if TYPE_CHECKING:
     from core.bias import EstimateHistogram
-    from core.binning import BinStats
+    from core.stats.binning import BinStats
     from core.worlds.fitting import BetaFitHistogram
 
 #: Colour per estimator family; binning is the line style (EW dashed, EM solid).
@@ -449,7 +449,7 @@ def fitted_curve_figure(
 
     Parameters
     ----------
-    bins : core.binning.BinStats
+    bins : core.stats.binning.BinStats
         Bins of the observed data.
     curves : mapping
         Label → callable curve ``mu(c)``.

@@ -1,4 +1,4 @@
-"""Figures of the Compare page: pure functions of a :class:`~core.model_comparison.ModelComparison`.
+"""Figures of the Compare page: pure functions of a :class:`~core.analyses.model_comparison.ModelComparison`.
 
 - :func:`reliability_overlay_figure`: one reliability curve per model on the shared bins,
   the diagonal, and each model's bin counts beneath;
@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 if TYPE_CHECKING:
-    from core.model_comparison import ModelComparison
+    from core.analyses.model_comparison import ModelComparison
 
 from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import (
@@ -37,7 +37,7 @@ from core.figures.style import (
     literal,
     margin,
 )
-from core.lenses import lens_axis
+from core.stats.lenses import lens_axis
 
 #: One colour per model, in model order (cycled beyond ten models).
 MODEL_COLORS = PALETTE
@@ -105,7 +105,7 @@ def reliability_overlay_figure(
 
     Parameters
     ----------
-    comparison : core.model_comparison.ModelComparison
+    comparison : core.analyses.model_comparison.ModelComparison
         The comparison.
     component : int, default=0
         Lens component to draw (a class of the classwise lens).
@@ -168,7 +168,7 @@ def metric_forest_figure(comparison: ModelComparison, *, height_per_model: int =
 
     Parameters
     ----------
-    comparison : core.model_comparison.ModelComparison
+    comparison : core.analyses.model_comparison.ModelComparison
         The comparison.
     height_per_model : int, default=26
         Pixels per model in each panel.
@@ -279,7 +279,7 @@ def rank_heatmap_figure(comparison: ModelComparison, *, height_per_model: int = 
 
     Parameters
     ----------
-    comparison : core.model_comparison.ModelComparison
+    comparison : core.analyses.model_comparison.ModelComparison
         The comparison.
     height_per_model : int, default=34
         Pixels per model row.

@@ -17,7 +17,7 @@ from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import BLUE, COUNT_COLOR, PALETTE, diagonal, filled_band, literal
 
 if TYPE_CHECKING:
-    from core.corp_diagram import CorpDiagram
+    from core.analyses.corp_diagram import CorpDiagram
 
 #: Shade of the consistency band (around the diagonal) and of the confidence band.
 CONSISTENCY_FILL = "rgba(120, 120, 120, 0.22)"
@@ -25,12 +25,12 @@ CONFIDENCE_FILL = "rgba(31, 119, 180, 0.20)"
 
 
 def corp_figure(result: CorpDiagram, *, title: str | None = None, height: int = 560) -> go.Figure:
-    """Draw a :class:`core.corp.CorpDiagram`.
+    """Draw a :class:`core.stats.corp.CorpDiagram`.
 
     Parameters
     ----------
     result : CorpDiagram
-        What :func:`core.corp.corp_diagram` returned.
+        What :func:`core.stats.corp.corp_diagram` returned.
     title : str, optional
         Figure title.
     height : int, default=560

@@ -1,4 +1,4 @@
-"""Figures of the Data page, drawn from a :class:`core.summary.DataSummary`.
+"""Figures of the Data page, drawn from a :class:`core.stats.summary.DataSummary`.
 
 Trace order is part of the contract (tests rely on it):
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.figures.style import (
     BLUE,
     COUNT_COLOR,
@@ -28,7 +28,7 @@ from core.figures.style import (
 )
 
 if TYPE_CHECKING:
-    from core.summary import DataSummary
+    from core.stats.summary import DataSummary
 
 INCORRECT_COLOR = "#c05621"
 
@@ -38,8 +38,8 @@ def confidence_histogram(summary: DataSummary, *, height: int = 300) -> go.Figur
 
     Parameters
     ----------
-    summary : core.summary.DataSummary
-        Counts per confidence bin (:func:`core.summary.summarize`); with labels the bars
+    summary : core.stats.summary.DataSummary
+        Counts per confidence bin (:func:`core.stats.summary.summarize`); with labels the bars
         are stacked by correctness.
     height : int, default=300
         Figure height in pixels.
@@ -84,8 +84,8 @@ def class_balance(summary: DataSummary, *, height: int = 300) -> go.Figure:
 
     Parameters
     ----------
-    summary : core.summary.DataSummary
-        Counts per class (:func:`core.summary.summarize` of labelled predictions); the
+    summary : core.stats.summary.DataSummary
+        Counts per class (:func:`core.stats.summary.summarize` of labelled predictions); the
         bars are named after its ``class_names``.
     height : int, default=300
         Figure height in pixels.

@@ -47,10 +47,10 @@ def error_versus_bins_figure(
     Parameters
     ----------
     curve : pandas.DataFrame
-        :func:`core.estimator_comparison.error_versus_bins` (columns ``estimator, label,
+        :func:`core.analyses.estimator_comparison.error_versus_bins` (columns ``estimator, label,
         binning, n_bins, value``).
     sweep_choices : pandas.DataFrame, optional
-        :attr:`core.estimator_comparison.EstimatorComparison.sweep_choices`; with one
+        :attr:`core.analyses.estimator_comparison.EstimatorComparison.sweep_choices`; with one
         component per binning, a star marks ``(b*, ECE_sweep)``; with several (classwise),
         a dotted horizontal line marks ECE_sweep.
     norm_label : str, default="ℓ1"
@@ -135,7 +135,7 @@ def sweep_trace_figure(traces: pd.DataFrame, *, height_per_panel: int = 170) -> 
     Parameters
     ----------
     traces : pandas.DataFrame
-        :attr:`core.estimator_comparison.EstimatorComparison.sweep_traces` (columns
+        :attr:`core.analyses.estimator_comparison.EstimatorComparison.sweep_traces` (columns
         ``binning, component, b, monotone, chosen``).
     height_per_panel : int, default=170
         Pixels per binning panel (plus a little per component row).
@@ -216,7 +216,7 @@ def estimator_intervals_figure(table: pd.DataFrame, *, lp_scale: bool = True) ->
     Parameters
     ----------
     table : pandas.DataFrame
-        :attr:`core.estimator_comparison.EstimatorComparison.table`.
+        :attr:`core.analyses.estimator_comparison.EstimatorComparison.table`.
     lp_scale : bool, default=True
         Draw the ℓp calibration errors (binned and smooth: ``EstimatorInfo.lp_scale``), or
         the other quantities (kernel distances, the whole-vector ECE).

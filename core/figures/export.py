@@ -3,7 +3,7 @@
 kaleido is an optional dependency (``pip install 'calibscope[figures]'``); it finds a
 browser on the ``PATH`` (Debian's ``/usr/bin/chromium`` included) or at ``BROWSER_PATH``.
 Without either, :func:`figure_bytes` and :func:`write_figures` raise
-:class:`core.errors.ExportError` with what to install; :func:`export_available` asks first.
+:class:`core.base.errors.ExportError` with what to install; :func:`export_available` asks first.
 Each image is drawn by the same plotly.js as the page, so it is the figure on the screen.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import ExportError
+from core.base.errors import ExportError
 
 #: Image formats a figure is written in.
 FORMATS: tuple[str, ...] = ("png", "svg")

@@ -1,6 +1,6 @@
-"""Figures of the paper gallery (:mod:`core.gallery`): one builder per entry.
+"""Figures of the paper gallery (:mod:`core.analyses.gallery`): one builder per entry.
 
-Each builder takes a :class:`core.gallery.GalleryResult` and draws what its table holds;
+Each builder takes a :class:`core.analyses.gallery.GalleryResult` and draws what its table holds;
 :func:`gallery_figure` picks the builder named by the entry's registry record.
 """
 
@@ -13,12 +13,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.analyses.gallery import GALLERY, GR_FIG2_CAPTION
 from core.estimators import ESTIMATORS
 from core.figures.style import PALETTE, SLATE, TEMPLATE, literal, margin
-from core.gallery import GALLERY, GR_FIG2_CAPTION
 
 if TYPE_CHECKING:
-    from core.gallery import GalleryResult
+    from core.analyses.gallery import GalleryResult
 
 
 def gallery_figure(result: GalleryResult, *, height: int = 440) -> go.Figure:

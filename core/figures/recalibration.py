@@ -41,8 +41,8 @@ from core.figures.style import (
 )
 
 if TYPE_CHECKING:
-    from core.binning import BinStats
     from core.recalibration.evaluation import SelectiveView
+    from core.stats.binning import BinStats
 
 #: Colour per method in the trade-off plot, the uncalibrated predictions first.
 METHOD_COLORS = (GREY, BLUE, RED, GREEN, PURPLE, BROWN, PINK, OLIVE, CYAN, ORANGE)
@@ -61,7 +61,7 @@ def before_after_reliability(
     Parameters
     ----------
     bins : mapping
-        Method key to :class:`core.binning.BinStats` (``counts``, ``mean_score``,
+        Method key to :class:`core.stats.binning.BinStats` (``counts``, ``mean_score``,
         ``mean_label``), in display order (the uncalibrated predictions first).
     labels : mapping
         Method key to its display label.

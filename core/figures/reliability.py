@@ -38,8 +38,8 @@ from core.figures.style import (
 )
 
 if TYPE_CHECKING:
-    from core.analysis import ComponentTable
-    from core.binning import BinStats
+    from core.analyses.analysis import ComponentTable
+    from core.stats.binning import BinStats
 
 OBSERVED_COLOR = BLUE
 BAND_FILL = "rgba(120, 120, 120, 0.18)"
@@ -200,14 +200,14 @@ def reliability_figure(
 
     Parameters
     ----------
-    bins : core.analysis.ComponentTable or core.binning.BinStats
+    bins : core.analyses.analysis.ComponentTable or core.stats.binning.BinStats
         An analysis component, whose ``bins``, ``low`` and ``high`` are used (its
         consistency ``band`` only when passed as ``band_low``/``band_high``, e.g. with
         ``**band_arguments(component)``), or the bin statistics of one component
         (``edges``, ``counts``, ``mean_score``, ``mean_label``).
     low, high : array_like, optional
         Per-bin interval of the observed frequency, shape ``(B,)`` (NaN for empty bins),
-        e.g. from :func:`core.intervals.bin_intervals`. Drawn as error bars.
+        e.g. from :func:`core.stats.intervals.bin_intervals`. Drawn as error bars.
     name : str, default="observed frequency"
         Legend entry of the observed curve.
     interval_label : str, optional
@@ -218,7 +218,7 @@ def reliability_figure(
         Figure height in pixels.
     band_low, band_high : array_like, optional
         Per-bin consistency band of the observed frequency, shape ``(B,)``, e.g. from
-        :func:`core.consistency_bands.consistency_band`; drawn as a shaded area around
+        :func:`core.stats.consistency_bands.consistency_band`; drawn as a shaded area around
         the diagonal at each bin's mean score.
     band_level : float, optional
         Level of the band, for the legend entry ``"consistency band (95%)"``.
@@ -281,7 +281,7 @@ def classwise_grid(
 
     Parameters
     ----------
-    components : sequence of core.analysis.ComponentTable
+    components : sequence of core.analyses.analysis.ComponentTable
         One entry per class with attributes ``name``, ``bins`` (``BinStats``) and
         optional ``low``/``high`` per-bin intervals and consistency ``band``.
     cols : int, optional
@@ -362,7 +362,7 @@ def analysis_figure(analysis: Any, *, interval_label: str = "") -> go.Figure:
 
     Parameters
     ----------
-    analysis : core.analysis.ReliabilityAnalysis
+    analysis : core.analyses.analysis.ReliabilityAnalysis
         The analysis (its components, headline and config).
     interval_label : str
         Legend label of the per-bin intervals, e.g. ``"95% Wilson score"``.
@@ -383,7 +383,7 @@ def analysis_figure(analysis: Any, *, interval_label: str = "") -> go.Figure:
 
 
 def smooth_diagram_figure(diagram: Any, *, height: int = 560) -> go.Figure:
-    """Draw a smooth reliability diagram (:class:`core.smooth.SmoothDiagram`).
+    """Draw a smooth reliability diagram (:class:`core.analyses.smooth.SmoothDiagram`).
 
     Above: per component, the smoothed observed frequency with its bootstrap band and the
     diagonal; below, the density of the scores on the same axis (relplot's diagram, in
@@ -391,7 +391,7 @@ def smooth_diagram_figure(diagram: Any, *, height: int = 560) -> go.Figure:
 
     Parameters
     ----------
-    diagram : core.smooth.SmoothDiagram
+    diagram : core.analyses.smooth.SmoothDiagram
         The computed diagram.
     height : int, default=560
         Figure height in pixels.

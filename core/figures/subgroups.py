@@ -1,4 +1,4 @@
-"""Figures of the Subgroups page: pure functions of a :class:`~core.subgroups.SubgroupAnalysis`.
+"""Figures of the Subgroups page: pure functions of a :class:`~core.analyses.subgroups.SubgroupAnalysis`.
 
 - :func:`subgroup_reliability_figure`: one reliability curve per group on the identical
   bins, all rows dashed, each group's bin counts beneath;
@@ -20,12 +20,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 if TYPE_CHECKING:
-    from core.subgroups import SubgroupAnalysis, WindowAnalysis
+    from core.analyses.subgroups import SubgroupAnalysis, WindowAnalysis
 
 from core.figures.compare import overlay_traces
 from core.figures.reliability import diagram_with_counts, lay_out_diagram
 from core.figures.style import SLATE, TEMPLATE, diagonal, interval_trace, literal, margin
-from core.lenses import lens_axis
+from core.stats.lenses import lens_axis
 
 _WORST = "#c53030"
 _SMALL = "#a0aec0"
@@ -39,7 +39,7 @@ def subgroup_reliability_figure(
 
     Parameters
     ----------
-    result : core.subgroups.SubgroupAnalysis
+    result : core.analyses.subgroups.SubgroupAnalysis
         The analysis.
     component : int, default=0
         Lens component to draw (a class of the classwise lens).
@@ -95,7 +95,7 @@ def subgroup_forest_figure(result: SubgroupAnalysis, *, height_per_group: int = 
 
     Parameters
     ----------
-    result : core.subgroups.SubgroupAnalysis
+    result : core.analyses.subgroups.SubgroupAnalysis
         The analysis.
     height_per_group : int, default=28
         Pixels per group.
@@ -159,7 +159,7 @@ def window_figure(window: WindowAnalysis, *, height: int = 380) -> go.Figure:
 
     Parameters
     ----------
-    window : core.subgroups.WindowAnalysis
+    window : core.analyses.subgroups.WindowAnalysis
         The analysis over time windows.
     height : int, default=380
         Figure height in pixels.

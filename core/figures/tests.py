@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from core.calibration_tests import TESTS
-from core.errors import ConfigError
+from core.analyses.calibration_tests import TESTS
+from core.base.errors import ConfigError
 from core.figures.style import OBSERVED_MARK, TEMPLATE, literal, margin
 
 if TYPE_CHECKING:
-    from core.calibration_tests import CalibrationTestResult, TestErrorSimulation
+    from core.analyses.calibration_tests import CalibrationTestResult, TestErrorSimulation
 
 NULL_COLOR = "#7f8fa6"
 
@@ -31,7 +31,7 @@ def null_distribution_figure(result: CalibrationTestResult, *, height: int = 360
 
     Parameters
     ----------
-    result : core.calibration_tests.CalibrationTestResult
+    result : core.analyses.calibration_tests.CalibrationTestResult
         A resampling test's result (its ``null_distribution`` is not None).
     height : int, default=360
         Figure height in pixels.
@@ -92,9 +92,9 @@ def error_rate_figure(simulation: TestErrorSimulation, *, height: int = 420) -> 
 
     Parameters
     ----------
-    simulation : core.calibration_tests.TestErrorSimulation
+    simulation : core.analyses.calibration_tests.TestErrorSimulation
         p-values of the tests on simulated data sets
-        (:func:`core.calibration_tests.simulate_test_errors`).
+        (:func:`core.analyses.calibration_tests.simulate_test_errors`).
     height : int, default=420
         Figure height in pixels.
 
@@ -105,7 +105,7 @@ def error_rate_figure(simulation: TestErrorSimulation, *, height: int = 420) -> 
         ``type-I error = α`` (a valid test stays on or below it); otherwise the type-II
         error ``P[p > α]``. One trace per test, named by its label.
     """
-    # imported here: core.calibration_tests loads scipy.stats, too much for every figure
+    # imported here: core.analyses.calibration_tests loads scipy.stats, too much for every figure
 
     fig = go.Figure()
     if simulation.calibrated:

@@ -29,8 +29,8 @@ from core.figures.style import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from core.guarantees import GuaranteeReport
-    from core.validity import ValidityResult
+    from core.analyses.validity import ValidityResult
+    from core.stats.guarantees import GuaranteeReport
 
 MARGINAL_COLOR = BLUE
 CONDITIONAL_COLOR = RED
@@ -78,7 +78,7 @@ def validity_figure(
 
     Parameters
     ----------
-    result : core.validity.ValidityResult
+    result : core.analyses.validity.ValidityResult
         The curves.
     show_conditional : bool, default True
         Draw the conditional curves too.
@@ -152,7 +152,7 @@ def bin_validity_figure(result: ValidityResult, *, height: int = 440) -> go.Figu
 
     Parameters
     ----------
-    result : core.validity.ValidityResult
+    result : core.analyses.validity.ValidityResult
         The result (its ``bins`` table is drawn).
     height : int, default 440
         Figure height in pixels.
@@ -210,10 +210,10 @@ def epsilon_versus_n_figure(
 
     Parameters
     ----------
-    report : core.guarantees.GuaranteeReport
+    report : core.stats.guarantees.GuaranteeReport
         The calculator's answer (its ``n`` is marked, its target ε drawn).
     curve : pandas.DataFrame, optional
-        :meth:`core.guarantees.GuaranteeReport.epsilon_versus_n` (computed when omitted).
+        :meth:`core.stats.guarantees.GuaranteeReport.epsilon_versus_n` (computed when omitted).
     height : int, default 400
         Figure height in pixels.
 

@@ -33,8 +33,8 @@ import numpy as np
 from numpy.random import Generator
 from numpy.typing import ArrayLike
 
-from core.errors import ConfigError, DataError, FitError
-from core.numeric import (  # noqa: F401  (re-exported for the recalibrators)
+from core.base.errors import ConfigError, DataError, FitError
+from core.base.numeric import (  # noqa: F401  (re-exported for the recalibrators)
     BLOCK_ENTRIES,
     CLIP,
     blocks,
@@ -42,9 +42,9 @@ from core.numeric import (  # noqa: F401  (re-exported for the recalibrators)
     sigmoid,
     softmax,
 )
-from core.parallel import map_ordered
-from core.registry import Entry, Registry
-from core.validation import as_labels, as_prob_matrix
+from core.base.parallel import map_ordered
+from core.base.registry import Entry, Registry
+from core.base.validation import as_labels, as_prob_matrix
 
 
 #: The registry of recalibrators; entry ``func`` is the recalibrator class.
@@ -120,7 +120,7 @@ class Setting:
         value (e.g. a target used by one mode only).
     suggest : callable or None
         ``suggest(summary) -> value``: a starting value from the data's
-        :class:`core.summary.DataSummary`, used instead of ``default``.
+        :class:`core.stats.summary.DataSummary`, used instead of ``default``.
     help : str
         Tooltip.
     """

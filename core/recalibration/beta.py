@@ -34,7 +34,7 @@ near 0 and near 1. Conventions follow the reference package ``betacal`` 1.1.0:
   model). ``targets="hard"`` fits the 0/1 labels by maximum likelihood, as
   ``betacal`` (whose ``C = 1e11`` ridge is negligible and is not reproduced); a
   component whose scores separate the outcomes then raises
-  :class:`~core.errors.FitError`.
+  :class:`~core.base.errors.FitError`.
 
 Lenses are those of every one-dimensional recalibrator (:mod:`core.recalibration.base`):
 ``binary`` (the output row is ``[1 − q, q]``), ``classwise`` (one-vs-rest per class,
@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from numpy.random import Generator
 
-from core.errors import ConfigError, FitError
+from core.base.errors import ConfigError, FitError
 from core.recalibration.base import (
     Component,
     ComponentFit,

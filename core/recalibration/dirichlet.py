@@ -46,7 +46,7 @@ L-BFGS on the mean negative log-likelihood plus a penalty. Conventions:
 features with a ``(K, K)`` matrix (about ``4 n K²`` flops;
 :func:`core.recalibration.scaling.affine_nll` does the work), so, as for matrix
 scaling, above 100 classes ``max_iter`` must be given explicitly (``max_iter=None``
-raises :class:`~core.errors.FitError`); an unconverged fit is reported in
+raises :class:`~core.base.errors.FitError`); an unconverged fit is reported in
 ``info["notes"]``. Outputs are softmax rows, so they sum to 1 without renormalisation.
 """
 
@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.recalibration.base import (
     FittedParameters,
     Inputs,

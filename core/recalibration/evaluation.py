@@ -25,12 +25,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core.binning import bin_stats
-from core.bootstrap import bootstrap_many
-from core.calibration import calibration_error
-from core.errors import CalibscopeError, ConfigError
+from core.base.errors import CalibscopeError, ConfigError
+from core.base.validation import as_labels, check_norm, norm_text
 from core.estimators import ESTIMATORS
-from core.lenses import apply_lens
+from core.inference.bootstrap import bootstrap_many
+from core.inference.calibration import calibration_error
 from core.recalibration.base import RECALIBRATORS, FittedParameters, as_inputs, make_recalibrator
 from core.recalibration.metacal import (
     SelectiveCurves,
@@ -40,8 +39,9 @@ from core.recalibration.metacal import (
     selective_metrics,
 )
 from core.recalibration.splits import make_splits
-from core.scores import SCORES
-from core.validation import as_labels, check_norm, norm_text
+from core.stats.binning import bin_stats
+from core.stats.lenses import apply_lens
+from core.stats.scores import SCORES
 
 UNCALIBRATED = "uncalibrated"
 SCORE_LABELS = {"brier": "Brier score", "log-loss": "Log loss", "accuracy": "Accuracy"}
@@ -525,7 +525,7 @@ def compare_recalibrators(
     estimators : sequence of str
         Calibration-error estimators (registry names) for the table.
     lens, binning, n_bins, norm
-        Options of :func:`core.calibration.calibration_error`. One-dimensional
+        Options of :func:`core.inference.calibration.calibration_error`. One-dimensional
         recalibrators (Platt, isotonic, histograms, scaling-binning) are fitted through
         the same ``lens`` unless their options say otherwise.
     evaluation_binning : {"auto", "config"}
@@ -538,7 +538,7 @@ def compare_recalibrators(
     seed : int, default 0
         Seed of the splits, the recalibrators and the bootstrap.
     bootstrap_interval : {"percentile", "basic"}, default "percentile"
-        How intervals are read off the resamples (:data:`core.intervals.BOOTSTRAP_INTERVALS`).
+        How intervals are read off the resamples (:data:`core.stats.intervals.BOOTSTRAP_INTERVALS`).
 
     Returns
     -------
@@ -684,7 +684,7 @@ def reliability_bins(
     Returns
     -------
     dict
-        Method key to :class:`core.binning.BinStats`, ``uncalibrated`` first.
+        Method key to :class:`core.stats.binning.BinStats`, ``uncalibrated`` first.
     """
     view_lens = lens if lens in ("binary", "top-label") else "top-label"
     out = {}

@@ -42,15 +42,15 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.random import Generator
 
-from core.binning import check_n_bins
-from core.errors import ConfigError, FitError
-from core.numeric import FEW_EDGES, count_edges
+from core.base.errors import ConfigError, FitError
+from core.base.numeric import FEW_EDGES, count_edges
 from core.recalibration.base import (
     Component,
     ComponentFit,
     OneDimRecalibrator,
     register,
 )
+from core.stats.binning import check_n_bins
 
 #: Algorithm 2's δ for the optional bin-value jitter.
 JITTER_DELTA = 1e-10

@@ -12,9 +12,9 @@ Multiclass rows are renormalised as described in :mod:`core.recalibration.base`.
 
 Cost: a component's fit is one ``numpy.sort`` of uint64 keys ``(bits(score) << 1) |
 outcome`` (no ``argsort``, no gathers) and a PAV on the runs between positive
-outcomes (:func:`core.pav.pav_blocks`, the PAV shared with the CORP diagram); the result
+outcomes (:func:`core.stats.pav.pav_blocks`, the PAV shared with the CORP diagram); the result
 is bit-identical to ``numpy.unique`` and PAV on every distinct score. Classwise components are fitted and applied by a small
-thread pool (:func:`core.parallel.map_ordered`; results do not depend
+thread pool (:func:`core.base.parallel.map_ordered`; results do not depend
 on the number of threads).
 """
 
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
-from core.pav import pav_blocks, pav_fit, tie_groups  # noqa: F401  (the one PAV; re-exported)
+from core.base.errors import ConfigError
 from core.recalibration.base import Component, ComponentFit, OneDimRecalibrator, register
+from core.stats.pav import pav_blocks, pav_fit, tie_groups  # noqa: F401  (the one PAV; re-exported)
 
 
 @register(

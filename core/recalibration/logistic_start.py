@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.numeric import blocks, sigmoid
+from core.base.numeric import blocks, sigmoid
 
 #: Bins per row of the compressed problem, spread over ``±START_RANGE`` standard deviations.
 START_BINS = 256

@@ -27,7 +27,7 @@ part's rows with ``h < r*``.
   decreasing isotonic fit ``l̂`` is inverted at β by linear interpolation. The
   accuracy among accepted rows is then ≈ β on average (slightly above: conservative),
   with no finite-sample guarantee. β above ``l̂`` at the lowest scores is infeasible
-  (:class:`~core.errors.FitError`); β at or below the accuracy of all rows rejects nothing.
+  (:class:`~core.base.errors.FitError`); β at or below the accuracy of all rows rejects nothing.
 
 ``split="iid"`` draws ``S1`` from all rows (only its correct rows set the
 miscoverage threshold), which removes the paper split's bias of the base
@@ -47,7 +47,8 @@ from numpy.typing import ArrayLike
 from scipy.optimize import isotonic_regression
 from scipy.special import entr
 
-from core.errors import ConfigError, FitError
+from core.base.errors import ConfigError, FitError
+from core.base.validation import as_labels
 from core.recalibration.base import (
     BLOCK_ENTRIES,
     FUSED_BLOCK_ENTRIES,
@@ -62,7 +63,6 @@ from core.recalibration.base import (
     softmax,
 )
 from core.recalibration.scaling import temperature_fit
-from core.validation import as_labels
 
 RANKINGS = ("entropy", "max-prob", "margin")
 RULES = ("paper", "high-probability", "reference")

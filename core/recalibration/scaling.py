@@ -5,7 +5,7 @@
   transform"; the log-odds themselves when logits are given) or ``x = p``.
   Platt's smoothed targets ``(N+ + 1)/(N+ + 2)`` and ``1/(N- + 2)`` (the default,
   as scikit-learn) keep the optimum finite on separable data; with hard 0/1
-  targets separable data raise :class:`~core.errors.FitError`.
+  targets separable data raise :class:`~core.base.errors.FitError`.
 - **Temperature** ``softmax(z / T)``: the mean negative log-likelihood is convex in
   ``1/T``, so ``T`` is the root of its derivative, found by a bracketed solve
   (safeguarded Newton) inside ``bounds``; a root outside the bracket is reported,
@@ -23,7 +23,7 @@ at once (closed-form 2×2 steps, :func:`fit_logistic_rows`), started from the fi
 every row compressed into bins (:mod:`core.recalibration.logistic_start`); vector
 scaling's L-BFGS runs in coordinates preconditioned by each class's 2×2 Hessian
 block. Every pass over an ``(n, K)`` matrix is done in cache-sized blocks, shared out
-over threads in pieces that do not depend on the thread count (:mod:`core.parallel`),
+over threads in pieces that do not depend on the thread count (:mod:`core.base.parallel`),
 and no full-size copy of the scores is made while fitting.
 
 Multiclass scores ``z`` are the logits when given, else ``log p`` (softmax is
@@ -40,8 +40,8 @@ import numpy as np
 from numpy.random import Generator
 from scipy.optimize import OptimizeResult, minimize
 
-from core.errors import ConfigError, FitError
-from core.parallel import even_pieces, map_ordered
+from core.base.errors import ConfigError, FitError
+from core.base.parallel import even_pieces, map_ordered
 from core.recalibration.base import (
     Component,
     ComponentFit,
@@ -1070,7 +1070,7 @@ class MatrixScaling(_AffineScaling):
     gradient), about ``4 n K²`` flops: 2·10¹¹ at ``n = 50,000``, ``K = 1,000``, several
     seconds on two cores, and L-BFGS needs hundreds of evaluations to converge at that
     size. So above ``MATRIX_MAX_CLASSES`` (100) classes, fitting with the default
-    ``max_iter=None`` raises :class:`~core.errors.FitError` suggesting vector or
+    ``max_iter=None`` raises :class:`~core.base.errors.FitError` suggesting vector or
     temperature scaling; pass ``max_iter`` explicitly to accept a capped (usually
     unconverged, reported in ``info["notes"]``) fit. Up to 100 classes the default is
     500 iterations.

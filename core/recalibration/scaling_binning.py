@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.random import Generator
 
-from core.binning import check_n_bins
-from core.errors import ConfigError, FitError
-from core.numeric import count_edges
-from core.parallel import map_ordered
+from core.base.errors import ConfigError, FitError
+from core.base.numeric import count_edges
+from core.base.parallel import map_ordered
 from core.recalibration.base import (
     Component,
     ComponentFit,
@@ -39,6 +38,7 @@ from core.recalibration.base import (
 )
 from core.recalibration.histogram import bin_means
 from core.recalibration.scaling import affine_sigmoid, check_targets, fit_logistic_rows
+from core.stats.binning import check_n_bins
 
 MODES = ("same-data", "three-splits")
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.errors import ConfigError, DataError
-from core.validation import check_rng
+from core.base.errors import ConfigError, DataError
+from core.base.validation import check_rng
 
 PROTOCOLS = ("fraction", "column", "repeated", "cross-fit", "in-sample")
 

@@ -1,6 +1,6 @@
 """The reliability analysis of a stream: :func:`analyze_stream`.
 
-The same :class:`~core.analysis.ReliabilityAnalysis` as :func:`core.analyze`, from statistics
+The same :class:`~core.analyses.analysis.ReliabilityAnalysis` as :func:`core.analyze`, from statistics
 that merge over batches, in a few passes over the files:
 
 1. **Bins.** Equal-width bins need nothing. Equal-mass bins need the scores at a few ranks of
@@ -8,15 +8,15 @@ that merge over batches, in a few passes over the files:
    buckets of those ranks until their scores are gathered (:mod:`core.stream.ranks`;
    usually two passes in all). The discrete binning collects the distinct scores.
 2. **Statistics** (one pass). Each batch's rows are binned on those bins and add: the cells
-   of equal bins and outcomes with their score sums (:class:`core.cells.CellStats`: the bin
+   of equal bins and outcomes with their score sums (:class:`core.inference.cells.CellStats`: the bin
    tables, every estimator that reads bin statistics, accuracy, Brier score, log loss and the
    cell bootstrap of their intervals), the consistency bands' per-bin sums
-   (:class:`core.consistency_bands.BandStats`), the Brier decomposition's per-bin sums, the
+   (:class:`core.stats.consistency_bands.BandStats`), the Brier decomposition's per-bin sums, the
    lint facts and the digest.
 3. **Rows** (one pass, when needed). The label-binned estimator's ``Σ |s − ȳ_b|^p`` per bin
    (its centres are known only after pass 2), and the seeded subsample of
    ``config.kernel_sample`` rows the kernel estimators and the monotone sweep run on (the
-   rows :func:`core.analysis.kernel_rows` picks in memory, so the numbers are the same).
+   rows :func:`core.analyses.analysis.kernel_rows` picks in memory, so the numbers are the same).
 
 Every exact statistic equals the in-memory analysis's to rounding (a test asserts 1e-12);
 the intervals are those of the cell bootstrap (``AnalysisConfig(bootstrap="cells")`` in
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from core.analysis import (
+from core.analyses.analysis import (
     CONSISTENCY_BAND_MAX_BINS,
     AnalysisConfig,
     ReliabilityAnalysis,
@@ -45,16 +45,16 @@ from core.analysis import (
     kernel_estimates,
     kernel_rows,
 )
-from core.binning import BINNINGS, BinStats
-from core.calibration import EstimatorCall
-from core.cells import supports
+from core.base.errors import ConfigError
 from core.data.limits import LoadLimits
 from core.data.lint import LintReport, ValueFacts
-from core.errors import ConfigError
 from core.estimators import ESTIMATORS
 from core.estimators.base import Estimate, estimate_binned
-from core.lenses import LENSES, lens_components
-from core.scores import BRIER_CONVENTIONS, SCORES, brier_decomposition_from_bins
+from core.inference.calibration import EstimatorCall
+from core.inference.cells import supports
+from core.stats.binning import BINNINGS, BinStats
+from core.stats.lenses import LENSES, lens_components
+from core.stats.scores import BRIER_CONVENTIONS, SCORES, brier_decomposition_from_bins
 from core.stream.bins import (
     StreamBins,
     discrete_bins,
@@ -550,7 +550,7 @@ def stats_view(cells: Any, deviations: Mapping[tuple[int, float], np.ndarray]) -
 
     Parameters
     ----------
-    cells : core.cells.CellStats
+    cells : core.inference.cells.CellStats
         Merged cells of one data set (a model's rows).
     deviations : mapping
         ``(component, norm) → Σ |s − ȳ_b|^p`` per bin (:class:`core.stream.stats.RowStats`).
@@ -615,7 +615,7 @@ def analyze_stream(
     -------
     StreamAnalysis
         The input (rows, digest, lint over all rows) and one
-        :class:`~core.analysis.ReliabilityAnalysis` per model.
+        :class:`~core.analyses.analysis.ReliabilityAnalysis` per model.
 
     Raises
     ------

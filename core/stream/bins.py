@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.binning import BINNINGS, equal_mass_starts
-from core.errors import DataError
-from core.numeric import count_edges
+from core.base.errors import DataError
+from core.base.numeric import count_edges
+from core.stats.binning import BINNINGS, equal_mass_starts
 from core.stream.ranks import Found
 
 #: Most distinct scores the discrete binning of a stream keeps.

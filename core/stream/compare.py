@@ -1,6 +1,6 @@
 """The comparison of the models of a stream: :func:`compare_stream`.
 
-The same :class:`~core.model_comparison.ModelComparison` as :func:`core.compare_models` on the
+The same :class:`~core.analyses.model_comparison.ModelComparison` as :func:`core.compare_models` on the
 models of a model column (``Predictions.by_model()``) with ``bootstrap="cells"``, from
 statistics that merge over batches, in a few passes over the files:
 
@@ -8,20 +8,20 @@ statistics that merge over batches, in a few passes over the files:
    scores of the compared models, found by the rank search of the streamed analysis
    (:mod:`core.stream.ranks`, usually two passes); discrete edges from their distinct scores.
 2. **Statistics** (one pass). Each batch's rows of every compared model are placed on the
-   shared edges (:func:`core.binning.assign_to_edges`, as in memory) and add to that model's
-   cells (:func:`core.comparison_cells.model_cells`, with the per-row scores' sums), its row
+   shared edges (:func:`core.stats.binning.assign_to_edges`, as in memory) and add to that model's
+   cells (:func:`core.inference.comparison_cells.model_cells`, with the per-row scores' sums), its row
    count and an order-sensitive digest of its labels (:class:`core.data.predictions.Digest`
    of the labels alone: fixed leaves by position, so any batching gives the same digest).
    The models are **paired**, as in memory, when all have the same ``n`` and the same labels
    in the same order (equal label digests).
 3. **Rows** (one pass, when needed). The label-binned estimator's ``Σ |s − ȳ_b|^p`` per
    shared bin (its centres come from pass 2), and each model's seeded subsample of
-   ``config.kernel_sample`` rows (:func:`core.analysis.kernel_rows`, as the streamed
+   ``config.kernel_sample`` rows (:func:`core.analyses.analysis.kernel_rows`, as the streamed
    analysis) for the metrics that read rows: the sweep, kernel estimators, the smooth ECE,
    ``mcb``. Below ``kernel_sample`` rows the subsample is every row, and the numbers are
    those of memory.
 4. **Joint cells** (paired models). A joint cell holds every model's bins
-   at one row position (:mod:`core.comparison_cells`), so the models' rows are read side by
+   at one row position (:mod:`core.inference.comparison_cells`), so the models' rows are read side by
    side: one reader per model runs through the files keeping that model's rows, and the
    readers are zipped by position and cut into aligned chunks whose joint cells merge by
    ``+``. Memory holds at most about two batches per model; the files are read once per
@@ -46,20 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from core.analysis import AnalysisConfig, check_config
-from core.binned_view import ComponentBins
-from core.binning import BINNINGS
-from core.calibration import EstimatorCall
-from core.cells import CellStats, cell_bootstrap
-from core.comparison_cells import joint_cells, model_cells, resampled_by_cells
-from core.data.limits import LoadLimits
-from core.data.lint import LintReport
-from core.data.predictions import Digest
-from core.errors import ConfigError, DataError
-from core.estimators.base import estimate_binned
-from core.intervals import pivots
-from core.lenses import lens_view
-from core.model_comparison import (
+from core.analyses.analysis import AnalysisConfig, check_config
+from core.analyses.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
     assemble_comparison,
@@ -73,7 +61,19 @@ from core.model_comparison import (
     own_cell_dists,
     too_few_models,
 )
-from core.scores import SCORES
+from core.base.errors import ConfigError, DataError
+from core.data.limits import LoadLimits
+from core.data.lint import LintReport
+from core.data.predictions import Digest
+from core.estimators.base import estimate_binned
+from core.inference.calibration import EstimatorCall
+from core.inference.cells import CellStats, cell_bootstrap
+from core.inference.comparison_cells import joint_cells, model_cells, resampled_by_cells
+from core.stats.binned_view import ComponentBins
+from core.stats.binning import BINNINGS
+from core.stats.intervals import pivots
+from core.stats.lenses import lens_view
+from core.stats.scores import SCORES
 from core.stream.analysis import (
     AnalysisPasses,
     StreamInput,
@@ -173,7 +173,7 @@ class ModelStats:
         Rows.
     cells : CellStats
         Cells on the shared edges, with every score's row sums (a paired model's own
-        interval draws them all, as the analysis does: :func:`core.model_comparison.own_cell_dists`).
+        interval draws them all, as the analysis does: :func:`core.analyses.model_comparison.own_cell_dists`).
     labels : Digest
         The digest of the model's labels in order (its probabilities left out).
     """
@@ -645,7 +645,7 @@ def _model_dists(
     """Return a model's own resamples.
 
     The differences of paired models come from the joint cells; a paired model's own
-    interval is drawn from its own cells as :func:`core.analysis.analyze` draws them.
+    interval is drawn from its own cells as :func:`core.analyses.analysis.analyze` draws them.
     """
     if paired:
         return own_cell_dists(cells, model, specs, fits, n_resamples=n_resamples, seed=seed)
@@ -738,7 +738,7 @@ def _model_values(
     """Model ``m``'s point values: shared-bin metrics from its cells, the others from rows.
 
     With the basic interval, ``truths`` gets the pivot of each shared-bin metric that is not
-    its own (:meth:`core.calibration.EstimatorCall.truth_call`).
+    its own (:meth:`core.inference.calibration.EstimatorCall.truth_call`).
     """
     cells = stats.cells
     view = stats_view(cells, rows.deviations)
@@ -800,7 +800,7 @@ def compare_stream(
         ``n_resamples``, ``confidence_level`` and ``seed``; ``bootstrap`` must not be
         ``"exact"`` (the intervals are the cell bootstrap's).
     metrics : sequence of str, default=DEFAULT_METRICS
-        Metric keys (:func:`core.model_comparison.parse_metric`).
+        Metric keys (:func:`core.analyses.model_comparison.parse_metric`).
     models : sequence of str, optional
         The models compared, in this order (default: all, in order of first appearance).
     reference : str, optional

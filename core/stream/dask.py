@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from core.analysis import AnalysisConfig, check_config
+from core.analyses.analysis import AnalysisConfig, check_config
+from core.base.errors import ConfigError, DataError
 from core.data.limits import LoadLimits
 from core.data.tables import check_parquet_schema
-from core.errors import ConfigError, DataError
 from core.stream.analysis import check_stream_config, run_analysis
 from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
 from core.stream.sources import Batch, Layout, Part, parquet_file, resolve_parts

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from core.base.errors import DataError, arg
 from core.data.columns import (
     find_label_column,
     find_prob_columns,
@@ -42,7 +43,6 @@ from core.data.probabilities import (
     to_probabilities,
 )
 from core.data.tables import LoadedTable
-from core.errors import DataError, arg
 from core.stream.sources import Batch, Layout, read_batches
 from core.stream.threads import ahead
 

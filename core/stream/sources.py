@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import options
+from core.base import options
+from core.base.errors import DataError
 from core.data.limits import GzipReader, LoadLimits
 from core.data.tables import (
     FOREIGN_FORMATS,
@@ -40,9 +41,8 @@ from core.data.tables import (
     read_layout,
     unique_names,
 )
-from core.errors import DataError
 
-#: Rows per batch unless told otherwise (:data:`core.options.BATCH_ROWS`).
+#: Rows per batch unless told otherwise (:data:`core.base.options.BATCH_ROWS`).
 BATCH_ROWS: int = options.BATCH_ROWS.default  # type: ignore[assignment]
 
 CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})

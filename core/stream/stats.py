@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from core.binned_view import BinnedView, ComponentBins
-from core.cells import CellStats, cells_of
-from core.consistency_bands import BandStats
 from core.data.lint import TieCounts, ValueFacts
 from core.data.predictions import Digest
-from core.lenses import lens_view
-from core.scores import SCORES
+from core.inference.cells import CellStats, cells_of
+from core.stats.binned_view import BinnedView, ComponentBins
+from core.stats.consistency_bands import BandStats
+from core.stats.lenses import lens_view
+from core.stats.scores import SCORES
 from core.stream.bins import Distinct, StreamBins, add_seen, fixed_bins
 from core.stream.load import Plan, Rows
 from core.stream.ranks import RankSearch, level1_counts

@@ -11,7 +11,7 @@ numpy work of the batch in hand:
 
 Neither changes what is computed or in which order the results are combined: the items come
 out in order, every exception is raised where the consumer would have met it, and each
-function runs exactly once. With ``CALIBSCOPE_THREADS=1`` (:func:`core.parallel.thread_count`)
+function runs exactly once. With ``CALIBSCOPE_THREADS=1`` (:func:`core.base.parallel.thread_count`)
 both run in the calling thread.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from core.parallel import thread_count
+from core.base.parallel import thread_count
 
 T = TypeVar("T")
 

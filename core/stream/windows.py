@@ -1,19 +1,19 @@
 """Calibration per time window over a stream: :func:`window_analysis_stream`.
 
-The in-memory :func:`core.subgroups.window_analysis` cuts the rows into windows (a day, a
+The in-memory :func:`core.analyses.subgroups.window_analysis` cuts the rows into windows (a day, a
 week from Monday, or ``N`` rows), bins every row on the pooled rows' edges and measures each
 window on them. Over a stream (a folder of daily Parquet files, say):
 
 1. **Bins** as :func:`core.stream.analysis.analyze_stream` fixes them (equal-width: none;
    equal-mass: the rank search; discrete: the distinct scores), per model. Each row is then
-   placed on those edges by :func:`core.binning.assign_to_edges`, as the in-memory analysis
+   placed on those edges by :func:`core.stats.binning.assign_to_edges`, as the in-memory analysis
    places it, so a row's bin depends on its score alone.
 2. **Statistics** (one pass). Each batch's time column gives every row its window (from the
    row's own time, so a window may span several files and a file several windows), and the
    rows of each window form cells of equal bins and outcomes
-   (:func:`core.cells.cells_by_group`). The cells of a window merge over batches by ``+``:
+   (:func:`core.inference.cells.cells_by_group`). The cells of a window merge over batches by ``+``:
    memory is the batch plus windows × cells, not the rows.
-3. **Assembly** (:func:`core.subgroups.grouped_from_cells`): each window's value and the
+3. **Assembly** (:func:`core.analyses.subgroups.grouped_from_cells`): each window's value and the
    pooled value from bin sums, the equal-calibration test from the cells' sums, and the
    intervals from the paired cell bootstrap over the (window, cell) pairs — the numbers of
    ``window_analysis`` with ``AnalysisConfig(bootstrap="cells")`` on the same rows, whatever
@@ -32,28 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from core.analysis import AnalysisConfig, check_config
-from core.binned_view import BinnedView, ComponentBins
-from core.binning import BINNINGS, assign_to_edges
-from core.cells import cells_by_group
-from core.data.groups import MIN_GROUP_ROWS
-from core.data.limits import LoadLimits
-from core.data.loader import kept_names
-from core.errors import ConfigError
-from core.scores import SCORES
-from core.stream.analysis import AnalysisPasses, check_stream_config
-from core.stream.engine import Progress, StreamRunner
-from core.stream.load import LoadOptions, Plan, Rows
-from core.stream.sources import BATCH_ROWS
-from core.stream.stats import (
-    BinSpec,
-    Keyed,
-    Offsets,
-    bins_for,
-    component_scores,
-    model_rows,
-)
-from core.subgroups import (
+from core.analyses.analysis import AnalysisConfig, check_config
+from core.analyses.subgroups import (
     WINDOW_UNITS,
     WindowAnalysis,
     check_cells_readable,
@@ -65,6 +45,26 @@ from core.subgroups import (
     window_days,
     window_names,
     with_breaches,
+)
+from core.base.errors import ConfigError
+from core.data.groups import MIN_GROUP_ROWS
+from core.data.limits import LoadLimits
+from core.data.loader import kept_names
+from core.inference.cells import cells_by_group
+from core.stats.binned_view import BinnedView, ComponentBins
+from core.stats.binning import BINNINGS, assign_to_edges
+from core.stats.scores import SCORES
+from core.stream.analysis import AnalysisPasses, check_stream_config
+from core.stream.engine import Progress, StreamRunner
+from core.stream.load import LoadOptions, Plan, Rows
+from core.stream.sources import BATCH_ROWS
+from core.stream.stats import (
+    BinSpec,
+    Keyed,
+    Offsets,
+    bins_for,
+    component_scores,
+    model_rows,
 )
 
 __all__ = [
@@ -114,7 +114,7 @@ class WindowStats:
     ----------
     cells : Keyed
         Window key (days since 1970, or the window number of ``N``-row windows) → the
-        :class:`core.cells.CellStats` of its rows.
+        :class:`core.inference.cells.CellStats` of its rows.
     order : TimeOrder or None
         For ``N``-row windows in the order of a time column: whether the rows are in it.
     """
@@ -212,7 +212,7 @@ def window_stats(
 ) -> tuple[dict[str | None, WindowStats], dict[str | None, int], dict]:
     """Return a chunk's cells per model and window, and its rows per model.
 
-    Every row is binned on its model's edges (:func:`core.binning.assign_to_edges`) and
+    Every row is binned on its model's edges (:func:`core.stats.binning.assign_to_edges`) and
     given its window from its own time (or its position among the model's rows).
     """
     plan = rows.plan
@@ -374,7 +374,7 @@ def run_windows(
     Returns
     -------
     dict
-        Model (None for all rows) → its :class:`~core.subgroups.WindowAnalysis`.
+        Model (None for all rows) → its :class:`~core.analyses.subgroups.WindowAnalysis`.
     """
     config, every, options = check_windows(
         runner,
@@ -434,7 +434,7 @@ def window_analysis_stream(
 ) -> WindowAnalysis:
     """Calibration error per time window of files read in batches (see the module docstring).
 
-    The same :class:`~core.subgroups.WindowAnalysis` as :func:`core.window_analysis` with
+    The same :class:`~core.analyses.subgroups.WindowAnalysis` as :func:`core.window_analysis` with
     ``AnalysisConfig(bootstrap="cells")`` gives on the rows loaded in memory: the same
     windows, counts, values, pooled value and test (to rounding), and the same intervals
     for the same seed (the paired cell bootstrap, which does not depend on the batching).

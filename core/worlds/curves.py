@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 
 #: Scores are kept this far from 0 and 1 before a log or logit (the reference code's
 #: ``1 - 1e-16`` clip, so a sampled score of exactly 1.0 has a finite curve value).

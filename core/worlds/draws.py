@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import special
 
+from core.base.errors import ConfigError
+from core.base.validation import check_norm, check_rng
 from core.data import as_predictions
-from core.errors import ConfigError
-from core.validation import check_norm, check_rng
 from core.worlds.curves import GLM_NAMES, GLMCurve
 from core.worlds.multiclass import DirichletWorld
 from core.worlds.presets import PRESET_WORLDS

@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from core.errors import DataError, FitError
+from core.base.errors import DataError, FitError
 from core.worlds.curves import (
     CURVE_CLIP,
     GLM_NAMES,

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from core.errors import ConfigError
-from core.validation import check_norm, check_rng
+from core.base.errors import ConfigError
+from core.base.validation import check_norm, check_rng
 
 
 @dataclass(frozen=True)

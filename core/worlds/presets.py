@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.base.errors import ConfigError
 from core.worlds.curves import (
     GLMCurve,
     LogisticCurve,

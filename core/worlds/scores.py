@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate, special
 
-from core.errors import ConfigError, DataError
+from core.base.errors import ConfigError, DataError
 
 #: Upper end of the log-substitution variable: ``exp(-745)`` underflows to 0 in float64.
 _S_MAX = 740.0

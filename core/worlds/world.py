@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize, special
 
-from core.errors import ConfigError
-from core.validation import check_norm, check_rng
+from core.base.errors import ConfigError
+from core.base.validation import check_norm, check_rng
 from core.worlds.curves import Curve, IdentityCurve, PolynomialCurve
 from core.worlds.scores import BetaScores, ScoreDistribution, UniformScores
 

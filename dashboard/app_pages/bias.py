@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from core.analyses.findings import bias_finding
 from core.bias import (
     DEFAULT_NS,
     TEACHING_PRESETS,
@@ -33,7 +34,6 @@ from core.bias import (
     simulation_lens,
     specs_with_bins,
 )
-from core.binning import BINNINGS
 from core.figures import (
     beta_fit_figure,
     bias_curve_figure,
@@ -43,7 +43,7 @@ from core.figures import (
     fitted_curve_figure,
     power_figure,
 )
-from core.findings import bias_finding
+from core.stats.binning import BINNINGS
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
 from dashboard import cache, errors, state, widgets
 

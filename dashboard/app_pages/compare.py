@@ -8,23 +8,23 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.calibration_tests import TESTS
-from core.export import safe_csv
-from core.figures import (
-    metric_forest_figure,
-    paired_difference_figure,
-    rank_heatmap_figure,
-    reliability_overlay_figure,
-)
-from core.findings import comparison_finding
-from core.model_comparison import (
+from core.analyses.calibration_tests import TESTS
+from core.analyses.findings import comparison_finding
+from core.analyses.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
     compare_models,
     metric_choices,
     parse_metric,
 )
-from core.numbers import format_interval, format_number, format_pvalue
+from core.base.export import safe_csv
+from core.base.numbers import format_interval, format_number, format_pvalue
+from core.figures import (
+    metric_forest_figure,
+    paired_difference_figure,
+    rank_heatmap_figure,
+    reliability_overlay_figure,
+)
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
 from dashboard import cache, calls, errors, state, widgets
 

@@ -6,16 +6,20 @@ import dataclasses
 
 import streamlit as st
 
-from core.analysis import bootstrap_mode
-from core.estimator_comparison import compare_estimators, error_versus_bins, explain_disagreement
+from core.analyses.analysis import bootstrap_mode
+from core.analyses.estimator_comparison import (
+    compare_estimators,
+    error_versus_bins,
+    explain_disagreement,
+)
+from core.analyses.findings import estimators_finding
+from core.analyses.peers import peer_table
 from core.figures import (
     error_versus_bins_figure,
     estimator_intervals_figure,
     sweep_trace_figure,
 )
-from core.findings import estimators_finding
-from core.lenses import lens_components
-from core.peers import peer_table
+from core.stats.lenses import lens_components
 from dashboard import cache, errors, state, widgets
 from dashboard.text import literal
 

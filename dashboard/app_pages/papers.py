@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.analyses.gallery import GALLERY, run_entry
 from core.figures import gallery_figure
-from core.gallery import GALLERY, run_entry
 from dashboard import cache, state, widgets
 
 st.title("Papers", anchor=False)

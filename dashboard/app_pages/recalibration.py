@@ -7,8 +7,9 @@ from typing import Any
 
 import streamlit as st
 
+from core.analyses.findings import recalibration_finding
+from core.base.export import safe_csv
 from core.estimators import ESTIMATORS
-from core.export import safe_csv
 from core.figures import (
     before_after_reliability,
     coverage_accuracy_figure,
@@ -16,7 +17,6 @@ from core.figures import (
     selective_threshold_figure,
     tradeoff_figure,
 )
-from core.findings import recalibration_finding
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 from dashboard import cache, calls, errors, state, widgets

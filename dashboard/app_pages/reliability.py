@@ -1,16 +1,16 @@
-"""Reliability page: the chosen diagram (binned, or another kind of :data:`core.diagrams.DIAGRAMS`), bin table, metrics."""
+"""Reliability page: the chosen diagram (binned, or another kind of :data:`core.figures.diagrams.DIAGRAMS`), bin table, metrics."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.analysis import brier_caption
-from core.diagrams import DIAGRAMS
-from core.findings import reliability_finding
+from core.analyses.analysis import brier_caption
+from core.analyses.findings import reliability_finding
+from core.figures.diagrams import DIAGRAMS
 from dashboard import calls, errors, state, widgets
 
 st.title("Reliability", anchor=False)
-finding = st.empty()  # what the analysis found, in one sentence (core.findings)
+finding = st.empty()  # what the analysis found, in one sentence (core.analyses.findings)
 st.expander("Details", icon=":material/info:").caption(
     "The observed frequency of the outcome (y) against the predicted score (x): a calibrated "
     "model sits on the diagonal; below it, it is over-confident. The binned diagram draws one "

@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.diagrams import DIAGRAMS
+from core.figures.diagrams import DIAGRAMS
 from core.report import DEFAULT_TEST, build_report
 from dashboard import cache, errors, state, widgets
 

@@ -6,10 +6,10 @@ import dataclasses
 
 import streamlit as st
 
+from core.analyses.model_comparison import metric_choices, parse_metric
+from core.analyses.subgroups import WINDOW_UNITS
 from core.data.groups import MIN_GROUP_ROWS, group_columns
-from core.lenses import lens_components
-from core.model_comparison import metric_choices, parse_metric
-from core.subgroups import WINDOW_UNITS
+from core.stats.lenses import lens_components
 from dashboard import cache, calls, errors, state, widgets
 
 ROWS = "rows"  # windows of N rows

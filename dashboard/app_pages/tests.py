@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.calibration_tests import (
+from core.analyses.calibration_tests import (
     DEFAULT_SUITE,
     TESTS,
     CalibrationTestResult,
@@ -14,10 +14,10 @@ from core.calibration_tests import (
     simulate_test_errors,
     test_settings,
 )
+from core.analyses.findings import suite_finding
+from core.base.numbers import format_number, format_pvalue
 from core.estimators.kernel import MAX_EXACT_N
 from core.figures import error_rate_figure, null_distribution_figure
-from core.findings import suite_finding
-from core.numbers import format_number, format_pvalue
 from core.worlds import DirichletWorld
 from dashboard import cache, errors, state, widgets
 

@@ -1,7 +1,7 @@
 """Validity page: validity plots of binned recalibrators, and the guarantee calculator.
 
-Widgets → :func:`core.guarantees.guarantee_calculator` (no data needed) and
-:func:`core.validity.validity_curves` (the loaded data, R random splits with progress;
+Widgets → :func:`core.stats.guarantees.guarantee_calculator` (no data needed) and
+:func:`core.analyses.validity.validity_curves` (the loaded data, R random splits with progress;
 results kept per data digest and options) → :mod:`core.figures.validity`.
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import streamlit as st
 
-from core.export import safe_csv
+from core.analyses.findings import validity_finding
+from core.analyses.validity import VALIDITY_LENSES, validity_curves
+from core.base.export import safe_csv
+from core.base.numbers import format_number
 from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
-from core.findings import validity_finding
-from core.guarantees import guarantee_calculator
-from core.numbers import format_number
 from core.recalibration import RECALIBRATORS
-from core.validity import VALIDITY_LENSES, validity_curves
+from core.stats.guarantees import guarantee_calculator
 from dashboard import cache, errors, state, widgets
 
 #: Rows × runs of the default number of runs (50 up to 200,000 rows, then fewer, at least 5).
@@ -59,7 +59,7 @@ def _curves(pred: Any, request: dict[str, Any]) -> Any:
 
 
 st.title("Validity", anchor=False)
-finding = st.empty()  # what the validity runs found, in one sentence (core.findings)
+finding = st.empty()  # what the validity runs found, in one sentence (core.analyses.findings)
 st.caption(
     "How often is a binned recalibrator's output within ε of the truth? Validity plots "
     "(Gupta & Ramdas 2021) answer that on held-out rows, over many random calibration/test "

@@ -119,7 +119,7 @@ def test_dashboard_draws_hostile_names_as_text(page: Page, app_url: str):
 
 
 def test_report_draws_hostile_names_as_text(page: Page, tmp_path: Path):
-    from core.analysis import AnalysisConfig
+    from core.analyses.analysis import AnalysisConfig
     from core.data import load_predictions
     from core.report import build_report
 

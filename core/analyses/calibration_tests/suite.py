@@ -1,0 +1,208 @@
+"""Several calibration tests on the same predictions: :func:`run_tests` (pages, reports)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from core.analyses.analysis import check_config
+from core.analyses.calibration_tests.base import TESTS, CalibrationTestResult
+from core.analyses.calibration_tests.run import calibration_test
+from core.base.errors import ConfigError, EstimationError
+from core.data import as_predictions
+from core.estimators import ESTIMATORS
+from core.estimators import kernel as kern
+
+#: Every test, in the order a report lists them.
+DEFAULT_SUITE: tuple[str, ...] = (
+    "skce-ul-asymptotic",
+    "skce-uq-bootstrap",
+    "skce-block",
+    "skce-bound-b",
+    "skce-bound-uq",
+    "skce-bound-ul",
+    "consistency",
+    "hosmer-lemeshow",
+    "spiegelhalter",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class TestSuiteResult:
+    """Several calibration tests on the same predictions.
+
+    Attributes
+    ----------
+    results : tuple of CalibrationTestResult
+        One per test that ran.
+    skipped : dict of str to str
+        Tests that did not run, with the reason (e.g. a quadratic test above
+        ``max_exact_n`` rows, with the linear and block tests offered instead).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    results: tuple[CalibrationTestResult, ...]
+    skipped: dict[str, str]
+
+    def to_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Return one row per test: statistic, p-value or bound, decision at ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Significance level of the ``reject`` column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``test, label, statistic, pvalue, bound, reject, mc_error, method,
+            assumptions, lens, caveat``.
+        """
+        return pd.DataFrame(
+            [
+                {
+                    "test": r.test,
+                    "label": r.label,
+                    "statistic": r.statistic,
+                    "pvalue": r.pvalue,
+                    "bound": r.pvalue_is_bound,
+                    "reject": r.reject(alpha),
+                    "mc_error": r.mc_error,
+                    "method": r.method,
+                    "assumptions": r.assumptions,
+                    "lens": r.lens,
+                    "caveat": r.caveat,
+                }
+                for r in self.results
+            ],
+            columns=[
+                "test", "label", "statistic", "pvalue", "bound", "reject", "mc_error",
+                "method", "assumptions", "lens", "caveat",
+            ],
+        )  # fmt: skip
+
+    def get(self, test: str) -> CalibrationTestResult | None:
+        """Return the result of ``test``, or ``None`` if it did not run."""
+        return next((r for r in self.results if r.test == test), None)
+
+
+def run_tests(
+    data: Any,
+    config: Any = None,
+    *,
+    tests: Sequence[str] = DEFAULT_SUITE,
+    kernel_lens: str = "canonical",
+    n_resamples: int | None = None,
+    max_exact_n: int = kern.MAX_EXACT_N,
+) -> TestSuiteResult:
+    """Run several calibration tests; quadratic ones are skipped (not replaced) when too large.
+
+    Each test runs as :func:`test_settings` says for the analysis options (lens, the
+    consistency test's estimator and bins), with the kernel tests on ``kernel_lens``.
+
+    Parameters
+    ----------
+    data : Predictions or (probs, labels)
+        The predictions (see :func:`core.data.as_predictions`).
+    config : core.analyses.analysis.AnalysisConfig, optional
+        The analysis options (lens, binning, norm, estimator, seed); default
+        ``AnalysisConfig()``.
+    tests : sequence of str
+        Names in :data:`TESTS`.
+    kernel_lens : str
+        Lens of the kernel tests (``"canonical"``, ``"binary"`` or ``"top-label"``).
+    n_resamples : int, optional
+        Resamples of the resampling tests (default :data:`TEST_RESAMPLES`).
+    max_exact_n : int
+        Above this many rows the quadratic tests are skipped with a note naming the
+        linear and block tests; raise it to run them anyway.
+
+    Returns
+    -------
+    TestSuiteResult
+        The results and the skipped tests with reasons.
+    """
+    config = check_config(config)
+    pred = as_predictions(data)
+    n = pred.n
+    results, skipped = [], {}
+    for name in tests:
+        entry = TESTS.get(name)
+        lens, opts = test_settings(
+            name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
+        )
+        if "max_exact_n" in entry.options:
+            opts["max_exact_n"] = max_exact_n
+            if entry.quadratic and n > max_exact_n:
+                skipped[name] = (
+                    f"quadratic in n: {n:,} rows exceed max_exact_n = {max_exact_n:,}. Use the "
+                    "linear (SKCE_ul) or block test, or raise the limit to run it."
+                )
+                continue
+        if entry.default_lens == "canonical":
+            lens = kernel_lens
+        try:
+            results.append(
+                calibration_test(
+                    pred.probs, pred.labels, test=name, lens=lens, seed=config.seed, **opts
+                )
+            )
+        except (ConfigError, EstimationError) as exc:
+            skipped[name] = str(exc)
+    return TestSuiteResult(tuple(results), skipped)
+
+
+#: Resamples of a resampling test run for a page or a report, unless options say otherwise.
+TEST_RESAMPLES = 1000
+
+
+def test_settings(
+    test: str, config: Any, options: Mapping[str, Any] | None = None
+) -> tuple[str | None, dict[str, Any]]:
+    """Return the lens and options of a test run on an analysis's data (pages, reports).
+
+    The one rule by which the Compare page, ``calibscope compare`` and the report run a
+    test on every model: kernel tests on their own (canonical) lens, other tests on the
+    analysis lens when they accept it; a resampling test with :data:`TEST_RESAMPLES`
+    resamples; a test of a binned estimator (consistency resampling) with the analysis's
+    estimator when it is binned (else the plug-in estimator) on its binning and norm.
+
+    Parameters
+    ----------
+    test : str
+        A name in :data:`TESTS`.
+    config : core.analyses.analysis.AnalysisConfig
+        The analysis options.
+    options : mapping, optional
+        Options that override these (e.g. ``{"n_resamples": 200}``; ``n_resamples`` is
+        dropped for a test that does not resample, so one setting serves every test).
+
+    Returns
+    -------
+    lens : str or None
+        The lens to pass (None: the test's default).
+    options : dict
+        The test's options.
+    """
+    info = TESTS.get(test)
+    opts: dict[str, Any] = {}
+    if "n_resamples" in info.options:
+        opts["n_resamples"] = TEST_RESAMPLES
+    if info.binned:
+        opts.update(
+            estimator=config.estimator if ESTIMATORS.get(config.estimator).lp_scale else "plugin",
+            binning=config.binning,
+            n_bins=config.n_bins,
+            norm=config.norm,
+            tie_policy=config.tie_policy,
+        )
+    given = dict(options or {})
+    if "n_resamples" not in info.options:
+        given.pop("n_resamples", None)
+    opts.update(given)
+    own = info.default_lens == "canonical" or config.lens not in info.lenses
+    return (None if own else config.lens), opts
