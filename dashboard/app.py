@@ -23,7 +23,7 @@ if str(HERE.parent) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import errors, state, widgets  # noqa: E402
+from dashboard import errors, sidebar, state  # noqa: E402
 from dashboard.pages import PAGES  # noqa: E402
 
 
@@ -81,12 +81,12 @@ with errors.show_errors():
 
 with st.sidebar:
     with errors.show_errors():
-        widgets.data_badge()
-        widgets.world_truth()
-        widgets.model_picker()
+        sidebar.data_badge()
+        sidebar.world_truth()
+        sidebar.model_picker()
     st.subheader("Analysis options")
     with errors.show_errors():
-        widgets.analysis_controls()
+        sidebar.analysis_controls()
 
 # the last net: what a page did not catch itself is shown as an error below what it drew
 with errors.show_errors():

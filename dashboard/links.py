@@ -139,3 +139,54 @@ def number_checker(
     else:
         words = f"a finite {kind.removeprefix('a ')}"
     return valid, words
+
+
+def check_url_choice(
+    container: Any, key: str, label: str, options: list[str], default: str
+) -> None:
+    """Refuse, with a warning, a value in the link that is none of a select box's options."""
+    allowed = set(options)
+    check_url_value(
+        container,
+        key,
+        label=label,
+        default=default,
+        valid=allowed.__contains__,
+        expected="one of " + ", ".join(options),
+    )
+
+
+def url_code(option: Any) -> str:
+    """Return how an option is written in the URL: its registry name or number, as text."""
+    return str(option)
+
+
+def url_lookup(
+    options: list[Any], format_func: Any, aliases: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    # codes first; a label is accepted too (links written when controls wrote labels), and
+    # the labels older links carry
+    lookup = {url_code(o): o for o in options}
+    for o in options:
+        lookup.setdefault(str(format_func(o)), o)
+    for text, o in (aliases or {}).items():
+        if o in options:
+            lookup.setdefault(text, o)
+    return lookup
+
+
+def expected_options(options: list[Any]) -> str:
+    codes = [url_code(o) for o in options]
+    shown = ", ".join(codes[:12]) + (", …" if len(codes) > 12 else "")
+    return f"one of {shown}"
+
+
+def write_url(key: str, value: str | list[str] | None) -> None:
+    """Set (or, for None, remove) a URL parameter kept by hand, only when it changes."""
+    if value is None:
+        if key in st.query_params:
+            del st.query_params[key]
+        return
+    current = st.query_params.get_all(key) if isinstance(value, list) else st.query_params.get(key)
+    if current != value:
+        st.query_params[key] = value

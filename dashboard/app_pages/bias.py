@@ -46,6 +46,7 @@ from core.figures import (
 from core.stats.binning import BINNINGS
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
 from dashboard import cache, errors, state, widgets
+from dashboard.text import literal
 
 #: Rows up to which the Fit diagnostics tab fits a world on first render (above: a button).
 FIT_AUTO_ROWS = 100_000
@@ -198,12 +199,8 @@ if lesson in TEACHING_PRESETS:
 st.subheader("Simulate", anchor=False)
 if too_few is not None:
     st.warning(
-        f"The current data ({widgets.literal(state.data_source())}"
-        + (
-            f", model {widgets.literal(st.session_state.get(state.MODEL))}"
-            if state.model_names()
-            else ""
-        )
+        f"The current data ({literal(state.data_source())}"
+        + (f", model {literal(st.session_state.get(state.MODEL))}" if state.model_names() else "")
         + f") has {too_few} rows: simulating from it needs at least {MIN_DATA_ROWS}, so the "
         "preset worlds and teaching presets are offered alone. Pick another model in the "
         "sidebar or load more rows to fit a world to your data or subsample it.",
@@ -325,9 +322,9 @@ with tabs[0]:
         st.info("Set the options above and press **Run simulation**.", icon=":material/info:")
     else:
         table = result.summary()
-        st.markdown(f"**{widgets.literal(bias_finding(result, user_n))}**")  # in one sentence
+        st.markdown(f"**{literal(bias_finding(result, user_n))}**")  # in one sentence
         st.markdown(
-            f"**{widgets.literal(result.source_label)}** — reference: {result.reference_kind}"
+            f"**{literal(result.source_label)}** — reference: {result.reference_kind}"
             + (
                 f" = {100 * np.nanmax(result.reference):.3f} %"
                 if result.reference_kind != "full-data estimate"

@@ -27,6 +27,7 @@ from core.figures import (
 )
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
 from dashboard import cache, calls, errors, state, widgets
+from dashboard.text import literal
 
 DEFAULT_RESAMPLES = 1000
 AUTO = ""  # reference choice: the best model by the first metric
@@ -155,7 +156,7 @@ if not metrics:
     st.stop()
 if reference and reference not in chosen_models:
     st.warning(
-        f"The reference “{widgets.literal(reference)}” is not among the chosen models; the "
+        f"The reference “{literal(reference)}” is not among the chosen models; the "
         "best model by the "
         "first metric is used instead.",
         icon=":material/warning:",
@@ -188,11 +189,11 @@ with errors.show_errors(stop=True):
         "resamples…",
     )
 
-st.markdown(f"**{widgets.literal(comparison_finding(cmp))}**")  # what the comparison found
+st.markdown(f"**{literal(comparison_finding(cmp))}**")  # what the comparison found
 
 # ---------------------------------------------------------------- metrics table
 for note in cmp.notes:
-    st.caption(widgets.literal(note))
+    st.caption(literal(note))
 st.subheader("Metrics", anchor=False)
 interval_text = (
     f"{widgets.interval_words(cmp.confidence_level, cmp.config.bootstrap_interval)} from "
@@ -216,10 +217,7 @@ noted = cmp.table[cmp.table.note.str.len() > 0]
 if len(noted):
     with st.expander(f"Notes on {len(noted)} value(s)", icon=":material/sticky_note_2:"):
         for row in noted.itertuples(index=False):
-            st.markdown(
-                f"- **{widgets.literal(row.model)}** · {widgets.literal(row.label)}: "
-                f"{widgets.literal(row.note)}"
-            )
+            st.markdown(f"- **{literal(row.model)}** · {literal(row.label)}: {literal(row.note)}")
 if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
     with st.expander("How the p-values were computed", icon=":material/science:"):
         widgets.table(
@@ -239,7 +237,7 @@ st.download_button(
 widgets.chart(metric_forest_figure(cmp), "compare_forest_chart")
 
 # ---------------------------------------------------------------- paired differences
-st.subheader(f"Differences to {widgets.literal(cmp.reference)}", anchor=False)
+st.subheader(f"Differences to {literal(cmp.reference)}", anchor=False)
 st.markdown(
     (
         "Each model minus the reference on the **same resampled rows** (paired bootstrap), "

@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures import class_balance, confidence_histogram, log_counts
-from dashboard import calls, state, widgets
+from dashboard import calls, sidebar, state, widgets
+from dashboard.sections import data as sections
+from dashboard.text import literal
 
 st.title("Data", anchor=False)
 st.caption(
@@ -29,7 +31,7 @@ with upload_col:
     if several:
         uploaded = st.file_uploader(
             "Predictions, one file per model (CSV or Parquet)",
-            type=list(widgets.UPLOAD_TYPES),
+            type=list(sections.UPLOAD_TYPES),
             key="upload_models",
             accept_multiple_files=True,
             help="Uploads are parsed as data only (never executed or unpickled).",
@@ -37,27 +39,27 @@ with upload_col:
     else:
         one = st.file_uploader(
             "Predictions (CSV or Parquet)",
-            type=list(widgets.UPLOAD_TYPES),
+            type=list(sections.UPLOAD_TYPES),
             key="upload",
             help="Uploads are parsed as data only (never executed or unpickled).",
         )
         uploaded = [] if one is None else [one]
     labels_file = st.file_uploader(
         "Labels file (optional, for headerless probability matrices)",
-        type=list(widgets.UPLOAD_TYPES),
+        type=list(sections.UPLOAD_TYPES),
         key="upload_labels",
     )
-    mapping = widgets.column_mapping(uploaded[0] if uploaded else None)
+    mapping = sections.column_mapping(uploaded[0] if uploaded else None)
     if uploaded:
         state.load_upload(uploaded, labels_file, **mapping)
 
 with sample_col:
     st.subheader("Or a bundled sample", anchor=False)
-    widgets.sample_picker()
+    sidebar.sample_picker()
 
 with world_col:
     st.subheader("Or draw from a ground-truth world", anchor=False)
-    widgets.world_picker()
+    sidebar.world_picker()
 
 pred = state.all_predictions()
 if pred is None:
@@ -71,9 +73,9 @@ st.divider()
 current = state.current_predictions()
 names = state.model_names()
 model = st.session_state.get(state.MODEL) if names else None
-title = f"Summary · {widgets.literal(state.data_source())}"
+title = f"Summary · {literal(state.data_source())}"
 if model in names:
-    title += f" · model {widgets.literal(model)}"
+    title += f" · model {literal(model)}"
 st.subheader(title, anchor=False)
 facts = calls.summary(current)
 c1, c2, c3, c4 = st.columns(4)
@@ -83,12 +85,12 @@ c3.metric("Accuracy", f"{facts.accuracy:.4f}")
 c4.metric("Models", len(names) if names else 1)
 if names:
     st.caption(
-        f"The file holds {len(names)} models ({widgets.literal(', '.join(names))}); the model "
+        f"The file holds {len(names)} models ({literal(', '.join(names))}); the model "
         "picker in the sidebar "
         "chooses which rows every page analyses."
     )
 
-widgets.lint_report(current.lint, state.data_source() or current.source)
+sections.lint_report(current.lint, state.data_source() or current.source)
 
 left, right = st.columns(2)
 with left:

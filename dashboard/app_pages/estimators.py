@@ -84,7 +84,7 @@ with errors.show_errors(stop=True):
         spinner="Running every estimator…",
     )
 
-st.markdown(f"**{widgets.literal(estimators_finding(comparison))}**")  # how far they disagree
+st.markdown(f"**{literal(estimators_finding(comparison))}**")  # how far they disagree
 st.subheader("Every estimator", anchor=False)
 norm_symbol = widgets.NORM_SYMBOLS[config.to_dict()["norm"]]
 st.markdown(

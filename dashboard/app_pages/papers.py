@@ -7,6 +7,7 @@ import streamlit as st
 from core.analyses.gallery import GALLERY, run_entry
 from core.figures import gallery_figure
 from dashboard import cache, state, widgets
+from dashboard.text import literal
 
 st.title("Papers", anchor=False)
 st.caption(
@@ -48,6 +49,6 @@ for entry in GALLERY:
     st.markdown("**The paper's numbers beside ours**")
     widgets.table(result.paper_frame(), key=f"gallery_paper_{entry.name}")
     settings = ", ".join(f"{k} = {v}" for k, v in result.settings.items())
-    st.caption(f"Run with {widgets.literal(settings)}.")
+    st.caption(f"Run with {literal(settings)}.")
     for note in result.notes:
         st.caption(note)

@@ -20,6 +20,8 @@ from core.figures import (
 from core.recalibration import RECALIBRATORS
 from core.recalibration.evaluation import compare_recalibrators, reliability_bins
 from dashboard import cache, calls, errors, state, widgets
+from dashboard.sections import recalibration as sections
+from dashboard.text import literal
 
 PROTOCOL_LABELS = {
     "fraction": "Random split (calibration fraction)",
@@ -112,7 +114,7 @@ with st.form("recal_form"):
             }.get,
             key="recal_eval_binning",
         )
-        settings = widgets.recalibrator_settings(summary)
+        settings = sections.recalibrator_settings(summary)
     in_sample_ok = st.checkbox(
         "I understand in-sample numbers are optimistic (only for the in-sample protocol)",
         key="recal_in_sample_ok",
@@ -169,7 +171,7 @@ with errors.show_errors(stop=True):
         spinner="Fitting and judging the recalibrators…",
     )
 
-st.markdown(f"**{widgets.literal(recalibration_finding(result))}**")  # what helps most
+st.markdown(f"**{literal(recalibration_finding(result))}**")  # what helps most
 n_eval = len(result.rows)
 where = {
     "test": f"{n_eval:,} test rows the recalibrators never saw",
@@ -184,7 +186,7 @@ st.markdown(
 if result.evaluation == "in-sample":
     st.warning("In-sample: these numbers use the rows the recalibrators were fitted on.")
 for key, message in result.errors.items():
-    st.warning(widgets.literal(f"{result.labels_of.get(key, key)} could not be fitted: {message}"))
+    st.warning(literal(f"{result.labels_of.get(key, key)} could not be fitted: {message}"))
 
 discrete = [result.labels_of[k] for k, b in result.evaluation_binning.items() if b == "discrete"]
 if discrete:

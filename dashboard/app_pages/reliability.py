@@ -8,6 +8,8 @@ from core.analyses.analysis import brier_caption
 from core.analyses.findings import reliability_finding
 from core.figures.diagrams import DIAGRAMS
 from dashboard import calls, errors, state, widgets
+from dashboard.sections import reliability as sections
+from dashboard.text import literal
 
 st.title("Reliability", anchor=False)
 finding = st.empty()  # what the analysis found, in one sentence (core.analyses.findings)
@@ -26,33 +28,33 @@ with errors.show_errors(stop=True):
     # the diagram, bins and point estimates first; the bootstrap (the slow part) below
     result = calls.analyze(pred, calls.without_resamples(config))
 
-finding.markdown(f"**{widgets.literal(reliability_finding(result))}**")
-interval_slot = widgets.headline(result, config)
+finding.markdown(f"**{literal(reliability_finding(result))}**")
+interval_slot = sections.headline(result, config)
 
-kind = widgets.diagram_choice()
+kind = sections.diagram_choice()
 if DIAGRAMS.get(kind).from_analysis:
-    widgets.binned_diagram(pred, result, config)
+    sections.binned_diagram(pred, result, config)
 else:
-    widgets.diagram(pred, config, kind)
+    sections.diagram(pred, config, kind)
 
 st.subheader("Bins", anchor=False)
 widgets.table(
     result.bin_table,
     hide_index=True,
     key="bin_table",
-    column_config=widgets.BIN_COLUMNS,
+    column_config=sections.BIN_COLUMNS,
 )
 
 st.subheader("Metrics", anchor=False)
-full = widgets.bootstrap_gate(pred, config)
+full = sections.bootstrap_gate(pred, config)
 if full is not None:
     result = full
-    widgets.headline_interval(interval_slot, full, config)
-    finding.markdown(f"**{widgets.literal(reliability_finding(full))}**")
+    sections.headline_interval(interval_slot, full, config)
+    finding.markdown(f"**{literal(reliability_finding(full))}**")
 metrics = result.metrics
 if metrics[["low", "high"]].isna().all().all():
     metrics = metrics.drop(columns=["low", "high"])  # no intervals computed
-widgets.table(metrics, hide_index=True, key="metrics_table", column_config=widgets.METRIC_COLUMNS)
+widgets.table(metrics, hide_index=True, key="metrics_table", column_config=sections.METRIC_COLUMNS)
 
 if result.brier_decomposition is not None:
     st.subheader("Brier score decomposition", anchor=False)
@@ -64,4 +66,4 @@ if result.brier_decomposition is not None:
         column_config={"value": st.column_config.NumberColumn()},
     )
 
-widgets.explain_estimator(config)
+sections.explain_estimator(config)

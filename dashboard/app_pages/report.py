@@ -9,6 +9,7 @@ import streamlit as st
 from core.figures.diagrams import DIAGRAMS
 from core.report import DEFAULT_TEST, build_report
 from dashboard import cache, errors, state, widgets
+from dashboard.text import literal
 
 
 def _report_files(
@@ -80,7 +81,7 @@ with st.spinner("Building the report (analysis, bootstrap, test, figures)…", s
             _report_files, pred, config, title, test, tuple(diagrams or ())
         )
 
-st.subheader(widgets.literal(summary["title"]), anchor=False)
+st.subheader(literal(summary["title"]), anchor=False)
 rows = [
     {
         "model": "all rows" if name is None else name,

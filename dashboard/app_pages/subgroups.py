@@ -11,6 +11,7 @@ from core.analyses.subgroups import WINDOW_UNITS
 from core.data.groups import MIN_GROUP_ROWS, group_columns
 from core.stats.lenses import lens_components
 from dashboard import cache, calls, errors, state, widgets
+from dashboard.text import literal
 
 ROWS = "rows"  # windows of N rows
 _COLUMNS = {
@@ -124,12 +125,12 @@ with tab_groups:
             )
             worst = result.worst_sentence
             if result.worst is not None and result.row(result.worst).significant:
-                st.warning(widgets.literal(worst), icon=":material/warning:")
+                st.warning(literal(worst), icon=":material/warning:")
             else:
-                st.info(widgets.literal(worst), icon=":material/info:")
+                st.info(literal(worst), icon=":material/info:")
             test_text = result.test_sentence
             st.markdown(
-                widgets.literal(test_text)
+                literal(test_text)
                 + " — H₀: within each bin the mean residual y − s is the same in every group "
                 "(one calibration curve for all groups); `T = Σ_b (n_b − 1) · Σ_g n_gb (r̄_gb − "
                 "r̄_b)² / Σ_{i∈b} (r_i − r̄_b)²`, χ² with `Σ_b (G_b − 1)` degrees of freedom "
@@ -139,7 +140,7 @@ with tab_groups:
                 shown = ", ".join(result.small[:10]) + (" …" if len(result.small) > 10 else "")
                 st.warning(
                     f"Too small to judge: {len(result.small)} group(s) with fewer than "
-                    f"{result.min_rows} rows ({widgets.literal(shown)}). They are shown, but "
+                    f"{result.min_rows} rows ({literal(shown)}). They are shown, but "
                     "neither ranked nor tested; their intervals say little.",
                     icon=":material/groups:",
                 )
@@ -166,11 +167,11 @@ with tab_groups:
                 st.markdown("**Reliability per group** — on the bins of all rows")
                 widgets.chart(overlay, "subgroups_overlay", container=left)
             with right:
-                st.markdown(f"**{widgets.literal(result.metric.label)}** per group")
+                st.markdown(f"**{literal(result.metric.label)}** per group")
                 widgets.chart(forest, "subgroups_forest", container=right)
             with st.expander("What the numbers rest on"):
                 for note in result.notes:
-                    st.markdown(f"- {widgets.literal(note)}")
+                    st.markdown(f"- {literal(note)}")
 
 with tab_time:
     t1, t2, t3, t4 = st.columns([2, 2, 1, 1])
@@ -218,9 +219,9 @@ with tab_time:
             estimator=metric,
         )
         if win.first_breach is not None:
-            st.warning(widgets.literal(win.breach_sentence), icon=":material/warning:")
+            st.warning(literal(win.breach_sentence), icon=":material/warning:")
         else:
-            st.success(widgets.literal(win.breach_sentence), icon=":material/check_circle:")
+            st.success(literal(win.breach_sentence), icon=":material/check_circle:")
         widgets.chart(calls.window_chart(win), "windows_chart")
         widgets.table(
             win.result.to_frame(), hide_index=True, key="windows_table", column_config=_COLUMNS

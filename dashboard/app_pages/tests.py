@@ -20,6 +20,7 @@ from core.estimators.kernel import MAX_EXACT_N
 from core.figures import error_rate_figure, null_distribution_figure
 from core.worlds import DirichletWorld
 from dashboard import cache, errors, state, widgets
+from dashboard.text import literal
 
 MESSAGE = (
     "A raw calibration error has no unit: whether 0.0003 or 0.03 is a lot depends on the "
@@ -137,7 +138,7 @@ else:
             spinner="Running the calibration tests…",
         )
 
-    finding_slot.markdown(f"**{widgets.literal(suite_finding(suite, alpha))}**")
+    finding_slot.markdown(f"**{literal(suite_finding(suite, alpha))}**")
     frame = suite.to_frame(alpha)
     table = frame.assign(
         **{
@@ -178,7 +179,7 @@ else:
         f"(1 + #{{T* ≥ T}})/(1 + R). Seed {config.seed}."
     )
     for name, reason in suite.skipped.items():
-        st.caption(f"**{TESTS.get(name).label}** did not run: {widgets.literal(reason)}")
+        st.caption(f"**{TESTS.get(name).label}** did not run: {literal(reason)}")
 
     resampled = [r for r in suite.results if r.null_distribution is not None]
     if resampled:

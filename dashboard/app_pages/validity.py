@@ -20,6 +20,7 @@ from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_
 from core.recalibration import RECALIBRATORS
 from core.stats.guarantees import guarantee_calculator
 from dashboard import cache, errors, state, widgets
+from dashboard.text import literal
 
 #: Rows × runs of the default number of runs (50 up to 200,000 rows, then fewer, at least 5).
 RUN_ROWS = 10_000_000
@@ -239,7 +240,7 @@ result = _curves(pred, request)
 if result is None:
     st.stop()
 
-finding.markdown(f"**{widgets.literal(validity_finding(result))}**")
+finding.markdown(f"**{literal(validity_finding(result))}**")
 k1, k2, k3, k4 = st.columns(4)
 k1.metric(
     "ℓ1-ECE = 1 − AUC",
