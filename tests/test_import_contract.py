@@ -217,3 +217,37 @@ def test_registries_keep_their_order_whatever_is_imported_first():
     estimators, diagrams = ast.literal_eval(seen.pop())[:2]
     assert diagrams == ["binned", "smooth", "corp"]
     assert estimators.index("average") + 1 == estimators.index("smooth") < estimators.index("mcb")
+
+
+#: The cache's calls that compute: only dashboard.calls makes them.
+CACHE_CALLS = {"compute", "run_with_progress"}
+
+
+def _cache_calls(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno} cache.{node.func.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "cache"
+        and node.func.attr in CACHE_CALLS
+    ]
+
+
+def test_pages_reach_core_through_the_cached_calls():
+    # pages, sections, the sidebar and the widgets call dashboard.calls; the cache's computing
+    # calls are made there (and in the session state, which loads the data)
+    dashboard = ROOT / "dashboard"
+    files = [
+        *sorted((dashboard / "app_pages").glob("*.py")),
+        *sorted((dashboard / "sections").glob("*.py")),
+        dashboard / "sidebar.py",
+        dashboard / "widgets.py",
+        dashboard / "app.py",
+    ]
+    found = [hit for path in files for hit in _cache_calls(path)]
+    assert not found, found
+    # and the check sees one
+    assert _cache_calls(dashboard / "calls.py")

@@ -20,7 +20,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core.analyses.analysis import AnalysisConfig, analyze  # noqa: E402
 from core.analyses.model_comparison import parse_metric  # noqa: E402
-from core.base.numbers import format_interval, format_number
 from core.cli import main  # noqa: E402
 from core.data import load_predictions  # noqa: E402
 from core.report import build_report  # noqa: E402
@@ -118,5 +117,6 @@ def test_every_surface_shows_the_same_numbers(sample, file, lens, tmp_path):
         for key in keys:
             name = key.split("@")[0]
             v, lo, hi = api[m].loc[name]
-            shown = f"{format_number(v)} {format_interval(lo, hi)}"
-            assert table.loc[m, labels[key]] == shown, (m, key)
+            label = labels[key]
+            shown = table.loc[m, [label, f"{label} low", f"{label} high"]].to_numpy(dtype=float)
+            assert np.allclose(shown, [v, lo, hi], rtol=1e-12, atol=0), (m, key, shown - [v, lo, hi])

@@ -18,34 +18,18 @@ from core.bias import (
     TEACHING_PRESETS,
     EstimatorSpec,
     TeachingPreset,
-    bias_heatmap,
     consistent_tce_range,
     data_source,
-    detection_power,
-    ece_vs_tce,
-    estimate_histogram,
     estimator_choices,
-    fit_data,
     least_biased_bins,
     n_for_power,
-    observed_estimate,
     option_label,
-    simulate_estimates,
     simulation_lens,
     specs_with_bins,
 )
-from core.figures import (
-    beta_fit_figure,
-    bias_curve_figure,
-    bias_heatmap_figure,
-    ece_vs_tce_figure,
-    estimate_distribution_figure,
-    fitted_curve_figure,
-    power_figure,
-)
 from core.stats.binning import BINNINGS
 from core.worlds import PRESET_WORLDS, BetaScores, UniformScores
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
 
 #: Rows up to which the Fit diagnostics tab fits a world on first render (above: a button).
@@ -90,26 +74,18 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
     st.info(preset.lesson, icon=":material/school:")
     if preset.view == "power":
         key = ("lesson", preset.key, seed)
-        tables = cache.run_with_progress(
+        tables = calls.detection_powers(
             key,
             preset.title,
-            lambda progress: {
-                option_label(e): detection_power(
-                    UniformScores(),
-                    targets=(0.02, 0.05, 0.10),
-                    ns=preset.ns,
-                    estimator=e,
-                    n_resamples=preset.n_resamples,
-                    seed=seed,
-                    progress=lambda f, m, i=i, e=e: progress(
-                        (i + f) / len(preset.estimators), f"{e}: {m}"
-                    ),
-                )
-                for i, e in enumerate(preset.estimators)
-            },
+            UniformScores(),
+            {option_label(e): e for e in preset.estimators},
+            targets=(0.02, 0.05, 0.10),
+            ns=preset.ns,
+            n_resamples=preset.n_resamples,
+            seed=seed,
         )
         if tables:
-            widgets.chart(power_figure(tables, user_n=user_n), "lesson_chart")
+            widgets.chart(calls.power_chart(tables, user_n=user_n), "lesson_chart")
             for label, t in tables.items():
                 found = n_for_power(t, target=0.02, rate=0.8)
                 need = f"n ≈ {found:,}" if found is not None else "more than the largest n"
@@ -118,15 +94,11 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
     world = PRESET_WORLDS[preset.world]
     if preset.view == "heatmap":
         key = ("lesson", preset.key, seed)
-        table = cache.run_with_progress(
-            key,
-            preset.title,
-            lambda progress: bias_heatmap(
-                world, ns=preset.ns, n_resamples=preset.n_resamples, seed=seed, progress=progress
-            ),
+        table = calls.heatmap(
+            key, preset.title, world, ns=preset.ns, n_resamples=preset.n_resamples, seed=seed
         )
         if table is not None:
-            widgets.chart(bias_heatmap_figure(table, title=world.label), "lesson_chart")
+            widgets.chart(calls.heatmap_chart(table, title=world.label), "lesson_chart")
             best = least_biased_bins(table)
             st.markdown(
                 "Least-biased number of bins per n: "
@@ -137,31 +109,28 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
             )
         return
     key = ("lesson", preset.key, seed)
-    result = cache.run_with_progress(
+    result = calls.simulation(
         key,
         preset.title,
-        lambda progress: simulate_estimates(
-            preset.estimators,
-            world,
-            ns=preset.ns,
-            n_resamples=preset.n_resamples,
-            seed=seed,
-            progress=progress,
-        ),
+        preset.estimators,
+        world,
+        ns=preset.ns,
+        n_resamples=preset.n_resamples,
+        seed=seed,
     )
     if result is None:
         return
     if preset.view == "distribution":
         n = preset.ns[0]
-        hist = estimate_histogram({s.display: result.estimates(s, n) for s in result.specs})
-        fig = estimate_distribution_figure(hist, reference=float(result.reference[0]))
+        hist = calls.distribution({s.display: result.estimates(s, n) for s in result.specs})
+        fig = calls.distribution_chart(hist, float(result.reference[0]))
         widgets.chart(fig, "lesson_chart")
         st.markdown(
             f"Mean **{hist.labels[0]}** over {result.n_resamples:,} perfectly calibrated "
             f"datasets of n = {n}: **{100 * hist.means[0]:.2f} %** (true CE 0 %)."
         )
     else:
-        widgets.chart(bias_curve_figure(result.summary(), user_n=user_n), "lesson_chart")
+        widgets.chart(calls.bias_chart(result.summary(), user_n=user_n), "lesson_chart")
 
 
 # ---------------------------------------------------------------- page
@@ -274,8 +243,8 @@ if source == "subsample" and pred is not None and ns_run and ns_run[-1] > pred.n
     ns_run = tuple(n for n in ns_run if n <= pred.n)
 
 
-def _fit(progress: Any = None) -> Any:
-    return fit_data(pred, lens, name=f"fitted to {state.data_source()}")
+def _fit() -> Any:
+    return calls.fitted_world(fit_key, pred, lens, f"fitted to {state.data_source()}")
 
 
 # keyed like every cached call: a fit is named after the data's source
@@ -291,25 +260,22 @@ if run and result is None:
         if source == "world":
             src: Any = PRESET_WORLDS[world_name]
         elif source == "fitted":
-            fitted_data = cache.run_with_progress(fit_key, "Fitting a world to your data", _fit)
+            fitted_data = _fit()
             src = None if fitted_data is None else fitted_data.fit
         else:
             src = data_source(
                 pred.probs, pred.labels, lens=lens, name=state.data_source() or "data"
             )
         if src is not None:
-            result = cache.run_with_progress(
+            result = calls.simulation(
                 sim_key,
                 f"Simulating {int(n_resamples):,} datasets per n",
-                lambda progress: simulate_estimates(
-                    specs,
-                    src,
-                    ns=ns_run,
-                    n_resamples=int(n_resamples),
-                    seed=seed,
-                    norm=norm,
-                    progress=progress,
-                ),
+                specs,
+                src,
+                ns=ns_run,
+                n_resamples=int(n_resamples),
+                seed=seed,
+                norm=norm,
             )
 
 tabs = st.tabs(
@@ -337,7 +303,7 @@ with tabs[0]:
         for tab, metric in zip(sub[:3], ("bias", "sd", "rmse"), strict=True):
             with tab:
                 widgets.chart(
-                    bias_curve_figure(table, metric=metric, user_n=user_n), f"bias_{metric}"
+                    calls.bias_chart(table, metric=metric, user_n=user_n), f"bias_{metric}"
                 )
         with sub[3]:
             # the label says estimator, binning and bins: the shorthand key and codes stay in the CSV
@@ -387,9 +353,7 @@ with tabs[1]:
                 "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
             )
             widgets.chart(
-                estimate_distribution_figure(
-                    estimate_histogram(est), reference=ref, reference_label=ref_label
-                ),
+                calls.distribution_chart(calls.distribution(est), ref, reference_label=ref_label),
                 "bias_dist_chart",
             )
             st.caption(
@@ -434,16 +398,12 @@ with tabs[2]:
         if hm_src is None:
             st.info("The heat map needs a world: pick a preset, or run a fitted world first.")
         else:
-            heat = cache.run_with_progress(
-                hm_key,
-                "Simulating the heat map",
-                lambda progress: bias_heatmap(
-                    hm_src, binning=hm_binning, n_resamples=int(hm_reps), seed=seed, norm=norm,
-                    progress=progress,
-                ),
+            heat = calls.heatmap(
+                hm_key, "Simulating the heat map", hm_src, binning=hm_binning,
+                n_resamples=int(hm_reps), seed=seed, norm=norm,
             )  # fmt: skip
     if heat is not None:
-        widgets.chart(bias_heatmap_figure(heat, value=hm_value), "bias_heatmap")
+        widgets.chart(calls.heatmap_chart(heat, value=hm_value), "bias_heatmap")
 
 with tabs[3]:
     st.caption(
@@ -471,8 +431,8 @@ with tabs[3]:
     if pred is not None:
         spec = specs_with_bins([tce_est], int(n_bins))[0]
         with errors.show_errors():
-            observed_default = 100 * cache.compute(
-                observed_estimate, pred, spec, config.lens if config else "top-label"
+            observed_default = 100 * calls.observed(
+                pred, spec, config.lens if config else "top-label"
             )
     observed = widgets.number_input(
         st,
@@ -486,18 +446,14 @@ with tabs[3]:
     tce_table = cache.recall(tce_key)
     if tce_table is None and st.button("Run ECE vs true CE", key="bias_tce_run"):
         spec = specs_with_bins([tce_est], int(n_bins))[0]
-        tce_table = cache.run_with_progress(
-            tce_key,
-            "Simulating a family of worlds",
-            lambda progress: ece_vs_tce(
-                families[fam], estimator=spec, n=int(tce_n), n_resamples=int(tce_reps),
-                seed=seed, progress=progress,
-            ),
+        tce_table = calls.tce_table(
+            tce_key, "Simulating a family of worlds", families[fam], estimator=spec,
+            n=int(tce_n), n_resamples=int(tce_reps), seed=seed,
         )  # fmt: skip
     if tce_table is not None:
         low, high, open_above = consistent_tce_range(tce_table, observed / 100)
         widgets.chart(
-            ece_vs_tce_figure({fam: tce_table}, observed=observed / 100, consistent=(low, high)),
+            calls.tce_chart({fam: tce_table}, observed=observed / 100, consistent=(low, high)),
             "bias_tce_chart",
         )
         if np.isnan(low):
@@ -535,19 +491,13 @@ with tabs[4]:
     power = cache.recall(pw_key)
     if power is None and st.button("Run the detection study", key="bias_pw_run"):
         pw_specs = specs_with_bins(pw_est, int(n_bins))
-        power = cache.run_with_progress(
-            pw_key,
-            "Simulating calibrated and miscalibrated worlds",
-            lambda progress: {
-                s.display: detection_power(
-                    SCORE_FAMILIES[pw_fam], ns=pw_ns, estimator=s, n_resamples=int(pw_reps),
-                    seed=seed, progress=lambda f, m, i=i: progress((i + f) / len(pw_specs), m),
-                )
-                for i, s in enumerate(pw_specs)
-            },
+        power = calls.detection_powers(
+            pw_key, "Simulating calibrated and miscalibrated worlds", SCORE_FAMILIES[pw_fam],
+            {s.display: s for s in pw_specs}, say_estimator=False, ns=pw_ns,
+            n_resamples=int(pw_reps), seed=seed,
         )  # fmt: skip
     if power:
-        widgets.chart(power_figure(power, user_n=user_n), "bias_power_chart")
+        widgets.chart(calls.power_chart(power, user_n=user_n), "bias_power_chart")
         for label, t in power.items():
             widgets.table(t, hide_index=True, key=f"bias_power_{label}")
 
@@ -577,7 +527,7 @@ with tabs[5]:
         )
     else:
         cache.ask(fit_key)
-        fitted = cache.run_with_progress(fit_key, "Fitting a world to your data", _fit)
+        fitted = _fit()
         if fitted is not None:
             b, glms = fitted.fit.beta, fitted.fit.glms
             st.markdown(
@@ -586,10 +536,10 @@ with tabs[5]:
                 f"1 − {b.clip:g}). **Curve**: AIC-best GLM `{glms.best.name}`; true CE of the "
                 f"fitted world {100 * fitted.true_calibration_error:.2f} % (ℓ2)."
             )
-            widgets.chart(beta_fit_figure(fitted.beta_histogram), "bias_beta_fit")
+            widgets.chart(calls.beta_fit_chart(fitted), "bias_beta_fit")
             widgets.table(glms.table, hide_index=True, key="bias_glm_table")
             st.caption(
                 f"{glms.n_dropped:,} scores of exactly 1.0 are left out of the GLM fits "
                 "(their transforms are infinite), as in the reference implementation."
             )
-            widgets.chart(fitted_curve_figure(fitted.bins, fitted.curves), "bias_fitted_curve")
+            widgets.chart(calls.fitted_curve_chart(fitted), "bias_fitted_curve")

@@ -13,18 +13,11 @@ from core.analyses.findings import comparison_finding
 from core.analyses.model_comparison import (
     DEFAULT_METRICS,
     ModelComparison,
-    compare_models,
     metric_choices,
     parse_metric,
 )
 from core.base.export import safe_csv
-from core.base.numbers import format_interval, format_number, format_pvalue
-from core.figures import (
-    metric_forest_figure,
-    paired_difference_figure,
-    rank_heatmap_figure,
-    reliability_overlay_figure,
-)
+from core.base.numbers import format_frame, format_pvalue
 from core.report import DEFAULT_TEST  # the report's headline test (docs/formulas.md)
 from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
@@ -45,27 +38,39 @@ def _highlight_best(frame: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _metrics_display(cmp: ModelComparison) -> Any:
-    """Model rows × metric columns as ``value [low, high]``, the best of each column shaded."""
-    rows, best = {}, {}
+def _metrics_display(cmp: ModelComparison) -> tuple[Any, dict[str, Any]]:
+    """Model rows × each metric's value, low and high (numbers), the best value shaded.
+
+    Returns the styled table and its column config (a metric's bounds headed "low" and
+    "high" under the metric's label).
+    """
+    columns: dict[str, Any] = {}
+    best: dict[str, Any] = {}
+    frame = pd.DataFrame(index=pd.Index(cmp.models, name="model"))
+    frame["n"] = [cmp.n[m] for m in cmp.models]
     for spec in cmp.metrics:
         part = cmp.table[cmp.table.metric == spec.key].set_index("model").reindex(cmp.models)
-        text = [
-            (format_number(v) + " " + format_interval(lo, hi)).strip()
-            for v, lo, hi in zip(part.value, part.low, part.high, strict=True)
-        ]
-        rows[spec.label] = text
+        frame[spec.label] = part.value.to_numpy(dtype=float)
         best[spec.label] = part.best.to_numpy(dtype=bool)
-    frame = pd.DataFrame(rows, index=pd.Index(cmp.models, name="model"))
-    frame.insert(0, "n", [cmp.n[m] for m in cmp.models])
+        if cmp.n_resamples:
+            for bound in ("low", "high"):
+                frame[f"{spec.label} {bound}"] = part[bound].to_numpy(dtype=float)
+                columns[f"{spec.label} {bound}"] = st.column_config.NumberColumn(bound)
+    bounds = pd.Series(False, index=frame.index)
     if len(cmp.tests):
         pv = cmp.tests.set_index("model").reindex(cmp.models)
-        frame["p-value"] = [
-            "" if pd.isna(p) else (f"≤ {format_pvalue(p)}" if b else format_pvalue(p))
-            for p, b in zip(pv.pvalue, pv.bound, strict=True)
-        ]
+        frame["p-value"] = pv.pvalue.to_numpy(dtype=float)
+        bounds = pv.bound.fillna(False).astype(bool)
     best_frame = pd.DataFrame(best, index=frame.index)
-    return frame.style.apply(_highlight_best, best=best_frame, axis=None)
+    styled = frame.style.format(format_frame(frame)).apply(
+        _highlight_best, best=best_frame, axis=None
+    )
+    if bounds.any():  # a distribution-free bound of the p-value
+        styled = styled.format(
+            lambda p: f"≤ {format_pvalue(p)}",
+            subset=pd.IndexSlice[bounds[bounds].index, ["p-value"]],
+        )
+    return styled, columns
 
 
 st.title("Compare", anchor=False)
@@ -177,16 +182,13 @@ allowed = cache.bootstrap_gate(
 )
 resamples = int(n_resamples) if allowed else 0
 with errors.show_errors(stop=True):
-    cmp = cache.compute(
-        compare_models,
+    cmp = calls.comparison(
         picked,
-        config=config,
+        config,
         metrics=tuple(metrics),
         reference=reference or None,
         n_resamples=resamples,
         test=test or None,
-        spinner=f"Comparing {len(picked)} models: {len(metrics)} metrics × {resamples:,} "
-        "resamples…",
     )
 
 st.markdown(f"**{literal(comparison_finding(cmp))}**")  # what the comparison found
@@ -202,11 +204,13 @@ interval_text = (
     else "no intervals (0 resamples)"
 )
 st.markdown(
-    f"Value [interval] per model; {interval_text}. Lower is better (accuracy: higher); the "
+    f"Value, then its interval (low, high), per model; {interval_text}. Lower is better "
+    "(accuracy: higher); the "
     "best value of each column is shaded."
     + (f" p-values: {TESTS.get(cmp.test).label}." if cmp.test else "")
 )
-widgets.table(_metrics_display(cmp), key="compare_table")
+shown, shown_columns = _metrics_display(cmp)
+widgets.table(shown, key="compare_table", column_config=shown_columns)
 if cmp.test:
     entry = TESTS.get(cmp.test)
     st.caption(
@@ -234,7 +238,7 @@ st.download_button(
     key="compare_download",
     icon=":material/download:",
 )
-widgets.chart(metric_forest_figure(cmp), "compare_forest_chart")
+widgets.chart(calls.forest_chart(cmp), "compare_forest_chart")
 
 # ---------------------------------------------------------------- paired differences
 st.subheader(f"Differences to {literal(cmp.reference)}", anchor=False)
@@ -265,7 +269,7 @@ widgets.table(
         "high": st.column_config.NumberColumn("high"),
     },
 )
-widgets.chart(paired_difference_figure(cmp), "compare_diff_chart")
+widgets.chart(calls.difference_chart(cmp), "compare_diff_chart")
 
 # ---------------------------------------------------------------- overlaid diagrams
 st.subheader("Reliability on the shared bins", anchor=False)
@@ -278,7 +282,7 @@ if len(cmp.component_names) > 1:
         format_func=lambda i: cmp.component_names[i],
         key="compare_component",
     )
-widgets.chart(reliability_overlay_figure(cmp, component=component), "compare_overlay_chart")
+widgets.chart(calls.overlay_chart(cmp, component), "compare_overlay_chart")
 st.caption(widgets.bin_convention(config))
 
 # ---------------------------------------------------------------- rankings
@@ -289,7 +293,7 @@ st.markdown(
 )
 left, right = st.columns([3, 2])
 with left:
-    widgets.chart(rank_heatmap_figure(cmp), "compare_rank_chart")
+    widgets.chart(calls.rank_chart(cmp), "compare_rank_chart")
 with right:
     widgets.table(
         cmp.kendall.rename(index=_metric_label, columns=_metric_label).style.format("{:.2f}"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.figures import class_balance, confidence_histogram, log_counts
 from dashboard import calls, sidebar, state, widgets
 from dashboard.sections import data as sections
 from dashboard.text import literal
@@ -95,8 +94,8 @@ sections.lint_report(current.lint, state.data_source() or current.source)
 left, right = st.columns(2)
 with left:
     st.markdown("**Class balance** — observed share and mean predicted probability per class")
-    widgets.chart(class_balance(facts), "class_balance")
+    widgets.chart(calls.class_balance_chart(facts), "class_balance")
 with right:
     st.markdown("**Confidence histogram** — top-label confidence, correct vs incorrect")
     log = widgets.log_count_toggle("data_log_counts")
-    widgets.chart(log_counts(confidence_histogram(facts), log), "confidence_histogram")
+    widgets.chart(calls.confidence_chart(facts, log), "confidence_histogram")

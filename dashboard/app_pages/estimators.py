@@ -6,21 +6,11 @@ import dataclasses
 
 import streamlit as st
 
-from core.analyses.analysis import bootstrap_mode
 from core.analyses.estimator_comparison import (
-    compare_estimators,
-    error_versus_bins,
     explain_disagreement,
 )
 from core.analyses.findings import estimators_finding
-from core.analyses.peers import peer_table
-from core.figures import (
-    error_versus_bins_figure,
-    estimator_intervals_figure,
-    sweep_trace_figure,
-)
-from core.stats.lenses import lens_components
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
 
 PEER_COLUMNS = {
@@ -75,13 +65,8 @@ else:
     scope = "binned"
 
 with errors.show_errors(stop=True):
-    comparison = cache.compute(
-        compare_estimators,
-        pred,
-        config,
-        intervals=scope,
-        experimental=cache.asked(experimental_job),
-        spinner="Running every estimator…",
+    comparison = calls.estimators(
+        pred, config, intervals=scope, experimental=cache.asked(experimental_job)
     )
 
 st.markdown(f"**{literal(estimators_finding(comparison))}**")  # how far they disagree
@@ -106,10 +91,9 @@ st.markdown(
 if scope == "none":
     st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
 else:
-    components = lens_components(config.lens, pred.n_classes)
     how = (
         "rows"
-        if bootstrap_mode(config, pred.n, components) == "exact"
+        if calls.bootstrap_kind(pred, config) == "exact"
         else "cells of rows with equal bins and outcomes (the fast bootstrap of large data)"
     )
     st.caption(
@@ -165,7 +149,7 @@ if len(binned_rows) or len(other_rows):
             f"{widgets.registry_label('lens', config.lens)} lens)"
         )
         widgets.chart(
-            estimator_intervals_figure(table, lp_scale=True),
+            calls.estimator_chart(comparison, lp_scale=True),
             "estimators_binned_chart",
         )
     if len(other_rows):
@@ -174,7 +158,7 @@ if len(binned_rows) or len(other_rows):
                 "**Kernel and whole-vector estimates** (other quantities, each on its own axis)"
             )
             widgets.chart(
-                estimator_intervals_figure(table, lp_scale=False),
+                calls.estimator_chart(comparison, lp_scale=False),
                 "estimators_kernel_chart",
             )
 
@@ -189,7 +173,7 @@ st.caption(
     "sidebar's *Bins as in* reproduces any of them throughout the app."
 )
 with errors.show_errors():
-    peers = cache.compute(peer_table, pred, config, spinner="Binning as each library does…")
+    peers = calls.peers(pred, config)
     widgets.table(
         widgets.with_labels(peers.to_frame()),
         hide_index=True,
@@ -212,17 +196,8 @@ n_bins_range = widgets.range_slider(
 )
 curve = None
 with errors.show_errors():
-    curve = cache.compute(
-        error_versus_bins,
-        pred,
-        config,
-        n_bins_range=(int(n_bins_range[0]), int(n_bins_range[1])),
-        spinner="Computing the error for every number of bins…",
-    )
-    widgets.chart(
-        error_versus_bins_figure(curve, comparison.sweep_choices, norm_label=norm_symbol),
-        "estimators_bins_chart",
-    )
+    curve = calls.bins_curve(pred, config, (int(n_bins_range[0]), int(n_bins_range[1])))
+    widgets.chart(calls.bins_chart(curve, comparison, norm_symbol), "estimators_bins_chart")
     dropped = "" if "debiased" in set(curve.estimator) else " (debiased has no ℓ∞ version)"
     st.caption(
         "Solid lines: equal-width bins; dotted: equal-mass bins; the wide pale lines are "
@@ -244,7 +219,7 @@ if len(traces):
         )
         + "."
     )
-    widgets.chart(sweep_trace_figure(traces), "estimators_sweep_chart")
+    widgets.chart(calls.sweep_chart(comparison), "estimators_sweep_chart")
 else:
     st.caption("The sweep could not run on this data (too few rows).")
 

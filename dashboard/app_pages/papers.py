@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.analyses.gallery import GALLERY, run_entry
-from core.figures import gallery_figure
-from dashboard import cache, state, widgets
+from core.analyses.gallery import GALLERY
+from dashboard import cache, calls, state, widgets
 from dashboard.text import literal
 
 st.title("Papers", anchor=False)
@@ -36,15 +35,10 @@ for entry in GALLERY:
     )
     if not clicked and cache.recall(key) is None:
         continue
-    name = entry.name
-    result = cache.run_with_progress(
-        key,
-        f"{entry.paper}, {entry.figure}",
-        lambda progress, name=name: run_entry(name, seed=seed, progress=progress),
-    )
+    result = calls.gallery_entry(key, entry.name, f"{entry.paper}, {entry.figure}", seed)
     if result is None:
         continue
-    widgets.chart(gallery_figure(result), f"gallery_{entry.name}")
+    widgets.chart(calls.gallery_chart(result), f"gallery_{entry.name}")
     # the table spans the page, so every column (the verdict last) is visible without scrolling
     st.markdown("**The paper's numbers beside ours**")
     widgets.table(result.paper_frame(), key=f"gallery_paper_{entry.name}")

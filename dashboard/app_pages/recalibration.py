@@ -10,16 +10,8 @@ import streamlit as st
 from core.analyses.findings import recalibration_finding
 from core.base.export import safe_csv
 from core.estimators import ESTIMATORS
-from core.figures import (
-    before_after_reliability,
-    coverage_accuracy_figure,
-    score_separation_figure,
-    selective_threshold_figure,
-    tradeoff_figure,
-)
 from core.recalibration import RECALIBRATORS
-from core.recalibration.evaluation import compare_recalibrators, reliability_bins
-from dashboard import cache, calls, errors, state, widgets
+from dashboard import calls, errors, state, widgets
 from dashboard.sections import recalibration as sections
 from dashboard.text import literal
 
@@ -36,12 +28,6 @@ RESULT_KEY = "recal_request"
 
 def _label(name: str) -> str:
     return RECALIBRATORS.get(name).label
-
-
-def _compare(pred: Any, request: str) -> Any:
-    req = json.loads(request)
-    split = pred.split if req["protocol"] == "column" else None
-    return compare_recalibrators(pred.probs, pred.labels, split_labels=split, **req)
 
 
 st.title("Recalibration", anchor=False)
@@ -164,12 +150,7 @@ if not saved or saved["digest"] != pred.digest:
 
 request = saved["request"]
 with errors.show_errors(stop=True):
-    result = cache.compute(
-        _compare,
-        pred,
-        json.dumps(request, sort_keys=True),
-        spinner="Fitting and judging the recalibrators…",
-    )
+    result = calls.recalibration(pred, json.dumps(request, sort_keys=True))
 
 st.markdown(f"**{literal(recalibration_finding(result))}**")  # what helps most
 n_eval = len(result.rows)
@@ -200,13 +181,7 @@ if discrete:
 
 st.subheader("Reliability before and after", anchor=False)
 lens_view = request["lens"] if request["lens"] in ("binary", "top-label") else "top-label"
-bins = reliability_bins(result, lens=lens_view, n_bins=request["n_bins"])
-fig = before_after_reliability(
-    bins,
-    result.labels_of,
-    lens_label="P(y = 1)" if lens_view == "binary" else "top-label confidence",
-)
-widgets.chart(fig, "recal_reliability")
+widgets.chart(calls.before_after_chart(result, lens_view, request["n_bins"]), "recal_reliability")
 if request["lens"] == "classwise":
     st.caption("Classwise comparisons are drawn through the top-label lens.")
 
@@ -243,14 +218,8 @@ st.caption(
 
 st.subheader("MSE versus calibration error", anchor=False)
 x_metric = request["estimators"][0]
-widgets.chart(
-    tradeoff_figure(
-        result.metrics,
-        x_metric=x_metric,
-        x_label=table.loc[table.metric == x_metric, "metric_label"].iloc[0],
-    ),
-    "recal_tradeoff",
-)
+x_label = table.loc[table.metric == x_metric, "metric_label"].iloc[0]
+widgets.chart(calls.tradeoff_chart(result, x_metric, x_label), "recal_tradeoff")
 st.caption("Lower left is better on both counts; bars are the bootstrap intervals.")
 
 if result.selective:
@@ -266,19 +235,14 @@ if result.selective:
         st.caption(f"Guarantee: {view.guarantee}")
         opts = dict(next(o for n, o in request["methods"] if n == key.split(" #")[0]))
         a, b = st.columns(2)
-        widgets.chart(score_separation_figure(view), f"recal_sep_{key}", container=a)
+        widgets.chart(calls.separation_chart(view), f"recal_sep_{key}", container=a)
+        alpha = opts.get("alpha") if opts.get("mode", "miscoverage") == "miscoverage" else None
         widgets.chart(
-            selective_threshold_figure(
-                view,
-                alpha=opts.get("alpha")
-                if opts.get("mode", "miscoverage") == "miscoverage"
-                else None,
-                beta=opts.get("beta"),
-            ),
+            calls.threshold_chart(view, alpha, opts.get("beta")),
             f"recal_thr_{key}",
             container=b,
         )
-    widgets.chart(coverage_accuracy_figure(result.selective, result.labels_of), "recal_cov_acc")
+    widgets.chart(calls.coverage_chart(result), "recal_cov_acc")
 
 st.subheader("Downloads", anchor=False)
 frame = result.predictions_frame(pred.class_names)

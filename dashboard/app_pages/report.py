@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from core.figures.diagrams import DIAGRAMS
-from core.report import DEFAULT_TEST, build_report
-from dashboard import cache, errors, state, widgets
+from core.report import DEFAULT_TEST
+from dashboard import calls, errors, state, widgets
 from dashboard.text import literal
-
-
-def _report_files(
-    pred: Any, config: Any, title: str, test: str, diagrams: tuple[str, ...] = ()
-) -> tuple[str, str, dict[str, Any]]:
-    # the strings, not the Report, are kept: they are what the page shows and serves
-    report = build_report(
-        pred, config=config, title=title or None, test=test or None, diagrams=diagrams
-    )
-    summary = {
-        "models": [
-            (m.model, m.n, m.analysis.headline.value, m.test.pvalue if m.test else None)
-            for m in report.models
-        ],
-        "comparison": report.comparison is not None,
-        "title": report.title,
-    }
-    return report.to_html(), report.to_json(), summary
-
 
 st.title("Report", anchor=False)
 st.caption(
@@ -77,8 +56,8 @@ diagrams = st.pills(
 
 with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
     with errors.show_errors(stop=True):
-        html_text, json_text, summary = cache.compute(
-            _report_files, pred, config, title, test, tuple(diagrams or ())
+        html_text, json_text, summary = calls.report_files(
+            pred, config, title, test, tuple(diagrams or ())
         )
 
 st.subheader(literal(summary["title"]), anchor=False)

@@ -9,17 +9,13 @@ from core.analyses.calibration_tests import (
     DEFAULT_SUITE,
     TESTS,
     CalibrationTestResult,
-    TestErrorSimulation,
-    run_tests,
-    simulate_test_errors,
     test_settings,
 )
 from core.analyses.findings import suite_finding
 from core.base.numbers import format_number, format_pvalue
 from core.estimators.kernel import MAX_EXACT_N
-from core.figures import error_rate_figure, null_distribution_figure
 from core.worlds import DirichletWorld
-from dashboard import cache, errors, state, widgets
+from dashboard import calls, errors, state, widgets
 from dashboard.text import literal
 
 MESSAGE = (
@@ -41,26 +37,6 @@ WORLDS = {
     "M3: labels uniform (π = 1)": DirichletWorld(10, 0.1, 1.0),
 }
 TEACHING_RESAMPLES = 200
-
-
-def _simulate(
-    world: str, tests: tuple[str, ...], n: int, n_resamples: int, seed: int
-) -> TestErrorSimulation:
-    model = WORLDS[world]
-    opts = {
-        t: {"n_resamples": TEACHING_RESAMPLES}
-        for t in tests
-        if "n_resamples" in TESTS.get(t).options
-    }
-    return simulate_test_errors(
-        tests,
-        model.sample,
-        n=n,
-        n_resamples=n_resamples,
-        calibrated=model.pi == 0,
-        seed=seed,
-        test_options=opts,
-    )
 
 
 def _pvalue_text(r: CalibrationTestResult) -> str:
@@ -127,15 +103,13 @@ else:
             max_exact_n = pred.n
 
     with errors.show_errors(stop=True):
-        suite = cache.compute(
-            run_tests,
+        suite = calls.tests(
             pred,
             config,
             tests=DEFAULT_SUITE,
             kernel_lens=kernel_lens,
             n_resamples=n_resamples,
             max_exact_n=max_exact_n,
-            spinner="Running the calibration tests…",
         )
 
     finding_slot.markdown(f"**{literal(suite_finding(suite, alpha))}**")
@@ -192,7 +166,7 @@ else:
             key="tests_null_choice",
         )
         chosen = next(r for r in resampled if r.test == choice)
-        widgets.chart(null_distribution_figure(chosen), "tests_null_chart")
+        widgets.chart(calls.null_chart(chosen), "tests_null_chart")
         st.caption(
             f"Histogram of the {chosen.n_resamples:,} statistics resampled under “calibrated”; "
             "the red line is the observed statistic and the shaded region the resamples at "
@@ -226,16 +200,10 @@ with st.expander("Teaching mode: how often does each test err?", icon=":material
     )
     if st.toggle("Run the simulation", key="tests_teach_run") and chosen_tests:
         with errors.show_errors():
-            sim = cache.compute(
-                _simulate,
-                world,
-                tuple(chosen_tests),
-                n,
-                n_resamples,
-                0,
-                spinner="Simulating data sets and testing each one…",
+            sim = calls.test_errors(
+                WORLDS[world], tuple(chosen_tests), n, n_resamples, 0, TEACHING_RESAMPLES
             )
-            widgets.chart(error_rate_figure(sim), "tests_teach_chart")
+            widgets.chart(calls.error_rate_chart(sim), "tests_teach_chart")
             st.caption(
                 f"{n_resamples} data sets of {n} rows, seed 0; resampling tests use "
                 f"{TEACHING_RESAMPLES} resamples here. The paper's Figure 2 shows the same "

@@ -13,13 +13,11 @@ from typing import Any
 import streamlit as st
 
 from core.analyses.findings import validity_finding
-from core.analyses.validity import VALIDITY_LENSES, validity_curves
+from core.analyses.validity import VALIDITY_LENSES
 from core.base.export import safe_csv
 from core.base.numbers import format_number
-from core.figures import bin_validity_figure, epsilon_versus_n_figure, validity_figure
 from core.recalibration import RECALIBRATORS
-from core.stats.guarantees import guarantee_calculator
-from dashboard import cache, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
 
 #: Rows × runs of the default number of runs (50 up to 200,000 rows, then fewer, at least 5).
@@ -52,11 +50,8 @@ def _fmt(value: float | None, spec: str = ".4f") -> str:
 
 def _curves(pred: Any, request: dict[str, Any]) -> Any:
     """Return the validity curves of ``request`` on ``pred``, computing them with progress."""
-    return cache.run_with_progress(
-        ("validity", cache.data_key(pred), tuple(sorted(request.items()))),
-        f"Fitting and judging {request['n_resamples']} random splits",
-        lambda progress: validity_curves(pred, progress=progress, **request),
-    )
+    key = ("validity", cache.data_key(pred), tuple(sorted(request.items())))
+    return calls.validity(key, pred, request)
 
 
 st.title("Validity", anchor=False)
@@ -105,9 +100,7 @@ calc_eps = widgets.number_input(
 )
 report = None
 with errors.show_errors():
-    report = guarantee_calculator(
-        int(calc_n), int(calc_b), float(calc_alpha), epsilon=float(calc_eps)
-    )
+    report = calls.guarantee(int(calc_n), int(calc_b), float(calc_alpha), epsilon=float(calc_eps))
 if report is not None:
     if not report.valid:
         st.warning(
@@ -135,7 +128,7 @@ if report is not None:
         f"**{_fmt(report.largest_bins_marginal, 'd')}** (more bins are sharper, fewer are "
         f"safer; m = {report.min_bin_labels:,} labels per bin now)."
     )
-    widgets.chart(epsilon_versus_n_figure(report), "validity_calc_chart")
+    widgets.chart(calls.epsilon_chart(report), "validity_calc_chart")
 
 # ---------------------------------------------------------------- validity plots
 st.subheader("Validity plots", anchor=False)
@@ -265,7 +258,7 @@ k4.metric(
     help=f"Theorem 3 at α = {result.alpha:g} for n = {result.n_cal:,} and B = {result.n_bins} "
     "(n/a for recalibrators without the guarantee).",
 )
-widgets.chart(validity_figure(result, show_conditional=show_conditional), "validity_chart")
+widgets.chart(calls.validity_chart(result, show_conditional), "validity_chart")
 st.caption(
     f"Solid: mean of {result.n_resamples} runs with a ± sd-of-the-mean band; dashed: theory. "
     + result.theory_note
@@ -288,7 +281,7 @@ st.markdown(
 )
 left, right = st.columns([1, 1])
 with left:
-    widgets.chart(bin_validity_figure(result), "validity_bins_chart")
+    widgets.chart(calls.bin_validity_chart(result), "validity_bins_chart")
 with right:
     shown = result.bins.drop(columns=["positives"])
     if shown["cal_count"].isna().all():

@@ -10,16 +10,14 @@ from typing import Any
 
 import streamlit as st
 
-from core.analyses.analysis import CONSISTENCY_BAND_MAX_BINS, analyze, bootstrap_mode
+from core.analyses.analysis import CONSISTENCY_BAND_MAX_BINS
 from core.base.numbers import COLUMN_LABELS, format_interval, format_number
 from core.estimators import ESTIMATORS
-from core.figures import log_counts
 from core.figures.diagrams import DIAGRAMS
 from core.stats.intervals import (
     level_words,
     with_outside_note,
 )
-from core.stats.lenses import lens_components
 from dashboard import cache, calls, errors, links, widgets
 from dashboard.text import literal
 
@@ -66,9 +64,9 @@ def binned_diagram(pred: Any, result: Any, config: Any) -> None:
         st.markdown(
             f"**Classwise reliability** — one panel per class, per-bin {interval} intervals"
         )
-    fig = calls.reliability_chart(pred, result.config, interval=interval)
-    if config.lens != "classwise":  # the classwise grid has no count panel
-        fig = log_counts(fig, widgets.log_count_toggle("reliability_log_counts"))
+    # the classwise grid has no count panel
+    log = config.lens != "classwise" and widgets.log_count_toggle("reliability_log_counts")
+    fig = calls.reliability_chart(pred, result.config, interval=interval, log=log)
     widgets.chart(fig, "reliability_chart", filename="reliability")
     st.caption(widgets.bin_convention(config))
     bands = [c.band for c in result.components if c.band is not None]
@@ -177,12 +175,11 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     if config.n_resamples == 0:
         st.caption("Bootstrap intervals are off (0 resamples in the sidebar).")
         return None
-    components = lens_components(config.lens, pred.n_classes)
     shared = (
         f"{widgets.interval_words(config.confidence_level, config.bootstrap_interval)} from "
         f"{config.n_resamples:,} resamples shared by all metrics (seed {config.seed})"
     )
-    if bootstrap_mode(config, pred.n, components) == "exact":
+    if calls.bootstrap_kind(pred, config) == "exact":
         st.caption(f"Every estimator on the same bins, with {shared}.")
         with errors.show_errors():
             return calls.analyze(pred, config)
@@ -192,11 +189,7 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
     if cache.asked(job):
         st.caption(f"Every estimator on the same bins, with {shared}: the exact bootstrap.")
         with errors.show_errors():
-            return cache.run_with_progress(
-                job,
-                f"Exact bootstrap: {pred.n:,} rows × {config.n_resamples:,} resamples",
-                lambda progress: analyze(pred, exact, progress=progress),
-            )
+            return calls.exact_analysis(job, pred, exact)
         return None
     st.caption(
         f"Every estimator on the same bins, with {shared} of the **cells** of rows with equal "
