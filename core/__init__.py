@@ -133,6 +133,8 @@ _EXPORTS: dict[str, str] = {
     "subgroup_analysis": "core.analyses.subgroups",
     "SubgroupAnalysis": "core.analyses.subgroups",
     "window_analysis": "core.analyses.subgroups",
+    "GroupOptions": "core.analyses.subgroups",
+    "WindowOptions": "core.analyses.subgroups",
     "window_analysis_stream": "core.stream.windows",
     "WindowAnalysis": "core.analyses.subgroups",
 }

@@ -668,28 +668,16 @@ def _run_metrics_stream(args: argparse.Namespace, window: str | None) -> str:
         config = _config(args, _n_classes(runner))
         check_stream_config(config)
         if window:  # a bad window option fails before the first pass over the rows
+            from core.analyses.subgroups import GroupOptions, WindowOptions
             from core.stream.windows import check_windows, run_windows
 
-            check_windows(
-                runner,
-                config,
-                time=args.time,
-                every=every,  # type: ignore[arg-type]
-                threshold=args.threshold,
-                min_rows=args.min_group_rows,
-            )
+            spans = WindowOptions(args.time, every, args.threshold)  # type: ignore[arg-type]
+            options = GroupOptions(min_rows=args.min_group_rows)
+            check_windows(runner, config, spans, options)
         result = run_analysis(runner, config, model=args.model)
         if window:
             _step(args, f"windows of {args.file}")
-            windows = run_windows(
-                runner,
-                config,
-                time=args.time,
-                every=every,  # type: ignore[arg-type]
-                threshold=args.threshold,
-                min_rows=args.min_group_rows,
-                model=args.model,
-            )
+            windows = run_windows(runner, config, spans, options, model=args.model)
     source, results = result.input, list(result.results)
     if args.json:
         record = records.metrics_record(source, config, results, file=args.file, labels=None)

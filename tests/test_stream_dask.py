@@ -123,6 +123,7 @@ def test_a_csv_dataset_is_sent_to_the_stream_engine(tmp_path, client, frame):
 def test_windows_on_dask_equal_the_stream(tmp_path, client):
     from core.stream.dask import DaskRunner
     from core.stream.load import LoadOptions
+    from core.analyses.subgroups import WindowOptions
     from core.stream.windows import run_windows, window_analysis_stream
 
     rng = np.random.default_rng(5)
@@ -134,7 +135,7 @@ def test_windows_on_dask_equal_the_stream(tmp_path, client):
     pattern = _write(tmp_path / "w", pd.DataFrame({"p": p, "y": y, "ts": ts}), [500, 1_700])
     config = AnalysisConfig(lens="binary", binning="equal-mass", n_resamples=200)
     runner = DaskRunner(pattern, LoadOptions(keep_columns=("ts",)), client=client)
-    (dask_result,) = run_windows(runner, config, time="ts", threshold=0.05).values()
+    (dask_result,) = run_windows(runner, config, WindowOptions("ts", threshold=0.05)).values()
     stream = window_analysis_stream(pattern, config, time="ts", threshold=0.05, batch_rows=700)
     a, b = dask_result.result, stream.result
     assert a.groups == b.groups == ("2024-05-06", "2024-05-07", "2024-05-08", "2024-05-09")

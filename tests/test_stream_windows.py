@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 
 import core
 from core.analyses.analysis import AnalysisConfig
-from core.analyses.subgroups import window_analysis
+from core.analyses.subgroups import WindowOptions, window_analysis
 from core.base.errors import ConfigError, DataError
 from core.cli import main
 from core.data import load_predictions
@@ -277,7 +277,7 @@ def test_models_are_windowed_apart(tmp_path, frame):
     config = AnalysisConfig(n_resamples=100, bootstrap="cells")
     pred = load_predictions(two, keep_columns=["ts"])
     runner = StreamRunner(pattern, LoadOptions(keep_columns=("ts",)), batch_rows=500)
-    got = run_windows(runner, config, time="ts")
+    got = run_windows(runner, config, WindowOptions(time="ts"))
     assert set(got) == {"a", "b"}
     for name, part in pred.by_model().items():
         _same(window_analysis(part, config, time="ts"), got[name])

@@ -72,7 +72,9 @@ __all__ = [
     "SUBGROUP_COLUMNS",
     "WINDOW_UNITS",
     "EqualCalibrationTest",
+    "GroupOptions",
     "SubgroupAnalysis",
+    "WindowOptions",
     "equal_calibration_test",
     "subgroup_analysis",
     "subgroup_metrics",
@@ -97,6 +99,82 @@ TEST_FORMULA = (
     "T = Σ_b (n_b − 1) · Σ_g n_gb (r̄_gb − r̄_b)² / Σ_{i∈b} (r_i − r̄_b)²,  r = y − s,  "
     "T ~ χ²(Σ_b (G_b − 1)) under equal calibration"
 )
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """How groups (subgroups or time windows) are measured, checked when made.
+
+    Attributes
+    ----------
+    estimator : str or None
+        A metric key ``"name@p"`` (or a name, with the config's norm) of an estimator that
+        reads fixed bins; None for the config's estimator.
+    min_rows : int
+        Groups with fewer rows are flagged small: shown, not judged or tested.
+    n_resamples, confidence_level, seed : optional
+        The bootstrap's settings; None for the config's (0 resamples: no intervals).
+
+    Raises
+    ------
+    ConfigError
+        For ``min_rows`` that is not a whole number ≥ 1. What depends on the config (the
+        estimator, the resampling settings it fills in) is checked with it, by
+        :func:`metric_settings`.
+    """
+
+    estimator: str | None = None
+    min_rows: int = MIN_GROUP_ROWS
+    n_resamples: int | None = None
+    confidence_level: float | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        m = self.min_rows
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+            raise ConfigError(f"min_rows must be an integer ≥ 1; got {m!r}.")
+
+
+@dataclass(frozen=True)
+class WindowOptions:
+    """Which time windows, and the threshold they are judged against, checked when made.
+
+    Attributes
+    ----------
+    time : str or None
+        The time column; None for windows of ``every`` rows in file order.
+    every : {"day", "week"} or int
+        Calendar days, weeks from Monday, or ``N`` rows (a whole number ≥ 1).
+    threshold : float or None
+        The largest acceptable error: the first judged window over it is reported.
+
+    Raises
+    ------
+    ConfigError
+        For windows that are no unit or number of rows, a day or a week without a time
+        column, or a threshold that is not a number ≥ 0.
+    """
+
+    time: str | None = None
+    every: str | int = "day"
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        every = self.every
+        if isinstance(every, (int, np.integer)) and not isinstance(every, bool):
+            if every < 1:
+                raise ConfigError(f"A window holds at least 1 row; got {every}.")
+            object.__setattr__(self, "every", int(every))
+        else:
+            if every not in WINDOW_UNITS:
+                raise ConfigError(
+                    f"Windows are 'day', 'week' or a number of rows; got {every!r}."
+                )
+            if self.time is None:
+                raise ConfigError("Windows of a day or a week need a time column (time=...).")
+        check_threshold(self.threshold)
+        if self.threshold is not None:
+            object.__setattr__(self, "threshold", float(self.threshold))
 
 
 @dataclass(frozen=True)
@@ -516,8 +594,8 @@ def equal_calibration_from_sums(
 
 
 @dataclass(frozen=True)
-class _Settings:
-    """The checked settings of a grouped analysis."""
+class GroupSettings:
+    """The settings of a grouped analysis, checked against its config (:func:`metric_settings`)."""
 
     config: AnalysisConfig
     spec: MetricSpec
@@ -528,16 +606,32 @@ class _Settings:
 
 
 def metric_settings(
-    config: AnalysisConfig | None,
-    *,
-    estimator: str | None,
-    min_rows: int,
-    n_resamples: int | None,
-    confidence_level: float | None,
-    seed: int | None,
-    what: str,
-) -> _Settings:
+    config: AnalysisConfig | None, options: GroupOptions, *, what: str
+) -> GroupSettings:
+    """Check the options of a grouped analysis against its config and fill in the config's.
+
+    Parameters
+    ----------
+    config : AnalysisConfig or None
+        The analysis config (None: the defaults).
+    options : GroupOptions
+        The groups' options.
+    what : str
+        The groups' word in messages ("groups", "windows").
+
+    Returns
+    -------
+    GroupSettings
+        The config, the metric, and the resampling settings and ``min_rows`` to use.
+
+    Raises
+    ------
+    ConfigError
+        For a lens without bins, an estimator that does not read fixed bins, or bad
+        resampling settings.
+    """
     config = check_config(config)
+    n_resamples, confidence_level, seed = options.n_resamples, options.confidence_level, options.seed
     if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
             f"{what.capitalize()} are measured on identical bins; the {config.lens!r} lens has "
@@ -548,21 +642,25 @@ def metric_settings(
         config.confidence_level if confidence_level is None else confidence_level,
         config.seed if seed is None else seed,
     )
-    if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 1:
-        raise ConfigError(f"min_rows must be an integer ≥ 1; got {min_rows!r}.")
-    spec = parse_metric(estimator or config.estimator, default_norm=config.norm)
+    spec = parse_metric(options.estimator or config.estimator, default_norm=config.norm)
     if spec.kind != "shared-bins":
         usable = ", ".join(ESTIMATORS.names(from_bins=True))
         raise ConfigError(
             f"{what.capitalize()} are measured on identical bins, and {spec.label} does not "
             f"read fixed bins (it chooses its own, or has none); use one of {usable}."
         )
-    return _Settings(
-        config, spec, int(n_resamples), float(confidence_level), int(seed_value), int(min_rows)
+    return GroupSettings(
+        config,
+        spec,
+        int(n_resamples),
+        float(confidence_level),
+        int(seed_value),
+        int(options.min_rows),
     )
 
 
-def metric_call(settings: _Settings, class_names: Sequence[str]) -> EstimatorCall:
+def metric_call(settings: GroupSettings, class_names: Sequence[str]) -> EstimatorCall:
+    """Return the estimator call of a grouped analysis's metric on its config's bins."""
     config = settings.config
     return EstimatorCall.make(
         settings.spec.name,
@@ -624,24 +722,12 @@ def _grouped_analysis(
     codes: np.ndarray,
     names: tuple[str, ...],
     by: tuple[str, ...],
+    options: GroupOptions,
     *,
-    estimator: str | None,
-    min_rows: int,
-    n_resamples: int | None,
-    confidence_level: float | None,
-    seed: int | None,
     run_test: bool,
     what: str,
 ) -> SubgroupAnalysis:
-    st = metric_settings(
-        config,
-        estimator=estimator,
-        min_rows=min_rows,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        what=what,
-    )
+    st = metric_settings(config, options, what=what)
     config, seed_value, n_resamples = st.config, st.seed, st.n_resamples
     n_groups = len(names)
     views = BinnedViews(pred.probs, pred.labels, pred.class_names, config.class_weights)
@@ -720,11 +806,7 @@ def grouped_from_cells(
     class_names: Sequence[str],
     *,
     config: AnalysisConfig | None,
-    estimator: str | None = None,
-    min_rows: int = MIN_GROUP_ROWS,
-    n_resamples: int | None = None,
-    confidence_level: float | None = None,
-    seed: int | None = None,
+    options: GroupOptions | None = None,
     run_test: bool = True,
     what: str = "groups",
 ) -> SubgroupAnalysis:
@@ -744,8 +826,10 @@ def grouped_from_cells(
         The grouping columns (``("window",)`` for windows).
     class_names : sequence of str
         Class names.
-    config, estimator, min_rows, n_resamples, confidence_level, seed
+    config : AnalysisConfig or None
         As for :func:`subgroup_analysis`.
+    options : GroupOptions, optional
+        The groups' options (default ``GroupOptions()``: the config's settings).
     run_test : bool, default=True
         Whether to test equal calibration.
     what : str, default="groups"
@@ -756,15 +840,7 @@ def grouped_from_cells(
     SubgroupAnalysis
         As :func:`subgroup_analysis` returns it.
     """
-    st = metric_settings(
-        config,
-        estimator=estimator,
-        min_rows=min_rows,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        what=what,
-    )
+    st = metric_settings(config, options or GroupOptions(), what=what)
     call = metric_call(st, class_names)
     check_cells_readable(call, st.spec, what)
     groups = list(groups)
@@ -845,7 +921,7 @@ def _cell_sums(groups: Sequence[Any], c: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _assemble(
-    st: _Settings,
+    st: GroupSettings,
     by: tuple[str, ...],
     names: tuple[str, ...],
     counts: np.ndarray,
@@ -1071,19 +1147,9 @@ def subgroup_analysis(
             f"The rows form {len(groups)} group by {', '.join(map(repr, groups.by))}; "
             "calibration per subgroup needs two or more. Pick another column."
         )
+    options = GroupOptions(estimator, min_rows, n_resamples, confidence_level, seed)
     return _grouped_analysis(
-        pred,
-        config,
-        groups.codes,
-        groups.names,
-        groups.by,
-        estimator=estimator,
-        min_rows=min_rows,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        run_test=True,
-        what="groups",
+        pred, config, groups.codes, groups.names, groups.by, options, run_test=True, what="groups"
     )
 
 
@@ -1229,24 +1295,14 @@ def window_analysis(
     WindowAnalysis
         The per-window analysis and the first breaking windows.
     """
+    windows = WindowOptions(time, every, threshold)
+    options = GroupOptions(estimator, min_rows, n_resamples, confidence_level, seed)
     pred = as_predictions(data)
-    codes, names = window_codes(pred, time=time, every=every)
-    check_threshold(threshold)
+    codes, names = window_codes(pred, time=windows.time, every=windows.every)
     result = _grouped_analysis(
-        pred,
-        config,
-        codes,
-        names,
-        ("window",),
-        estimator=estimator,
-        min_rows=min_rows,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        run_test=len(names) >= 2,
-        what="windows",
+        pred, config, codes, names, ("window",), options, run_test=len(names) >= 2, what="windows"
     )
-    return with_breaches(result, time=time, every=every, threshold=threshold)
+    return with_breaches(result, windows)
 
 
 def check_threshold(threshold: Any) -> None:
@@ -1260,17 +1316,15 @@ def check_threshold(threshold: Any) -> None:
         raise ConfigError(f"The threshold must be a number ≥ 0; got {threshold!r}.")
 
 
-def with_breaches(
-    result: SubgroupAnalysis, *, time: str | None, every: str | int, threshold: float | None
-) -> WindowAnalysis:
+def with_breaches(result: SubgroupAnalysis, windows: WindowOptions) -> WindowAnalysis:
     """Return the windows' analysis with the first windows that break the threshold.
 
     Parameters
     ----------
     result : SubgroupAnalysis
         The analysis whose groups are the windows in time order.
-    time, every, threshold
-        As for :func:`window_analysis`.
+    windows : WindowOptions
+        The windows and the threshold.
 
     Returns
     -------
@@ -1278,6 +1332,7 @@ def with_breaches(
         The first judged window over ``threshold`` and the first whose interval lies
         wholly above it.
     """
+    threshold = windows.threshold
     first = first_sure = None
     if threshold is not None:
         for row in result.table.itertuples(index=False):
@@ -1289,9 +1344,9 @@ def with_breaches(
                 first_sure = row.group
     return WindowAnalysis(
         result=result,
-        time=time,
-        every=every,
-        threshold=None if threshold is None else float(threshold),
+        time=windows.time,
+        every=windows.every,
+        threshold=threshold,
         first_breach=first,
         first_sure_breach=first_sure,
     )

@@ -34,10 +34,10 @@ import numpy as np
 
 from core.analyses.analysis import AnalysisConfig, check_config
 from core.analyses.subgroups import (
-    WINDOW_UNITS,
+    GroupOptions,
     WindowAnalysis,
+    WindowOptions,
     check_cells_readable,
-    check_threshold,
     grouped_from_cells,
     metric_call,
     metric_settings,
@@ -286,75 +286,51 @@ class _Windows(AnalysisPasses):
         return plan, got
 
 
-def _check_every(time: str | None, every: Any) -> str | int:
-    if isinstance(every, (int, np.integer)) and not isinstance(every, bool):
-        if every < 1:
-            raise ConfigError(f"A window holds at least 1 row; got {every}.")
-        return int(every)
-    if every not in WINDOW_UNITS:
-        raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
-    if time is None:
-        raise ConfigError("Windows of a day or a week need a time column (time=...).")
-    return str(every)
-
-
 def check_windows(
     runner: Any,
-    config: AnalysisConfig | None = None,
-    *,
-    time: str | None = None,
-    every: str | int = "day",
-    threshold: float | None = None,
-    min_rows: int = MIN_GROUP_ROWS,
-    estimator: str | None = None,
-    n_resamples: int | None = None,
-    confidence_level: float | None = None,
-    seed: int | None = None,
-) -> tuple[AnalysisConfig, str | int, dict[str, Any]]:
+    config: AnalysisConfig | None,
+    windows: WindowOptions,
+    options: GroupOptions | None = None,
+) -> AnalysisConfig:
     """Check the options of :func:`run_windows` before any pass over the rows.
 
     A caller that reads the stream for something else first (``calibscope metrics
     --window``) calls it beforehand, so a bad option fails before the first pass.
 
+    Parameters
+    ----------
+    runner : StreamRunner or DaskRunner
+        Where the rows are read (for the class names).
+    config : AnalysisConfig or None
+        The analysis config.
+    windows : WindowOptions
+        The windows and the threshold (checked when made).
+    options : GroupOptions, optional
+        How the windows are measured.
+
     Returns
     -------
-    config, every, options
-        The checked config and window unit, and the options of the windows' analysis
-        (``estimator``, ``min_rows``, ``n_resamples``, ``confidence_level``, ``seed``).
+    AnalysisConfig
+        The checked config.
 
     Raises
     ------
     ConfigError
-        For a bad window, threshold, estimator or option.
+        For an estimator or option a stream cannot honour.
     """
     config = check_config(config)
     check_stream_config(config)
-    every = _check_every(time, every)
-    check_threshold(threshold)
-    options = {
-        "estimator": estimator,
-        "min_rows": min_rows,
-        "n_resamples": n_resamples,
-        "confidence_level": confidence_level,
-        "seed": seed,
-    }
-    st = metric_settings(config, what="windows", **options)
+    st = metric_settings(config, options or GroupOptions(), what="windows")
     check_cells_readable(metric_call(st, runner.plan().class_names), st.spec, "windows")
-    return config, every, options
+    return config
 
 
 def run_windows(
     runner: Any,
-    config: AnalysisConfig | None = None,
+    config: AnalysisConfig | None,
+    windows: WindowOptions,
+    options: GroupOptions | None = None,
     *,
-    time: str | None = None,
-    every: str | int = "day",
-    threshold: float | None = None,
-    min_rows: int = MIN_GROUP_ROWS,
-    estimator: str | None = None,
-    n_resamples: int | None = None,
-    confidence_level: float | None = None,
-    seed: int | None = None,
     split_models: bool = True,
     model: str | None = None,
 ) -> dict[str | None, WindowAnalysis]:
@@ -364,8 +340,8 @@ def run_windows(
     ----------
     runner : StreamRunner or DaskRunner
         Where the rows are read.
-    config, time, every, threshold, min_rows, estimator, n_resamples, confidence_level, seed
-        As for :func:`window_analysis_stream`.
+    config, windows, options
+        As for :func:`check_windows`.
     split_models : bool, default=True
         One analysis per model of a model column (as ``calibscope metrics`` does).
     model : str, optional
@@ -376,18 +352,9 @@ def run_windows(
     dict
         Model (None for all rows) → its :class:`~core.analyses.subgroups.WindowAnalysis`.
     """
-    config, every, options = check_windows(
-        runner,
-        config,
-        time=time,
-        every=every,
-        threshold=threshold,
-        min_rows=min_rows,
-        estimator=estimator,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-    )
+    options = options or GroupOptions()
+    config = check_windows(runner, config, windows, options)
+    time, every = windows.time, windows.every
     job = _Windows(runner, config, split=split_models or model is not None, only=model)
     plan, got = job.cells(time, every)
     out = {}
@@ -406,11 +373,11 @@ def run_windows(
             ("window",),
             plan.class_names,
             config=config,
+            options=options,
             run_test=keys.size >= 2,
             what="windows",
-            **options,
         )
-        out[name] = with_breaches(result, time=time, every=every, threshold=threshold)
+        out[name] = with_breaches(result, windows)
     return out
 
 
@@ -479,23 +446,14 @@ def window_analysis_stream(
         stream cannot honour, and ``N``-row windows by a time column the rows are not
         sorted by.
     """
+    windows = WindowOptions(time, every, threshold)
+    options = GroupOptions(estimator, min_rows, n_resamples, confidence_level, seed)
     load = load or LoadOptions()
     if time is not None:
         load = replace(load, keep_columns=(*load.keep_columns, time))
     runner = StreamRunner(source, load, batch_rows=batch_rows, progress=progress, limits=limits)
     got = run_windows(
-        runner,
-        config,
-        time=time,
-        every=every,
-        threshold=threshold,
-        min_rows=min_rows,
-        estimator=estimator,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        split_models=model is not None,
-        model=model,
+        runner, config, windows, options, split_models=model is not None, model=model
     )
     if not got:
         raise ConfigError(f"No rows of model {model!r} in {runner.source}.")
