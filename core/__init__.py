@@ -98,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     # several models on identical bins
     "ModelComparison": "core.analyses.model_comparison",
     "compare_models": "core.analyses.model_comparison",
+    "ComparisonOptions": "core.analyses.model_comparison",
     # calibration tests
     "TESTS": "core.analyses.calibration_tests",
     "CalibrationTestResult": "core.analyses.calibration_tests",

@@ -932,6 +932,7 @@ def _run_compare(args: argparse.Namespace) -> str:
         raise _Failure("compare takes several models: use --models A,B instead of --model.")
     metrics = [k.strip() for k in args.metrics.split(",") if k.strip()]
     if args.engine != "memory":
+        from core.analyses.model_comparison import ComparisonOptions
         from core.stream.analysis import check_stream_config
         from core.stream.compare import run_comparison
 
@@ -947,9 +948,8 @@ def _run_compare(args: argparse.Namespace) -> str:
             config = _config(args, _n_classes(runner))
             check_stream_config(config)
             _step(args, f"comparing the models of {args.file}")
-            result = run_comparison(
-                runner, config, metrics=metrics, models=wanted, reference=args.reference
-            )
+            options = ComparisonOptions(tuple(metrics), args.reference)
+            result = run_comparison(runner, config, options, models=wanted)
         return _compare_output(args, result.input, config, result.comparison)
     pred = _load(args)
     if pred.model is None:

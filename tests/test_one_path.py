@@ -119,4 +119,8 @@ def test_every_surface_shows_the_same_numbers(sample, file, lens, tmp_path):
             v, lo, hi = api[m].loc[name]
             label = labels[key]
             shown = table.loc[m, [label, f"{label} low", f"{label} high"]].to_numpy(dtype=float)
-            assert np.allclose(shown, [v, lo, hi], rtol=1e-12, atol=0), (m, key, shown - [v, lo, hi])
+            assert np.allclose(shown, [v, lo, hi], rtol=1e-12, atol=0), (
+                m,
+                key,
+                shown - [v, lo, hi],
+            )

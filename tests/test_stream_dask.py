@@ -121,9 +121,9 @@ def test_a_csv_dataset_is_sent_to_the_stream_engine(tmp_path, client, frame):
 
 
 def test_windows_on_dask_equal_the_stream(tmp_path, client):
+    from core.analyses.subgroups import WindowOptions
     from core.stream.dask import DaskRunner
     from core.stream.load import LoadOptions
-    from core.analyses.subgroups import WindowOptions
     from core.stream.windows import run_windows, window_analysis_stream
 
     rng = np.random.default_rng(5)

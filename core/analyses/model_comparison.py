@@ -88,6 +88,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "MetricSpec",
     "ModelComparison",
+    "ComparisonOptions",
     "ComparisonPlan",
     "ModelValues",
     "compare_models",
@@ -543,28 +544,89 @@ def compare_models(
     >>> cmp.paired, cmp.reference
     (True, 'a')
     """
-    plan = prepare_comparison(
-        parts,
-        config=config,
-        metrics=metrics,
-        reference=reference,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        test=test,
-        test_options=test_options,
+    options = ComparisonOptions(
+        metrics, reference, n_resamples, confidence_level, seed, test, test_options
     )
+    plan = prepare_comparison(parts, config=config, options=options)
     return plan.finish([plan.model_values(m) for m in plan.models])
 
 
-def check_options(
-    config: AnalysisConfig,
-    metrics: Sequence[str],
-    n_resamples: int | None,
-    confidence_level: float | None,
-    seed: int | None,
-) -> tuple[tuple[MetricSpec, ...], int, float, int]:
-    """Return a comparison's metrics, resamples, level and seed, checked (config's defaults).
+@dataclass(frozen=True)
+class ComparisonOptions:
+    """What a comparison measures, against which model, and its bootstrap and test.
+
+    The options beside a comparison's :class:`~core.analyses.analysis.AnalysisConfig`,
+    checked when made as far as they do not depend on the config (the rest:
+    :func:`check_options`).
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        Metric keys (:func:`parse_metric`), at least one.
+    reference : str or None
+        The model differences are taken against; None for the best by the first metric.
+    n_resamples, confidence_level, seed : optional
+        The bootstrap's settings; None for the config's.
+    test : str or None
+        A name in :data:`core.analyses.calibration_tests.TESTS` run on every model.
+    test_options : mapping or None
+        Options of the test (default: ``n_resamples=1000`` for a resampling test).
+
+    Raises
+    ------
+    ConfigError
+        For no metric or an unknown test.
+    """
+
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    reference: str | None = None
+    n_resamples: int | None = None
+    confidence_level: float | None = None
+    seed: int | None = None
+    test: str | None = None
+    test_options: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        if not self.metrics:
+            raise ConfigError("Choose at least one metric to compare the models on.")
+        if self.test is not None:
+            TESTS.get(self.test)
+
+
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """A comparison's options checked against its config (:func:`check_options`).
+
+    Attributes
+    ----------
+    specs : tuple of MetricSpec
+        The metrics, each once.
+    reference : str or None
+        As asked (checked against the models when they are known).
+    n_resamples : int
+        Resamples (the config's when not given).
+    confidence_level : float
+        Interval level.
+    seed : int
+        The seed every model derives its own from.
+    test : str or None
+        The calibration test run on every model.
+    test_options : mapping or None
+        Its options.
+    """
+
+    specs: tuple[MetricSpec, ...]
+    reference: str | None
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    test: str | None
+    test_options: Mapping[str, Any] | None
+
+
+def check_options(config: AnalysisConfig, options: ComparisonOptions) -> ComparisonSettings:
+    """Return a comparison's options checked against its config (the config's defaults).
 
     Raises
     ------
@@ -572,17 +634,23 @@ def check_options(
         For unknown or repeated metrics, or an invalid number of resamples, level or seed.
     """
     n_resamples, confidence_level, seed_value = check_resampling(
-        config.n_resamples if n_resamples is None else n_resamples,
-        config.confidence_level if confidence_level is None else confidence_level,
-        config.seed if seed is None else seed,
+        config.n_resamples if options.n_resamples is None else options.n_resamples,
+        config.confidence_level if options.confidence_level is None else options.confidence_level,
+        config.seed if options.seed is None else options.seed,
         why="every model derives its seed from it",
     )
-    specs = tuple(parse_metric(k, default_norm=config.norm) for k in metrics)
-    if not specs:
-        raise ConfigError("Choose at least one metric to compare the models on.")
+    specs = tuple(parse_metric(k, default_norm=config.norm) for k in options.metrics)
     if len({s.key for s in specs}) != len(specs):
         raise ConfigError("A metric is listed twice; list each metric once.")
-    return specs, int(n_resamples), float(confidence_level), seed_value
+    return ComparisonSettings(
+        specs=specs,
+        reference=options.reference,
+        n_resamples=int(n_resamples),
+        confidence_level=float(confidence_level),
+        seed=seed_value,
+        test=options.test,
+        test_options=options.test_options,
+    )
 
 
 def call_options(config: AnalysisConfig, class_names: Sequence[str]) -> dict[str, Any]:
@@ -655,21 +723,15 @@ def prepare_comparison(
     parts: Mapping[str, Any],
     *,
     config: AnalysisConfig | None = None,
-    metrics: Sequence[str] = DEFAULT_METRICS,
-    reference: str | None = None,
-    n_resamples: int | None = None,
-    confidence_level: float | None = None,
-    seed: int | None = None,
-    test: str | None = None,
-    test_options: Mapping[str, Any] | None = None,
+    options: ComparisonOptions | None = None,
 ) -> ComparisonPlan:
     """Check the inputs of :func:`compare_models` and fix what every model shares.
 
     The shared edges, the metrics' calls and the models' seeds; each model's values and
     resamples then come from :meth:`ComparisonPlan.model_values` (independent of the other
     models: a report computes them in the job that analyses the model) and
-    :meth:`ComparisonPlan.finish` makes the comparison. Parameters, errors: as for
-    :func:`compare_models`.
+    :meth:`ComparisonPlan.finish` makes the comparison. ``options`` are the comparison's
+    (default ``ComparisonOptions()``); parameters, errors: as for :func:`compare_models`.
 
     Returns
     -------
@@ -677,11 +739,8 @@ def prepare_comparison(
         What the models' values are computed from.
     """
     config = check_comparison_config(config)
-    specs, n_resamples, confidence_level, seed = check_options(
-        config, metrics, n_resamples, confidence_level, seed
-    )
-    if test is not None:
-        TESTS.get(test)
+    settings = check_options(config, options or ComparisonOptions())
+    specs, reference, seed = settings.specs, settings.reference, settings.seed
     if len(parts) < 2:
         raise DataError(too_few_models(len(parts)))
 
@@ -710,10 +769,12 @@ def prepare_comparison(
     shared_calls = _shared_calls(specs, opts)
     others = [s for s in specs if s.kind != "shared-bins"]
     model_seeds = {m: model_seed(seed, i, paired) for i, m in enumerate(models)}
-    mode = comparison_mode(config, n_resamples, [data[m].n for m in models], len(components))
+    mode = comparison_mode(
+        config, settings.n_resamples, [data[m].n for m in models], len(components)
+    )
     return ComparisonPlan(
         config=config,
-        specs=specs,
+        settings=settings,
         models=models,
         data=data,
         views=views,
@@ -728,12 +789,6 @@ def prepare_comparison(
         others=tuple(others),
         model_seeds=model_seeds,
         paired=paired,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        reference=reference,
-        test=test,
-        test_options=test_options,
         mode=mode,
     )
 
@@ -785,7 +840,7 @@ class ComparisonPlan:
     """
 
     config: AnalysisConfig
-    specs: tuple[MetricSpec, ...]
+    settings: ComparisonSettings
     models: tuple[str, ...]
     data: dict[str, Any]
     views: dict[str, BinnedViews]
@@ -800,12 +855,6 @@ class ComparisonPlan:
     others: tuple[MetricSpec, ...]
     model_seeds: dict[str, int]
     paired: bool
-    n_resamples: int
-    confidence_level: float
-    seed: int
-    reference: str | None
-    test: str | None
-    test_options: Mapping[str, Any] | None
     mode: str = "exact"
 
     def model_values(self, m: str) -> ModelValues:
@@ -817,9 +866,9 @@ class ComparisonPlan:
         if self.shared_calls:
             self._shared_values(m, values, dists, truths)
         boot_specs, known, other_calls = self._other_values(m, values, notes_by)
-        if self.n_resamples and self.mode != "exact":
+        if self.settings.n_resamples and self.mode != "exact":
             dists.update(self._cell_values(m, notes_by))
-        elif self.n_resamples and boot_specs:
+        elif self.settings.n_resamples and boot_specs:
             dists.update(self._exact_resamples(m, boot_specs, known, notes_by))
         resampled = {k: c for k, c in other_calls.items() if (m, k) in dists}
         if pivots(self.config.bootstrap_interval) and resampled:
@@ -835,7 +884,7 @@ class ComparisonPlan:
     ) -> None:
         """Add model ``m``'s shared-bin estimates, their pivots and (exact) resamples."""
         comps, weights, shared_calls = self.comps, self.weights, self.shared_calls
-        n, m_seed, n_resamples = self.data[m].n, self.model_seeds[m], self.n_resamples
+        n, m_seed, n_resamples = self.data[m].n, self.model_seeds[m], self.settings.n_resamples
         streams = {key: NormalStream(m_seed) for key in shared_calls}
         full = _shared_bin_values(
             np.arange(n, dtype=np.intp)[None, :], comps[m], weights, shared_calls, streams
@@ -902,8 +951,8 @@ class ComparisonPlan:
                 None,
                 None,
                 specs,
-                n_resamples=self.n_resamples,
-                confidence_level=self.confidence_level,
+                n_resamples=self.settings.n_resamples,
+                confidence_level=self.settings.confidence_level,
                 seed=self.model_seeds[m],
                 views=self.views[m],
                 binary=pred.binary,
@@ -976,7 +1025,7 @@ class ComparisonPlan:
         """Return the shared-bin calls the cells resample; note the others as analyze does."""
         fits = resampled_by_cells(self.shared_calls)
         extra = "no interval at this n with the fast bootstrap: choose the exact bootstrap"
-        for s in self.specs:
+        for s in self.settings.specs:
             if s.kind != "score" and s.key not in fits:
                 notes[m, s.key] = "; ".join(filter(None, [notes.get((m, s.key), ""), extra]))
         return fits
@@ -984,7 +1033,9 @@ class ComparisonPlan:
     def _row_values(self, m: str, *, every: bool = False) -> dict[str, np.ndarray]:
         """Per-row values of the compared scores (``every``: of every score, in order)."""
         pred = self.data[m]
-        names = SCORES.names() if every else [s.name for s in self.specs if s.kind == "score"]
+        names = (
+            SCORES.names() if every else [s.name for s in self.settings.specs if s.kind == "score"]
+        )
         return {
             name: SCORES.get(name).rows(pred.probs, pred.labels, binary=pred.binary)
             for name in names
@@ -1004,8 +1055,13 @@ class ComparisonPlan:
             **config.binning_options(),
             row_values=self._row_values(m),
         )
-        stats: dict[str, Any] = {**fits, **{s.key: s.name for s in self.specs if s.kind == "score"}}
-        got = cell_bootstrap(cells, stats, n_resamples=self.n_resamples, seed=seed, est_seed=seed)
+        stats: dict[str, Any] = {
+            **fits,
+            **{s.key: s.name for s in self.settings.specs if s.kind == "score"},
+        }
+        got = cell_bootstrap(
+            cells, stats, n_resamples=self.settings.n_resamples, seed=seed, est_seed=seed
+        )
         return {(m, key): dist for key, dist in got.items()}
 
     def _paired_cell_values(
@@ -1019,7 +1075,7 @@ class ComparisonPlan:
         """
         config, models = self.config, self.models
         rows = {m: self._row_values(m, every=True) for m in models}
-        compared = [s.name for s in self.specs if s.kind == "score"]
+        compared = [s.name for s in self.settings.specs if s.kind == "score"]
         fits = resampled_by_cells(self.shared_calls)
         cells = joint_cells(
             [self.comps[m] for m in models],
@@ -1028,7 +1084,12 @@ class ComparisonPlan:
             row_values=[{name: rows[m][name] for name in compared} for m in models],
         )
         joint = joint_dists(
-            cells, models, self.specs, fits, n_resamples=self.n_resamples, seed=self.seed
+            cells,
+            models,
+            self.settings.specs,
+            fits,
+            n_resamples=self.settings.n_resamples,
+            seed=self.settings.seed,
         )
         own: dict[tuple[str, str], np.ndarray] = {}
         for m in models:
@@ -1039,9 +1100,9 @@ class ComparisonPlan:
                 own_cell_dists(
                     mine,
                     m,
-                    self.specs,
+                    self.settings.specs,
                     fits,
-                    n_resamples=self.n_resamples,
+                    n_resamples=self.settings.n_resamples,
                     seed=self.model_seeds[m],
                 )
             )
@@ -1060,24 +1121,26 @@ class ComparisonPlan:
             notes_by.update(part.notes)
             truths.update(part.truths)
         own = None
-        if self.mode != "exact" and self.paired and self.n_resamples:
+        if self.mode != "exact" and self.paired and self.settings.n_resamples:
             joint, own = self._paired_cell_values()
             dists.update(joint)
-        tests = _tests(data, models, self.test, self.config, self.model_seeds, self.test_options)
+        tests = _tests(
+            data,
+            models,
+            self.settings.test,
+            self.config,
+            self.model_seeds,
+            self.settings.test_options,
+        )
         return assemble_comparison(
             config=self.config,
-            specs=self.specs,
+            settings=self.settings,
             models=models,
             n={m: data[m].n for m in models},
             values=values,
             dists=dists,
             notes_by=notes_by,
-            reference=self.reference,
             paired=self.paired,
-            n_resamples=self.n_resamples,
-            confidence_level=self.confidence_level,
-            seed=self.seed,
-            test=self.test,
             tests=tests,
             components=self.components,
             edges=self.edges,
@@ -1186,18 +1249,13 @@ def _own_bins_note(spec: MetricSpec, config: AnalysisConfig) -> str:
 def assemble_comparison(
     *,
     config: AnalysisConfig,
-    specs: tuple[MetricSpec, ...],
+    settings: ComparisonSettings,
     models: tuple[str, ...],
     n: Mapping[str, int],
     values: Mapping[tuple[str, str], float],
     dists: Mapping[tuple[str, str], np.ndarray],
     notes_by: Mapping[tuple[str, str], str],
-    reference: str | None,
     paired: bool,
-    n_resamples: int,
-    confidence_level: float,
-    seed: int,
-    test: str | None,
     tests: pd.DataFrame,
     components: Sequence[str],
     edges: tuple[np.ndarray, ...],
@@ -1225,6 +1283,12 @@ def assemble_comparison(
     ModelComparison
         The comparison.
     """
+    specs, reference, test = settings.specs, settings.reference, settings.test
+    n_resamples, confidence_level, seed = (
+        settings.n_resamples,
+        settings.confidence_level,
+        settings.seed,
+    )
     dists = dict(dists)
     by_model = dists if own is None else {**dists, **own}
     ranks = _ranks(models, specs, values)

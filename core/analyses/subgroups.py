@@ -167,9 +167,7 @@ class WindowOptions:
             object.__setattr__(self, "every", int(every))
         else:
             if every not in WINDOW_UNITS:
-                raise ConfigError(
-                    f"Windows are 'day', 'week' or a number of rows; got {every!r}."
-                )
+                raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
             if self.time is None:
                 raise ConfigError("Windows of a day or a week need a time column (time=...).")
         check_threshold(self.threshold)
@@ -631,7 +629,11 @@ def metric_settings(
         resampling settings.
     """
     config = check_config(config)
-    n_resamples, confidence_level, seed = options.n_resamples, options.confidence_level, options.seed
+    n_resamples, confidence_level, seed = (
+        options.n_resamples,
+        options.confidence_level,
+        options.seed,
+    )
     if LENSES.get(config.lens).kernel_only:
         raise ConfigError(
             f"{what.capitalize()} are measured on identical bins; the {config.lens!r} lens has "

@@ -49,6 +49,7 @@ import numpy as np
 from core.analyses.analysis import AnalysisConfig, check_config
 from core.analyses.model_comparison import (
     DEFAULT_METRICS,
+    ComparisonOptions,
     ModelComparison,
     assemble_comparison,
     call_options,
@@ -436,14 +437,9 @@ class StreamComparison:
 def run_comparison(
     runner: Any,
     config: AnalysisConfig | None = None,
+    options: ComparisonOptions | None = None,
     *,
-    metrics: Sequence[str] = DEFAULT_METRICS,
     models: Sequence[str] | None = None,
-    reference: str | None = None,
-    n_resamples: int | None = None,
-    confidence_level: float | None = None,
-    seed: int | None = None,
-    test: str | None = None,
 ) -> StreamComparison:
     """Run the passes of a streamed comparison with a runner (stream or Dask).
 
@@ -451,7 +447,12 @@ def run_comparison(
     ----------
     runner : StreamRunner or DaskRunner
         Where the rows are read.
-    config, metrics, models, reference, n_resamples, confidence_level, seed, test
+    config : AnalysisConfig, optional
+        As for :func:`compare_stream`.
+    options : ComparisonOptions, optional
+        The metrics, reference and bootstrap (default ``ComparisonOptions()``); a stream
+        runs no calibration test.
+    models : sequence of str, optional
         As for :func:`compare_stream`.
 
     Returns
@@ -461,14 +462,15 @@ def run_comparison(
     """
     config = check_comparison_config(config)
     check_stream_config(config)
-    if test is not None:
+    options = options or ComparisonOptions()
+    if options.test is not None:
         raise ConfigError(
-            f"The calibration test {test!r} runs on every model's rows, which a stream does not "
-            "keep: run compare without a test, or with --engine memory."
+            f"The calibration test {options.test!r} runs on every model's rows, which a stream "
+            "does not keep: run compare without a test, or with --engine memory."
         )
-    specs, n_resamples, confidence_level, seed_value = check_options(
-        config, metrics, n_resamples, confidence_level, seed
-    )
+    settings = check_options(config, options)
+    specs, n_resamples, seed_value = settings.specs, settings.n_resamples, settings.seed
+    reference = settings.reference
     wanted = None if models is None else tuple(dict.fromkeys(str(m) for m in models))
 
     plan = runner.plan()
@@ -529,18 +531,13 @@ def run_comparison(
 
     comparison = assemble_comparison(
         config=config,
-        specs=specs,
+        settings=settings,
         models=names,
         n=n,
         values=values,
         dists=dists,
         notes_by=notes,
-        reference=reference,
         paired=paired,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed_value,
-        test=None,
         tests=pd.DataFrame(
             columns=["model", "test", "lens", "statistic", "pvalue", "bound", "note"]
         ),
@@ -843,16 +840,8 @@ def compare_stream(
     runner = StreamRunner(
         source, load or LoadOptions(), batch_rows=batch_rows, progress=progress, limits=limits
     )
-    return run_comparison(
-        runner,
-        config,
-        metrics=metrics,
-        models=models,
-        reference=reference,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-    ).comparison
+    options = ComparisonOptions(metrics, reference, n_resamples, confidence_level, seed)
+    return run_comparison(runner, config, options, models=models).comparison
 
 
 def compare_dask(
@@ -895,13 +884,5 @@ def compare_dask(
     config = check_config(config)
     check_stream_config(config)
     runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)
-    return run_comparison(
-        runner,
-        config,
-        metrics=metrics,
-        models=models,
-        reference=reference,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-    ).comparison
+    options = ComparisonOptions(metrics, reference, n_resamples, confidence_level, seed)
+    return run_comparison(runner, config, options, models=models).comparison

@@ -1,15 +1,21 @@
-"""The option objects of grouped analyses: checked once, when made, on every surface."""
+"""The option objects beside a config: checked once, when made, on every engine."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import core
+from core.analyses.analysis import AnalysisConfig
+from core.analyses.model_comparison import DEFAULT_METRICS, ComparisonOptions, check_options
 from core.analyses.subgroups import GroupOptions, WindowOptions
 from core.base.errors import ConfigError
+from core.stream.compare import run_comparison
+from core.stream.engine import StreamRunner
+from core.stream.load import LoadOptions
 
 
 def test_window_options_check_and_normalise_when_made():
@@ -52,6 +58,40 @@ def test_the_api_and_the_options_refuse_alike():
     rng = np.random.default_rng(3)
     p = rng.uniform(size=200)
     y = (rng.uniform(size=200) < p).astype(int)
-    for bad, words in (({"every": 0}, "at least 1 row"), ({"every": 50, "min_rows": 0}, "min_rows")):
+    for bad, words in (
+        ({"every": 0}, "at least 1 row"),
+        ({"every": 50, "min_rows": 0}, "min_rows"),
+    ):
         with pytest.raises(ConfigError, match=words):
             core.window_analysis(core.as_predictions((p, y)), **bad)
+
+
+def test_comparison_options_check_when_made():
+    o = ComparisonOptions(["plugin@1", "brier"], reference="a")
+    assert o.metrics == ("plugin@1", "brier") and o == ComparisonOptions(("plugin@1", "brier"), "a")
+    assert ComparisonOptions().metrics == DEFAULT_METRICS
+    with pytest.raises(ConfigError, match="Choose at least one metric"):
+        ComparisonOptions(metrics=[])
+    with pytest.raises(ConfigError, match="no-such-test"):
+        ComparisonOptions(test="no-such-test")
+
+
+def test_comparison_settings_fill_in_the_config():
+    config = AnalysisConfig(n_resamples=7, confidence_level=0.8, seed=11, norm=2)
+    got = check_options(config, ComparisonOptions(("plugin", "brier")))
+    assert (got.n_resamples, got.confidence_level, got.seed) == (7, 0.8, 11)
+    assert [s.key for s in got.specs] == ["plugin@2", "brier"]
+    with pytest.raises(ConfigError, match="listed twice"):
+        check_options(config, ComparisonOptions(("plugin", "plugin@2")))
+
+
+def test_a_stream_refuses_a_test_in_its_options(tmp_path):
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    frame = pd.DataFrame({"model": np.repeat(["a", "b"], 100), "p": p, "y": y})
+    frame.to_csv(tmp_path / "two.csv", index=False)
+    runner = StreamRunner(str(tmp_path / "two.csv"), LoadOptions())
+    options = ComparisonOptions(test="hosmer-lemeshow")
+    with pytest.raises(ConfigError, match="runs on every model's rows, which a stream"):
+        run_comparison(runner, AnalysisConfig(bootstrap="cells"), options)
