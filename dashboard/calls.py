@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from core.analyses.analysis import AnalysisConfig, bootstrap_mode
@@ -248,12 +248,6 @@ def _subgroup_charts(result: Any, component: int) -> tuple[Any, Any]:
     return subgroup_reliability_figure(result, component=component), subgroup_forest_figure(result)
 
 
-def window_chart(result: Any) -> Any:
-    """Return the figure of a window analysis (cached with it)."""
-
-    return cache.compute(window_figure, result)
-
-
 def without_resamples(config: AnalysisConfig) -> AnalysisConfig:
     """Return the config with the bootstrap off (the fast part of the analysis)."""
     return dataclasses.replace(config, n_resamples=0)
@@ -298,11 +292,6 @@ def _with_progress(key: Any, label: str, func: Any, *args: Any, **kwargs: Any) -
 
 
 # ---------------------------------------------------------------- Data
-
-
-def class_balance_chart(facts: DataSummary) -> Any:
-    """Return the class-balance figure of a data summary (cached with it)."""
-    return cache.compute(class_balance, facts)
 
 
 def confidence_chart(facts: DataSummary, log: bool) -> Any:
@@ -398,26 +387,6 @@ def comparison(
     )
 
 
-def forest_chart(cmp: Any) -> Any:
-    """Return every model's metrics with intervals (cached with the comparison)."""
-    return cache.compute(metric_forest_figure, cmp)
-
-
-def difference_chart(cmp: Any) -> Any:
-    """Return the paired differences to the reference (cached with the comparison)."""
-    return cache.compute(paired_difference_figure, cmp)
-
-
-def overlay_chart(cmp: Any, component: int) -> Any:
-    """Return the models' reliability curves on the shared bins of one component (cached)."""
-    return cache.compute(reliability_overlay_figure, cmp, component=component)
-
-
-def rank_chart(cmp: Any) -> Any:
-    """Return the models' ranks by each metric (cached with the comparison)."""
-    return cache.compute(rank_heatmap_figure, cmp)
-
-
 # ---------------------------------------------------------------- Recalibration
 
 
@@ -460,16 +429,6 @@ def _tradeoff_chart(result: Any, x_metric: str, x_label: str) -> Any:
     return tradeoff_figure(result.metrics, x_metric=x_metric, x_label=x_label)
 
 
-def separation_chart(view: Any) -> Any:
-    """Return Meta-Cal's score separation of one selective recalibrator."""
-    return cache.compute(score_separation_figure, view)
-
-
-def threshold_chart(view: Any, alpha: float | None, beta: float | None) -> Any:
-    """Return Meta-Cal's threshold of one selective recalibrator."""
-    return cache.compute(selective_threshold_figure, view, alpha=alpha, beta=beta)
-
-
 def coverage_chart(result: Any) -> Any:
     """Return coverage against accuracy of every selective recalibrator (cached)."""
     return cache.compute(_coverage_chart, result)
@@ -498,21 +457,6 @@ def guarantee(n: int, n_bins: int, alpha: float, **options: Any) -> Any:
     return cache.compute(guarantee_calculator, n, n_bins, alpha, **options)
 
 
-def epsilon_chart(report: Any) -> Any:
-    """Return ε against n of a guarantee report (cached with it)."""
-    return cache.compute(epsilon_versus_n_figure, report)
-
-
-def validity_chart(result: Any, show_conditional: bool) -> Any:
-    """Return the validity curves of a result (cached with it)."""
-    return cache.compute(validity_figure, result, show_conditional=show_conditional)
-
-
-def bin_validity_chart(result: Any) -> Any:
-    """Return the per-bin view of a validity result (cached with it)."""
-    return cache.compute(bin_validity_figure, result)
-
-
 # ---------------------------------------------------------------- Tests
 
 
@@ -521,11 +465,6 @@ def tests(predictions: Predictions, config: AnalysisConfig, **options: Any) -> A
     return cache.compute(
         run_tests, predictions, config, spinner="Running the calibration tests…", **options
     )
-
-
-def null_chart(result: Any) -> Any:
-    """Return the null distribution of a resampling test's result (cached with it)."""
-    return cache.compute(null_distribution_figure, result)
 
 
 def test_errors(
@@ -564,11 +503,6 @@ def _test_errors(
     )
 
 
-def error_rate_chart(simulation: Any) -> Any:
-    """Return the tests' error rates of a simulation (cached with it)."""
-    return cache.compute(error_rate_figure, simulation)
-
-
 # ---------------------------------------------------------------- Papers
 
 
@@ -601,14 +535,10 @@ def report_files(
 
 
 def _report_files(
-    predictions: Predictions,
-    config: AnalysisConfig,
-    title: str,
-    test: str,
-    diagrams: tuple[str, ...] = (),
-) -> tuple[str, str, dict[str, Any]]:
+    pred: Predictions, config: AnalysisConfig, title: str, test: str, diagrams: Any
+) -> Any:
     report = build_report(
-        predictions, config=config, title=title or None, test=test or None, diagrams=diagrams
+        pred, config=config, title=title or None, test=test or None, diagrams=diagrams
     )
     summary = {
         "models": [
@@ -687,31 +617,6 @@ def distribution(estimates: Mapping[str, Any]) -> Any:
     return estimate_histogram(dict(estimates))
 
 
-def distribution_chart(histogram: Any, reference: float, **options: Any) -> Any:
-    """Return the distribution of simulated estimates against the reference."""
-    return estimate_distribution_figure(histogram, reference=reference, **options)
-
-
-def bias_chart(table: Any, **options: Any) -> Any:
-    """Return bias (or sd, RMSE) against n of a simulation's summary table."""
-    return bias_curve_figure(table, **options)
-
-
-def heatmap_chart(table: Any, **options: Any) -> Any:
-    """Return the heat map of bias over n and the number of bins."""
-    return bias_heatmap_figure(table, **options)
-
-
-def tce_chart(tables: Mapping[str, Any], **options: Any) -> Any:
-    """Return ECE against the true CE of families of worlds."""
-    return ece_vs_tce_figure(dict(tables), **options)
-
-
-def power_chart(tables: Mapping[str, Any], **options: Any) -> Any:
-    """Return the detection power of each estimator against n."""
-    return power_figure(dict(tables), **options)
-
-
 def beta_fit_chart(fitted: Any) -> Any:
     """Return the Beta law fitted to the scores over their histogram (cached with the fit)."""
     return cache.compute(_beta_fit_chart, fitted)
@@ -728,3 +633,57 @@ def fitted_curve_chart(fitted: Any) -> Any:
 
 def _fitted_curve_chart(fitted: Any) -> Any:
     return fitted_curve_figure(fitted.bins, fitted.curves)
+
+
+# ---------------------------------------------------------------- figures of a result
+def _drawn(figure: Callable[..., Any], what: str, *, cached: bool = True) -> Callable[..., Any]:
+    """Return the call that draws ``figure(result, **options)``: ``what``, cached with the result.
+
+    A figure of a pandas frame, or of a result that holds frames, is drawn on each call
+    (``cached=False``): a frame cannot key a cache.
+    """
+
+    def chart(result: Any, **options: Any) -> Any:
+        if cached:
+            return cache.compute(figure, result, **options)
+        return figure(result, **options)
+
+    chart.__doc__ = f"Return {what} (:func:`core.figures.{figure.__name__}`)" + (
+        ", cached with the result it draws." if cached else ", drawn on each call."
+    )
+    return chart
+
+
+class_balance_chart = _drawn(class_balance, "the class balance of a data summary")
+forest_chart = _drawn(metric_forest_figure, "every model's metrics with intervals")
+difference_chart = _drawn(paired_difference_figure, "the paired differences to the reference")
+overlay_chart = _drawn(
+    reliability_overlay_figure, "the models' reliability curves on the shared bins (``component=``)"
+)
+rank_chart = _drawn(rank_heatmap_figure, "the models' ranks by each metric")
+separation_chart = _drawn(
+    score_separation_figure, "Meta-Cal's score separation of a selective recalibrator"
+)
+threshold_chart = _drawn(
+    selective_threshold_figure,
+    "Meta-Cal's threshold of a selective recalibrator (``alpha=``, ``beta=``)",
+)
+epsilon_chart = _drawn(epsilon_versus_n_figure, "ε against n of a guarantee report")
+validity_chart = _drawn(validity_figure, "the validity curves of a result (``show_conditional=``)")
+bin_validity_chart = _drawn(bin_validity_figure, "the per-bin view of a validity result")
+null_chart = _drawn(null_distribution_figure, "the null distribution of a resampling test's result")
+error_rate_chart = _drawn(error_rate_figure, "the tests' error rates of a simulation")
+window_chart = _drawn(window_figure, "the figure of a window analysis")
+distribution_chart = _drawn(
+    estimate_distribution_figure,
+    "the distribution of simulated estimates against the reference (``reference=``)",
+    cached=False,
+)
+bias_chart = _drawn(
+    bias_curve_figure, "bias (or sd, RMSE) against n of a simulation's summary table", cached=False
+)
+heatmap_chart = _drawn(
+    bias_heatmap_figure, "the heat map of bias over n and the number of bins", cached=False
+)
+tce_chart = _drawn(ece_vs_tce_figure, "ECE against the true CE of families of worlds", cached=False)
+power_chart = _drawn(power_figure, "the detection power of each estimator against n", cached=False)

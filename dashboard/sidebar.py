@@ -8,6 +8,7 @@ bound to the URL by :mod:`dashboard.widgets`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -276,7 +277,7 @@ def sample_picker() -> None:
     st.selectbox(
         "Sample",
         options,
-        format_func=lambda name: "— choose a sample —" if not name else name,
+        format_func=_or_blank("— choose a sample —"),
         key=state.SAMPLE,
         # not bound to the URL: every page writes ``sample=`` (state.keep_data_in_link)
         persist_state="session",
@@ -288,6 +289,11 @@ def sample_picker() -> None:
     for sample in catalog.values():
         if sample.name == chosen and sample.description:
             st.caption(sample.description)
+
+
+def _or_blank(blank: str) -> Callable[[str], str]:
+    """A select box's labels: the option itself, ``blank`` for the empty option (nothing)."""
+    return lambda name: name or blank
 
 
 def _on_sample_change() -> None:
@@ -325,7 +331,7 @@ def world_picker() -> None:
     st.selectbox(
         "World",
         options,
-        format_func=lambda name: "— choose a world —" if not name else name,
+        format_func=_or_blank("— choose a world —"),
         key=state.WORLD,
         bind="query-params",
         on_change=_on_world_change,

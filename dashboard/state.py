@@ -232,6 +232,21 @@ def require_predictions() -> Predictions:
     return pred
 
 
+def require_binned_lens(config: AnalysisConfig, what: str) -> AnalysisConfig:
+    """Return the config, or say that its lens has no bins and stop the page.
+
+    ``what`` is what the page does on identical bins ("compare models on identical bins").
+    """
+    if config.lens == "canonical":
+        st.info(
+            "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
+            f"sidebar to {what}.",
+            icon=":material/info:",
+        )
+        st.stop()
+    return config
+
+
 def point_to_data_page(message: str) -> None:
     """Say why a section needs predictions, with a link to the Data page that loads them."""
     st.info(message, icon=":material/info:")

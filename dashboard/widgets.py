@@ -27,7 +27,7 @@ from core.stats.intervals import (
     INTERVAL_METHODS,
 )
 from core.stats.lenses import LENSES
-from dashboard import links
+from dashboard import cache, links
 
 NORM_SYMBOLS = {"1": "ℓ1", "2": "ℓ2", "inf": "ℓ∞"}
 
@@ -156,6 +156,54 @@ def figure_downloads(container: Any, fig: Any, name: str, key: str) -> None:
                 key=f"{key}_{fmt}",
                 on_click="ignore",
             )
+
+
+#: The MIME type of a downloaded file, by its extension.
+MIME_TYPES = {"csv": "text/csv", "json": "application/json", "html": "text/html"}
+
+
+def download(
+    container: Any, label: str, data: Any, *, file_name: str, key: str, icon: str | None = None
+) -> None:
+    """A download button that does not rerun the page (its MIME type from ``file_name``).
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where to draw it.
+    label : str
+        The button's label.
+    data : str, bytes or callable
+        The file's content, or a function returning it (called when clicked).
+    file_name : str
+        The file's name; its extension gives the MIME type (:data:`MIME_TYPES`).
+    key : str
+        Widget key.
+    icon : str, optional
+        The button's icon.
+    """
+    container.download_button(
+        label,
+        data=data,
+        file_name=file_name,
+        mime=MIME_TYPES[file_name.rsplit(".", 1)[-1]],
+        on_click="ignore",
+        key=key,
+        icon=icon,
+    )
+
+
+def ask_button(
+    container: Any,
+    label: str,
+    job: Any,
+    *,
+    key: str,
+    help: str | None = None,
+    icon: str = ":material/play_arrow:",
+) -> None:
+    """A button that asks for a gated computation (:func:`dashboard.cache.ask`) when clicked."""
+    container.button(label, key=key, help=help, on_click=cache.ask, args=(job,), icon=icon)
 
 
 def number_input(

@@ -123,7 +123,7 @@ def _lesson(preset: TeachingPreset, seed: int, user_n: int | None) -> None:
     if preset.view == "distribution":
         n = preset.ns[0]
         hist = calls.distribution({s.display: result.estimates(s, n) for s in result.specs})
-        fig = calls.distribution_chart(hist, float(result.reference[0]))
+        fig = calls.distribution_chart(hist, reference=float(result.reference[0]))
         widgets.chart(fig, "lesson_chart")
         st.markdown(
             f"Mean **{hist.labels[0]}** over {result.n_resamples:,} perfectly calibrated "
@@ -353,7 +353,9 @@ with tabs[1]:
                 "full-data estimate" if result.reference_kind == "full-data estimate" else "true CE"
             )
             widgets.chart(
-                calls.distribution_chart(calls.distribution(est), ref, reference_label=ref_label),
+                calls.distribution_chart(
+                    calls.distribution(est), reference=ref, reference_label=ref_label
+                ),
                 "bias_dist_chart",
             )
             st.caption(
@@ -518,13 +520,7 @@ with tabs[5]:
             "likelihood GLM per link) takes a while; it runs when asked and is kept for this data.",
             icon=":material/hourglass:",
         )
-        st.button(
-            "Fit a world to my data",
-            key="bias_fit_button",
-            on_click=cache.ask,
-            args=(fit_key,),
-            icon=":material/play_arrow:",
-        )
+        widgets.ask_button(st, "Fit a world to my data", fit_key, key="bias_fit_button")
     else:
         cache.ask(fit_key)
         fitted = _fit()

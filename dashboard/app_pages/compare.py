@@ -100,14 +100,7 @@ if len(names) < 2:
     st.page_link("app_pages/data.py", label="Go to the Data page", icon=":material/upload_file:")
     st.stop()
 
-config = state.require_config()
-if config.lens == "canonical":
-    st.info(
-        "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
-        "sidebar to compare models on identical bins.",
-        icon=":material/info:",
-    )
-    st.stop()
+config = state.require_binned_lens(state.require_config(), "compare models on identical bins")
 # the headline estimator does not enter the comparison: keep it out of the cache key
 config = dataclasses.replace(config, estimator="plugin")
 
@@ -229,12 +222,11 @@ if len(cmp.tests) and cmp.tests.note.str.len().gt(0).any():
             hide_index=True,
             key="compare_tests_table",
         )
-st.download_button(
+widgets.download(
+    st,
     "Download the table (CSV)",
-    data=lambda: safe_csv(cmp.wide()).encode(),
+    lambda: safe_csv(cmp.wide()).encode(),
     file_name="model_comparison.csv",
-    mime="text/csv",
-    on_click="ignore",
     key="compare_download",
     icon=":material/download:",
 )
@@ -282,7 +274,7 @@ if len(cmp.component_names) > 1:
         format_func=lambda i: cmp.component_names[i],
         key="compare_component",
     )
-widgets.chart(calls.overlay_chart(cmp, component), "compare_overlay_chart")
+widgets.chart(calls.overlay_chart(cmp, component=component), "compare_overlay_chart")
 st.caption(widgets.bin_convention(config))
 
 # ---------------------------------------------------------------- rankings

@@ -103,25 +103,24 @@ else:
         "resamples."
     )
 if scope == "binned":
-    st.button(
+    widgets.ask_button(
+        st,
         "Compute intervals of the kernel estimators too",
+        kernel_job,
         key="estimators_kernel_intervals",
         help="Each resample re-runs every kernel estimator (the quadratic ones cost n² "
         "per resample); this can take minutes. The result is kept for this data and options.",
-        on_click=cache.ask,
-        args=(kernel_job,),
-        icon=":material/play_arrow:",
     )
 
 if not cache.asked(experimental_job):
-    st.button(
+    widgets.ask_button(
+        st,
         "Compute the experimental estimators too",
+        experimental_job,
         key="estimators_experimental",
         help="The KDE-ECE (experimental) searches its bandwidth by leave-one-out likelihood "
         "on the kernel subsample; with many classes this takes tens of seconds. The result "
         "is kept for this data and options.",
-        on_click=cache.ask,
-        args=(experimental_job,),
         icon=":material/science:",
     )
 

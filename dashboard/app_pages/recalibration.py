@@ -238,7 +238,7 @@ if result.selective:
         widgets.chart(calls.separation_chart(view), f"recal_sep_{key}", container=a)
         alpha = opts.get("alpha") if opts.get("mode", "miscoverage") == "miscoverage" else None
         widgets.chart(
-            calls.threshold_chart(view, alpha, opts.get("beta")),
+            calls.threshold_chart(view, alpha=alpha, beta=opts.get("beta")),
             f"recal_thr_{key}",
             container=b,
         )
@@ -247,11 +247,11 @@ if result.selective:
 st.subheader("Downloads", anchor=False)
 frame = result.predictions_frame(pred.class_names)
 d1, d2, d3 = st.columns(3)
-d1.download_button(
+widgets.download(
+    d1,
     "Recalibrated predictions (CSV)",
     safe_csv(frame).encode(),
     file_name="recalibrated_predictions.csv",
-    mime="text/csv",
     key="recal_download_csv",
 )
 fitted_keys = list(result.fitted)
@@ -263,11 +263,11 @@ if fitted_keys:
         format_func=result.labels_of.get,
         key="recal_json_pick",
     )
-    d2.download_button(
+    widgets.download(
+        d2,
         "Parameters (JSON)",
         result.parameters_json(pick).encode(),
         file_name=f"{pick.replace(' ', '_')}_parameters.json",
-        mime="application/json",
         key="recal_download_json",
     )
     with st.expander("Fitted parameters (first split)"):

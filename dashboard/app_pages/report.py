@@ -75,25 +75,15 @@ widgets.table(rows, hide_index=True, key="report_summary")
 if summary["comparison"]:
     st.caption("With several models the report also compares them on identical bins.")
 stem = "calibscope-report"
-d1, d2 = st.columns(2)
-d1.download_button(
-    "Download the report (HTML)",
-    data=html_text.encode("utf-8"),
-    file_name=f"{stem}.html",
-    mime="text/html",
-    on_click="ignore",
-    icon=":material/description:",
-    key="report_html",
+files = (
+    ("Download the report (HTML)", html_text, "html", ":material/description:"),
+    ("Download every number (JSON)", json_text, "json", ":material/data_object:"),
 )
-d2.download_button(
-    "Download every number (JSON)",
-    data=json_text.encode("utf-8"),
-    file_name=f"{stem}.json",
-    mime="application/json",
-    on_click="ignore",
-    icon=":material/data_object:",
-    key="report_json",
-)
+for column, (label, text, kind, icon) in zip(st.columns(2), files, strict=True):
+    widgets.download(
+        column, label, text.encode("utf-8"), file_name=f"{stem}.{kind}", key=f"report_{kind}",
+        icon=icon,
+    )  # fmt: skip
 st.caption(
     f"HTML {len(html_text) / 1e6:.1f} MB (most of it the inlined plotly.js), "
     f"JSON {len(json_text) / 1e3:.0f} kB. PNG figures: each figure's camera button in the "

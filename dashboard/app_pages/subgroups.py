@@ -40,14 +40,7 @@ st.caption(
 )
 
 pred = state.require_predictions()
-config = state.require_config()
-if config.lens == "canonical":
-    st.info(
-        "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
-        "sidebar to measure groups on identical bins.",
-        icon=":material/info:",
-    )
-    st.stop()
+config = state.require_binned_lens(state.require_config(), "measure groups on identical bins")
 
 columns = list(group_columns(pred))
 if not columns:

@@ -258,7 +258,7 @@ k4.metric(
     help=f"Theorem 3 at α = {result.alpha:g} for n = {result.n_cal:,} and B = {result.n_bins} "
     "(n/a for recalibrators without the guarantee).",
 )
-widgets.chart(calls.validity_chart(result, show_conditional), "validity_chart")
+widgets.chart(calls.validity_chart(result, show_conditional=show_conditional), "validity_chart")
 st.caption(
     f"Solid: mean of {result.n_resamples} runs with a ± sd-of-the-mean band; dashed: theory. "
     + result.theory_note
@@ -294,13 +294,12 @@ if result.pooled_bins is not None:
             "share_within: the share of runs whose bin gap is at most the conditional ε."
         )
         widgets.table(result.pooled_bins, hide_index=True, key="validity_pooled_table")
-st.download_button(
+widgets.download(
+    st,
     "Download the curves (CSV)",
     safe_csv(result.to_frame()),
     file_name="validity_curves.csv",
-    mime="text/csv",
     key="validity_download",
-    on_click="ignore",
     icon=":material/download:",
 )
 with st.expander("Sources", icon=":material/menu_book:"):

@@ -197,14 +197,13 @@ def bootstrap_gate(pred: Any, config: Any) -> Any:
         "the scores within a cell). Estimators that need the rows of each bin show no interval "
         "here."
     )
-    st.button(
+    widgets.ask_button(
+        st,
         "Exact bootstrap of every metric",
+        job,
         key="run_bootstrap",
         help="Resamples the rows themselves, with a progress bar; the result is kept for this "
         "data and these options.",
-        on_click=cache.ask,
-        args=(job,),
-        icon=":material/play_arrow:",
     )
     with errors.show_errors():
         return calls.analyze(pred, config)
