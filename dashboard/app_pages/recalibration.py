@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core.analyses.findings import recalibration_finding
@@ -190,28 +192,36 @@ table = result.metrics.copy()
 repeated = result.protocol == "repeated"
 
 
-def _cell(row: Any) -> str:
-    if row.low == row.low:  # not NaN
-        text = f"{row.value:.4f} [{row.low:.4f}, {row.high:.4f}]"
-    else:
-        text = f"{row.value:.4f}"
-    if repeated and row.sd_over_splits == row.sd_over_splits:
-        text += f" · {row.mean_over_splits:.4f} ± {row.sd_over_splits:.4f}"
-    return text
+def _metrics_table(metrics: pd.DataFrame, methods: list[str]) -> tuple[pd.DataFrame, dict]:
+    """Methods × each metric's value (and interval, and mean and sd over repeated splits).
+
+    Numbers, formatted by the table; returns the table and its column config (a metric's
+    extra columns headed "low", "high", "mean over splits", "sd over splits").
+    """
+    wide = pd.DataFrame(index=pd.Index(methods, name="method"))
+    columns = {}
+    extras = (
+        ("low", "low"),
+        ("high", "high"),
+        ("mean_over_splits", "mean over splits"),
+        ("sd_over_splits", "sd over splits"),
+    )
+    for label, part in metrics.groupby("metric_label", sort=False):
+        part = part.set_index("method_label").reindex(methods)
+        wide[label] = part["value"].to_numpy(dtype=float)
+        for field, heading in extras:
+            values = part[field].to_numpy(dtype=float)
+            if np.isfinite(values).any():
+                wide[f"{label} {heading}"] = values
+                columns[f"{label} {heading}"] = st.column_config.NumberColumn(heading)
+    return wide, columns
 
 
-table["cell"] = table.apply(_cell, axis=1)
-wide = table.pivot_table(
-    index="method_label", columns="metric_label", values="cell", aggfunc="first", sort=False
-)
-wide = wide.reindex([result.labels_of[m] for m in result.methods])
-wide = wide.fillna("—")
-wide.index.name = "method"
-wide.columns.name = None
-widgets.table(wide, key="recal_table")
+wide, wide_columns = _metrics_table(table, [result.labels_of[m] for m in result.methods])
+widgets.table(wide, key="recal_table", column_config=wide_columns)
 st.caption(
-    "Value [bootstrap interval]"
-    + (" · mean ± sd over the repeated splits" if repeated else "")
+    "Value, then its bootstrap interval (low, high)"
+    + (", then the mean and sd over the repeated splits" if repeated else "")
     + ". Notes: "
     + "; ".join(sorted({n for n in result.metrics.note if n and "miscoverage" not in n}))
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core.analyses.calibration_tests import (
@@ -12,7 +13,7 @@ from core.analyses.calibration_tests import (
     test_settings,
 )
 from core.analyses.findings import suite_finding
-from core.base.numbers import format_number, format_pvalue
+from core.base.numbers import format_frame, format_number, format_pvalue
 from core.estimators.kernel import MAX_EXACT_N
 from core.worlds import DirichletWorld
 from dashboard import calls, errors, state, widgets
@@ -116,7 +117,7 @@ else:
     frame = suite.to_frame(alpha)
     table = frame.assign(
         **{
-            "p-value": [_pvalue_text(r) for r in suite.results],
+            "p-value": [r.pvalue for r in suite.results],
             f"reject at α = {alpha:g}": np.where(frame["reject"], "reject", "keep"),
         }
     )[
@@ -130,9 +131,14 @@ else:
             "assumptions",
         ]
     ]
+    # the p-values stay numbers; a bound shows "≤", a resampled one its Monte-Carlo error
+    shown = table.style.format(format_frame(table))
+    for row, result in zip(table.index, suite.results, strict=True):
+        text = _pvalue_text(result)
+        shown = shown.format(lambda _, text=text: text, subset=pd.IndexSlice[[row], ["p-value"]])
     st.subheader("One row per test", anchor=False)
     widgets.table(
-        table,
+        shown,
         hide_index=True,
         key="tests_table",
         column_config={
