@@ -31,6 +31,7 @@ from typing import Any
 from core.base import options
 from core.base.errors import DataError
 from core.data.limits import GzipReader, LoadLimits
+from core.data.lint import LintFinding
 from core.data.tables import (
     FOREIGN_FORMATS,
     PARQUET_SUFFIXES,
@@ -70,6 +71,22 @@ class Part:
     def name(self) -> str:
         """The path as shown in messages."""
         return self.path
+
+
+class Parts(tuple):
+    """The parts of a stream in stream order, each file once, and the paths that repeated one.
+
+    A tuple of :class:`Part`; ``repeated`` holds the paths left out because they name a file
+    already among the parts (a symlinked folder reached twice, a path given twice).
+    """
+
+    repeated: tuple[str, ...] = ()
+
+    def __new__(cls, parts: Sequence[Part], repeated: Sequence[str] = ()) -> Parts:
+        """Return the parts, with the paths left out as repeats."""
+        out = super().__new__(cls, parts)
+        out.repeated = tuple(repeated)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,8 +146,12 @@ class Layout:
     limits: LoadLimits = field(default_factory=LoadLimits.from_env)
 
 
-def resolve_parts(source: Any) -> tuple[Part, ...]:
-    """Return the part files of a source, in stream order.
+def resolve_parts(source: Any) -> Parts:
+    """Return the part files of a source, in stream order, each file once.
+
+    A file reached by several paths (a recursive glob through a symlinked folder, a symlink
+    loop, a path listed twice) is read once, at its first path; the others are kept in
+    :attr:`Parts.repeated` and reported by the stream's lint (:func:`layout`).
 
     Parameters
     ----------
@@ -139,7 +160,7 @@ def resolve_parts(source: Any) -> tuple[Part, ...]:
 
     Returns
     -------
-    tuple of Part
+    Parts
         At least one part, all of one format.
 
     Raises
@@ -175,7 +196,8 @@ def resolve_parts(source: Any) -> tuple[Part, ...]:
         else:
             check_regular_file(path)
             paths = [text]
-    parts = tuple(_part(p) for p in paths)
+    paths, repeated = _each_file_once(paths)
+    parts = Parts([_part(p) for p in paths], repeated)
     formats = {p.format for p in parts}
     if len(formats) > 1:
         raise DataError(
@@ -183,6 +205,39 @@ def resolve_parts(source: Any) -> tuple[Part, ...]:
             "'logs/*.parquet')."
         )
     return parts
+
+
+def _each_file_once(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Return the paths in order with each file once (by device and inode), and the others."""
+    seen: set[tuple[int, int]] = set()
+    kept, repeated = [], []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            kept.append(path)  # named as missing or unreadable by the part's own checks
+            continue
+        key = (info.st_dev, info.st_ino)
+        (repeated if key in seen else kept).append(path)
+        seen.add(key)
+    return kept, repeated
+
+
+def repeated_parts_finding(repeated: Sequence[str]) -> tuple[LintFinding, ...]:
+    """Return the warning that paths naming a part already read were left out (none without)."""
+    if not repeated:
+        return ()
+    shown = ", ".join(repeated[:3]) + (", …" if len(repeated) > 3 else "")
+    return (
+        LintFinding(
+            "repeated-parts",
+            "warning",
+            f"{len(repeated):,} path(s) name a file already among the parts ({shown}): each file "
+            "was read once. A recursive glob follows symlinked folders; check the folder for "
+            "links or give the parts once.",
+            count=len(repeated),
+        ),
+    )
 
 
 def _part(path: str) -> Part:
@@ -229,10 +284,11 @@ def layout(parts: Sequence[Part], limits: LoadLimits | None = None) -> Layout:
     """
     limits = LoadLimits.from_env() if limits is None else limits
     first = parts[0]
+    repeated = repeated_parts_finding(getattr(parts, "repeated", ()))
     if first.format == "parquet":
         raw = [str(c) for c in parquet_file(first, limits).schema_arrow.names]
         names, dupes = unique_names(raw)
-        return Layout(tuple(names), findings=_dupe_findings(dupes), limits=limits)
+        return Layout(tuple(names), findings=_dupe_findings(dupes) + repeated, limits=limits)
     csv = _csv_layout(first, limits)
     if csv is None:
         raise DataError(f"{first.name} is empty: it holds no rows.")
@@ -241,7 +297,7 @@ def layout(parts: Sequence[Part], limits: LoadLimits | None = None) -> Layout:
             f"{first.name} separates its columns with spaces; the stream reads comma-, tab- or "
             "semicolon-separated files. Convert it, or load it in memory."
         )
-    findings = _dupe_findings([])
+    findings = repeated
     if csv.decimal == ",":
         findings += (decimal_comma_finding(),)
     options = {"trailing": csv.trailing, "decimal": csv.decimal, "limits": limits}
