@@ -143,3 +143,20 @@ def test_windows_on_dask_equal_the_stream(tmp_path, client):
     assert_allclose(a.table[cols].to_numpy(float), b.table[cols].to_numpy(float), rtol=EXACT)
     assert_allclose(a.test.statistic, b.test.statistic, rtol=EXACT)
     assert dask_result.first_breach == stream.first_breach
+
+
+def test_a_part_with_other_columns_is_refused_as_the_stream_refuses_it(tmp_path, client, frame):
+    folder = tmp_path / "extra"
+    _write(folder, frame, [4_000])
+    frame.iloc[:10].assign(extra=1).to_parquet(folder / "part-009.parquet", index=False)
+    config = AnalysisConfig(lens="binary", n_resamples=0)
+    with pytest.raises(DataError) as streamed:
+        core.analyze_stream(str(folder / "*.parquet"), config)
+    with pytest.raises(DataError) as dasked:
+        analyze_dask(str(folder / "*.parquet"), config, client=client)
+    assert "part-009.parquet has other columns than the first part (has 'extra' besides)" in str(
+        dasked.value
+    )
+    assert str(dasked.value) == str(streamed.value)  # one message, whatever the engine
+    with pytest.raises(DataError, match="has 'extra' besides"):  # and through fsspec
+        analyze_dask(f"file://{folder}", config, client=client)

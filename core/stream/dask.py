@@ -10,8 +10,10 @@ ordered by partition: when a partition holds a tied boundary score, the pass run
 the counts of the partitions before it.
 
 Before Dask reads anything, :func:`check_dataset` reads every file's footer and applies the
-stream's checks: the column limit of :class:`core.data.limits.LoadLimits` and no extension or
-nested column type (:func:`core.data.tables.check_parquet_schema`).
+stream's checks: the column limit of :class:`core.data.limits.LoadLimits`, no extension or
+nested column type (:func:`core.data.tables.check_parquet_schema`), and the first part's
+columns in every part (:func:`core.stream.sources.check_same_columns`), with the stream's
+messages.
 
 Dask is an optional dependency (``pip install calibscope[dask]``); the tasks run on the
 client's cluster (:class:`dask.distributed.Client`), or on a local cluster the command line
@@ -30,10 +32,17 @@ import numpy as np
 from core.analyses.analysis import AnalysisConfig, check_config
 from core.base.errors import ConfigError, DataError
 from core.data.limits import LoadLimits
-from core.data.tables import check_parquet_schema
+from core.data.tables import check_parquet_schema, unique_names
 from core.stream.analysis import check_stream_config, run_analysis
 from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
-from core.stream.sources import Batch, Layout, Part, parquet_file, resolve_parts
+from core.stream.sources import (
+    Batch,
+    Layout,
+    Part,
+    check_same_columns,
+    parquet_file,
+    resolve_parts,
+)
 from core.stream.stats import ALL_ROWS, Offsets, merge_groups
 
 #: Rows of the first partition the columns are inferred from.
@@ -195,6 +204,7 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
     """
     import pyarrow.parquet as pq
 
+    first: list[str] | None = None
     if "://" not in source:
         for part in resolve_parts(source):
             if part.format != "parquet":
@@ -202,7 +212,9 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
                     f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
                     "(use the stream engine for CSV)."
                 )
-            parquet_file(part, limits)
+            names = [str(c) for c in parquet_file(part, limits).schema_arrow.names]
+            first = first or names
+            check_same_columns(part.name, names, unique_names(first)[0])
         return
     import fsspec
 
@@ -226,6 +238,8 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DataError(f"{f} is not a readable Parquet file: {text}") from None
         check_parquet_schema(schema, f, limits)
+        first = first or [str(c) for c in schema.names]
+        check_same_columns(f, [str(c) for c in schema.names], unique_names(first)[0])
 
 
 class DaskRunner:

@@ -390,10 +390,25 @@ def parquet_file(part: Part, limits: LoadLimits) -> Any:
 
 
 def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
+    check_same_columns(part.name, found, lay.columns)
+
+
+def check_same_columns(name: str, found: Sequence[str], columns: Sequence[str]) -> None:
+    """Refuse a part whose columns (``found``, as read) are not the first part's ``columns``.
+
+    Every engine refuses such a part with this message (the stream while it reads the part,
+    Dask from the footers before it reads anything).
+
+    Raises
+    ------
+    DataError
+        Naming the part, what it lacks or has besides, and the columns every part must have.
+    """
     names = tuple(unique_names(list(found))[0])
-    if names != lay.columns:
-        missing = [c for c in lay.columns if c not in names]
-        extra = [c for c in names if c not in lay.columns]
+    columns = tuple(columns)
+    if names != columns:
+        missing = [c for c in columns if c not in names]
+        extra = [c for c in names if c not in columns]
         what = []
         if missing:
             what.append(f"lacks {', '.join(map(repr, missing[:6]))}")
@@ -402,9 +417,9 @@ def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
         if not what:
             what.append("has them in another order")
         raise DataError(
-            f"{part.name} has other columns than the first part ({'; '.join(what)}): every part "
-            f"of a stream must have the columns {', '.join(map(repr, lay.columns[:8]))}"
-            f"{' ...' if len(lay.columns) > 8 else ''}."
+            f"{name} has other columns than the first part ({'; '.join(what)}): every part "
+            f"of a stream must have the columns {', '.join(map(repr, columns[:8]))}"
+            f"{' ...' if len(columns) > 8 else ''}."
         )
 
 
