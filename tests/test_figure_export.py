@@ -80,3 +80,18 @@ def test_two_figures_with_one_caption_get_two_files(tmp_path):
     paths = write_figures([("Same", _fig(1)), ("Same", _fig(2))], tmp_path, ("png",))
     assert [p.name for p in paths] == ["same.png", "same-2.png"]
     assert paths[0].read_bytes() != paths[1].read_bytes()
+
+
+@needs_export
+def test_an_image_the_browser_drops_is_written_again(tmp_path, monkeypatch):
+    import plotly.io as pio
+
+    real = pio.write_images
+
+    def drops_the_last(figs, paths, **kwargs):  # a busy browser, as seen under load
+        real(figs[:-1], paths[:-1], **{k: v[:-1] for k, v in kwargs.items()})
+
+    monkeypatch.setattr(pio, "write_images", drops_the_last)
+    paths = write_figures([("one", _fig()), ("two", _fig())], tmp_path, ("svg",))
+    assert [p.name for p in paths] == ["one.svg", "two.svg"]
+    assert all(p.read_bytes().startswith(b"<svg") for p in paths)

@@ -152,4 +152,12 @@ def write_figures(
         )
     except Exception as exc:  # kaleido and its browser raise many types
         raise ExportError(f"The figures could not be written: {exc}") from None
+    # a busy browser can drop an image of the batch without an error: write those again,
+    # one by one, and never return a path that holds no image
+    for path, fig in zip(paths, figs, strict=True):
+        if not path.is_file() or path.stat().st_size == 0:
+            try:
+                path.write_bytes(figure_bytes(fig, path.suffix[1:]))
+            except OSError as exc:
+                raise ExportError(f"{path} cannot be written: {exc.strerror}.") from None
     return paths
