@@ -76,8 +76,13 @@ def test_a_bad_partition_is_reported(tmp_path, client, frame):
     bad = frame.copy()
     bad.loc[5_000, "p"] = np.nan
     pattern = _write(tmp_path / "bad", bad, [4_000])
-    with pytest.raises(DataError, match="partition 1.*row 1,000"):
+    with pytest.raises(DataError) as dasked:
         analyze_dask(pattern, AnalysisConfig(lens="binary"), client=client)
+    # the file and the row in it, in the stream's words
+    assert "part-001.parquet, row 1,000 of that file" in str(dasked.value)
+    with pytest.raises(DataError) as streamed:
+        core.analyze_stream(pattern, AnalysisConfig(lens="binary"))
+    assert str(dasked.value) == str(streamed.value)
 
 
 def _concat(path, frame: pd.DataFrame):
@@ -160,3 +165,17 @@ def test_a_part_with_other_columns_is_refused_as_the_stream_refuses_it(tmp_path,
     assert str(dasked.value) == str(streamed.value)  # one message, whatever the engine
     with pytest.raises(DataError, match="has 'extra' besides"):  # and through fsspec
         analyze_dask(f"file://{folder}", config, client=client)
+
+
+def test_dask_reads_the_rows_in_the_streams_order(tmp_path, client, frame):
+    # Dask orders files by a natural sort (part-9 before part-10), the stream by path: the
+    # Dask engine reads the stream's parts, one row group per partition, in the stream's order
+    folder = tmp_path / "order"
+    folder.mkdir()
+    frame.iloc[:3_000].to_parquet(folder / "part-9.parquet", index=False, row_group_size=1_000)
+    frame.iloc[3_000:].to_parquet(folder / "part-10.parquet", index=False, row_group_size=2_500)
+    config = AnalysisConfig(lens="binary", n_resamples=0)
+    dasked = analyze_dask(str(folder), config, client=client)
+    streamed = core.analyze_stream(str(folder), config)
+    assert dasked.input.n == streamed.input.n == len(frame)
+    assert dasked.input.digest == streamed.input.digest  # the same rows in the same order

@@ -1,9 +1,13 @@
 """The Dask engine: the passes of a streamed analysis on the partitions of a Dask DataFrame.
 
-:func:`analyze_dask` reads Parquet with :func:`dask.dataframe.read_parquet` (a path, a folder,
-a glob or any URL fsspec reads) and runs each pass of :mod:`core.stream.analysis` as one task
-per partition — the chunk functions of :mod:`core.stream.stats` — whose statistics are merged
-by a tree reduction in partition order. Where a partition starts (in all rows and in each
+:func:`analyze_dask` runs each pass of :mod:`core.stream.analysis` as one task per partition of
+a Parquet dataset. A local dataset (a file, a folder, a glob) has one partition per row group
+of the stream's parts, in the stream's order, read as the stream reads them
+(:func:`core.stream.sources.read_row_group`): a partition is as large as a row group, and an
+error names the file and the row, in the stream's words. A remote one (any URL fsspec reads)
+is read by :func:`dask.dataframe.read_parquet` and named by partition. The tasks run the
+chunk functions of :mod:`core.stream.stats`, whose statistics are merged by a tree
+reduction in partition order. Where a partition starts (in all rows and in each
 model's rows) comes from a first pass that counts rows and collects the load facts; so the
 numbers are those of the stream engine and of memory. Ties at equal-mass boundaries are
 ordered by partition: when a partition holds a tied boundary score, the pass runs again with
@@ -40,7 +44,9 @@ from core.stream.sources import (
     Layout,
     Part,
     check_same_columns,
+    layout,
     parquet_file,
+    read_row_group,
     resolve_parts,
 )
 from core.stream.stats import ALL_ROWS, Offsets, merge_groups
@@ -61,17 +67,23 @@ def _import_dask() -> Any:
     return dask
 
 
-def _batch(frame: Any, index: int, offset: int, source: str) -> Batch:
-    return Batch(Part(f"{source} (partition {index})", "parquet"), 0, offset, frame)
+#: Where a partition's rows come from: the part (a file, or the dataset's partition) and the
+#: position of its first row in that part.
+Where = tuple[Part, int]
+
+
+def _batch(frame: Any, offset: int, where: Where) -> Batch:
+    part, start = where
+    return Batch(part, start, offset, frame)
 
 
 def _facts_task(
-    frame: Any, index: int, offset: int, plan: Plan, source: str
+    frame: Any, index: int, offset: int, plan: Plan, where: Where
 ) -> tuple[LoadFacts, dict[Any, int]]:
     """Return a partition's load facts and its kept rows: all, and per model."""
     import pandas as pd
 
-    batch = _batch(frame, index, offset, source)
+    batch = _batch(frame, offset, where)
     facts, _, _, keep = batch_facts(batch, plan)
     counts: dict[Any, int] = {None: facts.n, ALL_ROWS: facts.n}
     col = plan.roles.get("model")
@@ -92,10 +104,10 @@ def _run_task(
     plan: Plan,
     func: Callable[..., tuple[dict, dict, dict]],
     offsets: Offsets,
-    source: str,
+    where: Where,
 ) -> tuple[dict, LoadFacts, dict]:
     """One partition of a pass: its statistics, load facts and tied boundary scores."""
-    batch = _batch(frame, index, offset, source)
+    batch = _batch(frame, offset, where)
     facts, P, labels, keep = batch_facts(batch, plan, decide=False)
     rows = read_rows(batch, plan, facts, P, labels, keep)
     stats, _, held = func(rows, offsets)
@@ -107,7 +119,7 @@ def _model_pieces(
     index: int,
     offset: int,
     plan: Plan,
-    source: str,
+    where: Where,
     models: tuple[str, ...],
     starts: dict[Any, int],
     block: int,
@@ -117,7 +129,7 @@ def _model_pieces(
     Returns ``(model, block) → (probs, labels)`` of the model's rows of the partition whose
     positions fall in the block, in row order.
     """
-    batch = _batch(frame, index, offset, source)
+    batch = _batch(frame, offset, where)
     facts, P, labels, keep = batch_facts(batch, plan, decide=False)
     rows = read_rows(batch, plan, facts, P, labels, keep)
     names = np.asarray(rows.roles["model"]).astype(str)
@@ -189,13 +201,20 @@ def tree_reduce(items: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0]
 
 
-def check_dataset(source: str, limits: LoadLimits) -> None:
-    """Check every Parquet footer of a dataset before Dask reads it.
+def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int, int]]:
+    """Check every Parquet footer of a dataset before Dask reads it; return its row groups.
 
     The same checks as the stream's (:func:`core.data.tables.check_parquet_schema`): the
     column count of ``limits`` and no extension or nested column, read from each file's
-    footer only. Local sources resolve as the stream's do (file, folder, glob); remote
-    ones (``scheme://``) through fsspec.
+    footer only. Local sources resolve as the stream's do (file, folder, glob: each file
+    once, in the stream's order); remote ones (``scheme://``) through fsspec.
+
+    Returns
+    -------
+    list of (Part, int, int, int)
+        A local dataset's row groups in stream order: the part, the group's index, the
+        position of its first row in the part and its rows (empty for a remote dataset,
+        which Dask partitions itself).
 
     Raises
     ------
@@ -205,6 +224,7 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
     import pyarrow.parquet as pq
 
     first: list[str] | None = None
+    groups: list[tuple[Part, int, int, int]] = []
     if "://" not in source:
         for part in resolve_parts(source):
             if part.format != "parquet":
@@ -212,10 +232,16 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
                     f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
                     "(use the stream engine for CSV)."
                 )
-            names = [str(c) for c in parquet_file(part, limits).schema_arrow.names]
+            pf = parquet_file(part, limits)
+            names = [str(c) for c in pf.schema_arrow.names]
             first = first or names
             check_same_columns(part.name, names, unique_names(first)[0])
-        return
+            start = 0
+            for g in range(pf.metadata.num_row_groups):
+                rows = pf.metadata.row_group(g).num_rows
+                groups.append((part, g, start, rows))
+                start += rows
+        return groups
     import fsspec
 
     try:
@@ -240,6 +266,7 @@ def check_dataset(source: str, limits: LoadLimits) -> None:
         check_parquet_schema(schema, f, limits)
         first = first or [str(c) for c in schema.names]
         check_same_columns(f, [str(c) for c in schema.names], unique_names(first)[0])
+    return groups
 
 
 class DaskRunner:
@@ -275,19 +302,45 @@ class DaskRunner:
         self.client = client
         self.progress = progress
         self.limits = LoadLimits.from_env()
-        check_dataset(self.source, self.limits)
-        try:
-            self.frame = dd.read_parquet(self.source)
-        except Exception as exc:  # fsspec and pyarrow raise many types for a bad dataset
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DataError(f"{self.source} cannot be read as Parquet by Dask: {text}") from None
-        self.layout = Layout(tuple(map(str, self.frame.columns)))
+        # a local dataset: one partition per row group, read as the stream reads it, so the
+        # rows come in the stream's order and an error names the file and the row
+        self.groups = check_dataset(self.source, self.limits)
+        self.frame = None
+        if self.groups:
+            parts = list(dict.fromkeys(part for part, *_ in self.groups))
+            self.layout = layout(parts, self.limits)
+        else:
+            try:
+                self.frame = dd.read_parquet(self.source)
+            except Exception as exc:  # fsspec and pyarrow raise many types for a bad dataset
+                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise DataError(
+                    f"{self.source} cannot be read as Parquet by Dask: {text}"
+                ) from None
+            self.layout = Layout(tuple(map(str, self.frame.columns)))
         self.passes = 0
         self._final: Plan | None = None
         self._offsets: list[int] = []
         self._starts: list[dict[Any, int]] = []
         self._totals: dict[Any, int] = {}
         self._facts: LoadFacts | None = None
+
+    def _partitions(self, columns: Sequence[str]) -> list[Any]:
+        """Return the dataset's partitions of ``columns``, as delayed frames, in stream order."""
+        dask = _import_dask()
+        if self.frame is not None:
+            return list(self.frame[list(columns)].to_delayed())
+        return [
+            dask.delayed(read_row_group)(part, g, list(columns), self.layout)
+            for part, g, _, _ in self.groups
+        ]
+
+    def _where(self, index: int) -> Where:
+        """Where partition ``index``'s rows come from (a file and a row, locally)."""
+        if self.frame is not None:
+            return Part(f"{self.source} (partition {index})", "parquet"), 0
+        part, _, start, _ = self.groups[index]
+        return part, start
 
     @property
     def part_names(self) -> tuple[str, ...]:
@@ -301,20 +354,30 @@ class DaskRunner:
         return dask.compute(*values)
 
     def plan(self) -> Plan:
-        """Infer the columns from the first rows of the first partition."""
-        head = self.frame.partitions[0].compute().iloc[:HEAD_ROWS]
-        if head.shape[0] == 0:
+        """Infer the columns from the first rows (the first partition's, at most HEAD_ROWS)."""
+        if self.frame is not None:
+            head = self.frame.partitions[0].compute().iloc[:HEAD_ROWS]
+        else:
+            head = next(
+                (
+                    read_row_group(part, g, self.layout.columns, self.layout).iloc[:HEAD_ROWS]
+                    for part, g, _, rows in self.groups
+                    if rows
+                ),
+                None,
+            )
+        if head is None or head.shape[0] == 0:
             raise DataError(f"{self.source} has no data rows.")
-        return plan_from(_batch(head, 0, 0, self.source), self.layout, self.load, self.source)
+        return plan_from(_batch(head, 0, self._where(0)), self.layout, self.load, self.source)
 
     def _decide(self, plan: Plan) -> Plan:
         """Count the rows of each partition, merge the load facts, decide the plan."""
         dask = _import_dask()
-        parts = self.frame[plan.columns].to_delayed()
+        parts = self._partitions(plan.columns)
         lengths = self._compute(*[dask.delayed(len)(p) for p in parts])
         self._offsets = [int(x) for x in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
         tasks = [
-            dask.delayed(_facts_task)(p, i, off, plan, self.source)
+            dask.delayed(_facts_task)(p, i, off, plan, self._where(i))
             for i, (p, off) in enumerate(zip(parts, self._offsets, strict=True))
         ]
         counts = [dask.delayed(_second)(t) for t in tasks]
@@ -367,10 +430,10 @@ class DaskRunner:
         dask = _import_dask()
         models = tuple(models)
         block = SIDE_BY_SIDE_ROWS
-        parts = self.frame[plan.columns].to_delayed()
+        parts = self._partitions(plan.columns)
         ends = [*self._starts[1:], self._totals]
         tasks = [
-            dask.delayed(_model_pieces)(p, i, off, plan, self.source, models, start, block)
+            dask.delayed(_model_pieces)(p, i, off, plan, self._where(i), models, start, block)
             for i, (p, off, start) in enumerate(
                 zip(parts, self._offsets, self._starts, strict=True)
             )
@@ -404,12 +467,12 @@ class DaskRunner:
         if self._final is None:
             plan = self._decide(plan)
         plan = self._final
-        parts = self.frame[plan.columns].to_delayed()
+        parts = self._partitions(plan.columns)
         seen: list[dict] = [{} for _ in parts]
         while True:
             tasks = [
                 dask.delayed(_run_task)(
-                    p, i, off, plan, func, Offsets(dict(start), seen[i]), self.source
+                    p, i, off, plan, func, Offsets(dict(start), seen[i]), self._where(i)
                 )
                 for i, (p, off, start) in enumerate(
                     zip(parts, self._offsets, self._starts, strict=True)

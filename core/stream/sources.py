@@ -443,6 +443,32 @@ def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: in
         ) from None
 
 
+def read_row_group(part: Part, group: int, columns: Sequence[str], lay: Layout) -> Any:
+    """Return one row group of a Parquet part as the stream reads it (its columns by name).
+
+    The Dask engine's partitions: one task per row group, so a partition is as large as the
+    writer's row groups, the rows are converted as the stream converts them, and an error
+    names the file and the row.
+
+    Raises
+    ------
+    DataError
+        For a damaged part or a part with other columns than ``lay``'s.
+    """
+    pf = parquet_file(part, lay.limits)
+    raw = [str(c) for c in pf.schema_arrow.names]
+    _check_columns(part, raw, lay)
+    read = [raw[lay.columns.index(c)] for c in columns]
+    try:
+        table = pf.read_row_group(group, columns=sorted(set(read)))
+    except Exception as exc:
+        start = sum(pf.metadata.row_group(g).num_rows for g in range(group))
+        raise DataError(
+            f"{part.name} is damaged: reading stopped after row {start:,} ({_first_line(exc)})."
+        ) from None
+    return _frame(table, read, columns)
+
+
 # --------------------------------------------------------------------------- CSV
 
 
