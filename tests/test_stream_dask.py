@@ -179,3 +179,20 @@ def test_dask_reads_the_rows_in_the_streams_order(tmp_path, client, frame):
     streamed = core.analyze_stream(str(folder), config)
     assert dasked.input.n == streamed.input.n == len(frame)
     assert dasked.input.digest == streamed.input.digest  # the same rows in the same order
+
+
+def test_a_worker_that_dies_is_one_line_of_the_data(tmp_path, frame):
+    # what the client raises when workers are killed (out of memory) becomes a DataError
+    from distributed import KilledWorker
+
+    from core.stream.dask import DaskRunner, worker_died
+
+    class Dying:  # a client whose workers die, as a partition too large for them makes them
+        def compute(self, values, sync):
+            raise KilledWorker("read-row-group-0", None, 3)
+
+    pattern = _write(tmp_path / "ok", frame, [4_000])
+    runner = DaskRunner(pattern, core.stream.load.LoadOptions(), client=Dying())
+    with pytest.raises(DataError, match=r"A Dask worker died during a pass over .*KilledWorker"):
+        runner.run(runner.plan(), lambda rows, offsets: ({}, {}, {}), "a pass")
+    assert worker_died(MemoryError()) and not worker_died(ValueError("a bad row"))

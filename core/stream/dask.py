@@ -27,6 +27,7 @@ starts when no scheduler is given.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from core.analyses.analysis import AnalysisConfig, check_config
-from core.base.errors import ConfigError, DataError
+from core.base.errors import CalibscopeError, ConfigError, DataError
 from core.data.limits import LoadLimits
 from core.data.tables import check_parquet_schema, unique_names
 from core.stream.analysis import check_stream_config, run_analysis
@@ -349,9 +350,21 @@ class DaskRunner:
 
     def _compute(self, *values: Any) -> Any:
         dask = _import_dask()
-        if self.client is not None:
-            return self.client.compute(list(values), sync=True)
-        return dask.compute(*values)
+        try:
+            if self.client is not None:
+                return self.client.compute(list(values), sync=True)
+            return dask.compute(*values)
+        except CalibscopeError:
+            raise
+        except Exception as exc:
+            if not worker_died(exc):
+                raise
+            raise DataError(
+                f"A Dask worker died during a pass over {self.source} ({type(exc).__name__}): "
+                "most often one partition needs more memory than a worker has. Write the "
+                "parts with smaller row groups, give the workers more memory, or use "
+                "--engine stream."
+            ) from None
 
     def plan(self) -> Plan:
         """Infer the columns from the first rows (the first partition's, at most HEAD_ROWS)."""
@@ -503,6 +516,18 @@ def _seen_before(held: Sequence[dict]) -> list[dict]:
     return out
 
 
+def worker_died(exc: BaseException) -> bool:
+    """Whether ``exc`` says a worker died or ran out of memory (not an error of the rows)."""
+    if isinstance(exc, MemoryError):
+        return True
+    try:
+        from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+    except ImportError:
+        return False
+    return isinstance(exc, (KilledWorker, CommClosedError))
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, *, workers: int = 2) -> Iterator[Any]:
     """Yield a Dask client of the scheduler at ``scheduler``, else of a new local cluster.
@@ -536,7 +561,12 @@ def dask_client(scheduler: str | None = None, *, workers: int = 2) -> Iterator[A
         return
     with (
         LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # the cluster's own log lines are not the command's: a failure is one line
+            silence_logs=logging.CRITICAL,
         ) as cluster,
         Client(cluster) as client,
     ):
