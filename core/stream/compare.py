@@ -50,6 +50,7 @@ from core.analyses.analysis import AnalysisConfig, check_config
 from core.analyses.model_comparison import (
     DEFAULT_METRICS,
     ComparisonOptions,
+    ComparisonSettings,
     ModelComparison,
     assemble_comparison,
     call_options,
@@ -462,13 +463,7 @@ def run_comparison(
     """
     config = check_comparison_config(config)
     check_stream_config(config)
-    options = options or ComparisonOptions()
-    if options.test is not None:
-        raise ConfigError(
-            f"The calibration test {options.test!r} runs on every model's rows, which a stream "
-            "does not keep: run compare without a test, or with --engine memory."
-        )
-    settings = check_options(config, options)
+    settings = _stream_settings(config, options or ComparisonOptions())
     specs, n_resamples, seed_value = settings.specs, settings.n_resamples, settings.seed
     reference = settings.reference
     wanted = None if models is None else tuple(dict.fromkeys(str(m) for m in models))
@@ -551,6 +546,16 @@ def run_comparison(
     models_seen = found if wanted is not None else tuple(str(m) for m in got)
     source = _stream_input(runner, plan, facts, whole, models_seen)
     return StreamComparison(source, comparison, runner.passes)
+
+
+def _stream_settings(config: AnalysisConfig, options: ComparisonOptions) -> ComparisonSettings:
+    """Check a streamed comparison's options: no calibration test (it reads every row)."""
+    if options.test is not None:
+        raise ConfigError(
+            f"The calibration test {options.test!r} runs on every model's rows, which a stream "
+            "does not keep: run compare without a test, or with --engine memory."
+        )
+    return check_options(config, options)
 
 
 def _check_wanted(runner: Any, plan: Plan, wanted: tuple[str, ...] | None) -> tuple[str, ...]:
