@@ -26,6 +26,7 @@ import streamlit as st
 from core.analyses.analysis import AnalysisConfig
 from core.base.errors import CalibscopeError, ConfigError, phrase
 from core.data import ColumnError, load_models, load_predictions
+from core.stats.lenses import LENSES
 from core.worlds import draw_predictions, true_error, world_named
 from dashboard import cache, links
 from dashboard.errors import show_errors
@@ -237,7 +238,7 @@ def require_binned_lens(config: AnalysisConfig, what: str) -> AnalysisConfig:
 
     ``what`` is what the page does on identical bins ("compare models on identical bins").
     """
-    if config.lens == "canonical":
+    if LENSES.get(config.lens).kernel_only:
         st.info(
             "The canonical lens has no bins; pick the top-label, binary or classwise lens in the "
             f"sidebar to {what}.",

@@ -1205,20 +1205,15 @@ def window_codes(
     names : tuple of str
         ``YYYY-MM-DD`` (the day, or the Monday of the week) or ``rows a–b`` (1-based).
     """
+    every = WindowOptions(time, every).every  # the windows' one check
     raw = None if time is None else np.asarray(column_values(pred, time))
-    if isinstance(every, (int, np.integer)) and not isinstance(every, bool):
-        if every < 1:
-            raise ConfigError(f"A window holds at least 1 row; got {every}.")
+    if isinstance(every, int):
         n = pred.n
         order = np.arange(n) if raw is None else np.argsort(raw, kind="stable")
         codes = np.empty(n, dtype=np.int64)
         codes[order] = np.arange(n) // int(every)
         k = int(codes.max()) + 1
-        return codes, window_names(np.arange(k), int(every), n)
-    if every not in WINDOW_UNITS:
-        raise ConfigError(f"Windows are 'day', 'week' or a number of rows; got {every!r}.")
-    if raw is None:
-        raise ConfigError("Windows of a day or a week need a time column (time=...).")
+        return codes, window_names(np.arange(k), every, n)
     t = time_values(raw, time)  # type: ignore[arg-type]
     if np.isnat(t).any():
         raise ConfigError(
