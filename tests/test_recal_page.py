@@ -64,6 +64,24 @@ def test_fit_compare_and_metacal_views():
         "Meta-Cal (selective)",
     ]
     assert "Coverage" in table.columns
+    # every number is the core comparison's, for the request the page made
+    from core.recalibration.evaluation import compare_recalibrators
+
+    request = at.session_state["recal_request"]["request"]
+    pred = at.session_state["predictions"]
+    want = compare_recalibrators(pred.probs, pred.labels, **request).metrics
+    for row in want.itertuples(index=False):
+        for field, column in (("value", ""), ("low", " low"), ("high", " high")):
+            name = f"{row.metric_label}{column}"
+            if name not in table.columns:  # a metric without intervals has no bound columns
+                assert np.isnan(getattr(row, field)), (row.metric_label, field)
+                continue
+            shown = table.loc[row.method_label, name]
+            assert shown == pytest.approx(getattr(row, field), rel=1e-12, nan_ok=True), (
+                row.method_label,
+                row.metric_label,
+                field,
+            )
     # histogram binning is judged with discrete bins, and the page says why
     assert any("discrete" in i.value for i in at.info)
     assert any("Guarantee" in c.value and "NOT controlled" in c.value for c in at.caption)
