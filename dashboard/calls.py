@@ -184,15 +184,15 @@ def reliability_chart(
 ) -> Any:
     """Return the reliability figure of an analysis (:func:`core.figures.analysis_figure`).
 
-    Cached by digest, config, legend and count axis (``log``: the count bars on a log axis):
-    the classwise grid takes a few tenths of a second.
+    Cached by digest, config and legend (the classwise grid takes a few tenths of a second);
+    ``log`` puts the count bars on a log axis, on a copy of the cached figure.
     """
-    return cache.compute(_chart, predictions, config, interval, log)
+    return log_counts(cache.compute(_chart, predictions, config, interval), log)
 
 
-def _chart(predictions: Predictions, config: AnalysisConfig, interval: str, log: bool) -> Any:
+def _chart(predictions: Predictions, config: AnalysisConfig, interval: str) -> Any:
 
-    return log_counts(analysis_figure(analyze(predictions, config), interval_label=interval), log)
+    return analysis_figure(analyze(predictions, config), interval_label=interval)
 
 
 def diagram(predictions: Predictions, config: AnalysisConfig, kind: str) -> Any:
@@ -296,11 +296,7 @@ def _with_progress(key: Any, label: str, func: Any, *args: Any, **kwargs: Any) -
 
 def confidence_chart(facts: DataSummary, log: bool) -> Any:
     """Return the confidence histogram of a data summary, its counts on a log axis if ``log``."""
-    return cache.compute(_confidence_chart, facts, log)
-
-
-def _confidence_chart(facts: DataSummary, log: bool) -> Any:
-    return log_counts(confidence_histogram(facts), log)
+    return log_counts(cache.compute(confidence_histogram, facts), log)
 
 
 # ---------------------------------------------------------------- Estimators
