@@ -368,7 +368,8 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
         type=BATCH_ROWS.parse,
         default=BATCH_ROWS.default,
         metavar="N",
-        help="rows per batch of the stream engine (memory grows with it)",
+        help="rows per batch of the stream engine, and per read of a Dask task (memory grows "
+        "with it)",
     )
     cmd.add_argument(
         "--scheduler",
@@ -424,7 +425,7 @@ def _runner(args: argparse.Namespace, keep_columns: Sequence[str] = ()) -> Itera
     from core.stream.dask import DaskRunner, dask_client
 
     with dask_client(args.scheduler) as client:
-        yield DaskRunner(args.file, load, client=client)
+        yield DaskRunner(args.file, load, client=client, batch_rows=args.batch_rows)
 
 
 def _n_classes(runner: Any) -> int:

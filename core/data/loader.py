@@ -31,6 +31,7 @@ from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lin
 from core.data.predictions import Predictions, make_predictions
 from core.data.probabilities import numeric_matrix, to_probabilities
 from core.data.tables import is_filelike, is_pathlike, read_source, source_table
+from core.data.text import role_values, text_values
 
 __all__ = ["load_predictions"]
 
@@ -207,8 +208,12 @@ def load_predictions(
         arr = None
         if col is not None:
             arr = frame[col].to_numpy(dtype=object)
-            arr = arr[keep] if keep is not None else arr
-            arr = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
+            rows = np.arange(arr.shape[0]) if keep is None else np.flatnonzero(keep)
+            arr = role_values(
+                arr[keep] if keep is not None else arr,
+                role,
+                lambda i, rows=rows: f"{table.name}, row {int(rows[i]):,} (0-based data rows)",
+            )
         role_arrays[role] = arr
     extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)
     if extra:
@@ -300,8 +305,7 @@ def kept_values(series: pd.Series) -> np.ndarray:
         if getattr(series.dtype, "tz", None) is not None:
             values = series.dt.tz_convert("UTC").dt.tz_localize(None)
         return values.to_numpy(dtype="datetime64[ns]")
-    arr = series.to_numpy(dtype=object)
-    return np.where(missing, "", arr).astype(str).astype(object)
+    return text_values(series.to_numpy(dtype=object))
 
 
 def models_of(models: Any, mask: np.ndarray, limit: int = 3) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 from core.base.errors import DataError
 from core.base.validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintFinding, LintReport, lint_values
+from core.data.text import text_codes
 
 __all__ = ["Predictions", "as_predictions", "combine_models"]
 
@@ -158,8 +159,9 @@ class Predictions:
         """
         if self.model is None:
             return {Path(self.source).stem or "model": self}
-        names = self.model.astype(str)
-        return {m: self.subset(names == m) for m in self.models}
+        codes, names = text_codes(self.model)
+        index = {name: j for j, name in enumerate(names)}
+        return {m: self.subset(codes == index[m]) for m in self.models}
 
     def _roles(self) -> dict[str, np.ndarray | None]:
         return {"model": self.model, "split": self.split, "group": self.group}
@@ -372,17 +374,35 @@ def _frame(h: Any, data: bytes | memoryview) -> None:
     h.update(data)
 
 
+#: Bytes of role values joined before hashing; longer ones are fed row by row.
+_JOIN_BYTES = 64 << 20
+
+
 def _strings(h: Any, values: Any) -> None:
     """Feed a sequence of values to ``h`` as strings, injectively.
 
     The count, then every string's UTF-8 length, then the strings: two different sequences
     never give the same bytes, whatever characters the strings hold.
     """
-    encoded = [str(v).encode("utf-8", "surrogatepass") for v in values]
+    # each distinct value is encoded once: rows repeating a long value share its bytes
+    seen: dict[Any, bytes] = {}
+    encoded = []
+    for v in values:
+        key = (type(v), v)  # 1, 1.0 and True are equal keys but print differently
+        b = seen.get(key)
+        if b is None:
+            b = seen[key] = str(v).encode("utf-8", "surrogatepass")
+        encoded.append(b)
     lengths = np.fromiter(map(len, encoded), dtype="<i8", count=len(encoded))
     _frame(h, len(encoded).to_bytes(8, "little"))
     _frame(h, memoryview(lengths).cast("B"))
-    _frame(h, b"".join(encoded))
+    total = int(lengths.sum())
+    if total <= _JOIN_BYTES:
+        _frame(h, b"".join(encoded))
+        return
+    h.update(total.to_bytes(8, "little"))
+    for b in encoded:
+        h.update(b)
 
 
 class Digest:

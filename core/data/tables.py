@@ -226,13 +226,50 @@ def check_parquet_schema(schema: Any, name: str, limits: LoadLimits) -> None:
             )
 
 
-def _unique(names: list[str]) -> list[str]:
-    return [n for n in names if names.count(n) == 1]
+def text_columns(schema: Any) -> list[str]:
+    """Return the text and binary columns of an Arrow schema (by name; names used once).
+
+    They are read dictionary-encoded, and :func:`column_values` gives their rows as object
+    arrays sharing the dictionary's strings.
+    """
+    import pyarrow as pa
+
+    def is_text(t: Any) -> bool:
+        if pa.types.is_dictionary(t):
+            return is_text(t.value_type)
+        return (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)
+        )
+
+    text = [f.name for f in schema if is_text(f.type)]
+    return [n for n in text if text.count(n) == 1]
+
+
+def column_values(column: Any) -> np.ndarray:
+    """Return an Arrow column (array or chunked array) as a numpy array.
+
+    A dictionary-encoded column becomes an object array whose rows share the dictionary's
+    values (missing values as None), never an array with each row's value spelled out.
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(column.type):
+        return column.to_numpy(zero_copy_only=False)
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = []
+    for chunk in chunks:
+        values = np.empty(len(chunk.dictionary) + 1, dtype=object)
+        values[:-1] = chunk.dictionary.to_pylist()
+        codes = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        out.append(values[codes])  # -1: the None after the dictionary's values
+    return np.concatenate(out) if out else np.empty(0, dtype=object)
 
 
 def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
     try:
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(io.BytesIO(data))
@@ -249,16 +286,8 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
     limits.check_bytes(encoded + 8 * int(meta.num_rows) * len(schema), name, what=" uncompressed")
     # text is read dictionary-encoded: a value repeated on every row is held once (Arrow
     # would otherwise spell it out on every row before pandas shares it)
-    text = [
-        f.name
-        for f in schema
-        if pa.types.is_string(f.type)
-        or pa.types.is_large_string(f.type)
-        or pa.types.is_binary(f.type)
-        or pa.types.is_large_binary(f.type)
-    ]
     try:
-        pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=_unique(text))
+        pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=text_columns(schema))
         table = pf.read(use_pandas_metadata=False)
         # the pandas metadata (index, dtypes) is the writer's say, and may be invalid JSON:
         # the columns' own types are all that is read
@@ -271,7 +300,10 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
     for c in frame.columns:
         if isinstance(frame[c].dtype, pd.CategoricalDtype):
             # object arrays sharing the dictionary's strings, as text columns are read
-            values = frame[c].to_numpy(dtype=object, na_value=None)
+            cat = frame[c].cat
+            shared = np.empty(len(cat.categories) + 1, dtype=object)  # -1 (missing): None
+            shared[:-1] = cat.categories.to_list()
+            values = shared[cat.codes.to_numpy()]
             frame[c] = pd.Series(values, index=frame.index, dtype=object)
     return LoadedTable(frame, False, name, duplicate_columns_finding(dupes))
 

@@ -67,6 +67,7 @@ from core.base.errors import ConfigError, DataError
 from core.data.limits import LoadLimits
 from core.data.lint import LintReport
 from core.data.predictions import Digest
+from core.data.text import rows_in
 from core.estimators.base import estimate_binned
 from core.inference.calibration import EstimatorCall
 from core.inference.cells import CellStats, cell_bootstrap
@@ -116,8 +117,7 @@ NO_STREAM_INTERVAL = "no interval on a stream (it reads rows)"
 
 def select_models(rows: Rows, offsets: Offsets, *, func: Any, models: tuple[str, ...]) -> Any:
     """Run a chunk function on the rows of ``models`` only (the pooled rows of a comparison)."""
-    names = np.asarray(rows.roles["model"]).astype(str)
-    keep = np.isin(names, models)
+    keep = rows_in(rows.roles["model"], models)
     if keep.all():
         return func(rows, offsets)
     chosen = replace(
@@ -285,7 +285,7 @@ def _model_chunks(runner: StreamRunner, plan: Plan, model: str) -> Iterator[tupl
     ):
         facts, P, labels, keep = batch_facts(batch, plan, decide=False)
         rows = read_rows(batch, plan, facts, P, labels, keep)
-        mine = np.asarray(rows.roles["model"]).astype(str) == model
+        mine = rows_in(rows.roles["model"], (model,))
         if mine.any():
             yield rows.probs[mine], rows.labels[mine]
 

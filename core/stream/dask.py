@@ -3,8 +3,10 @@
 :func:`analyze_dask` runs each pass of :mod:`core.stream.analysis` as one task per partition of
 a Parquet dataset. A local dataset (a file, a folder, a glob) has one partition per row group
 of the stream's parts, in the stream's order, read as the stream reads them
-(:func:`core.stream.sources.read_row_group`): a partition is as large as a row group, and an
-error names the file and the row, in the stream's words. A remote one (any URL fsspec reads)
+(:func:`core.stream.sources.read_row_group`): each task reads its row group in batches of
+``batch_rows`` rows, as the stream does, so a huge row group (150 million run-length-encoded
+rows in a 1 MB file) is never decoded whole, and an error names the file and the row, in the
+stream's words. A remote one (any URL fsspec reads)
 is read by :func:`dask.dataframe.read_parquet` and named by partition. The tasks run the
 chunk functions of :mod:`core.stream.stats`, whose statistics are merged by a tree
 reduction in partition order. Where a partition starts (in all rows and in each
@@ -29,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +39,19 @@ import numpy as np
 
 from core.analyses.analysis import AnalysisConfig, check_config
 from core.base.errors import CalibscopeError, ConfigError, DataError
+from core.base.validation import MAX_BATCH_ROWS, check_count
 from core.data.limits import LoadLimits
 from core.data.tables import check_parquet_schema, unique_names
+from core.data.text import text_codes
 from core.stream.analysis import check_stream_config, run_analysis
+from core.stream.bins import add_seen
 from core.stream.load import LoadFacts, LoadOptions, Plan, batch_facts, plan_from, read_rows
 from core.stream.sources import (
+    BATCH_ROWS,
     Batch,
     Layout,
     Part,
+    Parts,
     check_same_columns,
     layout,
     parquet_file,
@@ -78,49 +86,95 @@ def _batch(frame: Any, offset: int, where: Where) -> Batch:
     return Batch(part, start, offset, frame)
 
 
+@dataclass(frozen=True)
+class RowGroup:
+    """A partition of a local dataset: one row group of a part, which its task reads."""
+
+    part: Part
+    group: int
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a task reads its partition: the columns, the layout and the rows per batch."""
+
+    columns: tuple[str, ...]
+    layout: Layout
+    batch_rows: int
+
+
+def _batches(src: Any, offset: int, where: Where, reading: Reading) -> Iterator[Batch]:
+    """Yield a partition's rows in bounded batches (a remote partition: its frame, whole)."""
+    part, start = where
+    if not isinstance(src, RowGroup):
+        yield Batch(part, start, offset, src)
+        return
+    for skip, frame in read_row_group(
+        src.part, src.group, reading.columns, reading.layout, reading.batch_rows
+    ):
+        yield Batch(part, start + skip, offset + skip, frame)
+
+
 def _facts_task(
-    frame: Any, index: int, offset: int, plan: Plan, where: Where
+    src: Any, index: int, offset: int, plan: Plan, where: Where, reading: Reading
 ) -> tuple[LoadFacts, dict[Any, int]]:
     """Return a partition's load facts and its kept rows: all, and per model."""
-    import pandas as pd
-
-    batch = _batch(frame, offset, where)
-    facts, _, _, keep = batch_facts(batch, plan)
-    counts: dict[Any, int] = {None: facts.n, ALL_ROWS: facts.n}
+    facts = None
+    counts: dict[Any, int] = {None: 0, ALL_ROWS: 0}
     col = plan.roles.get("model")
-    if col is not None:
-        arr = frame[col].to_numpy(dtype=object)
-        arr = arr[keep] if keep is not None else arr
-        names = np.where(pd.isna(arr), "", arr).astype(str)
-        codes, uniques = pd.factorize(names)
-        for j, n in enumerate(np.bincount(codes, minlength=len(uniques))):
-            counts[str(uniques[j])] = int(n)
+    for batch in _batches(src, offset, where, reading):
+        got, _, _, keep = batch_facts(batch, plan)
+        facts = got if facts is None else facts + got
+        counts[None] += got.n
+        counts[ALL_ROWS] += got.n
+        if col is not None:
+            arr = batch.frame[col].to_numpy(dtype=object)
+            codes, uniques = text_codes(arr[keep] if keep is not None else arr)
+            for j, n in enumerate(np.bincount(codes, minlength=len(uniques))):
+                name = str(uniques[j])
+                counts[name] = counts.get(name, 0) + int(n)
+    assert facts is not None  # every partition yields a batch, an empty one at least
     return facts, counts
 
 
 def _run_task(
-    frame: Any,
+    src: Any,
     index: int,
     offset: int,
     plan: Plan,
     func: Callable[..., tuple[dict, dict, dict]],
     offsets: Offsets,
     where: Where,
+    reading: Reading,
 ) -> tuple[dict, LoadFacts, dict]:
-    """One partition of a pass: its statistics, load facts and tied boundary scores."""
-    batch = _batch(frame, offset, where)
-    facts, P, labels, keep = batch_facts(batch, plan, decide=False)
-    rows = read_rows(batch, plan, facts, P, labels, keep)
-    stats, _, held = func(rows, offsets)
-    return stats, rows.facts, held
+    """One partition of a pass: its statistics, load facts and tied boundary scores.
+
+    The partition's batches are visited in order as the stream visits them: each starts
+    where the one before it ended (:meth:`Offsets.advance`), and their statistics merge.
+    """
+    stats: dict = {}
+    facts = None
+    held: dict = {}
+    for batch in _batches(src, offset, where, reading):
+        got, P, labels, keep = batch_facts(batch, plan, decide=False)
+        rows = read_rows(batch, plan, got, P, labels, keep)
+        offsets.merged = stats
+        more, counts, tied = func(rows, offsets)
+        stats = merge_groups(stats, more)
+        offsets.advance(counts, tied)
+        for key, values in tied.items():
+            add_seen(held.setdefault(key, {}), values)
+        facts = rows.facts if facts is None else facts + rows.facts
+    return stats, facts, held
 
 
 def _model_pieces(
-    frame: Any,
+    src: Any,
     index: int,
     offset: int,
     plan: Plan,
     where: Where,
+    reading: Reading,
     models: tuple[str, ...],
     starts: dict[Any, int],
     block: int,
@@ -130,20 +184,26 @@ def _model_pieces(
     Returns ``(model, block) → (probs, labels)`` of the model's rows of the partition whose
     positions fall in the block, in row order.
     """
-    batch = _batch(frame, offset, where)
-    facts, P, labels, keep = batch_facts(batch, plan, decide=False)
-    rows = read_rows(batch, plan, facts, P, labels, keep)
-    names = np.asarray(rows.roles["model"]).astype(str)
+    probs: dict[str, list[np.ndarray]] = {m: [] for m in models}
+    labels: dict[str, list[np.ndarray]] = {m: [] for m in models}
+    for batch in _batches(src, offset, where, reading):
+        facts, P, y, keep = batch_facts(batch, plan, decide=False)
+        rows = read_rows(batch, plan, facts, P, y, keep)
+        codes, names = text_codes(rows.roles["model"])
+        index = {name: j for j, name in enumerate(names)}
+        for model in models:
+            mine = codes == index.get(model, -1)
+            probs[model].append(rows.probs[mine])
+            labels[model].append(rows.labels[mine])
     out: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
     for model in models:
-        mine = np.flatnonzero(names == model)
+        p, y = np.concatenate(probs[model]), np.concatenate(labels[model])
         first = starts.get(model, 0)
-        pos, end = first, first + mine.size
+        pos, end = first, first + y.shape[0]
         while pos < end:
             b = pos // block
             stop = min((b + 1) * block, end)
-            sel = mine[pos - first : stop - first]
-            out[(model, b)] = (rows.probs[sel], rows.labels[sel])
+            out[(model, b)] = (p[pos - first : stop - first], y[pos - first : stop - first])
             pos = stop
     return out
 
@@ -202,7 +262,9 @@ def tree_reduce(items: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0]
 
 
-def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int, int]]:
+def check_dataset(
+    source: str, limits: LoadLimits
+) -> tuple[list[tuple[Part, int, int, int]], tuple[str, ...]]:
     """Check every Parquet footer of a dataset before Dask reads it; return its row groups.
 
     The same checks as the stream's (:func:`core.data.tables.check_parquet_schema`): the
@@ -212,10 +274,12 @@ def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int,
 
     Returns
     -------
-    list of (Part, int, int, int)
+    groups : list of (Part, int, int, int)
         A local dataset's row groups in stream order: the part, the group's index, the
         position of its first row in the part and its rows (empty for a remote dataset,
         which Dask partitions itself).
+    repeated : tuple of str
+        The paths left out because they name a part already read (:class:`Parts`).
 
     Raises
     ------
@@ -227,7 +291,8 @@ def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int,
     first: list[str] | None = None
     groups: list[tuple[Part, int, int, int]] = []
     if "://" not in source:
-        for part in resolve_parts(source):
+        parts = resolve_parts(source)
+        for part in parts:
             if part.format != "parquet":
                 raise DataError(
                     f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
@@ -242,7 +307,7 @@ def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int,
                 rows = pf.metadata.row_group(g).num_rows
                 groups.append((part, g, start, rows))
                 start += rows
-        return groups
+        return groups, parts.repeated
     import fsspec
 
     try:
@@ -267,7 +332,7 @@ def check_dataset(source: str, limits: LoadLimits) -> list[tuple[Part, int, int,
         check_parquet_schema(schema, f, limits)
         first = first or [str(c) for c in schema.names]
         check_same_columns(f, [str(c) for c in schema.names], unique_names(first)[0])
-    return groups
+    return groups, ()
 
 
 class DaskRunner:
@@ -283,6 +348,9 @@ class DaskRunner:
         Where the tasks run (default: Dask's current scheduler).
     progress : callable, optional
         ``progress(fraction, message)`` after each pass.
+    batch_rows : int
+        Rows a task reads at a time from its row group (a row group larger than this is
+        read in batches, as the stream reads it).
     """
 
     name = "dask"
@@ -294,21 +362,23 @@ class DaskRunner:
         *,
         client: Any = None,
         progress: Callable[[float, str], Any] | None = None,
+        batch_rows: int = BATCH_ROWS,
     ) -> None:
         _import_dask()
         import dask.dataframe as dd
 
         self.source = str(source)
         self.load = load
+        self.batch_rows = check_count("batch_rows", batch_rows, MAX_BATCH_ROWS)
         self.client = client
         self.progress = progress
         self.limits = LoadLimits.from_env()
         # a local dataset: one partition per row group, read as the stream reads it, so the
         # rows come in the stream's order and an error names the file and the row
-        self.groups = check_dataset(self.source, self.limits)
+        self.groups, repeated = check_dataset(self.source, self.limits)
         self.frame = None
         if self.groups:
-            parts = list(dict.fromkeys(part for part, *_ in self.groups))
+            parts = Parts(list(dict.fromkeys(part for part, *_ in self.groups)), repeated)
             self.layout = layout(parts, self.limits)
         else:
             try:
@@ -327,14 +397,17 @@ class DaskRunner:
         self._facts: LoadFacts | None = None
 
     def _partitions(self, columns: Sequence[str]) -> list[Any]:
-        """Return the dataset's partitions of ``columns``, as delayed frames, in stream order."""
-        dask = _import_dask()
+        """Return the dataset's partitions of ``columns`` in stream order.
+
+        A remote dataset's are delayed frames; a local one's are its row groups, which each
+        task reads in batches.
+        """
         if self.frame is not None:
             return list(self.frame[list(columns)].to_delayed())
-        return [
-            dask.delayed(read_row_group)(part, g, list(columns), self.layout)
-            for part, g, _, _ in self.groups
-        ]
+        return [RowGroup(part, g) for part, g, _, _ in self.groups]
+
+    def _reading(self, plan: Plan) -> Reading:
+        return Reading(tuple(plan.columns), self.layout, self.batch_rows)
 
     def _where(self, index: int) -> Where:
         """Where partition ``index``'s rows come from (a file and a row, locally)."""
@@ -373,7 +446,7 @@ class DaskRunner:
         else:
             head = next(
                 (
-                    read_row_group(part, g, self.layout.columns, self.layout).iloc[:HEAD_ROWS]
+                    next(read_row_group(part, g, self.layout.columns, self.layout, HEAD_ROWS))[1]
                     for part, g, _, rows in self.groups
                     if rows
                 ),
@@ -387,10 +460,14 @@ class DaskRunner:
         """Count the rows of each partition, merge the load facts, decide the plan."""
         dask = _import_dask()
         parts = self._partitions(plan.columns)
-        lengths = self._compute(*[dask.delayed(len)(p) for p in parts])
+        if self.frame is not None:
+            lengths = self._compute(*[dask.delayed(len)(p) for p in parts])
+        else:  # a local dataset's row groups count their rows in the footers
+            lengths = [rows for *_, rows in self.groups]
         self._offsets = [int(x) for x in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
+        reading = self._reading(plan)
         tasks = [
-            dask.delayed(_facts_task)(p, i, off, plan, self._where(i))
+            dask.delayed(_facts_task)(p, i, off, plan, self._where(i), reading)
             for i, (p, off) in enumerate(zip(parts, self._offsets, strict=True))
         ]
         counts = [dask.delayed(_second)(t) for t in tasks]
@@ -446,7 +523,9 @@ class DaskRunner:
         parts = self._partitions(plan.columns)
         ends = [*self._starts[1:], self._totals]
         tasks = [
-            dask.delayed(_model_pieces)(p, i, off, plan, self._where(i), models, start, block)
+            dask.delayed(_model_pieces)(
+                p, i, off, plan, self._where(i), self._reading(plan), models, start, block
+            )
             for i, (p, off, start) in enumerate(
                 zip(parts, self._offsets, self._starts, strict=True)
             )
@@ -485,7 +564,14 @@ class DaskRunner:
         while True:
             tasks = [
                 dask.delayed(_run_task)(
-                    p, i, off, plan, func, Offsets(dict(start), seen[i]), self._where(i)
+                    p,
+                    i,
+                    off,
+                    plan,
+                    func,
+                    Offsets(dict(start), seen[i]),
+                    self._where(i),
+                    self._reading(plan),
                 )
                 for i, (p, off, start) in enumerate(
                     zip(parts, self._offsets, self._starts, strict=True)
@@ -582,6 +668,7 @@ def analyze_dask(
     split_models: bool = True,
     model: str | None = None,
     progress: Callable[[float, str], Any] | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> Any:
     """Analyse a Parquet dataset on Dask: the numbers of :func:`core.analyze_stream`.
 
@@ -595,6 +682,8 @@ def analyze_dask(
         The cluster to run on (default: Dask's current scheduler).
     load, split_models, model, progress
         As for :func:`core.stream.analysis.analyze_stream`.
+    batch_rows : int
+        Rows a task reads at a time from its row group.
 
     Returns
     -------
@@ -603,5 +692,7 @@ def analyze_dask(
     """
     config = check_config(config)
     check_stream_config(config)
-    runner = DaskRunner(source, load or LoadOptions(), client=client, progress=progress)
+    runner = DaskRunner(
+        source, load or LoadOptions(), client=client, progress=progress, batch_rows=batch_rows
+    )
     return run_analysis(runner, config, split_models=split_models, model=model)

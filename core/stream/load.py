@@ -43,6 +43,7 @@ from core.data.probabilities import (
     to_probabilities,
 )
 from core.data.tables import LoadedTable
+from core.data.text import role_values
 from core.stream.sources import Batch, Layout, read_batches
 from core.stream.threads import ahead
 
@@ -648,11 +649,13 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
         probs[:, 1] = p
     roles = {}
     for role, col in plan.roles.items():
-        import pandas as pd
-
         arr = batch.frame[col].to_numpy(dtype=object)
-        arr = arr[keep] if keep is not None else arr
-        roles[role] = np.where(pd.isna(arr), "", arr).astype(str).astype(object)
+        rows = np.arange(arr.shape[0]) if keep is None else np.flatnonzero(keep)
+        roles[role] = role_values(
+            arr[keep] if keep is not None else arr,
+            role,
+            lambda i, rows=rows: batch.where(batch.offset + int(rows[i])),
+        )
     extra = {}
     if plan.kept:
         for col in plan.kept:

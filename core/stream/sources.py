@@ -37,9 +37,11 @@ from core.data.tables import (
     PARQUET_SUFFIXES,
     check_parquet_schema,
     check_regular_file,
+    column_values,
     decimal_comma_finding,
     duplicate_columns_finding,
     read_layout,
+    text_columns,
     unique_names,
 )
 
@@ -383,9 +385,16 @@ def parquet_file(part: Part, limits: LoadLimits) -> Any:
     try:
         pf = pq.ParquetFile(part.path)
         schema = pf.schema_arrow
+        check_parquet_schema(schema, part.name, limits)
+        # text is read dictionary-encoded: a value repeated on every row is decoded once
+        # (a long value spelled out on every row of a batch is the dictionary bomb)
+        text = text_columns(schema)
+        if text:
+            pf = pq.ParquetFile(part.path, read_dictionary=text)
+    except DataError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise DataError(f"{part.name} is not a readable Parquet file: {_first_line(exc)}") from None
-    check_parquet_schema(schema, part.name, limits)
     return pf
 
 
@@ -443,12 +452,20 @@ def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: in
         ) from None
 
 
-def read_row_group(part: Part, group: int, columns: Sequence[str], lay: Layout) -> Any:
-    """Return one row group of a Parquet part as the stream reads it (its columns by name).
+def read_row_group(
+    part: Part, group: int, columns: Sequence[str], lay: Layout, batch_rows: int = BATCH_ROWS
+) -> Iterator[tuple[int, Any]]:
+    """Yield one row group of a Parquet part as the stream reads it, in bounded batches.
 
-    The Dask engine's partitions: one task per row group, so a partition is as large as the
-    writer's row groups, the rows are converted as the stream converts them, and an error
-    names the file and the row.
+    The Dask engine's partitions: one task per row group, which reads it ``batch_rows`` rows
+    at a time (a row group of 150 million run-length-encoded rows is never decoded whole),
+    converted as the stream converts them, so an error names the file and the row.
+
+    Yields
+    ------
+    (int, pandas.DataFrame)
+        The position of the batch's first row in the row group, and its rows (one empty
+        frame for an empty row group).
 
     Raises
     ------
@@ -459,14 +476,22 @@ def read_row_group(part: Part, group: int, columns: Sequence[str], lay: Layout) 
     raw = [str(c) for c in pf.schema_arrow.names]
     _check_columns(part, raw, lay)
     read = [raw[lay.columns.index(c)] for c in columns]
+    names = sorted(set(read))
+    done = 0
     try:
-        table = pf.read_row_group(group, columns=sorted(set(read)))
+        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[group], columns=names):
+            yield done, _frame(batch, read, columns)
+            done += batch.num_rows
+    except DataError:
+        raise
     except Exception as exc:
         start = sum(pf.metadata.row_group(g).num_rows for g in range(group))
         raise DataError(
-            f"{part.name} is damaged: reading stopped after row {start:,} ({_first_line(exc)})."
+            f"{part.name} is damaged: reading stopped after row {start + done:,} "
+            f"({_first_line(exc)})."
         ) from None
-    return _frame(table, read, columns)
+    if not done:
+        yield 0, _frame(pf.schema_arrow.empty_table().select(names), read, columns)
 
 
 # --------------------------------------------------------------------------- CSV
@@ -561,10 +586,13 @@ def _frame(batch: Any, read: Sequence[str], names: Sequence[str]) -> Any:
     import pandas as pd
 
     at = {name: i for i, name in enumerate(batch.schema.names)}
-    data = {
-        name: batch.column(at[col]).to_numpy(zero_copy_only=False)
-        for col, name in zip(read, names, strict=True)
-    }
+    data = {}
+    for col, name in zip(read, names, strict=True):
+        values = column_values(batch.column(at[col]))
+        # object columns stay object: pandas would spell out every row's string in Arrow
+        data[name] = (
+            pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
+        )
     return pd.DataFrame(data, copy=False)
 
 
