@@ -126,9 +126,17 @@ def _main(argv: list[str]) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     if isinstance(getattr(args, "file", None), list):
+        if getattr(args, "sql", None) is not None:
+            if args.file:
+                raise _Failure("Give FILE or --sql, not both.")
+            from core.data.sql import Query
+
+            args.file = [Query(args.sql)]
+        elif not args.file:
+            raise _Failure("Give the predictions: FILE (or several), or --sql QUERY.")
         # several files are several models; args.file names them as given
         args.files = args.file
-        args.file = args.files[0] if len(args.files) == 1 else " + ".join(args.files)
+        args.file = str(args.files[0]) if len(args.files) == 1 else " + ".join(args.files)
     check_output(args)
     with Progress(sys.stderr) as progress:
         args.progress = progress
@@ -176,7 +184,7 @@ def check_output(args: argparse.Namespace) -> None:
         if out.is_dir():
             raise _Failure(f"{flag} {given_out} is a folder; give the name of the file to write.")
         for given in (*getattr(args, "files", [args.file]), getattr(args, "labels", None)):
-            if given and _is_input(out, str(given)):
+            if given and isinstance(given, str | os.PathLike) and _is_input(out, str(given)):
                 raise _Failure(
                     f"{flag} {given_out} would overwrite the input {given}; write the output to "
                     "another file."
@@ -326,9 +334,16 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "file",
         metavar="FILE",
-        nargs="+",
+        nargs="*",
         help="predictions: CSV or Parquet; several files are several models (one per file, "
         "named after it, sharing --labels)",
+    )
+    cmd.add_argument(
+        "--sql",
+        metavar="QUERY",
+        help='instead of FILE: the rows of one DuckDB SELECT query, e.g. "SELECT p, label '
+        "FROM read_parquet('logs/*.parquet') WHERE day >= '2026-11-01'\" (run once; read in "
+        "memory or with --engine stream)",
     )
     cmd.add_argument(
         "--labels", metavar="FILE", help="separate labels file (one label per row, same order)"
@@ -410,22 +425,25 @@ def _runner(args: argparse.Namespace, keep_columns: Sequence[str] = ()) -> Itera
             "the parts as a folder or a quoted glob."
         )
     load = _load_options(args, keep_columns)
+    source = getattr(args, "files", [args.file])[0]
     _step(args, f"reading {args.file} (--engine {args.engine})")
     if args.engine == "stream":
         from core.stream.engine import StreamRunner
 
         progress = getattr(args, "progress", None)
-        yield StreamRunner(
-            args.file,
+        with StreamRunner(
+            source,
             load,
             batch_rows=args.batch_rows,
             progress=None if progress is None else progress.update,
-        )
+        ) as runner:
+            yield runner
         return
-    from core.stream.dask import DaskRunner, dask_client
+    from core.stream.dask import DaskRunner, check_source, dask_client
 
+    check_source(source)
     with dask_client(args.scheduler) as client:
-        yield DaskRunner(args.file, load, client=client, batch_rows=args.batch_rows)
+        yield DaskRunner(source, load, client=client, batch_rows=args.batch_rows)
 
 
 def _n_classes(runner: Any) -> int:

@@ -30,6 +30,7 @@ from core.data.limits import LoadLimits
 from core.data.lint import LintFinding, LintReport, first_rows, format_rows, lint_values
 from core.data.predictions import Predictions, make_predictions
 from core.data.probabilities import numeric_matrix, to_probabilities
+from core.data.sql import QUERY_NAME, as_query, run_query
 from core.data.tables import is_filelike, is_pathlike, read_source, source_table
 from core.data.text import role_values, text_values
 
@@ -55,11 +56,12 @@ def load_predictions(
 
     Parameters
     ----------
-    source : path, file object, bytes, DataFrame or array_like
+    source : path, file object, bytes, DataFrame, Query or array_like
         A CSV or Parquet file (chosen by extension, else by content; ``.gz`` is
         decompressed), its bytes or an open binary file (pass ``name`` for the
-        extension), a DataFrame, or an array of probabilities (``(n,)`` P(y=1) or
-        ``(n, K)``) with ``labels``.
+        extension), a DataFrame, a SQL query or DuckDB relation
+        (:class:`core.data.sql.Query`, read as its result's Parquet file), or an array of
+        probabilities (``(n,)`` P(y=1) or ``(n, K)``) with ``labels``.
     labels : path, file object, bytes or array_like, optional
         Labels kept apart from the probabilities: a labels file (one label per
         row, header optional, e.g. the CIFAR format) or an array. When given, the
@@ -126,7 +128,14 @@ def load_predictions(
     if logits not in ("auto", True, False):
         raise DataError(f"logits must be 'auto', True or False, not {logits!r}.")
     limits = LoadLimits.from_env() if limits is None else limits
-    table = source_table(source, name, limits)
+    query = as_query(source)
+    if query is not None:  # its result, as a Parquet file (core.data.sql)
+        result = run_query(query, max_rows=limits.max_rows)
+        limits.check_rows(result.rows, name or QUERY_NAME, more=result.rows > limits.max_rows)
+        table = source_table(result.path, name or QUERY_NAME, limits)
+        result.folder.cleanup()
+    else:
+        table = source_table(source, name, limits)
     frame = table.frame
     findings = list(table.findings)
     columns = tuple(frame.columns)

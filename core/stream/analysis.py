@@ -626,10 +626,10 @@ def analyze_stream(
     """
     config = check_config(config)
     check_stream_config(config)
-    runner = StreamRunner(
+    with StreamRunner(
         source, load or LoadOptions(), batch_rows=batch_rows, progress=progress, limits=limits
-    )
-    return run_analysis(runner, config, split_models=split_models, model=model)
+    ) as runner:
+        return run_analysis(runner, config, split_models=split_models, model=model)
 
 
 def lint_stream(

@@ -842,11 +842,11 @@ def compare_stream(
     """
     config = check_config(config)
     check_stream_config(config)
-    runner = StreamRunner(
-        source, load or LoadOptions(), batch_rows=batch_rows, progress=progress, limits=limits
-    )
     options = ComparisonOptions(metrics, reference, n_resamples, confidence_level, seed)
-    return run_comparison(runner, config, options, models=models).comparison
+    with StreamRunner(
+        source, load or LoadOptions(), batch_rows=batch_rows, progress=progress, limits=limits
+    ) as runner:
+        return run_comparison(runner, config, options, models=models).comparison
 
 
 def compare_dask(

@@ -41,6 +41,7 @@ from core.analyses.analysis import AnalysisConfig, check_config
 from core.base.errors import CalibscopeError, ConfigError, DataError
 from core.base.validation import MAX_BATCH_ROWS, check_count
 from core.data.limits import LoadLimits
+from core.data.sql import as_query
 from core.data.tables import check_parquet_schema, unique_names
 from core.data.text import text_codes
 from core.stream.analysis import check_stream_config, run_analysis
@@ -262,6 +263,21 @@ def tree_reduce(items: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0]
 
 
+def check_source(source: Any) -> None:
+    """Refuse a source the Dask engine does not read (a SQL query), before a cluster starts.
+
+    Raises
+    ------
+    ConfigError
+        For a :class:`core.data.sql.Query` or DuckDB relation.
+    """
+    if as_query(source) is not None:
+        raise ConfigError(
+            "The Dask engine reads Parquet datasets, not SQL queries; run the query in "
+            "memory or with the stream engine (--engine stream)."
+        )
+
+
 def check_dataset(
     source: str, limits: LoadLimits
 ) -> tuple[list[tuple[Part, int, int, int]], tuple[str, ...]]:
@@ -364,6 +380,7 @@ class DaskRunner:
         progress: Callable[[float, str], Any] | None = None,
         batch_rows: int = BATCH_ROWS,
     ) -> None:
+        check_source(source)
         _import_dask()
         import dask.dataframe as dd
 

@@ -60,7 +60,10 @@ class StreamRunner:
         self.parts = resolve_parts(source)
         # one file is named as the in-memory loader names it; parts by the source as given
         single = len(self.parts) == 1 and self.parts[0].path == str(source)
-        self.source = Path(str(source)).name if single else str(source)
+        if self.parts.result is not None:
+            self.source = self.parts[0].name
+        else:
+            self.source = Path(str(source)).name if single else str(source)
         self.layout = layout(self.parts, limits)
         self.batch_rows = check_count("batch_rows", batch_rows, MAX_BATCH_ROWS)
         self.progress = progress
@@ -68,6 +71,17 @@ class StreamRunner:
         self.total = (
             sum(count_rows(self.parts, self.layout)) if self.parts[0].format == "parquet" else None
         )
+
+    def __enter__(self) -> StreamRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove what the runner made: a SQL query's result (its scratch folder)."""
+        if self.parts.result is not None:
+            self.parts.result.folder.cleanup()
 
     @property
     def part_names(self) -> tuple[str, ...]:

@@ -44,7 +44,7 @@ from core.data.probabilities import (
 )
 from core.data.tables import LoadedTable
 from core.data.text import role_values
-from core.stream.sources import Batch, Layout, read_batches
+from core.stream.sources import Batch, Layout, place, read_batches
 from core.stream.threads import ahead
 
 ROLES = ("model", "split", "group")
@@ -565,7 +565,7 @@ class Rows:
 
     def where(self, i: int) -> str:
         """Say where row ``i`` of these rows is: the file and the row in that file."""
-        return f"{self.part}, row {self.position(i) - self.offset + self.start:,} of that file"
+        return place(self.part, self.position(i) - self.offset + self.start)
 
 
 def batch_facts(

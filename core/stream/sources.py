@@ -32,6 +32,7 @@ from core.base import options
 from core.base.errors import DataError
 from core.data.limits import GzipReader, LoadLimits
 from core.data.lint import LintFinding
+from core.data.sql import QUERY_NAME, as_query, run_query
 from core.data.tables import (
     FOREIGN_FORMATS,
     PARQUET_SUFFIXES,
@@ -63,16 +64,28 @@ class Part:
         How it is read.
     gzip : bool
         A gzip-compressed CSV.
+    shown : str
+        How messages name it when not by its path (a SQL query's result).
     """
 
     path: str
     format: str
     gzip: bool = False
+    shown: str = ""
 
     @property
     def name(self) -> str:
-        """The path as shown in messages."""
-        return self.path
+        """The part as messages name it: its path, or what it holds."""
+        return self.shown or self.path
+
+
+def place(name: str, row: int) -> str:
+    """Say where a row is: ``"part-002.parquet, row 246 of that file"``.
+
+    A SQL query's rows are named by their row in its result.
+    """
+    of = "its result" if name == QUERY_NAME else "that file"
+    return f"{name}, row {row:,} of {of}"
 
 
 class Parts(tuple):
@@ -83,11 +96,16 @@ class Parts(tuple):
     """
 
     repeated: tuple[str, ...] = ()
+    #: The SQL query's result the parts read (kept while they are read), or None.
+    result: Any = None
 
-    def __new__(cls, parts: Sequence[Part], repeated: Sequence[str] = ()) -> Parts:
+    def __new__(
+        cls, parts: Sequence[Part], repeated: Sequence[str] = (), result: Any = None
+    ) -> Parts:
         """Return the parts, with the paths left out as repeats."""
         out = super().__new__(cls, parts)
         out.repeated = tuple(repeated)
+        out.result = result
         return out
 
 
@@ -114,7 +132,7 @@ class Batch:
 
     def where(self, row: int) -> str:
         """Say where stream row ``row`` (one of this batch's) is: file and row in the file."""
-        return f"{self.part.name}, row {row - self.offset + self.start:,} of that file"
+        return place(self.part.name, row - self.offset + self.start)
 
 
 @dataclass(frozen=True)
@@ -157,8 +175,10 @@ def resolve_parts(source: Any) -> Parts:
 
     Parameters
     ----------
-    source : str, path or sequence of them
-        A file, a folder, a glob pattern or a list of files.
+    source : str, path, sequence of them, or Query
+        A file, a folder, a glob pattern or a list of files; or a SQL query or DuckDB
+        relation (:class:`core.data.sql.Query`), run once and read as its result's Parquet
+        file (one part, named :data:`core.data.sql.QUERY_NAME`).
 
     Returns
     -------
@@ -168,8 +188,13 @@ def resolve_parts(source: Any) -> Parts:
     Raises
     ------
     DataError
-        When nothing matches, a part is neither CSV nor Parquet, or the formats differ.
+        When nothing matches, a part is neither CSV nor Parquet, or the formats differ; for
+        a query DuckDB cannot run.
     """
+    query = as_query(source)
+    if query is not None:
+        result = run_query(query)
+        return Parts([Part(result.path, "parquet", shown=QUERY_NAME)], result=result)
     if isinstance(source, (list, tuple)):
         paths = [str(p) for p in source]
         if not paths:

@@ -451,8 +451,12 @@ def window_analysis_stream(
     load = load or LoadOptions()
     if time is not None:
         load = replace(load, keep_columns=(*load.keep_columns, time))
-    runner = StreamRunner(source, load, batch_rows=batch_rows, progress=progress, limits=limits)
-    got = run_windows(runner, config, windows, options, split_models=model is not None, model=model)
+    with StreamRunner(
+        source, load, batch_rows=batch_rows, progress=progress, limits=limits
+    ) as runner:
+        got = run_windows(
+            runner, config, windows, options, split_models=model is not None, model=model
+        )
     if not got:
         raise ConfigError(f"No rows of model {model!r} in {runner.source}.")
     ((_, result),) = got.items()
