@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "read_table": "core.data",
     "combine_models": "core.data",
     "as_predictions": "core.data",
+    "Query": "core.data.sql",
     "DataSummary": "core.stats.summary",
     "summarize": "core.stats.summary",
     # lenses and binning
