@@ -21,7 +21,7 @@ from core.base.errors import DataError
 from core.data.loader import load_predictions
 from core.data.text import MAX_NAME_CHARS
 from core.stream.analysis import analyze_stream
-from core.stream.sources import Layout, read_row_group, resolve_parts
+from core.stream.sources import BATCH_BYTES, Layout, fitting_rows, read_row_group, resolve_parts
 
 pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
 from core.stream.dask import analyze_dask  # noqa: E402
@@ -49,7 +49,8 @@ def _folder(tmp_path, name: str, model: str | None = None):
 
 def _bad(tmp_path, case: str) -> str:
     """Write the folder of one bad case; return the source to read."""
-    d, rng = _folder(tmp_path, case, model="m" if case == "dictionary_bomb" else None)
+    model = "m" if case in ("dictionary_bomb", "plain_text_bomb") else None
+    d, rng = _folder(tmp_path, case, model=model)
     bad = d / "part-002.parquet"
     if case == "corrupt_page":  # a data page that does not decompress
         pq.write_table(_good(rng), bad, compression="snappy", use_dictionary=False)
@@ -82,6 +83,17 @@ def _bad(tmp_path, case: str) -> str:
         t = _good(rng, 2_000)
         name = pa.array(["x" * 200_000] * len(t)).dictionary_encode()
         pq.write_table(t.append_column("model", name), bad, compression="zstd")
+    elif case == "plain_text_bomb":  # the same without a dictionary: compressed, not encoded
+        t = _good(rng, 2_000)
+        name = pa.array(["x" * 200_000] * len(t))
+        pq.write_table(
+            t.append_column("model", name), bad, compression="zstd", use_dictionary=False
+        )
+        for i in range(2):  # the good parts' model column, written the same way
+            path = d / f"part-{i:03d}.parquet"
+            good = pq.read_table(path)
+            model = good["model"].cast(pa.string())
+            pq.write_table(good.set_column(2, "model", model), path, use_dictionary=False)
     elif case == "symlink_loop":
         os.symlink(".", d / "loop")
         return str(d / "**" / "*.parquet")
@@ -111,6 +123,7 @@ CASES = {
     "csv_among_parquet": r"The parts mix Parquet and CSV files",
     "rle_bomb": None,
     "dictionary_bomb": r"part-002\.parquet, row 0 of that file: a value of the model column",
+    "plain_text_bomb": r"part-002\.parquet, row 0 of that file: a value of the model column",
     "symlink_loop": None,
 }
 
@@ -184,3 +197,22 @@ def test_a_row_group_is_read_in_batches_of_the_asked_rows(tmp_path):
         (100_000, 20_000),
     ]
     assert_allclose(np.concatenate([f["p"].to_numpy() for _, f in got]), np.linspace(0, 1, n))
+
+
+def test_wide_rows_are_read_fewer_at_a_time(tmp_path):
+    n = 3_000
+    path = tmp_path / "wide.parquet"
+    text = pa.array(["y" * 100_000] * n)  # 300 MB decoded, a few kB written
+    table = pa.table({"p": np.full(n, 0.5), "label": np.ones(n, dtype=np.int64), "note": text})
+    pq.write_table(table, path, use_dictionary=False, compression="zstd")
+    meta = pq.ParquetFile(path).metadata
+    # rows of two numbers fit by the million: the default batches are what they were
+    assert fitting_rows(meta, 0, ["p", "label"]) > 1_000_000
+    wide = fitting_rows(meta, 0, ["p", "label", "note"])
+    rg = meta.row_group(0)
+    decoded = sum(rg.column(i).total_uncompressed_size for i in range(3))
+    assert decoded > 300_000_000 and wide == int(BATCH_BYTES // (decoded / n + 24)) < n
+    (part,) = resolve_parts(str(path))
+    lay = Layout(("p", "label", "note"))
+    sizes = [len(f) for _, f in read_row_group(part, 0, ["p", "label", "note"], lay, 1_000_000)]
+    assert sum(sizes) == n and max(sizes) <= wide < n

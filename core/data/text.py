@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from core.base.errors import DataError
 
@@ -57,6 +56,8 @@ def text_codes(values: Any) -> tuple[np.ndarray, np.ndarray]:
         Object array of the distinct values as ``str`` (values whose ``str`` agree, such
         as ``1`` and ``"1"``, share a code).
     """
+    import pandas as pd  # not on the array path's imports (tests/test_imports.py)
+
     arr = np.asarray(values, dtype=object)
     if arr.size:
         # rows sharing one object (a dictionary's value) are grouped by identity first:
@@ -70,6 +71,8 @@ def text_codes(values: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _value_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    import pandas as pd
+
     missing = pd.isna(arr)
     if missing.any():
         arr = arr.copy()

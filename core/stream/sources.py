@@ -457,6 +457,30 @@ def check_same_columns(name: str, found: Sequence[str], columns: Sequence[str]) 
         )
 
 
+#: Decoded bytes of one batch at most: a batch of rows wider than usual holds fewer rows.
+BATCH_BYTES = 256 << 20
+
+
+def fitting_rows(meta: Any, group: int, names: Sequence[str]) -> int:
+    """Return the rows of a row group that decode to at most :data:`BATCH_BYTES`.
+
+    From the footer: the row group's uncompressed bytes of the columns read, per row, plus 8
+    bytes a cell (a number or a pointer once converted). Rows of a few numbers fit by the
+    million; a row group whose text compresses a thousandfold (a long value on every row,
+    written without a dictionary) is read a few rows at a time instead of whole.
+    """
+    rg = meta.row_group(group)
+    wanted = set(names)
+    size = sum(
+        rg.column(i).total_uncompressed_size
+        for i in range(rg.num_columns)
+        if rg.column(i).path_in_schema.split(".")[0] in wanted
+    )
+    n = max(rg.num_rows, 1)
+    per_row = size / n + 8 * len(wanted)
+    return max(1, int(BATCH_BYTES // per_row))
+
+
 def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: int) -> Iterator[Any]:
     pf = parquet_file(part, lay.limits)
     raw = [str(c) for c in pf.schema_arrow.names]
@@ -464,9 +488,13 @@ def _parquet_batches(part: Part, lay: Layout, columns: list[str], batch_rows: in
     # columns were made unique: read them by position under their unique names
     positions = [lay.columns.index(c) for c in columns]
     read = [raw[i] for i in positions]
+    names = sorted(set(read))
+    rows = min(
+        [batch_rows] + [fitting_rows(pf.metadata, g, names) for g in range(pf.num_row_groups)]
+    )
     done = 0
     try:
-        for batch in pf.iter_batches(batch_size=batch_rows, columns=sorted(set(read))):
+        for batch in pf.iter_batches(batch_size=rows, columns=names):
             yield _frame(batch, read, columns)
             done += batch.num_rows
     except DataError:
@@ -502,9 +530,10 @@ def read_row_group(
     _check_columns(part, raw, lay)
     read = [raw[lay.columns.index(c)] for c in columns]
     names = sorted(set(read))
+    rows = min(batch_rows, fitting_rows(pf.metadata, group, names))
     done = 0
     try:
-        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[group], columns=names):
+        for batch in pf.iter_batches(batch_size=rows, row_groups=[group], columns=names):
             yield done, _frame(batch, read, columns)
             done += batch.num_rows
     except DataError:
