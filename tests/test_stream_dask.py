@@ -196,3 +196,22 @@ def test_a_worker_that_dies_is_one_line_of_the_data(tmp_path, frame):
     with pytest.raises(DataError, match=r"A Dask worker died during a pass over .*KilledWorker"):
         runner.run(runner.plan(), lambda rows, offsets: ({}, {}, {}), "a pass")
     assert worker_died(MemoryError()) and not worker_died(ValueError("a bad row"))
+
+
+def test_a_remote_dataset_is_read_by_file_and_row_group(tmp_path, client, frame):
+    # through fsspec, as a remote dataset is: the stream's numbers, errors named by the URL
+    pattern = _write(tmp_path / "remote", frame, [4_000])
+    config = AnalysisConfig(lens="binary", n_resamples=0)
+    local = analyze_dask(pattern, config, client=client)
+    remote = analyze_dask(f"file://{tmp_path / 'remote'}", config, client=client)
+    assert remote.input.n == local.input.n and remote.input.digest == local.input.digest
+    for (_, _, a), (_, _, b) in zip(local.results, remote.results, strict=True):
+        assert_allclose(_table(b)[:, 0], _table(a)[:, 0], rtol=EXACT, atol=1e-15)
+    bad = frame.copy()
+    bad.loc[5_000, "p"] = np.nan
+    _write(tmp_path / "remote_bad", bad, [4_000])
+    url = f"file://{tmp_path / 'remote_bad'}"
+    with pytest.raises(DataError, match=r"^file://.*/part-001\.parquet, row 1,000 of that file"):
+        analyze_dask(url, config, client=client)
+    with pytest.raises(DataError, match=r"^No files match"):
+        analyze_dask(f"file://{tmp_path}/nothing-*.parquet", config, client=client)

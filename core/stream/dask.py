@@ -1,13 +1,12 @@
-"""The Dask engine: the passes of a streamed analysis on the partitions of a Dask DataFrame.
+"""The Dask engine: the passes of a streamed analysis as tasks on a Dask cluster.
 
-:func:`analyze_dask` runs each pass of :mod:`core.stream.analysis` as one task per partition of
-a Parquet dataset. A local dataset (a file, a folder, a glob) has one partition per row group
-of the stream's parts, in the stream's order, read as the stream reads them
-(:func:`core.stream.sources.read_row_group`): each task reads its row group in batches of
-``batch_rows`` rows, as the stream does, so a huge row group (150 million run-length-encoded
-rows in a 1 MB file) is never decoded whole, and an error names the file and the row, in the
-stream's words. A remote one (any URL fsspec reads)
-is read by :func:`dask.dataframe.read_parquet` and named by partition. The tasks run the
+:func:`analyze_dask` runs each pass of :mod:`core.stream.analysis` as one task per row group
+of a Parquet dataset: a local one (a file, a folder, a glob) resolved as the stream resolves it,
+or a remote one (any URL fsspec reads: a file, a folder or a glob), each part in the stream's
+order. Every task reads its row group as the stream reads it
+(:func:`core.stream.sources.read_row_group`), in batches of ``batch_rows`` rows, so a huge row
+group (150 million run-length-encoded rows in a 1 MB file) is never decoded whole, and an error
+names the file (its URL, remotely) and the row, in the stream's words. The tasks run the
 chunk functions of :mod:`core.stream.stats`, whose statistics are merged by a tree
 reduction in partition order. Where a partition starts (in all rows and in each
 model's rows) comes from a first pass that counts rows and collects the load facts; so the
@@ -42,7 +41,7 @@ from core.base.errors import CalibscopeError, ConfigError, DataError
 from core.base.validation import MAX_BATCH_ROWS, check_count
 from core.data.limits import LoadLimits
 from core.data.sql import as_query
-from core.data.tables import check_parquet_schema, unique_names
+from core.data.tables import unique_names
 from core.data.text import text_codes
 from core.stream.analysis import check_stream_config, run_analysis
 from core.stream.bins import add_seen
@@ -302,28 +301,35 @@ def check_dataset(
     DataError
         Naming the file and the column.
     """
-    import pyarrow.parquet as pq
-
     first: list[str] | None = None
     groups: list[tuple[Part, int, int, int]] = []
-    if "://" not in source:
+    if "://" in source:
+        parts, repeated = Parts([Part(url, "parquet") for url in _remote_files(source)]), ()
+        if not parts:
+            raise DataError(f"No files match {source!r}. Check the pattern and the folder.")
+    else:
         parts = resolve_parts(source)
-        for part in parts:
-            if part.format != "parquet":
-                raise DataError(
-                    f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
-                    "(use the stream engine for CSV)."
-                )
-            pf = parquet_file(part, limits)
-            names = [str(c) for c in pf.schema_arrow.names]
-            first = first or names
-            check_same_columns(part.name, names, unique_names(first)[0])
-            start = 0
-            for g in range(pf.metadata.num_row_groups):
-                rows = pf.metadata.row_group(g).num_rows
-                groups.append((part, g, start, rows))
-                start += rows
-        return groups, parts.repeated
+        repeated = parts.repeated
+    for part in parts:
+        if part.format != "parquet":
+            raise DataError(
+                f"{part.name} is not Parquet: the Dask engine reads Parquet datasets "
+                "(use the stream engine for CSV)."
+            )
+        pf = parquet_file(part, limits)
+        names = [str(c) for c in pf.schema_arrow.names]
+        first = first or names
+        check_same_columns(part.name, names, unique_names(first)[0])
+        start = 0
+        for g in range(pf.metadata.num_row_groups):
+            rows = pf.metadata.row_group(g).num_rows
+            groups.append((part, g, start, rows))
+            start += rows
+    return groups, repeated
+
+
+def _remote_files(source: str) -> list[str]:
+    """Return the Parquet files of a remote source (a file, folder or glob) as URLs, sorted."""
     import fsspec
 
     try:
@@ -331,24 +337,18 @@ def check_dataset(
         if any(ch in path for ch in "*?["):
             files = sorted(fs.glob(path))
         elif fs.isdir(path):
-            files = sorted(f for f in fs.find(path) if not Path(f).name.startswith((".", "_")))
+            files = sorted(
+                f
+                for f in fs.find(path)
+                if not any(x.startswith((".", "_")) for x in Path(f).relative_to(path).parts)
+            )
         else:
             files = [path]
     except Exception as exc:  # fsspec backends raise their own types
         raise DataError(
             f"{source} cannot be listed: {str(exc).strip() or type(exc).__name__}"
         ) from None
-    for f in files:
-        try:
-            with fs.open(f, "rb") as fh:
-                schema = pq.read_schema(fh)
-        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DataError(f"{f} is not a readable Parquet file: {text}") from None
-        check_parquet_schema(schema, f, limits)
-        first = first or [str(c) for c in schema.names]
-        check_same_columns(f, [str(c) for c in schema.names], unique_names(first)[0])
-    return groups, ()
+    return [fs.unstrip_protocol(f) for f in files]
 
 
 class DaskRunner:
@@ -382,8 +382,6 @@ class DaskRunner:
     ) -> None:
         check_source(source)
         _import_dask()
-        import dask.dataframe as dd
-
         self.source = str(source)
         self.load = load
         self.batch_rows = check_count("batch_rows", batch_rows, MAX_BATCH_ROWS)
@@ -393,19 +391,10 @@ class DaskRunner:
         # a local dataset: one partition per row group, read as the stream reads it, so the
         # rows come in the stream's order and an error names the file and the row
         self.groups, repeated = check_dataset(self.source, self.limits)
-        self.frame = None
-        if self.groups:
-            parts = Parts(list(dict.fromkeys(part for part, *_ in self.groups)), repeated)
-            self.layout = layout(parts, self.limits)
-        else:
-            try:
-                self.frame = dd.read_parquet(self.source)
-            except Exception as exc:  # fsspec and pyarrow raise many types for a bad dataset
-                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise DataError(
-                    f"{self.source} cannot be read as Parquet by Dask: {text}"
-                ) from None
-            self.layout = Layout(tuple(map(str, self.frame.columns)))
+        parts = Parts(list(dict.fromkeys(part for part, *_ in self.groups)), repeated)
+        if not parts:  # files without row groups
+            raise DataError(f"{self.source} has no data rows.")
+        self.layout = layout(parts, self.limits)
         self.passes = 0
         self._final: Plan | None = None
         self._offsets: list[int] = []
@@ -416,20 +405,15 @@ class DaskRunner:
     def _partitions(self, columns: Sequence[str]) -> list[Any]:
         """Return the dataset's partitions of ``columns`` in stream order.
 
-        A remote dataset's are delayed frames; a local one's are its row groups, which each
-        task reads in batches.
+        Each is a row group of a part, which its task reads in batches.
         """
-        if self.frame is not None:
-            return list(self.frame[list(columns)].to_delayed())
         return [RowGroup(part, g) for part, g, _, _ in self.groups]
 
     def _reading(self, plan: Plan) -> Reading:
         return Reading(tuple(plan.columns), self.layout, self.batch_rows)
 
     def _where(self, index: int) -> Where:
-        """Where partition ``index``'s rows come from (a file and a row, locally)."""
-        if self.frame is not None:
-            return Part(f"{self.source} (partition {index})", "parquet"), 0
+        """Where partition ``index``'s rows come from: a file and its first row there."""
         part, _, start, _ = self.groups[index]
         return part, start
 
@@ -458,17 +442,14 @@ class DaskRunner:
 
     def plan(self) -> Plan:
         """Infer the columns from the first rows (the first partition's, at most HEAD_ROWS)."""
-        if self.frame is not None:
-            head = self.frame.partitions[0].compute().iloc[:HEAD_ROWS]
-        else:
-            head = next(
-                (
-                    next(read_row_group(part, g, self.layout.columns, self.layout, HEAD_ROWS))[1]
-                    for part, g, _, rows in self.groups
-                    if rows
-                ),
-                None,
-            )
+        head = next(
+            (
+                next(read_row_group(part, g, self.layout.columns, self.layout, HEAD_ROWS))[1]
+                for part, g, _, rows in self.groups
+                if rows
+            ),
+            None,
+        )
         if head is None or head.shape[0] == 0:
             raise DataError(f"{self.source} has no data rows.")
         return plan_from(_batch(head, 0, self._where(0)), self.layout, self.load, self.source)
@@ -477,10 +458,7 @@ class DaskRunner:
         """Count the rows of each partition, merge the load facts, decide the plan."""
         dask = _import_dask()
         parts = self._partitions(plan.columns)
-        if self.frame is not None:
-            lengths = self._compute(*[dask.delayed(len)(p) for p in parts])
-        else:  # a local dataset's row groups count their rows in the footers
-            lengths = [rows for *_, rows in self.groups]
+        lengths = [rows for *_, rows in self.groups]  # the footers count them
         self._offsets = [int(x) for x in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
         reading = self._reading(plan)
         tasks = [

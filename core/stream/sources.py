@@ -408,19 +408,29 @@ def parquet_file(part: Part, limits: LoadLimits) -> Any:
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(part.path)
+        pf = pq.ParquetFile(_opened(part.path))
         schema = pf.schema_arrow
         check_parquet_schema(schema, part.name, limits)
         # text is read dictionary-encoded: a value repeated on every row is decoded once
         # (a long value spelled out on every row of a batch is the dictionary bomb)
         text = text_columns(schema)
         if text:
-            pf = pq.ParquetFile(part.path, read_dictionary=text)
+            pf = pq.ParquetFile(_opened(part.path), read_dictionary=text)
     except DataError:
         raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise DataError(f"{part.name} is not a readable Parquet file: {_first_line(exc)}") from None
     return pf
+
+
+def _opened(path: str) -> Any:
+    """Return a path pyarrow opens itself, or a remote file (``scheme://``) opened by fsspec."""
+    if "://" not in path:
+        return path
+    import fsspec
+
+    fs, inner = fsspec.core.url_to_fs(path)
+    return fs.open(inner, "rb")
 
 
 def _check_columns(part: Part, found: Sequence[str], lay: Layout) -> None:
