@@ -20,6 +20,10 @@ end: one binary score column (float64, ``score``) and an int8 ``label`` column.
 - Dask: ``--engine dask`` with the local cluster the command starts (2 worker processes, one
   thread each; their start is included) on the first 10⁷ rows (5 parts), beside the stream
   engine and the pyarrow scan of the same parts. Its peak RSS is the client's only.
+- DuckDB: its own minimal query of the same exact statistics (equal-width: one ``GROUP BY``;
+  equal-mass: a 2¹⁶-bucket histogram, the rows of the boundary buckets, then the cells), in
+  the same run, beside ``--engine stream --resamples 0`` with each binning: target
+  ``stream-duckdb`` (within 1.5×, peak RSS under 1 GB; issue 28).
 - Reference: the least numpy work of the exact statistics a stream must give (two scans,
   the cells' sums, the label-binned distances: ``_STREAM_FLOOR``), against the same scan.
 - Compiled reference: the same statistics, each pass one fused compiled loop
@@ -86,6 +90,53 @@ for what, at in last.items():
     start = at
 print(f'analysis after the passes\t{end - start}')
 """
+#: DuckDB's own minimal query of the exact equal-width statistics the engine must give: per
+#: (bin, label) cell the count and the sums of s and s² (the plug-in ECE, Brier score and the
+#: cell bootstrap's inputs), with the range, NaN and label checks in the same scan.
+_DUCKDB_EQUAL_WIDTH = """
+import sys, duckdb
+con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB"})
+files = sys.argv[1:]
+con.execute(
+    "SELECT least(floor(score * 15), 14)::INT AS b, label, count(*), sum(score), "
+    "sum(score * score), min(score), max(score), count(*) FILTER (WHERE isnan(score)) "
+    "FROM read_parquet($1) GROUP BY ALL", [files]
+).fetchall()
+"""
+#: The same for exact equal-mass bins: a 2¹⁶-bucket histogram pass locates the bucket of each
+#: rank boundary ⌈k·n/15⌉, a second pass fetches the rows of those buckets only (sorted here)
+#: and reads the boundary scores, a third sums the cells on those edges.
+_DUCKDB_EQUAL_MASS = """
+import sys, duckdb, numpy as np
+con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB"})
+files = sys.argv[1:]
+hist = con.execute(
+    "SELECT least(floor(score * 65536), 65535)::INT AS k, count(*) FROM read_parquet($1) "
+    "GROUP BY ALL ORDER BY k", [files]
+).fetchnumpy()
+counts = np.zeros(65536, dtype=np.int64)
+counts[hist["k"]] = hist["count_star()"]
+n = int(counts.sum())
+ranks = np.ceil(np.arange(1, 15) * n / 15).astype(np.int64)
+ends = np.cumsum(counts)
+keys = np.searchsorted(ends, ranks)
+before = ends[keys] - counts[keys]
+wanted = ", ".join(str(int(k)) for k in np.unique(keys))
+rows = con.execute(
+    "SELECT least(floor(score * 65536), 65535)::INT AS k, score FROM read_parquet($1) "
+    f"WHERE least(floor(score * 65536), 65535)::INT IN ({wanted})", [files]
+).fetchnumpy()
+edges = []
+for r, key, b in zip(ranks, keys, before):
+    values = np.sort(rows["score"][rows["k"] == key])
+    edges.append(values[r - 1 - b])
+above = " + ".join(f"(score > {float(e)!r})::INT" for e in edges)
+con.execute(
+    f"SELECT {above} AS b, label, count(*), sum(score), sum(score * score) "
+    "FROM read_parquet($1) GROUP BY ALL", [files]
+).fetchall()
+"""
+
 _SCAN = (
     "import sys, pyarrow.dataset as ds\n"
     "for _ in ds.dataset(sys.argv[1:], format='parquet').to_batches(columns=['score', 'label']):\n"
@@ -375,6 +426,8 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
         )
     )
 
+    rows.extend(_duckdb_rows(folder, parts, scratch, n))
+
     least = _best(["-c", _STREAM_FLOOR, *map(str, parts)], scratch, 1)
     rows.append(
         row(
@@ -455,6 +508,40 @@ def _dataset_rows(scratch: Path, n: int, part_rows: int, rng: np.random.Generato
     shutil.rmtree(folder)
     if source != folder:
         shutil.rmtree(source)
+    return rows
+
+
+def _duckdb_rows(folder: Path, parts: Sequence[Path], scratch: Path, n: int) -> list[dict]:
+    """The engine without resamples against DuckDB's own minimal query, equal-width and -mass."""
+    rows = []
+    for binning, script in (
+        ("equal-width", _DUCKDB_EQUAL_WIDTH),
+        ("equal-mass", _DUCKDB_EQUAL_MASS),
+    ):
+        duck = _best(["-c", script, *map(str, parts)], scratch, 1)
+        rows.append(
+            row(
+                f"DuckDB's minimal query of the {binning} statistics, {n:,} rows",
+                duck.seconds,
+                duck.seconds,
+                f"15 bins: per (bin, label) cell count, Σs, Σs², with the checks; 2 threads; "
+                f"peak RSS {duck.peak_rss_mb:.0f} MB",
+                peak_rss_mb=duck.peak_rss_mb,
+            )
+        )
+        options = ("--engine", "stream", "--binning", binning, "--resamples", "0")
+        stream = _best(_metrics(str(folder), *options), scratch, 1)
+        rows.append(
+            row(
+                f"calibscope metrics --engine stream --binning {binning} --resamples 0, {n:,} rows",
+                stream.seconds,
+                duck.seconds,
+                f"against DuckDB's minimal query in the same run; peak RSS "
+                f"{stream.peak_rss_mb:.0f} MB",
+                target="stream-duckdb",
+                peak_rss_mb=stream.peak_rss_mb,
+            )
+        )
     return rows
 
 

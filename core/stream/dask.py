@@ -357,7 +357,7 @@ class DaskRunner:
     Parameters
     ----------
     source : str
-        A Parquet file, folder, glob or fsspec URL (:func:`dask.dataframe.read_parquet`).
+        A Parquet file, folder, glob or fsspec URL.
     load : LoadOptions
         How to read the columns.
     client : dask.distributed.Client, optional
