@@ -15,7 +15,9 @@ Which limit applies where:
   for gzip, ``max_ratio``;
 - the **stream engine** reads files larger than memory in batches, so rows and bytes are not
   limited: only ``max_columns`` (a batch holds every column) and ``max_ratio`` (a gzip part
-  that expands a thousandfold is a decompression bomb, not a data set).
+  that expands a thousandfold is a decompression bomb, not a data set). Its batches are
+  bounded by :data:`core.stream.sources.BATCH_BYTES` of decoded columns, from each Parquet
+  footer, on the Dask engine too.
 
 Gzip is decompressed a block at a time by :class:`GzipReader`, which counts what it returns
 and stops as soon as a limit is passed: a bomb is refused after at most one block beyond the

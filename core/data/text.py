@@ -77,7 +77,15 @@ def _value_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         arr = arr.copy()
         arr[missing] = ""
-    codes, uniques = pd.factorize(arr)
+    if len({type(v) for v in arr} - {str}) > 1:
+        # True == 1 == 1.0 for pandas, not for str: mixed kinds are keyed by (kind, value)
+        arr = np.fromiter(((type(v), v) for v in arr), dtype=object, count=arr.size)
+        keys = list(dict.fromkeys(arr.tolist()))
+        index = {key: j for j, key in enumerate(keys)}
+        codes = np.fromiter((index[key] for key in arr.tolist()), dtype=np.int64, count=arr.size)
+        uniques = [v for _, v in keys]
+    else:
+        codes, uniques = pd.factorize(arr)
     # values that differ but print alike (1 and "1") are one value, as astype(str) has them
     first: dict[str, int] = {}
     remap = np.array([first.setdefault(str(v), len(first)) for v in uniques], dtype=np.int64)
