@@ -121,6 +121,7 @@ _EXPORTS: dict[str, str] = {
     "DirichletWorld": "core.worlds",
     # files larger than memory, and Dask
     "analyze_stream": "core.stream.analysis",
+    "load_parts": "core.stream.gather",
     "StreamAnalysis": "core.stream.analysis",
     "LoadOptions": "core.stream.load",
     "analyze_dask": "core.stream.dask",

@@ -335,8 +335,9 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
         "file",
         metavar="FILE",
         nargs="*",
-        help="predictions: CSV or Parquet; several files are several models (one per file, "
-        "named after it, sharing --labels)",
+        help="predictions: CSV or Parquet; a folder or quoted glob of part files is one "
+        "dataset, read as --engine stream reads it; several files are several models (one per "
+        "file, named after it, sharing --labels)",
     )
     cmd.add_argument(
         "--sql",
@@ -465,6 +466,14 @@ def _label_column(text: str | None) -> str | int | None:
     return text
 
 
+def _is_dataset(given: Any) -> bool:
+    """Whether FILE names part files (a folder or a glob), read as the stream reads them."""
+    if not isinstance(given, str) or "://" in given:
+        return False
+    path = Path(given)
+    return path.is_dir() or (any(ch in given for ch in "*?[") and not path.exists())
+
+
 def _load(args: argparse.Namespace, *, keep_columns: list[str] | None = None) -> Any:
     from core.data import load_models, load_predictions
 
@@ -473,6 +482,16 @@ def _load(args: argparse.Namespace, *, keep_columns: list[str] | None = None) ->
     prob_columns = None
     if args.prob_columns:
         prob_columns = [c.strip() for c in args.prob_columns.split(",") if c.strip()]
+    if len(files) == 1 and _is_dataset(files[0]):
+        if args.labels:
+            raise _Failure(
+                f"{files[0]} is a dataset of part files, whose labels are a column of the parts; "
+                "--labels (a separate labels file) reads one predictions file."
+            )
+        from core.stream.gather import load_parts
+
+        rows = getattr(args, "batch_rows", BATCH_ROWS.default)
+        return load_parts(files[0], _load_options(args, keep_columns or ()), batch_rows=rows)
     load, source = (load_predictions, files[0]) if len(files) == 1 else (load_models, files)
     pred = load(
         source,

@@ -1,4 +1,4 @@
-"""Bad part folders get the same outcome on the stream and on Dask (and memory where it reads).
+"""Bad part folders get the same outcome in memory, on the stream and on Dask.
 
 Each folder holds two good parts and one bad one (or a loop). An engine either gives the
 numbers of the others or refuses the folder with the same one-line message, naming the file
@@ -21,6 +21,7 @@ from core.base.errors import DataError
 from core.data.loader import load_predictions
 from core.data.text import MAX_NAME_CHARS
 from core.stream.analysis import analyze_stream
+from core.stream.gather import load_parts
 from core.stream.sources import BATCH_BYTES, Layout, fitting_rows, read_row_group, resolve_parts
 
 pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
@@ -134,20 +135,34 @@ def test_a_bad_part_has_one_outcome_on_every_engine(tmp_path, client, case):
     options = {"batch_rows": 50_000} if case == "rle_bomb" else {}
     stream = _outcome(lambda: analyze_stream(source, CONFIG, **options))
     dask = _outcome(lambda: analyze_dask(source, CONFIG, client=client, **options))
+    memory = _outcome(lambda: load_parts(source, **options))
     expected = CASES[case]
     if expected is None:
-        assert stream[0] == dask[0] == "numbers", (stream, dask)
+        assert stream[0] == dask[0] == memory[0] == "numbers", (stream, dask, memory)
         n, values, codes = _numbers(stream[1])
         n_dask, values_dask, codes_dask = _numbers(dask[1])
         assert n == n_dask and codes == codes_dask
         assert_allclose(values_dask, values, rtol=EXACT, atol=EXACT)
+        pred = memory[1]  # in memory: the same rows, digest, findings and numbers
+        assert pred.n == n and pred.digest == stream[1].input.digest
+        assert tuple(f.code for f in pred.lint.findings) == codes
+        in_memory = analyze(pred, CONFIG).metrics
+        if n <= CONFIG.kernel_sample:
+            assert_allclose(
+                in_memory["value"].to_numpy(dtype=float), values, rtol=EXACT, atol=EXACT
+            )
+        else:  # above kernel_sample rows the stream runs the sweep, smooth ECE, mcb on a subsample
+            sampled = stream[1].analysis.metrics["note"].str.contains("subsample").to_numpy()
+            # sums of 3·10⁵ rows in another order: rounding of about n·ε
+            exact = in_memory["value"].to_numpy(dtype=float)[~sampled]
+            assert_allclose(exact, values[~sampled], rtol=1e-10, atol=EXACT)
         if case == "symlink_loop":  # each file once, and a warning that a path repeated
             assert n == 800 and "repeated-parts" in codes
         if case == "rle_bomb":
             assert n == 300_800
     else:
-        assert stream[0] == dask[0] == "refused", (stream, dask)
-        assert stream[1] == dask[1]
+        assert stream[0] == dask[0] == memory[0] == "refused", (stream, dask, memory)
+        assert stream[1] == dask[1] == memory[1]
         assert "\n" not in stream[1]
         assert re.search(expected, stream[1]), stream[1]
 
@@ -216,3 +231,42 @@ def test_wide_rows_are_read_fewer_at_a_time(tmp_path):
     lay = Layout(("p", "label", "note"))
     sizes = [len(f) for _, f in read_row_group(part, 0, ["p", "label", "note"], lay, 1_000_000)]
     assert sum(sizes) == n and max(sizes) <= wide < n
+
+
+def test_the_memory_engine_reads_a_folder_as_the_stream_does(tmp_path, capsys):
+    import json
+
+    from core.cli import main
+
+    rng = np.random.default_rng(5)
+    d = tmp_path / "logs"
+    d.mkdir()
+    for i in range(3):
+        t = _good(rng)
+        group = pa.array(np.where(rng.random(len(t)) < 0.5, "x", "y"))
+        pq.write_table(t.append_column("group", group), d / f"part-{i}.parquet")
+    out = {}
+    for engine in ("memory", "stream"):
+        path = tmp_path / f"{engine}.json"
+        args = [
+            "metrics",
+            str(d),
+            "--engine",
+            engine,
+            "--resamples",
+            "0",
+            "--json",
+            "-o",
+            str(path),
+        ]
+        assert main(args) == 0
+        out[engine] = json.loads(path.read_text())
+    assert out["memory"]["input"] == out["stream"]["input"]
+    mem, st = (out[e]["results"][0]["metrics"] for e in ("memory", "stream"))
+    for a, b in zip(mem, st, strict=True):
+        assert a["metric"] == b["metric"]
+        if a["value"] is not None:
+            assert a["value"] == pytest.approx(b["value"], rel=EXACT, abs=EXACT)
+    # what only memory does, on the same folder: subgroups by a column
+    assert main(["metrics", str(d), "--by", "group", "--resamples", "0"]) == 0
+    assert "x" in capsys.readouterr().out
