@@ -123,11 +123,14 @@ class KernelSpec:
 
     def apply(self, d: np.ndarray) -> np.ndarray:
         """Turn distances into kernel values in place and return them."""
-        if self.kernel == "laplacian":
-            np.divide(d, -self.bandwidth, out=d)
-        else:
-            np.square(d, out=d)
-            np.divide(d, -2.0 * self.bandwidth * self.bandwidth, out=d)
+        # a bandwidth near the smallest float (saturated scores) overflows d / h to -inf,
+        # whose exp is 0: the kernel's own limit, not an error to print
+        with np.errstate(over="ignore"):
+            if self.kernel == "laplacian":
+                np.divide(d, -self.bandwidth, out=d)
+            else:
+                np.square(d, out=d)
+                np.divide(d, -2.0 * self.bandwidth * self.bandwidth, out=d)
         np.exp(d, out=d)
         if self.scale != 1.0:
             d *= self.scale
