@@ -32,7 +32,7 @@ from core.data.predictions import Predictions, make_predictions
 from core.data.probabilities import numeric_matrix, to_probabilities
 from core.data.sql import QUERY_NAME, as_query, run_query
 from core.data.tables import is_filelike, is_pathlike, read_source, source_table
-from core.data.text import role_values, text_values
+from core.data.text import kept_row, role_values, text_values
 
 __all__ = ["load_predictions"]
 
@@ -131,9 +131,11 @@ def load_predictions(
     query = as_query(source)
     if query is not None:  # its result, as a Parquet file (core.data.sql)
         result = run_query(query, max_rows=limits.max_rows)
-        limits.check_rows(result.rows, name or QUERY_NAME, more=result.rows > limits.max_rows)
-        table = source_table(result.path, name or QUERY_NAME, limits)
-        result.folder.cleanup()
+        try:
+            limits.check_rows(result.rows, name or QUERY_NAME, more=result.rows > limits.max_rows)
+            table = source_table(result.path, name or QUERY_NAME, limits)
+        finally:
+            result.folder.cleanup()
     else:
         table = source_table(source, name, limits)
     frame = table.frame
@@ -217,11 +219,10 @@ def load_predictions(
         arr = None
         if col is not None:
             arr = frame[col].to_numpy(dtype=object)
-            rows = np.arange(arr.shape[0]) if keep is None else np.flatnonzero(keep)
             arr = role_values(
                 arr[keep] if keep is not None else arr,
                 role,
-                lambda i, rows=rows: f"{table.name}, row {int(rows[i]):,} (0-based data rows)",
+                lambda i: f"{table.name}, row {kept_row(keep, i):,} (0-based data rows)",
             )
         role_arrays[role] = arr
     extra = _kept_columns(frame, keep_columns, {*roles.values(), label_name, *prob_names}, keep)

@@ -259,13 +259,24 @@ def column_values(column: Any) -> np.ndarray:
     if not pa.types.is_dictionary(column.type):
         return column.to_numpy(zero_copy_only=False)
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    out = []
-    for chunk in chunks:
-        values = np.empty(len(chunk.dictionary) + 1, dtype=object)
-        values[:-1] = chunk.dictionary.to_pylist()
-        codes = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        out.append(values[codes])  # -1: the None after the dictionary's values
+    out = [
+        shared_values(
+            chunk.dictionary.to_pylist(),
+            chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False),
+        )
+        for chunk in chunks
+    ]
     return np.concatenate(out) if out else np.empty(0, dtype=object)
+
+
+def shared_values(values: list[Any], codes: np.ndarray) -> np.ndarray:
+    """Return ``values[codes]`` as an object array whose rows share ``values``' objects.
+
+    A code of -1 (missing) gives None.
+    """
+    table = np.empty(len(values) + 1, dtype=object)
+    table[:-1] = values
+    return table[np.asarray(codes, dtype=np.int64)]
 
 
 def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
@@ -301,9 +312,7 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
         if isinstance(frame[c].dtype, pd.CategoricalDtype):
             # object arrays sharing the dictionary's strings, as text columns are read
             cat = frame[c].cat
-            shared = np.empty(len(cat.categories) + 1, dtype=object)  # -1 (missing): None
-            shared[:-1] = cat.categories.to_list()
-            values = shared[cat.codes.to_numpy()]
+            values = shared_values(cat.categories.to_list(), cat.codes.to_numpy())
             frame[c] = pd.Series(values, index=frame.index, dtype=object)
     return LoadedTable(frame, False, name, duplicate_columns_finding(dupes))
 

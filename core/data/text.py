@@ -17,7 +17,7 @@ import numpy as np
 
 from core.base.errors import DataError
 
-__all__ = ["MAX_NAME_CHARS", "role_values", "rows_in", "text_codes", "text_values"]
+__all__ = ["MAX_NAME_CHARS", "kept_row", "role_values", "rows_in", "text_codes", "text_values"]
 
 #: Characters of a model, split or group name at most (a name, not a document).
 MAX_NAME_CHARS = 1024
@@ -142,3 +142,8 @@ def role_values(values: Any, role: str, where: Callable[[int], str]) -> np.ndarr
             "leave the column out."
         )
     return names[codes] if codes.size else np.empty(0, dtype=object)
+
+
+def kept_row(keep: np.ndarray | None, i: int) -> int:
+    """Return the row, among all, of row ``i`` of those ``keep`` kept (None: all kept)."""
+    return i if keep is None else int(np.flatnonzero(keep)[i])

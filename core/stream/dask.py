@@ -103,12 +103,9 @@ class Reading:
     batch_rows: int
 
 
-def _batches(src: Any, offset: int, where: Where, reading: Reading) -> Iterator[Batch]:
-    """Yield a partition's rows in bounded batches (a remote partition: its frame, whole)."""
+def _batches(src: RowGroup, offset: int, where: Where, reading: Reading) -> Iterator[Batch]:
+    """Yield a partition's rows in bounded batches."""
     part, start = where
-    if not isinstance(src, RowGroup):
-        yield Batch(part, start, offset, src)
-        return
     for skip, frame in read_row_group(
         src.part, src.group, reading.columns, reading.layout, reading.batch_rows
     ):
@@ -279,7 +276,7 @@ def check_source(source: Any) -> None:
 
 def check_dataset(
     source: str, limits: LoadLimits
-) -> tuple[list[tuple[Part, int, int, int]], tuple[str, ...]]:
+) -> tuple[list[tuple[Part, int, int, int]], Parts]:
     """Check every Parquet footer of a dataset before Dask reads it; return its row groups.
 
     The same checks as the stream's (:func:`core.data.tables.check_parquet_schema`): the
@@ -290,11 +287,10 @@ def check_dataset(
     Returns
     -------
     groups : list of (Part, int, int, int)
-        A local dataset's row groups in stream order: the part, the group's index, the
-        position of its first row in the part and its rows (empty for a remote dataset,
-        which Dask partitions itself).
-    repeated : tuple of str
-        The paths left out because they name a part already read (:class:`Parts`).
+        The dataset's row groups in stream order: the part, the group's index, the
+        position of its first row in the part and its rows.
+    parts : Parts
+        The parts, with the paths left out because they name a part already read.
 
     Raises
     ------
@@ -304,12 +300,11 @@ def check_dataset(
     first: list[str] | None = None
     groups: list[tuple[Part, int, int, int]] = []
     if "://" in source:
-        parts, repeated = Parts([Part(url, "parquet") for url in _remote_files(source)]), ()
+        parts = Parts([Part(url, "parquet") for url in _remote_files(source)])
         if not parts:
             raise DataError(f"No files match {source!r}. Check the pattern and the folder.")
     else:
         parts = resolve_parts(source)
-        repeated = parts.repeated
     for part in parts:
         if part.format != "parquet":
             raise DataError(
@@ -325,7 +320,7 @@ def check_dataset(
             rows = pf.metadata.row_group(g).num_rows
             groups.append((part, g, start, rows))
             start += rows
-    return groups, repeated
+    return groups, parts
 
 
 def _remote_files(source: str) -> list[str]:
@@ -390,10 +385,7 @@ class DaskRunner:
         self.limits = LoadLimits.from_env()
         # a local dataset: one partition per row group, read as the stream reads it, so the
         # rows come in the stream's order and an error names the file and the row
-        self.groups, repeated = check_dataset(self.source, self.limits)
-        parts = Parts(list(dict.fromkeys(part for part, *_ in self.groups)), repeated)
-        if not parts:  # files without row groups
-            raise DataError(f"{self.source} has no data rows.")
+        self.groups, parts = check_dataset(self.source, self.limits)
         self.layout = layout(parts, self.limits)
         self.passes = 0
         self._final: Plan | None = None

@@ -43,7 +43,7 @@ from core.data.probabilities import (
     to_probabilities,
 )
 from core.data.tables import LoadedTable
-from core.data.text import role_values
+from core.data.text import kept_row, role_values
 from core.stream.sources import Batch, Layout, place, read_batches
 from core.stream.threads import ahead
 
@@ -650,11 +650,10 @@ def read_rows(batch: Batch, plan: Plan, facts: LoadFacts, P: Any, labels: Any, k
     roles = {}
     for role, col in plan.roles.items():
         arr = batch.frame[col].to_numpy(dtype=object)
-        rows = np.arange(arr.shape[0]) if keep is None else np.flatnonzero(keep)
         roles[role] = role_values(
             arr[keep] if keep is not None else arr,
             role,
-            lambda i, rows=rows: batch.where(batch.offset + int(rows[i])),
+            lambda i: batch.where(batch.offset + kept_row(keep, i)),
         )
     extra = {}
     if plan.kept:

@@ -414,8 +414,8 @@ def parquet_file(part: Part, limits: LoadLimits) -> Any:
         # text is read dictionary-encoded: a value repeated on every row is decoded once
         # (a long value spelled out on every row of a batch is the dictionary bomb)
         text = text_columns(schema)
-        if text:
-            pf = pq.ParquetFile(_opened(part.path), read_dictionary=text)
+        if text:  # the footer already read is passed on, not read again
+            pf = pq.ParquetFile(_opened(part.path), metadata=pf.metadata, read_dictionary=text)
     except DataError:
         raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
