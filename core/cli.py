@@ -33,14 +33,21 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from core.base import records
 from core.base.errors import CalibscopeError, phrase
 from core.base.files import write_atomically
-from core.base.options import BATCH_ROWS, GROUP_ROWS, N_BINS, N_RESAMPLES, N_TEST_RESAMPLES
-from core.stats.intervals import level_words
+from core.base.options import (
+    BATCH_ROWS,
+    DEFAULT_METRICS,
+    DEFAULT_TEST,
+    GROUP_ROWS,
+    N_BINS,
+    N_RESAMPLES,
+    N_TEST_RESAMPLES,
+)
 
 PROG = "calibscope"
 #: Where rows are read: loaded in memory, streamed in batches, or on Dask partitions.
@@ -61,11 +68,90 @@ PROGRESS_DELAY = 5.0
 PROGRESS_EVERY = 10.0
 
 
+class _Choices:
+    """The names of a registry (or a tuple) of a module, imported when first asked for.
+
+    The parser is built and most arguments are parsed without loading an analysis: a choice
+    is looked up only when it is given, or when a help is printed.
+
+    Parameters
+    ----------
+    module : str
+        The module that holds the names.
+    name : str
+        Its registry (whose ``names(**where)`` are the choices) or tuple of names.
+    extra : tuple of str
+        Choices after the names.
+    **where
+        Filters of :meth:`core.base.registry.Registry.names`.
+    """
+
+    def __init__(self, module: str, name: str, *extra: str, **where: Any) -> None:
+        self._source = (module, name, where)
+        self._extra = extra
+        self._names: tuple[str, ...] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the names were read."""
+        return self._names is not None
+
+    def names(self) -> tuple[str, ...]:
+        """Return the names (importing their module the first time)."""
+        if self._names is None:
+            module, name, where = self._source
+            found = getattr(import_module(module), name)
+            names = found.names(**where) if hasattr(found, "names") else found
+            self._names = (*names, *self._extra)
+        return self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.names()
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+
+#: Where the calibration tests' names are.
+_TESTS_AT = ("core.analyses.calibration_tests", "TESTS")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Argparse's formatter, which leaves choices not yet read unread."""
+
+    def _metavar_formatter(self, action: argparse.Action, default_metavar: str) -> Any:
+        # argparse formats every argument as it is added (a check of its metavar); the names
+        # are read before a help is printed (_Parser.format_help)
+        if isinstance(action.choices, _Choices) and not action.choices.loaded:
+            return lambda size: (default_metavar,) * size
+        return super()._metavar_formatter(action, default_metavar)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line and exit code 2."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{PROG}: error: {message} (see {self.prog} --help)\n")
+
+    def format_usage(self) -> str:
+        self._read_choices()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._read_choices()
+        return super().format_help()
+
+    def _read_choices(self) -> None:
+        for action in self._actions:
+            if isinstance(action.choices, _Choices):
+                action.choices.names()
 
 
 class _Failure(Exception):
@@ -538,21 +624,16 @@ def _select_models(pred: Any, model: str | None) -> list[tuple[str | None, Any]]
 
 
 def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = True) -> None:
-    from core.analyses.analysis import BOOTSTRAP_MODES
-    from core.estimators import ESTIMATORS
-    from core.stats.binning import BINNINGS
-    from core.stats.conventions import CONVENTIONS
-    from core.stats.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
-    from core.stats.lenses import LENSES
-
     _add_input_arguments(cmd)
     cmd.add_argument(
         "--lens",
-        choices=LENSES.names(),
+        choices=_Choices("core.stats.lenses", "LENSES"),
         help="default: binary for one P(y=1) column or two classes, else top-label; with a "
         "kernel --estimator, that estimator's default lens (canonical for SKCE and KDE)",
     )
-    cmd.add_argument("--binning", choices=BINNINGS.names(), default="equal-width")
+    cmd.add_argument(
+        "--binning", choices=_Choices("core.stats.binning", "BINNINGS"), default="equal-width"
+    )
     cmd.add_argument(
         "--bins",
         type=N_BINS.parse,
@@ -563,12 +644,15 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     cmd.add_argument("--norm", choices=("1", "2", "inf"), default="1", help="ℓp norm (1 = ECE)")
     if headline:
         cmd.add_argument(
-            "--estimator", choices=ESTIMATORS.names(), default="plugin", help="headline estimator"
+            "--estimator",
+            choices=_Choices("core.estimators", "ESTIMATORS"),
+            default="plugin",
+            help="headline estimator",
         )
     cmd.add_argument("--tie-policy", choices=("split", "keep"), default="split")
     cmd.add_argument(
         "--convention",
-        choices=CONVENTIONS.names(),
+        choices=_Choices("core.stats.conventions", "CONVENTIONS"),
         default="calibscope",
         help="whose bins: calibscope's or a library's, reproducing its value (calibscope)",
     )
@@ -583,7 +667,7 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     )
     cmd.add_argument(
         "--bootstrap",
-        choices=BOOTSTRAP_MODES,
+        choices=_Choices("core.analyses.analysis", "BOOTSTRAP_MODES"),
         default="auto",
         help="exact: resample rows; cells: the cell bootstrap (what --engine stream|dask "
         "always use); auto (default): exact up to 10⁷ row-resamples, else cells",
@@ -598,38 +682,37 @@ def _add_metrics_arguments(cmd: argparse.ArgumentParser, *, headline: bool = Tru
     )
     cmd.add_argument(
         "--bootstrap-interval",
-        choices=BOOTSTRAP_INTERVALS.names(),
+        choices=_Choices("core.stats.intervals", "BOOTSTRAP_INTERVALS"),
         default="percentile",
         help="percentile (default): where resampled estimates fall; basic: the pivotal "
         "interval around the estimate, the estimator's bias at this n removed",
     )
     if headline:
         cmd.add_argument(
-            "--interval-method", choices=INTERVAL_METHODS.names(), default="wilson", help="per bin"
+            "--interval-method",
+            choices=_Choices("core.stats.intervals", "INTERVAL_METHODS"),
+            default="wilson",
+            help="per bin",
         )
 
 
 def _add_test_resamples(cmd: argparse.ArgumentParser) -> None:
-    from core.analyses.calibration_tests import TEST_RESAMPLES
-
     cmd.add_argument(
         "--test-resamples",
         type=N_TEST_RESAMPLES.parse,
-        default=TEST_RESAMPLES,
+        default=N_TEST_RESAMPLES.default,
         metavar="R",
-        help=f"resampling tests ({TEST_RESAMPLES})",
+        help=f"resampling tests ({N_TEST_RESAMPLES.default})",
     )
 
 
 def _add_min_group_rows(cmd: argparse.ArgumentParser, what: str) -> None:
-    from core.data.groups import MIN_GROUP_ROWS
-
     cmd.add_argument(
         "--min-group-rows",
         type=GROUP_ROWS.parse,
-        default=MIN_GROUP_ROWS,
+        default=GROUP_ROWS.default,
         metavar="N",
-        help=f"{what} ({MIN_GROUP_ROWS})",
+        help=f"{what} ({GROUP_ROWS.default})",
     )
 
 
@@ -699,6 +782,7 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
 
 def _run_metrics_stream(args: argparse.Namespace, window: str | None) -> str:
     """Return the metrics of a stream or a Dask job (``--engine stream|dask``) and windows."""
+    from core.base import records
     from core.stream.analysis import check_stream_config, run_analysis
 
     every = _window_every(window) if window else None
@@ -742,6 +826,7 @@ def _check_scopes(args: argparse.Namespace, by: Any, window: Any) -> None:
 
 def _run_metrics(args: argparse.Namespace) -> str:
     from core.analyses.analysis import analyze
+    from core.base import records
 
     by, window = getattr(args, "by", None), getattr(args, "window", None)
     _check_scopes(args, by, window)
@@ -804,6 +889,8 @@ def _kept(columns: list[str]) -> list[str] | None:
 
 def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
     """Return the subgroup (or window) table of one model as ``calibscope metrics`` prints it."""
+    from core.stats.intervals import level_words
+
     level = level_words(result.confidence_level, result.config.bootstrap_interval)
     what = "windows" if window is not None else f"subgroups by {', '.join(result.by)}"
     lines = [
@@ -828,6 +915,8 @@ def _subgroup_text(result: Any, title: str, *, window: Any = None) -> str:
 
 
 def _metrics_text(pred: Any, config: Any, results: list) -> str:
+    from core.stats.intervals import level_words
+
     lines = [_input_line(pred, [part.n for name, part, _ in results if name is not None])]
     cfg = config.to_dict()
     lines.append(
@@ -907,6 +996,8 @@ def _load_findings(pred: Any) -> list:
 
 
 def _run_lint(args: argparse.Namespace) -> str:
+    from core.base import records
+
     if args.engine != "memory":
         from core.stream.analysis import lint_stream
 
@@ -945,9 +1036,6 @@ def _run_lint(args: argparse.Namespace) -> str:
 
 
 def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.analyses.calibration_tests import TESTS
-    from core.analyses.model_comparison import DEFAULT_METRICS
-
     _add_metrics_arguments(cmd, headline=False)
     cmd.add_argument(
         "--models", metavar="A,B,...", help="models of the model column to compare (default: all)"
@@ -959,7 +1047,9 @@ def _add_compare_arguments(cmd: argparse.ArgumentParser) -> None:
         help="metric keys, estimators as name@p (default: %(default)s)",
     )
     cmd.add_argument("--reference", metavar="MODEL", help="default: best by the first metric")
-    cmd.add_argument("--test", choices=TESTS.names(), help="calibration test run on every model")
+    cmd.add_argument(
+        "--test", choices=_Choices(*_TESTS_AT), help="calibration test run on every model"
+    )
     _add_test_resamples(cmd)
 
 
@@ -1018,6 +1108,9 @@ def _run_compare(args: argparse.Namespace) -> str:
 
 def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) -> str:
     """Return the JSON record or the text of a comparison (``pred``: its input)."""
+    from core.base import records
+    from core.stats.intervals import level_words
+
     if args.json:
         return records.dumps(
             {
@@ -1071,15 +1164,11 @@ def _compare_output(args: argparse.Namespace, pred: Any, config: Any, cmp: Any) 
 
 
 def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.analyses.calibration_tests import TESTS
-    from core.figures.diagrams import DIAGRAMS
-    from core.report import DEFAULT_TEST
-
     _add_metrics_arguments(cmd)
     cmd.add_argument("--title", metavar="TEXT", help="report title (default: from the file name)")
     cmd.add_argument(
         "--test",
-        choices=(*TESTS.names(), "none"),
+        choices=_Choices(*_TESTS_AT, "none"),
         default=DEFAULT_TEST,
         help="calibration test run on every model (default: %(default)s)",
     )
@@ -1098,11 +1187,11 @@ def _add_report_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--diagram",
         action="append",
-        choices=DIAGRAMS.names(from_analysis=False),
+        choices=_Choices("core.figures.diagrams", "DIAGRAMS", from_analysis=False),
         default=[],
         metavar="KIND",
         help="another reliability diagram per model, besides the binned one (repeatable): "
-        + ", ".join(DIAGRAMS.names(from_analysis=False)),
+        "%(choices)s",
     )
     cmd.add_argument(
         "--by",
@@ -1193,8 +1282,6 @@ def _write_figures(args: argparse.Namespace, report: Any) -> None:
 
 
 def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
-    from core.analyses.calibration_tests import TESTS
-
     _add_metrics_arguments(cmd)
     cmd.add_argument(
         "--max-ece",
@@ -1206,7 +1293,7 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
         help="largest acceptable upper bound of the estimator's bootstrap interval",
     )
     cmd.add_argument(
-        "--test", choices=TESTS.names(), help="also fail when this calibration test rejects"
+        "--test", choices=_Choices(*_TESTS_AT), help="also fail when this calibration test rejects"
     )
     cmd.add_argument("--alpha", type=float, default=0.05, help="level of --test (0.05)")
     _add_test_resamples(cmd)
@@ -1216,6 +1303,7 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def _run_check(args: argparse.Namespace) -> str:
     from core.analyses.gate import check_calibration
+    from core.base import records
 
     if args.engine != "memory":
         raise _Failure("check reads the rows in memory; leave out --engine.")
@@ -1305,6 +1393,8 @@ def _finding_lines(findings: Any, indent: str) -> list[str]:
 
 
 def _interval_text(boot: Any) -> str:
+    from core.stats.intervals import level_words
+
     if boot is None:
         return ""
     ci = boot.confidence_interval

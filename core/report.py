@@ -49,6 +49,7 @@ from core.base import records
 from core.base.errors import CalibscopeError, ConfigError
 from core.base.files import write_atomically
 from core.base.numbers import format_frame, format_number, format_pvalue, people_table
+from core.base.options import DEFAULT_TEST
 from core.base.parallel import ProcessJobs, process_count
 from core.base.validation import norm_text
 from core.data.groups import MIN_GROUP_ROWS
@@ -71,10 +72,6 @@ from core.stats.lenses import LENSES
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
-#: The test of a report (and of the Compare page) unless another is asked for: the block SKCE
-#: test — linear time (blocks of at most 100 rows), an asymptotic normal p-value, any number
-#: of classes on the canonical lens, and the power the linear test lacks (docs/formulas.md, "The headline test").
-DEFAULT_TEST = "skce-block"
 
 _PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 _STYLE = """

@@ -52,6 +52,7 @@ import pandas as pd
 from core.analyses.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.analyses.calibration_tests import TESTS, calibration_test, test_settings
 from core.base.errors import CalibscopeError, ConfigError, DataError
+from core.base.options import DEFAULT_METRICS
 from core.base.validation import check_norm, norm_key, norm_text
 from core.data import as_predictions
 from core.data.lint import FEW_ROWS
@@ -96,15 +97,6 @@ __all__ = [
     "parse_metric",
 ]
 
-#: The metrics compared by default: ECE, debiased ℓ2, label-binned, the sweep, Brier, log loss.
-DEFAULT_METRICS: tuple[str, ...] = (
-    "plugin@1",
-    "debiased@2",
-    "label-binned@1",
-    "sweep@1",
-    "brier",
-    "log-loss",
-)
 #: Columns of :attr:`ModelComparison.table`.
 COMPARISON_COLUMNS = ["model", "metric", "label", "value", "low", "high", "rank", "best", "note"]
 #: Bin statistics (resamples × bins) held per chunk.

@@ -7,20 +7,23 @@ description: :class:`core.analyses.analysis.AnalysisConfig` checks a value with
 the dashboard's widgets take their bounds from :attr:`WholeNumber.minimum` and
 :attr:`WholeNumber.maximum`, so a value one surface takes is a value every surface takes.
 
-Choices (lenses, binnings, estimators, ...) are described by their registries.
+Choices (lenses, binnings, estimators, ...) are described by their registries. The defaults
+the command line shows beside them (:data:`DEFAULT_METRICS`, :data:`DEFAULT_TEST`) are here, so
+that its parser reads every default without loading an analysis.
 """
 
 from __future__ import annotations
 
 import argparse
+import numbers
 from dataclasses import dataclass
-
-import numpy as np
 
 from core.base.errors import ConfigError
 
 __all__ = [
     "BATCH_ROWS",
+    "DEFAULT_METRICS",
+    "DEFAULT_TEST",
     "GROUP_ROWS",
     "KERNEL_SAMPLE",
     "N_BINS",
@@ -45,7 +48,7 @@ def whole_number(name: str, value: object, minimum: int) -> int:
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ConfigError(f"{name} must be a whole number ≥ {minimum}; got {value!r}.")
     return int(value)
 
@@ -128,15 +131,29 @@ N_RESAMPLES = WholeNumber(
     "the Monte Carlo error of a 95% interval is long negligible, and each resample costs "
     "a pass over the data",
 )
-#: Resamples of a resampling calibration test (its default: the tests' own).
-N_TEST_RESAMPLES = WholeNumber("n_resamples", 1, N_RESAMPLES.maximum, None, "test resamples")
+#: Resamples of a resampling calibration test.
+N_TEST_RESAMPLES = WholeNumber("n_resamples", 1, N_RESAMPLES.maximum, 1000, "test resamples")
 #: Rows of a kernel estimator's point estimate (0: all rows).
 KERNEL_SAMPLE = WholeNumber(
     "kernel_sample", 0, 1_000_000, 5000, "kernel rows", "the pairs of the sample grow as its square"
 )
+#: The metrics compared by default: ECE, debiased ℓ2, label-binned, the sweep, Brier, log loss.
+DEFAULT_METRICS: tuple[str, ...] = (
+    "plugin@1",
+    "debiased@2",
+    "label-binned@1",
+    "sweep@1",
+    "brier",
+    "log-loss",
+)
+#: The test of a report (and of the Compare page) unless another is asked for: the block SKCE
+#: test — linear time (blocks of at most 100 rows), an asymptotic normal p-value, any number
+#: of classes on the canonical lens, and the power the linear test lacks (docs/formulas.md,
+#: "The headline test").
+DEFAULT_TEST = "skce-block"
 #: Rows per batch of the stream engine.
 BATCH_ROWS = WholeNumber(
     "batch_rows", 1, 50_000_000, 1_000_000, "rows per batch", "memory grows with the batch"
 )
-#: Fewest rows of a group that is analysed on its own (its default: the groups' own).
-GROUP_ROWS = WholeNumber("min_group_rows", 1, 10**9, None, "group rows")
+#: Fewest rows of a group that is analysed on its own.
+GROUP_ROWS = WholeNumber("min_group_rows", 1, 10**9, 30, "group rows")

@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from core.base.errors import ConfigError
+from core.base.options import GROUP_ROWS
 
 __all__ = ["MIN_GROUP_ROWS", "MISSING", "MAX_GROUPS", "Groups", "find_groups", "group_columns"]
 
 #: Groups with fewer rows are reported as too small to judge (an interval on a handful of
 #: rows is so wide it says nothing about the group's calibration).
-MIN_GROUP_ROWS = 30
+MIN_GROUP_ROWS: int = GROUP_ROWS.default  # type: ignore[assignment]
 #: The name of a missing value of a grouping column.
 MISSING = "(missing)"
 #: The most groups one analysis forms (a column with more values is not a grouping column).

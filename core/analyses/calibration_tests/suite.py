@@ -12,6 +12,7 @@ from core.analyses.analysis import check_config
 from core.analyses.calibration_tests.base import TESTS, CalibrationTestResult
 from core.analyses.calibration_tests.run import calibration_test
 from core.base.errors import ConfigError, EstimationError
+from core.base.options import N_TEST_RESAMPLES
 from core.data import as_predictions
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
@@ -157,7 +158,7 @@ def run_tests(
 
 
 #: Resamples of a resampling test run for a page or a report, unless options say otherwise.
-TEST_RESAMPLES = 1000
+TEST_RESAMPLES: int = N_TEST_RESAMPLES.default  # type: ignore[assignment]
 
 
 def test_settings(
