@@ -20,7 +20,8 @@ def _data(n: int, seed: int, power: float) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("estimator", "norm"), [("plugin", 1), ("plugin", 2), ("debiased", 2), ("label-binned", 2)]
+    ("estimator", "norm"),
+    [("plugin", 1), ("plugin", 2), ("debiased", 1), ("debiased", 2), ("label-binned", 2)],
 )
 def test_the_cells_null_has_the_law_of_the_redrawn_rows_at_n_1e5(estimator, norm):
     n, r = 100_000, 1500
@@ -58,3 +59,56 @@ def test_the_test_takes_the_cells_above_the_work_budget_and_says_so():
     assert big.statistic == small.statistic
     # calibrated data: neither rejects
     assert big.pvalue > 0.01 and small.pvalue > 0.01
+
+
+def test_a_seeded_estimator_reads_the_observed_values_draws_on_every_resample():
+    """The debiased ℓ1 estimator is a seeded Monte Carlo: the null is of the same function."""
+    n, r = 300, 6
+    P, y = _data(n, 5, 1.0)
+    call = EstimatorCall.make("debiased", lens="binary", norm=1, n_bins=10)
+    null = _batched_null(call, P, y, r, np.random.default_rng(7))
+    # the rows and labels _batched_null draws (one chunk at this size)
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, n, size=(r, n))
+    redrawn = rng.random((r, n)) < P[:, 1][rows]
+    for i in range(r):
+        alone = call.run(P[rows[i]], redrawn[i].astype(int), np.random.default_rng(0)).value
+        assert null[i] == pytest.approx(alone, abs=1e-12)
+
+
+def test_the_debiased_l1_test_runs_on_batched_resamples_not_row_by_row():
+    P, y = _data(20_000, 6, 1.0)
+    small = calibration_test(
+        P, y, test="consistency", lens="binary", estimator="debiased", norm=1, n_resamples=200
+    )
+    assert small.details["vectorised"] and small.details["path"] == "rows"
+    big = calibration_test(
+        P, y, test="consistency", lens="binary", estimator="debiased", norm=1, n_resamples=600
+    )
+    assert big.details["path"] == "cells"
+    assert big.statistic == small.statistic
+    assert big.pvalue > 0.01 and small.pvalue > 0.01
+
+
+@pytest.mark.slow
+def test_the_debiased_l1_test_holds_its_size_on_calibrated_data():
+    rng = np.random.default_rng(5)
+    pvalues = []
+    for k in range(300):
+        p = rng.uniform(size=3000)
+        y = (rng.uniform(size=3000) < p).astype(int)
+        pvalues.append(
+            calibration_test(
+                p,
+                y,
+                test="consistency",
+                lens="binary",
+                estimator="debiased",
+                norm=1,
+                n_resamples=199,
+                seed=k,
+            ).pvalue
+        )
+    # 300 p-values: the share at or below 0.05 is 0.05 ± 3 standard errors
+    share = np.mean(np.array(pvalues) <= 0.05)
+    assert abs(share - 0.05) < 3 * np.sqrt(0.05 * 0.95 / 300)

@@ -177,7 +177,10 @@ def _consistency(
     r = check_resamples(n_resamples)
     t = float(call.run(p, y, np.random.default_rng(0)).value)
     fixed = binning == "discrete" or not BINNINGS.get(binning).data_dependent
-    fast = info.from_bins and fixed and not info.random(call.norm) and lens in BINARY_TEST_LENSES
+    # a seeded Monte Carlo estimator (debiased ℓ1) is one function of the data: every resample
+    # reads the draws the observed value read, so a batch of resamples shares one stream
+    random = info.random(call.norm)
+    fast = info.from_bins and fixed and lens in BINARY_TEST_LENSES
     path = "rows"
     if fast and p.shape[0] * r > EXACT_NULL_WORK and supports(info, call.norm):
         path = "cells"
@@ -191,7 +194,8 @@ def _consistency(
         for i in range(r):  # one vectorised estimator call per resample
             rows = rng.integers(0, n, size=n)
             y_star = _resampled_labels(cdf, rows, rng)
-            null[i] = call.run(p[rows], y_star, rng).value
+            own = np.random.default_rng(0) if random else rng
+            null[i] = call.run(p[rows], y_star, own).value
     return resampling_result(
         "consistency",
         lens=lens,
