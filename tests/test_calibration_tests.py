@@ -254,9 +254,24 @@ def test_resampled_labels_follow_the_predictions():
     rng = np.random.default_rng(0)
     p = np.array([[0.2, 0.5, 0.3]])
     rows = np.zeros(200_000, dtype=np.int64)
-    y = tc._resampled_labels(np.cumsum(p, axis=1), rows, rng)
+    y = tc._resampled_labels(np.cumsum(p, axis=1).T.copy(), rows, rng)
     freq = np.bincount(y, minlength=3) / y.size
     np.testing.assert_allclose(freq, p[0], atol=4 * np.sqrt(0.25 / y.size))
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_resampled_labels_are_the_inverse_cdf_of_each_row(k):
+    # class by class, the draw is the row-wise inverse CDF: the same labels from the same
+    # uniforms as counting the cumulative sums at or below u · total, capped at K − 1
+    rng = np.random.default_rng(k)
+    p = rng.dirichlet(np.full(k, 0.3), 500)
+    p[:3] = np.eye(k)[0]  # rows with zeros, where u · total can meet a cumulative sum
+    cdf = np.cumsum(p, axis=1)
+    rows = rng.integers(0, 500, 20_000)
+    got = tc._resampled_labels(cdf.T.copy(), rows, np.random.default_rng(1))
+    u = np.random.default_rng(1).random(rows.size)[:, None] * cdf[rows, -1:]
+    want = np.minimum((u >= cdf[rows]).sum(axis=1), k - 1)
+    np.testing.assert_array_equal(got, want)
 
 
 # --------------------------------------------------------------- validation

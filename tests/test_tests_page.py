@@ -14,6 +14,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import core  # noqa: E402
+from core.analyses import calibration_tests  # noqa: E402
 from core.base.numbers import format_pvalue
 from core.estimators import kernel as kern  # noqa: E402
 
@@ -76,7 +77,7 @@ def test_one_row_per_test_matching_core():
     data = _csv(300, pi=0.6)  # miscalibrated: 60 % of labels forced to class 0
     at = _loaded(data)
     table = _table(at)
-    labels = [core.TESTS.get(t).label for t in core.analyses.calibration_tests.DEFAULT_SUITE]
+    labels = [core.TESTS.get(t).label for t in calibration_tests.DEFAULT_SUITE]
     assert list(table["label"]) == labels
     assert table.columns.tolist()[:4] == ["label", "statistic", "p-value", "reject at α = 0.05"]
     frame = pd.read_csv(io.BytesIO(data))
@@ -171,3 +172,29 @@ def test_invalid_url_values_are_ignored():
     # binary is not an option for three classes, 0.2 not a level: both keep their defaults
     assert at.selectbox(key="tests_kernel_lens").value == "canonical"
     assert at.select_slider(key="tests_alpha").value == 0.05
+
+
+def test_a_slow_test_waits_for_a_click_and_names_the_fast_settings(monkeypatch):
+    # 300 rows × 3 classes × 1,000 resamples on the classwise lens: 900,000 row draws
+    monkeypatch.setattr(calibration_tests, "PAGE_ROW_WORK", 100_000)
+    at = _loaded(_csv(300), lens="classwise")
+    (warning,) = [w.value.replace("\\", "") for w in at.warning if "waits for" in w.value]
+    assert "**Consistency resampling**" in warning
+    assert "the sidebar's “Lens” choice (top-label)" in warning
+    assert "the “Resamples (bootstrap, consistency)” box (111) fits" in warning
+    assert "Consistency resampling" not in list(_table(at)["label"])
+    assert not any("Consistency resampling" in c.value for c in at.caption)  # said once
+    at.checkbox(key="tests_force_slow").check().run()
+    assert not at.exception, at.exception
+    assert not any("waits for you" in w.value for w in at.warning)
+    row = _table(at).set_index("label").loc["Consistency resampling"]
+    frame = pd.read_csv(io.BytesIO(_csv(300)))
+    want = core.calibration_test(
+        frame.filter(like="p_").to_numpy(),
+        frame["label"].to_numpy(),
+        test="consistency",
+        lens="classwise",
+        n_resamples=1000,
+    )
+    assert row["p-value"] == want.pvalue
+    assert row["statistic"] == pytest.approx(want.statistic, rel=1e-12)

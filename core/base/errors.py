@@ -58,6 +58,23 @@ ARGUMENTS: dict[str, dict[str, str]] = {
         "cli": "--engine stream",
         "ui": "the command line (calibscope metrics FOLDER --engine stream)",
     },
+    "estimator": {
+        "api": "estimator=",
+        "cli": "--estimator",
+        "ui": "the sidebar's “Estimator” choice",
+    },
+    "lens": {"api": "lens=", "cli": "--lens", "ui": "the sidebar's “Lens” choice"},
+    "binning": {"api": "binning=", "cli": "--binning", "ui": "the sidebar's “Binning” choice"},
+    "n_resamples": {
+        "api": "n_resamples=",
+        "cli": "--resamples",
+        "ui": "the “Resamples (bootstrap, consistency)” box",
+    },
+    "max_row_work": {
+        "api": "raise max_row_work= (None runs it whatever it costs)",
+        "cli": "run it anyway (the command line has no such limit)",
+        "ui": "tick “Run it anyway” below",
+    },
     "logits": {
         "api": "logits=True",
         "cli": "--logits yes",

@@ -8,8 +8,10 @@ import streamlit as st
 
 from core.analyses.calibration_tests import (
     DEFAULT_SUITE,
+    PAGE_ROW_WORK,
     TESTS,
     CalibrationTestResult,
+    slow_tests,
     test_settings,
 )
 from core.analyses.findings import suite_finding
@@ -103,6 +105,18 @@ else:
         if st.checkbox("Run the quadratic tests anyway (slow)", key="tests_force_quadratic"):
             max_exact_n = pred.n
 
+    # a test that cannot be fast on these settings waits for a click and names the fast ones
+    slow = slow_tests(pred, config, DEFAULT_SUITE, n_resamples, PAGE_ROW_WORK, surface="ui")
+    max_row_work: int | None = PAGE_ROW_WORK
+    notes = st.container()  # above the checkbox, gone once it is ticked
+    if slow and st.checkbox("Run it anyway (slow)", key="tests_force_slow"):
+        max_row_work, slow = None, {}
+    for name, reason in slow.items():
+        notes.warning(
+            f"**{TESTS.get(name).label}** waits for you: {literal(reason)}",
+            icon=":material/speed:",
+        )
+
     with errors.show_errors(stop=True):
         suite = calls.tests(
             pred,
@@ -111,6 +125,7 @@ else:
             kernel_lens=kernel_lens,
             n_resamples=n_resamples,
             max_exact_n=max_exact_n,
+            max_row_work=max_row_work,
         )
 
     finding_slot.markdown(f"**{literal(suite_finding(suite, alpha))}**")
@@ -159,6 +174,8 @@ else:
         f"(1 + #{{T* ≥ T}})/(1 + R). Seed {config.seed}."
     )
     for name, reason in suite.skipped.items():
+        if name in slow:  # said above, in the page's words
+            continue
         st.caption(f"**{TESTS.get(name).label}** did not run: {literal(reason)}")
 
     resampled = [r for r in suite.results if r.null_distribution is not None]

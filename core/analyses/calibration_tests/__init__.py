@@ -38,15 +38,18 @@ from core.analyses.calibration_tests.run import calibration_test
 from core.analyses.calibration_tests.simulation import TestErrorSimulation, simulate_test_errors
 from core.analyses.calibration_tests.suite import (
     DEFAULT_SUITE,
+    PAGE_ROW_WORK,
     TEST_RESAMPLES,
     TestSuiteResult,
     run_tests,
+    slow_tests,
     test_settings,
 )
 
 __all__ = [
     "BINARY_TEST_LENSES",
     "DEFAULT_SUITE",
+    "PAGE_ROW_WORK",
     "KERNEL_TEST_LENSES",
     "TESTS",
     "TEST_RESAMPLES",
@@ -62,5 +65,6 @@ __all__ = [
     "run_tests",
     "simulate_test_errors",
     "skce_uq_bootstrap_null",
+    "slow_tests",
     "test_settings",
 ]

@@ -6,6 +6,7 @@ here; :mod:`core.analyses.calibration_tests` imports them all and dispatches by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ class TestInfo(Entry):
     estimator : str
         The registered estimator whose value on the test's lens is its statistic ("" when
         the statistic is no registered estimate), so tables that show both can say so.
+    row_work : callable or None
+        ``row_work(probs, labels, *, lens, **options)``: what the test costs on these
+        predictions and options, in row draws' worth (about 33 ns each), by which a suite
+        skips a test too slow for a page (:func:`~core.analyses.calibration_tests.run_tests`'s
+        ``max_row_work``); None when its cost is bounded otherwise.
     """
 
     __test__ = False  # not a pytest test class
@@ -58,6 +64,7 @@ class TestInfo(Entry):
     binned: bool = False
     power: str = ""
     estimator: str = ""
+    row_work: Callable[..., int] | None = None
 
 
 #: Tests of calibration.

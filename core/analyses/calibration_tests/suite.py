@@ -11,11 +11,18 @@ import pandas as pd
 from core.analyses.analysis import check_config
 from core.analyses.calibration_tests.base import TESTS, CalibrationTestResult
 from core.analyses.calibration_tests.run import calibration_test
-from core.base.errors import ConfigError, EstimationError
+from core.base.errors import ConfigError, EstimationError, arg, render
 from core.base.options import N_TEST_RESAMPLES
 from core.data import as_predictions
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
+
+#: Row draws a second that a null drawn one resample at a time makes on a laptop (about
+#: 33 ns each at 2·10⁵ × 10 on the classwise lens), for the time a slow test would take.
+ROW_DRAWS_PER_SECOND = 30_000_000
+#: Row draws a page lets a test make one resample at a time before it asks first (about
+#: a second): :func:`run_tests`'s ``max_row_work`` on the Tests page.
+PAGE_ROW_WORK = ROW_DRAWS_PER_SECOND
 
 #: Every test, in the order a report lists them.
 DEFAULT_SUITE: tuple[str, ...] = (
@@ -99,6 +106,7 @@ def run_tests(
     kernel_lens: str = "canonical",
     n_resamples: int | None = None,
     max_exact_n: int = kern.MAX_EXACT_N,
+    max_row_work: int | None = None,
 ) -> TestSuiteResult:
     """Run several calibration tests; quadratic ones are skipped (not replaced) when too large.
 
@@ -121,6 +129,10 @@ def run_tests(
     max_exact_n : int
         Above this many rows the quadratic tests are skipped with a note naming the
         linear and block tests; raise it to run them anyway.
+    max_row_work : int, optional
+        Above this many row draws made one resample at a time (:func:`slow_tests`), a test
+        is skipped with a note naming its fast settings; None (the default) runs every
+        test however long it takes.
 
     Returns
     -------
@@ -130,8 +142,13 @@ def run_tests(
     config = check_config(config)
     pred = as_predictions(data)
     n = pred.n
-    results, skipped = [], {}
+    results: list[CalibrationTestResult] = []
+    slow = slow_tests(pred, config, tests, n_resamples, max_row_work)
+    skipped: dict[str, str] = {}
     for name in tests:
+        if name in slow:
+            skipped[name] = slow[name]
+            continue
         entry = TESTS.get(name)
         lens, opts = test_settings(
             name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
@@ -155,6 +172,84 @@ def run_tests(
         except (ConfigError, EstimationError) as exc:
             skipped[name] = str(exc)
     return TestSuiteResult(tuple(results), skipped)
+
+
+def slow_tests(
+    data: Any,
+    config: Any,
+    tests: Sequence[str] = DEFAULT_SUITE,
+    n_resamples: int | None = None,
+    max_row_work: int | None = PAGE_ROW_WORK,
+    surface: str = "api",
+) -> dict[str, str]:
+    """Return the tests that would draw more than ``max_row_work`` rows one resample at a time.
+
+    What :func:`run_tests` skips with the same arguments, so a page can say so before it
+    runs them: :attr:`TestInfo.row_work` says what a test costs, in row draws' worth. A
+    consistency null one resample at a time (the classwise lens, data-dependent bins)
+    costs ``n × R × components`` row draws or more; in batches, ``n × R``; from the
+    redrawn cells, a few per cell and resample.
+
+    Parameters
+    ----------
+    data : Predictions or (probs, labels)
+        The predictions (see :func:`core.data.as_predictions`).
+    config : core.analyses.analysis.AnalysisConfig
+        The analysis options (:func:`test_settings`).
+    tests : sequence of str
+        Names in :data:`TESTS`.
+    n_resamples : int, optional
+        Resamples of the resampling tests (default :data:`TEST_RESAMPLES`).
+    max_row_work : int or None
+        The budget; None means none (nothing is slow).
+    surface : {"api", "cli", "ui"}
+        Whose words the reasons name the options in (:func:`core.base.errors.render`).
+
+    Returns
+    -------
+    dict of str to str
+        Each slow test with the reason, which names the settings that are drawn in
+        batches and the resamples that fit.
+    """
+    if max_row_work is None:
+        return {}
+    pred = as_predictions(data)
+    n, n_classes = pred.n, pred.n_classes
+    slow = {}
+    for name in tests:
+        entry = TESTS.get(name)
+        if entry.row_work is None:
+            continue
+        lens, opts = test_settings(
+            name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
+        )
+        lens = lens or ("binary" if n_classes == 2 else "top-label")
+        work = entry.row_work(pred.probs, pred.labels, lens=lens, **opts)
+        if work > max_row_work:
+            r = int(opts["n_resamples"])
+            fits = r * max_row_work // work
+            one = "binary" if n_classes == 2 else "top-label"
+            label = ESTIMATORS.get(opts.get("estimator", "plugin")).label
+            slow[name] = render(
+                f"{r:,} resamples of {n:,} rows on the {lens} lens with {label} take about "
+                f"{_duration(work / ROW_DRAWS_PER_SECOND)} ({work:,} row draws' worth, above "
+                f"{max_row_work:,}). The plug-in estimator on fixed bins and a one-component "
+                f"lens is fast: {arg('estimator', 'plugin')}, {arg('binning', 'equal-width')}, "
+                f"{arg('lens', one)}; "
+                + (f"{arg('n_resamples', fits)} fits" if fits else "not one resample fits")
+                + f"; or {arg('max_row_work')}.",
+                surface,
+            )
+    return slow
+
+
+def _duration(seconds: float) -> str:
+    """Return a rough duration in words: ``"3 s"``, ``"2 min"``, ``"1.5 h"``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 #: Resamples of a resampling test run for a page or a report, unless options say otherwise.
