@@ -13,6 +13,11 @@ Wilson per-bin intervals, consistency band on):
 - **Estimators, default view** (``dashboard/app_pages/estimators.py``): ``compare_estimators``
   with binned intervals (kernel intervals wait for a click) and ``error_versus_bins`` for
   B = 2 … 50, kernel memos cleared (a visit straight to the page).
+- **Tests, default view** (``dashboard/app_pages/tests.py``): ``run_tests`` of the default
+  suite (canonical kernel lens, 1,000 resamples) with the page's budget ``PAGE_ROW_WORK``:
+  a test that would exceed it waits for a click (its cost is what :func:`slow_tests` says).
+- **Consistency test by estimator** (binary data): 200 resamples with the plug-in and the
+  debiased estimator, against the one-pass floor (``consistency-debiased``: ≤150×).
 - **Compare, default view** (``dashboard/app_pages/compare.py``): ``compare_models`` of four
   models (the multiclass scores at four temperatures, paired: the same labels) with the
   default metrics, 1,000 resamples and the block test, on the top-label and the classwise
@@ -38,6 +43,13 @@ import numpy as np
 from benchmarks.common import best_of, row
 from core.analyses import analysis
 from core.analyses.analysis import AnalysisConfig, analyze, bootstrap_mode
+from core.analyses.calibration_tests import (
+    DEFAULT_SUITE,
+    PAGE_ROW_WORK,
+    calibration_test,
+    run_tests,
+    slow_tests,
+)
 from core.analyses.estimator_comparison import compare_estimators, error_versus_bins
 from core.analyses.model_comparison import compare_models
 from core.base.memo import ORDERS
@@ -207,6 +219,46 @@ def _page_rows(
             target="estimators-page",
         )
     )
+    waiting = ", ".join(slow_tests(pred, config, DEFAULT_SUITE, 1000, PAGE_ROW_WORK)) or "none"
+
+    def tests_page() -> None:
+        _clear_kernel_memos()
+        run_tests(pred, config, n_resamples=1000, max_row_work=PAGE_ROW_WORK)
+
+    t = best_of(tests_page, repeat=repeat, warmup=0)
+    rows.append(
+        row(
+            f"Tests page default view, {label}",
+            t,
+            floor,
+            f"run_tests: default suite, 1,000 resamples; waiting for a click: {waiting}",
+            target="tests-page",
+        )
+    )
+    return rows
+
+
+def _consistency_rows(label: str, pred: Predictions, floor_func: Any) -> list[dict[str, Any]]:
+    """Consistency resampling with the plug-in and the debiased estimator, 200 resamples."""
+    p, y = pred.probs, pred.labels
+    floor = best_of(lambda: floor_func(p, y), repeat=7)
+    rows = []
+    for estimator in ("plugin", "debiased"):
+        t = best_of(
+            lambda e=estimator: calibration_test(
+                p, y, test="consistency", estimator=e, n_resamples=200, seed=0
+            ),
+            repeat=3,
+        )
+        rows.append(
+            row(
+                f"Consistency test, {estimator}, 200 resamples, {label}",
+                t,
+                floor,
+                "calibration_test(test='consistency'); floor: one-pass EW bincount",
+                target="consistency-debiased" if estimator == "debiased" else None,
+            )
+        )
     return rows
 
 
@@ -251,6 +303,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rows.extend(
         _page_rows(f"binary n={n_bin:,}", binary, AnalysisConfig(), _top_label_floor, repeat)
     )
+    rows.extend(_consistency_rows(f"binary n={n_bin:,}", binary, _top_label_floor))
     multi = as_predictions(_multiclass(n_mc, k, rng))
     size = f"{n_mc:,}×{k}"
     rows.extend(_page_rows(f"top-label {size}", multi, AnalysisConfig(), _top_label_floor, repeat))

@@ -72,6 +72,11 @@ TARGETS: dict[str, Target] = {
     "page-change-bins": Target("≤50×", max_ratio=50.0),
     # the Estimators page's default work (table with binned intervals, error against B)
     "estimators-page": Target("<3 s", max_seconds=3.0),
+    # the Tests page's default work (every test, a slow one waiting for a click)
+    "tests-page": Target("<2 s", max_seconds=2.0),
+    # consistency resampling of a seeded Monte Carlo estimator (debiased ℓ1), 200 resamples
+    # of 10⁶ rows, against a one-pass 3-bincount floor (issue 29)
+    "consistency-debiased": Target("≤150×", max_ratio=150.0),
     # a binned estimator on raw arrays, validation included
     "binned-end-to-end": Target("≤1.5×", max_ratio=1.5),
     # the smooth ECE with its bandwidth search (relplot's smECE is about 28× this floor)
