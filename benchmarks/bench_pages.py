@@ -18,6 +18,12 @@ Wilson per-bin intervals, consistency band on):
   a test that would exceed it waits for a click (its cost is what :func:`slow_tests` says).
 - **Consistency test by estimator** (binary data): 200 resamples with the plug-in and the
   debiased estimator, against the one-pass floor (``consistency-debiased``: ≤150×).
+- **analyze, linear to 10⁷**: ``analyze`` of 10⁶ and 10⁷ binary rows with the default
+  config, each in a fresh process with empty memos, the median of three; the 10⁷ row's
+  floor is ten times the 10⁶ time (``analyze-linear``: ≤1.2×, under 1 GB of extra peak
+  memory). The child touches 3.2 GB before it starts: on a virtual machine the first
+  touch of memory the guest never used costs about 2 ms a MB, which would otherwise be
+  timed as the analysis's.
 - **Compare, default view** (``dashboard/app_pages/compare.py``): ``compare_models`` of four
   models (the multiclass scores at four temperatures, paired: the same labels) with the
   default metrics, 1,000 resamples and the block test, on the top-label and the classwise
@@ -36,6 +42,11 @@ under 2 s, a change of bins ≤50×, the Estimators page under 3 s.
 from __future__ import annotations
 
 import dataclasses
+import json
+import statistics
+import subprocess
+import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -292,6 +303,60 @@ def _compare_rows(label: str, probs: np.ndarray, y: np.ndarray) -> list[dict[str
     return rows
 
 
+def analyze_child(n: int) -> dict[str, float]:
+    """Time one ``analyze`` of ``n`` binary rows in this (fresh) process; its extra peak RSS."""
+    pred = as_predictions(_binary(n, np.random.default_rng(0)))
+    for m in (1_000, 20_000, 200_000):  # imports and first calls of each bootstrap path
+        analyze(as_predictions(_binary(m, np.random.default_rng(1))), AnalysisConfig())
+    _clear_kernel_memos()
+    warm = [np.ones(10**8) for _ in range(4)]  # memory the guest has touched (docstring)
+    del warm
+    with open("/proc/self/clear_refs", "w") as refs:  # the peak RSS starts again from now
+        refs.write("5")
+    before = _status_kb("VmRSS")
+    start = time.perf_counter()
+    analyze(pred, AnalysisConfig())
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "extra_mb": max(0, _status_kb("VmHWM") - before) / 1000}
+
+
+def _status_kb(field: str) -> int:
+    """A memory figure of this process from ``/proc/self/status``, in kB."""
+    with open("/proc/self/status") as status:
+        line = next(x for x in status if x.startswith(field + ":"))
+    return int(line.split()[1]) * 1024 // 1000
+
+
+def _analyze_in_child(n: int) -> dict[str, float]:
+    code = (
+        "import json, sys; from benchmarks.bench_pages import analyze_child; "
+        f"print(json.dumps(analyze_child({n})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _linear_rows(quick: bool) -> list[dict[str, Any]]:
+    """``analyze`` at 10⁶ and 10⁷ rows (10⁴ and 10⁵ with ``quick``), fresh processes."""
+    small, large = (10_000, 100_000) if quick else (1_000_000, 10_000_000)
+    repeat = 1 if quick else 3
+    runs = {n: [_analyze_in_child(n) for _ in range(repeat)] for n in (small, large)}
+    t_small = statistics.median(r["seconds"] for r in runs[small])
+    t_large = statistics.median(r["seconds"] for r in runs[large])
+    extra = max(r["extra_mb"] for r in runs[large])
+    return [
+        row(f"analyze, binary n={small:,}", t_small, None, "fresh process, memos empty"),
+        row(
+            f"analyze, binary n={large:,}",
+            t_large,
+            10 * t_small,
+            f"floor: 10 × the n={small:,} time; extra peak RSS {extra:.0f} MB",
+            target="analyze-linear",
+            peak_rss_mb=extra,
+        ),
+    ]
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the pages' core work; return benchmark rows."""
     rng = np.random.default_rng(20240601)
@@ -312,6 +377,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             f"classwise {size}", multi, AnalysisConfig(lens="classwise"), _classwise_floor, repeat
         )
     )
+    rows.extend(_linear_rows(quick))
     n_cmp = 3_000 if quick else 100_000
     rows.extend(_compare_rows(f"{n_cmp:,}×{k}", multi.probs[:n_cmp], multi.labels[:n_cmp]))
     return rows

@@ -170,3 +170,37 @@ def test_one_sample_with_many_bins_is_counted_in_one_pass(monkeypatch):
     np.testing.assert_array_equal(counts[0], np.bincount(index, minlength=b))
     np.testing.assert_array_equal(score_sums[0], np.bincount(index, weights=scores, minlength=b))
     np.testing.assert_array_equal(label_sums[0], np.bincount(index, weights=outcomes, minlength=b))
+
+
+def test_one_sample_of_many_bins_is_counted_a_statistic_at_a_time(monkeypatch):
+    # above _CODED_MAX_BINS the codes' 2·B counters give way to three bincounts: the same
+    # counts, sums and dtypes
+    from core.stats import binning
+
+    rng = np.random.default_rng(4)
+    idx = rng.integers(0, 3000, 20_000)
+    s, y = rng.random(20_000), rng.random(20_000) < 0.4
+    want = binning.batch_bin_sums(idx[None], s[None], y[None], 3000)
+    monkeypatch.setattr(binning, "_CODED_MAX_BINS", 100)
+    got = binning.batch_bin_sums(idx[None], s[None], y[None], 3000)
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype and a.shape == b.shape
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        np.random.default_rng(0).random(5000),
+        np.round(np.random.default_rng(1).random(5000), 2),  # ties: by row within them
+        np.array([0.5, -0.0, 0.0, 0.5, 1.0, 0.0]),  # -0.0 ties 0.0: the float order
+        np.array([0.3, np.nan, 0.1, np.inf, 0.3, np.nan]),
+        -np.random.default_rng(2).random(100),
+    ],
+)
+def test_the_shared_order_is_the_stable_argsort(scores):
+    # nonnegative floats are sorted by their bit patterns; anything else as floats
+    from core.base.memo import ORDERS, stable_order
+
+    ORDERS.clear()
+    np.testing.assert_array_equal(stable_order(scores), np.argsort(scores, kind="stable"))

@@ -26,6 +26,7 @@ from core.stats.corp import (
     decompose_from_stats,
     mcb_from_stats,
 )
+from core.stats.pav import weighted_pav
 from core.stats.scores import brier_score
 
 NIAMEY = Path(__file__).parent / "data" / "precip_niamey_2016.csv"
@@ -181,6 +182,28 @@ def test_batched_kernel_equals_one_call_per_row() -> None:
         assert batch[i] == pytest.approx(
             decompose_from_stats(counts[i], counts[i] * x, positives[i])[0], abs=1e-15
         )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_batched_kernel_is_the_formula_to_the_bit(dtype) -> None:
+    # computed in place, integer counts not copied to floats: Σ c·((x − ȳ)² − (fit − ȳ)²)/n
+    # with each operation as written, resamples with absent forecasts included
+    rng = np.random.default_rng(8)
+    counts = rng.integers(0, 4, (12, 60))
+    counts[2] = 0
+    x = rng.random(60)
+    positives = np.minimum(rng.binomial(counts, x), counts).astype(float)
+    got = mcb_from_stats(counts.astype(dtype), counts * x, positives)
+    for i in range(12):
+        keep = counts[i] > 0
+        if not keep.any():
+            assert np.isnan(got[i])
+            continue
+        c, lab = counts[i, keep].astype(float), positives[i, keep]
+        ybar = lab / c
+        gap = (counts[i] * x)[keep] / c - ybar
+        fit = weighted_pav(ybar, c)
+        assert got[i] == np.sum(c * (gap * gap - (fit - ybar) ** 2)) / c.sum()
 
 
 def test_bootstrap_fast_path_equals_recomputing_each_resample() -> None:

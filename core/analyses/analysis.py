@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -536,8 +536,28 @@ def cell_intervals(
         convention=config.convention,
     )
     # every score's rows, shown or not: the draws are the same on every surface
-    rows = {s: SCORES.get(s).rows(views.probs, views.labels, binary=binary) for s in SCORES.names()}
+    rows = _ScoreRows(views.probs, views.labels, binary)
     return intervals_from_cells(cells_of(view, rows), config, calls, known, notes, scores=scores)
+
+
+class _ScoreRows(Mapping[str, np.ndarray]):
+    """Every score's per-row values, computed when read and not kept.
+
+    The cells add up one score's rows at a time, so at 10⁷ rows three n-sized arrays are
+    not held at once.
+    """
+
+    def __init__(self, probs: np.ndarray, labels: np.ndarray, binary: bool) -> None:
+        self._probs, self._labels, self._binary = probs, labels, binary
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return SCORES.get(name).rows(self._probs, self._labels, binary=self._binary)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SCORES.names())
+
+    def __len__(self) -> int:
+        return len(SCORES.names())
 
 
 def intervals_from_cells(
@@ -676,6 +696,12 @@ def analyze(
     known = {**values, **scores}
     kernel_only = LENSES.get(config.lens).kernel_only
     mode = "exact" if kernel_only else bootstrap_mode(config, n, len(views.lens(config.lens).names))
+    if config.n_resamples == 0 or mode != "exact":
+        # bins only an estimator's own value read (mcb's discrete bins, one a distinct
+        # score: 400 MB at 10⁷ rows) are let go; only the exact bootstrap reads them again
+        for call in calls.values():
+            if call.binning != config.binning:
+                views.forget(call.lens, call.binning, call.n_bins, call.tie_policy)
     if config.n_resamples > 0 and mode == "exact":
         intervals = bootstrap_many(
             None,

@@ -221,6 +221,9 @@ def _safe_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 _EDGE_TOL = 1e-7
 #: Rows per chunk of the elementwise passes that would otherwise make n-long temporaries.
 _CHUNK = 1 << 16
+#: Above this many bins one sample's sums are counted a statistic at a time (the discrete
+#: bins of millions of distinct scores: at 10⁷ bins 0.23 s against 1.2 s for the codes).
+_CODED_MAX_BINS = 1 << 21
 #: Rows per piece of one sample's passes on the thread pool (a few chunks each).
 _PIECE_ROWS = 1 << 18
 
@@ -783,6 +786,13 @@ def batch_bin_sums(
     if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
         if r == 1 and 2 * n_bins <= _CHUNK // 8:
             return _one_sample_coded_sums(index[0], scores[0], outcomes[0], n_bins)
+        if r == 1 and n_bins > _CODED_MAX_BINS:
+            # 2·B counters of the codes miss the cache on every row: a count per statistic
+            # is several times faster and makes no code array (the same sums)
+            counts = np.bincount(index[0], minlength=n_bins).astype(np.int64, copy=False)
+            label_sums = np.bincount(index[0], weights=outcomes[0], minlength=n_bins)
+            score_sums = np.bincount(index[0], weights=scores[0], minlength=n_bins)
+            return counts[None, :], score_sums[None, :], label_sums[None, :]
         return coded_bin_sums(2 * index + outcomes, scores, n_bins)
     size = r * n_bins
     key = index if r == 1 else index + (np.arange(r, dtype=np.intp) * n_bins)[:, None]

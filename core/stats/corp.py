@@ -183,20 +183,32 @@ def mcb_from_stats(
     numpy.ndarray
         ``(R,)`` MCB values (one PAV per row, each ``O(m)``).
     """
-    c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    c = np.atleast_2d(np.asarray(counts))
+    if c.dtype.kind not in "iu":  # integer counts divide as their floats do: no copy
+        c = c.astype(np.float64, copy=False)
     s = np.atleast_2d(np.asarray(score_sums, dtype=np.float64))
     lab = np.atleast_2d(np.asarray(label_sums, dtype=np.float64))
     out = np.empty(c.shape[0])
     for i in range(c.shape[0]):
-        keep = c[i] > 0
-        ci, li = c[i, keep], lab[i, keep]
+        ci, li, si = c[i], lab[i], s[i]
+        keep = ci > 0
+        if not keep.all():  # a resample's absent forecasts (the full sample has none)
+            ci, li, si = ci[keep], li[keep], si[keep]
         n = ci.sum()
         if n == 0:
             out[i] = np.nan
             continue
+        # Σ c·((x − ȳ)² − (fit − ȳ)²) / n, in place: a few arrays of m at a time, not ten
         ybar = li / ci
-        gap = s[i, keep] / ci - ybar
-        out[i] = np.sum(ci * (gap * gap - (_fit(ci, li) - ybar) ** 2)) / n
+        fitted = weighted_pav(ybar, ci)  # _fit's fit of li / ci, without dividing again
+        fitted -= ybar
+        fitted *= fitted
+        gap = si / ci
+        gap -= ybar
+        gap *= gap
+        gap -= fitted
+        gap *= ci
+        out[i] = np.sum(gap) / n
     return out
 
 
