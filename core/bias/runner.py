@@ -239,18 +239,7 @@ def simulate_estimates(
     SimulationResult
         Raw estimates and references; ``.summary()`` gives the tidy table.
     """
-    specs = tuple(EstimatorSpec.parse(s) for s in (estimators or default_estimators()))
-    if not specs:
-        raise ConfigError("Choose at least one estimator.")
-    p = check_norm(norm)
-    for spec in specs:
-        spec.info.check(norm=p)
-    ns_t = _check_ns(ns)
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 2:
-        raise ConfigError(f"n_resamples must be a whole number ≥ 2; got {n_resamples!r}.")
-    n_resamples = int(n_resamples)
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        raise ConfigError(f"The seed must be a non-negative integer; got {seed!r}.")
+    specs, p, ns_t, n_resamples = _check_run(estimators, norm, ns, n_resamples, seed)
     src, kind = as_source(source)
     if isinstance(src, DataSource) and ns_t[-1] > src.n:
         raise DataError(
@@ -261,6 +250,45 @@ def simulate_estimates(
     plan = SimulationPlan(src, specs, ns_t, p, int(seed))
     size = chunk_size or max(1, CHUNK_ELEMENTS // ns_t[-1])
     ranges = [(a, min(a + size, n_resamples)) for a in range(0, n_resamples, size)]
+    parts = _run_chunks(plan, ranges, n_resamples, progress, map_chunks)
+    parts.sort(key=lambda c: c.start)
+    values = np.concatenate([c.values for c in parts], axis=2)
+    b_star = np.concatenate([c.b_star for c in parts], axis=2)
+    reference = _reference(src, specs, p)
+    label = src.label if isinstance(src, World) else f"subsamples of {src.name} (n={src.n})"
+    return SimulationResult(specs, ns_t, values, b_star, reference, kind, p, int(seed), label)
+
+
+def _check_run(
+    estimators: Sequence[EstimatorSpec | str | tuple[Any, ...]] | None,
+    norm: float | str,
+    ns: Sequence[int],
+    n_resamples: int,
+    seed: int,
+) -> tuple[tuple[EstimatorSpec, ...], float, tuple[int, ...], int]:
+    """Return the estimators, norm, sizes and replicates of a run, checked."""
+    specs = tuple(EstimatorSpec.parse(s) for s in (estimators or default_estimators()))
+    if not specs:
+        raise ConfigError("Choose at least one estimator.")
+    p = check_norm(norm)
+    for spec in specs:
+        spec.info.check(norm=p)
+    ns_t = _check_ns(ns)
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 2:
+        raise ConfigError(f"n_resamples must be a whole number ≥ 2; got {n_resamples!r}.")
+    if not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"The seed must be a non-negative integer; got {seed!r}.")
+    return specs, p, ns_t, int(n_resamples)
+
+
+def _run_chunks(
+    plan: SimulationPlan,
+    ranges: list[tuple[int, int]],
+    n_resamples: int,
+    progress: ProgressCallback | None,
+    map_chunks: MapFunction | None,
+) -> list[ChunkResult]:
+    """Run the replicate ranges, reporting progress after each; a ``False`` reply cancels."""
     mapper = map_chunks or (lambda f, xs: map(f, xs))
     parts: list[ChunkResult] = []
     for part in mapper(lambda ab: run_chunk(plan, ab[0], ab[1]), ranges):
@@ -271,12 +299,7 @@ def simulate_estimates(
             and progress(done / n_resamples, f"{done}/{n_resamples} replicates") is False
         ):
             raise SimulationCancelled(f"Stopped after {done} of {n_resamples} replicates.")
-    parts.sort(key=lambda c: c.start)
-    values = np.concatenate([c.values for c in parts], axis=2)
-    b_star = np.concatenate([c.b_star for c in parts], axis=2)
-    reference = _reference(src, specs, p)
-    label = src.label if isinstance(src, World) else f"subsamples of {src.name} (n={src.n})"
-    return SimulationResult(specs, ns_t, values, b_star, reference, kind, p, int(seed), label)
+    return parts
 
 
 def _reference(src: World | DataSource, specs: tuple[EstimatorSpec, ...], p: float) -> np.ndarray:

@@ -162,34 +162,54 @@ def make_splits(
         every = np.arange(n)
         return (Split(every, every, "in-sample", in_sample=True),)
     if protocol == "column":
-        if split_labels is None:
-            raise DataError(
-                "The 'column' protocol needs the data's split column; this data has none. "
-                "Choose a calibration fraction or repeated random splits."
-            )
-        sp = column_split(split_labels)
-        if sp.calibration.size + sp.test.size != n:
-            raise DataError(
-                f"The split column has {sp.calibration.size + sp.test.size} values for {n} rows."
-            )
-        return (sp,)
+        return (_column_protocol(n, split_labels),)
     if protocol in ("fraction", "repeated"):
-        if not 0 < calibration_fraction < 1:
-            raise ConfigError(
-                f"calibration_fraction must lie in (0, 1); got {calibration_fraction!r}."
-            )
-        reps = 1 if protocol == "fraction" else int(n_repeats)
-        if reps < 1:
-            raise ConfigError(f"n_repeats must be at least 1; got {n_repeats!r}.")
-        out = []
-        for r in range(reps):
-            cal, test = _random_partition(n, calibration_fraction, rng, strat)
-            if cal.size == 0 or test.size == 0:
-                raise DataError(
-                    f"A {calibration_fraction:g} split of {n} rows leaves one side empty."
-                )
-            out.append(Split(cal, test, "random split" if reps == 1 else f"repeat {r + 1}"))
-        return tuple(out)
+        return _random_splits(n, protocol, calibration_fraction, n_repeats, rng, strat)
+    return _cross_fit(n, n_folds, rng, strat)
+
+
+def _column_protocol(n: int, split_labels: ArrayLike | None) -> Split:
+    """Return the ``column`` protocol's partition: the data's own split column."""
+    if split_labels is None:
+        raise DataError(
+            "The 'column' protocol needs the data's split column; this data has none. "
+            "Choose a calibration fraction or repeated random splits."
+        )
+    sp = column_split(split_labels)
+    if sp.calibration.size + sp.test.size != n:
+        raise DataError(
+            f"The split column has {sp.calibration.size + sp.test.size} values for {n} rows."
+        )
+    return sp
+
+
+def _random_splits(
+    n: int,
+    protocol: str,
+    calibration_fraction: float,
+    n_repeats: int,
+    rng: np.random.Generator,
+    strat: np.ndarray | None,
+) -> tuple[Split, ...]:
+    """Return the ``fraction`` protocol's random partition, or the ``repeated`` ones."""
+    if not 0 < calibration_fraction < 1:
+        raise ConfigError(f"calibration_fraction must lie in (0, 1); got {calibration_fraction!r}.")
+    reps = 1 if protocol == "fraction" else int(n_repeats)
+    if reps < 1:
+        raise ConfigError(f"n_repeats must be at least 1; got {n_repeats!r}.")
+    out = []
+    for r in range(reps):
+        cal, test = _random_partition(n, calibration_fraction, rng, strat)
+        if cal.size == 0 or test.size == 0:
+            raise DataError(f"A {calibration_fraction:g} split of {n} rows leaves one side empty.")
+        out.append(Split(cal, test, "random split" if reps == 1 else f"repeat {r + 1}"))
+    return tuple(out)
+
+
+def _cross_fit(
+    n: int, n_folds: int, rng: np.random.Generator, strat: np.ndarray | None
+) -> tuple[Split, ...]:
+    """Return the ``cross-fit`` folds, stratified by ``strat`` when given."""
     k = int(n_folds)
     if not 2 <= k <= n:
         raise ConfigError(f"n_folds must lie in 2..{n}; got {n_folds!r}.")

@@ -195,35 +195,7 @@ def resolve_parts(source: Any) -> Parts:
     if query is not None:
         result = run_query(query)
         return Parts([Part(result.path, "parquet", shown=QUERY_NAME)], result=result)
-    if isinstance(source, (list, tuple)):
-        paths = [str(p) for p in source]
-        if not paths:
-            raise DataError("No files given: pass a file, a folder or a glob of part files.")
-    else:
-        text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
-        if "://" in text:
-            raise DataError(
-                f"{text!r} is a URL; the stream engine reads local files. Use the Dask engine "
-                "(--engine dask) for remote storage."
-            )
-        path = Path(text)
-        if path.is_dir():
-            paths = sorted(
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file()
-                and not any(x.startswith((".", "_")) for x in p.relative_to(path).parts)
-            )
-            if not paths:
-                raise DataError(f"The folder {text!r} holds no files.")
-        elif any(ch in text for ch in "*?["):
-            paths = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
-            if not paths:
-                raise DataError(f"No files match {text!r}. Check the pattern and the folder.")
-        else:
-            check_regular_file(path)
-            paths = [text]
-    paths, repeated = _each_file_once(paths)
+    paths, repeated = _each_file_once(_source_paths(source))
     parts = Parts([_part(p) for p in paths], repeated)
     formats = {p.format for p in parts}
     if len(formats) > 1:
@@ -232,6 +204,38 @@ def resolve_parts(source: Any) -> Parts:
             "'logs/*.parquet')."
         )
     return parts
+
+
+def _source_paths(source: Any) -> list[str]:
+    """Return the files a source names: a list as given, a folder's files, a glob's matches."""
+    if isinstance(source, (list, tuple)):
+        paths = [str(p) for p in source]
+        if not paths:
+            raise DataError("No files given: pass a file, a folder or a glob of part files.")
+        return paths
+    text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
+    if "://" in text:
+        raise DataError(
+            f"{text!r} is a URL; the stream engine reads local files. Use the Dask engine "
+            "(--engine dask) for remote storage."
+        )
+    path = Path(text)
+    if path.is_dir():
+        paths = sorted(
+            str(p)
+            for p in path.rglob("*")
+            if p.is_file() and not any(x.startswith((".", "_")) for x in p.relative_to(path).parts)
+        )
+        if not paths:
+            raise DataError(f"The folder {text!r} holds no files.")
+        return paths
+    if any(ch in text for ch in "*?["):
+        paths = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
+        if not paths:
+            raise DataError(f"No files match {text!r}. Check the pattern and the folder.")
+        return paths
+    check_regular_file(path)
+    return [text]
 
 
 def _each_file_once(paths: Sequence[str]) -> tuple[list[str], list[str]]:
