@@ -438,24 +438,11 @@ def choices(
     options = list(options)
     fmt = format_func or str
     default = [o for o in default if o in options]
-    lookup = links.url_lookup(options, fmt, url_aliases)
     if key not in st.session_state:
-        raw = [r for r in st.query_params.get_all(key) if r != ""]
-        if key in st.query_params:
-            picked = [lookup[r] for r in raw if r in lookup]
-            picked = list(dict.fromkeys(picked))
-            bad = [r for r in raw if r not in lookup]
-            if bad:
-                shown = ", ".join(f"“{r if len(r) <= 40 else r[:40] + '…'}”" for r in bad)
-                links.note_url_value(
-                    key,
-                    f"The link sets {key} = {shown}, which is not {links.expected_options(options)}; "
-                    f"{label} leaves it out.",
-                    picked,
-                )
-        else:
-            picked = default
-        st.session_state[key] = picked
+        lookup = links.url_lookup(options, fmt, url_aliases)
+        st.session_state[key] = (
+            _linked_choices(key, label, options, lookup) if key in st.query_params else default
+        )
     else:
         kept = [o for o in st.session_state[key] if o in options]
         if kept != list(st.session_state[key]):
@@ -467,6 +454,22 @@ def choices(
     value = [o for o in value if o in options]
     links.write_url(key, None if value == default else ([links.url_code(o) for o in value] or [""]))
     return value
+
+
+def _linked_choices(key: str, label: str, options: list[Any], lookup: dict[str, Any]) -> list[Any]:
+    """The options a link names for a multiselect; its other values are noted and left out."""
+    raw = [r for r in st.query_params.get_all(key) if r != ""]
+    picked = list(dict.fromkeys(lookup[r] for r in raw if r in lookup))
+    bad = [r for r in raw if r not in lookup]
+    if bad:
+        shown = ", ".join(f"“{r if len(r) <= 40 else r[:40] + '…'}”" for r in bad)
+        links.note_url_value(
+            key,
+            f"The link sets {key} = {shown}, which is not {links.expected_options(options)}; "
+            f"{label} leaves it out.",
+            picked,
+        )
+    return picked
 
 
 def toggle(container: Any, label: str, *, key: str, value: bool = False, **kwargs: Any) -> bool:
