@@ -197,8 +197,16 @@ def pav_blocks(
     np.not_equal(v[1:], v[:-1], out=new[1:])
     first = np.flatnonzero(new)
     v = v[first]
-    g_lo = np.searchsorted(key, v, side="left")
-    g_hi = np.searchsorted(key, v, side="right")
+    # a group's positives close it (their keys' low bit sorted them last): it ends after
+    # its last positive and starts where its score's run of keys starts — no searches
+    last = np.append(first[1:] - 1, ones.size - 1) if first.size else first
+    g_hi = ones[last] + 1
+    run_start = np.empty(n, dtype=bool)
+    run_start[0] = True
+    np.not_equal(key[1:], key[:-1], out=run_start[1:])
+    start_at = np.where(run_start, np.arange(n), 0)
+    np.maximum.accumulate(start_at, out=start_at)
+    g_lo = start_at[ones[first]]
     g_pos = np.diff(np.append(first, ones.size))
     # elements: zero run before group 0, group 0, zero run before group 1, ..., last run
     m = v.size
