@@ -463,6 +463,26 @@ def tests(predictions: Predictions, config: AnalysisConfig, **options: Any) -> A
     )
 
 
+def tests_key(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
+    """Where :func:`tests_with_progress` keeps the suite of these data and options."""
+    return ("tests", cache.data_key(predictions), config, tuple(sorted(options.items())))
+
+
+def tests_with_progress(predictions: Predictions, config: AnalysisConfig, **options: Any) -> Any:
+    """:func:`tests` run with a progress bar, the time left and a Stop button, and kept.
+
+    For a suite whose slow tests the user asked for; None when it failed (the error shown).
+    """
+    return _with_progress(
+        tests_key(predictions, config, **options),
+        "Running the calibration tests",
+        run_tests,
+        predictions,
+        config,
+        **options,
+    )
+
+
 def test_errors(
     world: Any, tests: tuple[str, ...], n: int, n_resamples: int, seed: int, test_resamples: int
 ) -> Any:

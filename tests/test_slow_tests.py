@@ -104,3 +104,18 @@ def test_the_page_budget_passes_the_defaults_and_stops_the_cliffs_at_a_million_r
         assert "consistency" in slow_tests(binary, cfg, max_row_work=PAGE_ROW_WORK), slow
     cfg = AnalysisConfig(lens="binary", binning="equal-mass")
     assert "about 4 min" in slow_tests(binary, cfg, max_row_work=PAGE_ROW_WORK)["consistency"]
+
+
+def test_the_suite_reports_its_progress_test_by_test_and_within_consistency():
+    p, y = _data(300, 3)
+    config = AnalysisConfig(lens="classwise")
+    seen: list[tuple[float, str]] = []
+    with_bar = run_tests((p, y), config, n_resamples=200, progress=lambda f, m: seen.append((f, m)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    inner = [m for _, m in seen if "Consistency resampling, " in m]
+    assert inner[-1].endswith("Consistency resampling, 200 of 200 resamples")
+    assert len(inner) == 100  # every 1 % of the resamples drawn one at a time
+    # the numbers do not depend on the bar
+    plain = run_tests((p, y), config, n_resamples=200)
+    assert [r.pvalue for r in with_bar.results] == [r.pvalue for r in plain.results]

@@ -18,7 +18,7 @@ from core.analyses.findings import suite_finding
 from core.base.numbers import format_frame, format_number, format_pvalue
 from core.estimators.kernel import MAX_EXACT_N
 from core.worlds import DirichletWorld
-from dashboard import calls, errors, state, widgets
+from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
 
 MESSAGE = (
@@ -105,28 +105,35 @@ else:
         if st.checkbox("Run the quadratic tests anyway (slow)", key="tests_force_quadratic"):
             max_exact_n = pred.n
 
-    # a test that cannot be fast on these settings waits for a click and names the fast ones
+    # a test that cannot be fast on these settings waits for a click and names the fast ones;
+    # asked for, the whole suite runs with progress, the time left and a Stop button, and is kept
+    cache.stopped_notice()
+    asked = {
+        "tests": DEFAULT_SUITE,
+        "kernel_lens": kernel_lens,
+        "n_resamples": n_resamples,
+        "max_exact_n": max_exact_n,
+        "max_row_work": None,
+    }
     slow = slow_tests(pred, config, DEFAULT_SUITE, n_resamples, PAGE_ROW_WORK, surface="ui")
-    max_row_work: int | None = PAGE_ROW_WORK
-    notes = st.container()  # above the checkbox, gone once it is ticked
-    if slow and st.checkbox("Run it anyway (slow)", key="tests_force_slow"):
-        max_row_work, slow = None, {}
+    suite = cache.recall(calls.tests_key(pred, config, **asked)) if slow else None
+    notes = st.container()  # the notes above the button
+    if (
+        slow
+        and suite is None
+        and st.button("Run it anyway (slow)", key="tests_force_slow", icon=":material/play_arrow:")
+    ):
+        suite = calls.tests_with_progress(pred, config, **asked)
+    if suite is not None:
+        slow = {}
     for name, reason in slow.items():
         notes.warning(
             f"**{TESTS.get(name).label}** waits for you: {literal(reason)}",
             icon=":material/speed:",
         )
-
-    with errors.show_errors(stop=True):
-        suite = calls.tests(
-            pred,
-            config,
-            tests=DEFAULT_SUITE,
-            kernel_lens=kernel_lens,
-            n_resamples=n_resamples,
-            max_exact_n=max_exact_n,
-            max_row_work=max_row_work,
-        )
+    if suite is None:
+        with errors.show_errors(stop=True):
+            suite = calls.tests(pred, config, **{**asked, "max_row_work": PAGE_ROW_WORK})
 
     finding_slot.markdown(f"**{literal(suite_finding(suite, alpha))}**")
     frame = suite.to_frame(alpha)

@@ -57,9 +57,10 @@ def test_consistency_waits_on_the_classwise_lens_and_runs_when_asked(
     expect(page.get_by_role("option", name="Bootstrap test (SKCE_uq)")).to_be_visible()
     expect(page.get_by_role("option", name="Consistency resampling")).to_have_count(0)
     page.keyboard.press("Escape")
-    main.get_by_text("Run it anyway (slow)").click()
+    main.get_by_role("button", name="Run it anyway (slow)").click()
     wait_idle(page)
     expect(warning).to_have_count(0)
+    expect(main.get_by_text("Running the calibration tests — done")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     expect(page.get_by_text("Traceback")).to_have_count(0)
     # the consistency test now has its null distribution to show
@@ -71,3 +72,39 @@ def _open_null_choice(page: Page) -> None:
     box = page.get_by_test_id("stMain").get_by_role("combobox", name="Resampling test")
     box.scroll_into_view_if_needed()
     box.click()
+
+
+@pytest.fixture(scope="module")
+def long_csv(tmp_path_factory) -> Path:
+    # 30,000 rows × 10 classes: consistency resampling on the classwise lens takes seconds
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.full(10, 0.5), 30_000)
+    y = np.minimum((rng.random(30_000)[:, None] >= p.cumsum(1)).sum(1), 9)
+    frame = pd.DataFrame(p.round(6), columns=[f"p_{c}" for c in range(10)])
+    frame["label"] = y
+    path = tmp_path_factory.mktemp("long") / "long.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_the_long_run_shows_its_progress_and_stops_leaving_the_page_as_it_was(
+    page: Page, app_url: str, long_csv: Path
+):
+    page.goto(f"{app_url}/?n_resamples=0&lens=classwise")
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(long_csv)
+    wait_idle(page)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Tests").click()
+    wait_idle(page)
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("waits for you")).to_be_visible()
+    main.get_by_role("button", name="Run it anyway (slow)").click()
+    # the bar names the running test and how far it is
+    expect(main.get_by_text("Consistency resampling,", exact=False).first).to_be_visible(
+        timeout=60_000
+    )
+    main.get_by_role("button", name="Stop").click()
+    wait_idle(page)
+    expect(main.get_by_text("stopped before it finished")).to_be_visible()
+    expect(main.get_by_text("waits for you")).to_be_visible()  # as it was: the test waits
+    expect(main.get_by_role("button", name="Run it anyway (slow)")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -50,6 +50,8 @@ class TestInfo(Entry):
         predictions and options, in row draws' worth (about 33 ns each), by which a suite
         skips a test too slow for a page (:func:`~core.analyses.calibration_tests.run_tests`'s
         ``max_row_work``); None when its cost is bounded otherwise.
+    reports_progress : bool
+        Its function takes ``progress(fraction, message)``, called as the work goes on.
     """
 
     __test__ = False  # not a pytest test class
@@ -65,6 +67,7 @@ class TestInfo(Entry):
     power: str = ""
     estimator: str = ""
     row_work: Callable[..., int] | None = None
+    reports_progress: bool = False
 
 
 #: Tests of calibration.

@@ -226,6 +226,7 @@ def _resampled_labels(
     assumptions="i.i.d. rows; known to reject too often with many or fine bins",
     binned=True,
     row_work=_consistency_row_work,
+    reports_progress=True,
 )
 def _consistency(
     p,
@@ -239,6 +240,7 @@ def _consistency(
     norm=1,
     tie_policy="split",
     n_resamples=1000,
+    progress=None,
 ) -> CalibrationTestResult:
     info = ESTIMATORS.get(estimator)
     if not info.lp_scale:
@@ -270,6 +272,8 @@ def _consistency(
             y_star = _resampled_labels(cdf, rows, rng)
             own = np.random.default_rng(0) if random else rng
             null[i] = call.run(p[rows], y_star, own).value
+            if progress is not None and (i + 1) % max(1, r // 100) == 0:
+                progress((i + 1) / r, f"{i + 1:,} of {r:,} resamples")
     return resampling_result(
         "consistency",
         lens=lens,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ def calibration_test(
     test: str = "skce-ul-asymptotic",
     lens: str | None = None,
     seed: int | np.random.Generator | None = None,
+    progress: Callable[[float, str], Any] | None = None,
     **options: Any,
 ) -> CalibrationTestResult:
     """Test the null hypothesis that the predictions are calibrated.
@@ -38,6 +40,10 @@ def calibration_test(
         otherwise ``"top-label"`` by default; ``consistency`` also takes ``"classwise"``.
     seed : int, Generator or None
         Randomness of resampling tests (``None`` means seed 0).
+    progress : callable, optional
+        ``progress(fraction, message)`` as a long test goes on (tests whose
+        :attr:`~core.analyses.calibration_tests.TestInfo.reports_progress`; the others
+        ignore it).
     **options
         Test options. Kernel tests: ``kernel``, ``metric``, ``bandwidth`` (``"median"``),
         ``max_exact_n``; ``clip_negative`` (bounds, default True: a bound of 1 for a
@@ -85,4 +91,6 @@ def calibration_test(
             f"Test {test!r} has no option(s) {', '.join(unknown)}; it accepts "
             f"{', '.join(entry.options) or 'none'}."
         )
+    if progress is not None and entry.reports_progress:
+        options = {**options, "progress": progress}
     return entry.func(p, y, lens=lens, rng=check_rng(seed), **options)

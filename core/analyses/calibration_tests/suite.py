@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +108,7 @@ def run_tests(
     n_resamples: int | None = None,
     max_exact_n: int = kern.MAX_EXACT_N,
     max_row_work: int | None = None,
+    progress: Callable[[float, str], Any] | None = None,
 ) -> TestSuiteResult:
     """Run several calibration tests; quadratic ones are skipped (not replaced) when too large.
 
@@ -133,6 +135,9 @@ def run_tests(
         Above this many row draws made one resample at a time (:func:`slow_tests`), a test
         is skipped with a note naming its fast settings; None (the default) runs every
         test however long it takes.
+    progress : callable, optional
+        ``progress(fraction, message)`` after each test and as a long one goes on, the
+        message naming the test and the time left (estimated from the time so far).
 
     Returns
     -------
@@ -145,7 +150,13 @@ def run_tests(
     results: list[CalibrationTestResult] = []
     slow = slow_tests(pred, config, tests, n_resamples, max_row_work)
     skipped: dict[str, str] = {}
-    for name in tests:
+    started = time.perf_counter()
+    for step, name in enumerate(tests):
+        report = None
+        if progress is not None:
+            report = _suite_progress(progress, name, step, len(tests), started)
+        if report is not None:
+            report(0.0, "")
         if name in slow:
             skipped[name] = slow[name]
             continue
@@ -166,12 +177,38 @@ def run_tests(
         try:
             results.append(
                 calibration_test(
-                    pred.probs, pred.labels, test=name, lens=lens, seed=config.seed, **opts
+                    pred.probs,
+                    pred.labels,
+                    test=name,
+                    lens=lens,
+                    seed=config.seed,
+                    progress=report,
+                    **opts,
                 )
             )
         except (ConfigError, EstimationError) as exc:
             skipped[name] = str(exc)
+    if progress is not None:
+        progress(1.0, "done")
     return TestSuiteResult(tuple(results), skipped)
+
+
+def _suite_progress(
+    progress: Callable[[float, str], Any], name: str, step: int, steps: int, started: float
+) -> Callable[[float, str], None]:
+    """Report a test's own progress as a share of the suite, with the time left."""
+    label = TESTS.get(name).label
+
+    def report(fraction: float, message: str) -> None:
+        done = (step + fraction) / steps
+        spent = time.perf_counter() - started
+        left = ""
+        if done > 0 and spent > 1:
+            left = f"; about {_duration(spent * (1 - done) / done)} left"
+        what = f"{label}, {message}" if message else label
+        progress(done, f"test {step + 1} of {steps}: {what}{left}")
+
+    return report
 
 
 def slow_tests(
