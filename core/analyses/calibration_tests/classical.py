@@ -50,7 +50,12 @@ def _values(call: EstimatorCall, batch: Any, m: int) -> np.ndarray:
 
 
 def _batched_null(
-    call: EstimatorCall, p: np.ndarray, y: np.ndarray, r: int, rng: np.random.Generator
+    call: EstimatorCall,
+    p: np.ndarray,
+    y: np.ndarray,
+    r: int,
+    rng: np.random.Generator,
+    progress: Any = None,
 ) -> np.ndarray:
     """Consistency null of a binned estimator on fixed bins and a one-component lens.
 
@@ -69,7 +74,14 @@ def _batched_null(
         outcome = rng.random((m, n)) < scores[rows]
         batch = RowBatch(comp.index[rows], scores[rows], outcome, comp.n_bins)
         out[s : s + m] = _values(call, batch, m)
+        _report(progress, s + m, r)
     return out
+
+
+def _report(progress: Any, done: int, r: int) -> None:
+    """Tell ``progress`` how many of the ``r`` resamples are drawn (if it listens)."""
+    if progress is not None:
+        progress(done / r, f"{done:,} of {r:,} resamples")
 
 
 #: Resampled rows (``n × R``) of consistency resampling drawn row by row; above, by cells.
@@ -114,7 +126,12 @@ class _RedrawnCells:
 
 
 def _cells_null(
-    call: EstimatorCall, p: np.ndarray, y: np.ndarray, r: int, rng: np.random.Generator
+    call: EstimatorCall,
+    p: np.ndarray,
+    y: np.ndarray,
+    r: int,
+    rng: np.random.Generator,
+    progress: Any = None,
 ) -> np.ndarray:
     """Consistency null from the redrawn cells (module docstring); as :func:`_batched_null`."""
     view = lens_view(p, y, call.lens, class_names=call.class_names)
@@ -130,6 +147,7 @@ def _cells_null(
         draws = rng.multinomial(n, shares, size=m).astype(np.float64)
         batch = multinomial_batch(cells, 0, draws, rng)  # type: ignore[arg-type]
         out[s : s + m] = _values(call, batch, m)
+        _report(progress, s + m, r)
     return out
 
 
@@ -260,9 +278,9 @@ def _consistency(
     fast = how != "rows"
     path = "cells" if how == "cells" else "rows"
     if how == "cells":
-        null = _cells_null(call, p, y, r, rng)
+        null = _cells_null(call, p, y, r, rng, progress)
     elif how == "batched":
-        null = _batched_null(call, p, y, r, rng)
+        null = _batched_null(call, p, y, r, rng, progress)
     else:
         n = p.shape[0]
         cdf = np.ascontiguousarray(np.cumsum(p, axis=1).T)
@@ -272,8 +290,8 @@ def _consistency(
             y_star = _resampled_labels(cdf, rows, rng)
             own = np.random.default_rng(0) if random else rng
             null[i] = call.run(p[rows], y_star, own).value
-            if progress is not None and (i + 1) % max(1, r // 100) == 0:
-                progress((i + 1) / r, f"{i + 1:,} of {r:,} resamples")
+            if (i + 1) % max(1, r // 100) == 0:
+                _report(progress, i + 1, r)
     return resampling_result(
         "consistency",
         lens=lens,
