@@ -14,6 +14,7 @@ already computed, and otherwise wait for a click.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from threading import Lock
@@ -21,6 +22,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.base.numbers import format_duration
 from dashboard.errors import show_errors
 
 #: Cached results kept (oldest dropped first).
@@ -174,8 +176,10 @@ _RUNNING = "_cache_running"
 def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any]) -> Any:
     """Run ``compute_(progress)`` with a progress bar and a Stop button, and keep the result.
 
-    ``progress(fraction, message)`` updates the bar. Any click reruns the script, which
-    interrupts the computation; :func:`stopped_notice` then says that nothing was kept.
+    ``progress(fraction, message)`` updates the bar, which adds the time left (estimated
+    from the time so far, once a second has passed). Any click reruns the script, which
+    interrupts the computation at its next report; :func:`stopped_notice` then says that
+    nothing was kept.
 
     Parameters
     ----------
@@ -198,9 +202,14 @@ def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any])
     with st.status(label, expanded=True) as status:
         st.button("Stop", key="stop_running", icon=":material/stop_circle:")
         bar = st.progress(0.0, text="starting…")
+        started = time.perf_counter()
 
         def progress(frac: float, message: str) -> None:
-            bar.progress(min(max(frac, 0.0), 1.0), text=message)
+            frac = min(max(frac, 0.0), 1.0)
+            spent = time.perf_counter() - started
+            if 0.0 < frac < 1.0 and spent > 1.0:
+                message += f" — about {format_duration(spent * (1.0 - frac) / frac)} left"
+            bar.progress(frac, text=message)
 
         with show_errors():
             result = compute_(progress)

@@ -32,6 +32,7 @@ __all__ = [
     "PVALUE_FLOOR",
     "ZERO_BELOW",
     "COLUMN_LABELS",
+    "format_duration",
     "format_frame",
     "format_interval",
     "format_number",
@@ -167,6 +168,21 @@ def format_interval(low: Any, high: Any, digits: int = 4) -> str:
     if is_missing(low) or is_missing(high):
         return ""
     return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+
+
+def format_duration(seconds: float) -> str:
+    """Return a rough duration in words, as a page says how long something takes.
+
+    Examples
+    --------
+    >>> format_duration(0.2), format_duration(67.4), format_duration(250), format_duration(33_000)
+    ('1 s', '67 s', '4 min', '9.2 h')
+    """
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def format_percent(x: Any, digits: int = 2) -> str:

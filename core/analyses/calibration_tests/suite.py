@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +12,7 @@ from core.analyses.analysis import check_config
 from core.analyses.calibration_tests.base import TESTS, CalibrationTestResult
 from core.analyses.calibration_tests.run import calibration_test
 from core.base.errors import ConfigError, EstimationError, arg, render
+from core.base.numbers import format_duration
 from core.base.options import N_TEST_RESAMPLES
 from core.data import as_predictions
 from core.estimators import ESTIMATORS
@@ -136,8 +136,8 @@ def run_tests(
         is skipped with a note naming its fast settings; None (the default) runs every
         test however long it takes.
     progress : callable, optional
-        ``progress(fraction, message)`` after each test and as a long one goes on, the
-        message naming the test and the time left (estimated from the time so far).
+        ``progress(fraction, message)`` before each test and as a long one goes on, the
+        message naming the test and how far it is.
 
     Returns
     -------
@@ -150,11 +150,10 @@ def run_tests(
     results: list[CalibrationTestResult] = []
     slow = slow_tests(pred, config, tests, n_resamples, max_row_work)
     skipped: dict[str, str] = {}
-    started = time.perf_counter()
     for step, name in enumerate(tests):
         report = None
         if progress is not None:
-            report = _suite_progress(progress, name, step, len(tests), started)
+            report = _suite_progress(progress, name, step, len(tests))
         if report is not None:
             report(0.0, "")
         if name in slow:
@@ -194,19 +193,14 @@ def run_tests(
 
 
 def _suite_progress(
-    progress: Callable[[float, str], Any], name: str, step: int, steps: int, started: float
+    progress: Callable[[float, str], Any], name: str, step: int, steps: int
 ) -> Callable[[float, str], None]:
-    """Report a test's own progress as a share of the suite, with the time left."""
+    """Report a test's own progress as a share of the suite."""
     label = TESTS.get(name).label
 
     def report(fraction: float, message: str) -> None:
-        done = (step + fraction) / steps
-        spent = time.perf_counter() - started
-        left = ""
-        if done > 0 and spent > 1:
-            left = f"; about {_duration(spent * (1 - done) / done)} left"
         what = f"{label}, {message}" if message else label
-        progress(done, f"test {step + 1} of {steps}: {what}{left}")
+        progress((step + fraction) / steps, f"test {step + 1} of {steps}: {what}")
 
     return report
 
@@ -269,7 +263,7 @@ def slow_tests(
             label = ESTIMATORS.get(opts.get("estimator", "plugin")).label
             slow[name] = render(
                 f"{r:,} resamples of {n:,} rows on the {lens} lens with {label} take about "
-                f"{_duration(work / ROW_DRAWS_PER_SECOND)} ({work:,} row draws' worth, above "
+                f"{format_duration(work / ROW_DRAWS_PER_SECOND)} ({work:,} row draws' worth, above "
                 f"{max_row_work:,}). The plug-in estimator on fixed bins and a one-component "
                 f"lens is fast: {arg('estimator', 'plugin')}, {arg('binning', 'equal-width')}, "
                 f"{arg('lens', one)}; "
@@ -278,15 +272,6 @@ def slow_tests(
                 surface,
             )
     return slow
-
-
-def _duration(seconds: float) -> str:
-    """Return a rough duration in words: ``"3 s"``, ``"2 min"``, ``"1.5 h"``."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 #: Resamples of a resampling test run for a page or a report, unless options say otherwise.
