@@ -431,12 +431,12 @@ def _theory(
     return tm, tc, note
 
 
-def _component(probs: np.ndarray, labels: np.ndarray, lens: str) -> tuple[np.ndarray, np.ndarray]:
-    """Return the lens's 0/1 outcome and the column of the recalibrated matrix holding ``h``."""
+def _component(probs: np.ndarray, labels: np.ndarray, lens: str) -> np.ndarray:
+    """Return the 0/1 outcome of the lens's one component (its recalibrated score is ``h``)."""
     if lens == "binary":
-        return (labels == 1).astype(np.float64), np.ones(labels.size, dtype=np.int64)
+        return (labels == 1).astype(np.float64)
     pred = probs.argmax(axis=1)  # ties to the lowest index, as the recalibrators' top-label
-    return (labels == pred).astype(np.float64), pred
+    return (labels == pred).astype(np.float64)
 
 
 def _sem(x: np.ndarray) -> np.ndarray:
@@ -506,7 +506,6 @@ def _one_run(
     probs: np.ndarray,
     y: np.ndarray,
     outcome: np.ndarray,
-    column: np.ndarray,
     klass: Any,
     opts: dict[str, Any],
     seeded: bool,
@@ -521,8 +520,8 @@ def _one_run(
     if seeded:
         run_opts["seed"] = int(rng.integers(2**32))
     rec = klass(**run_opts).fit(probs[cal], y[cal])
-    out = rec.predict_proba(probs[test])
-    return rec, group_outputs(out[np.arange(k_test), column[test]], outcome[test])
+    # the lens's column of predict_proba, without the matrix around it
+    return rec, group_outputs(rec.predict_component(probs[test]), outcome[test])
 
 
 def _run_ece(groups: GroupStats, n_resamples: int) -> np.ndarray:
@@ -640,14 +639,14 @@ def validity_curves(
 
     has_seed = "seed" in RECALIBRATORS.get(method).options
     rng = check_rng(seed)
-    outcome, column = _component(probs, y, lens)
+    outcome = _component(probs, y, lens)
 
     # each run is reduced to its groups at once: R × n_test outputs are never held
     parts: list[GroupStats] = []
     first_fit = None
     seeded = has_seed and "seed" not in (recalibrator_options or {})
     for r in range(n_resamples):
-        rec, part = _one_run(probs, y, outcome, column, klass, opts, seeded, rng, k_cal, k_test)
+        rec, part = _one_run(probs, y, outcome, klass, opts, seeded, rng, k_cal, k_test)
         parts.append(part)
         if r == 0:
             first_fit = rec.fitted_params

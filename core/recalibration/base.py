@@ -557,14 +557,18 @@ class Recalibrator:
             ``(n, K)`` probabilities; every row sums to 1.
         """
         params = self._require_fitted()
+        return self._predict(params, self._checked_inputs(params, probs, logits))
+
+    @staticmethod
+    def _checked_inputs(params: FittedParameters, probs: ArrayLike, logits: bool) -> Inputs:
+        """Return the predictions to recalibrate, with as many classes as at fit time."""
         inputs = as_inputs(probs, logits=logits)
         if inputs.n_classes != params.n_classes:
             raise DataError(
                 f"This recalibrator was fitted on {params.n_classes} classes; "
                 f"got predictions with {inputs.n_classes}."
             )
-        out = self._predict(params, inputs)
-        return out
+        return inputs
 
     def _require_fitted(self) -> FittedParameters:
         if self.params_ is None:
@@ -774,11 +778,7 @@ class OneDimRecalibrator(Recalibrator):
         return scores
 
     def _predict(self, params: FittedParameters, inputs: Inputs) -> np.ndarray:
-        lens = params.values["lens"]
-        comps = params.values["components"]
-        scores, log_odds, pred = self._components(lens, inputs)
-        rng = predict_rng(self.seed)
-        new = self._apply_components(comps, scores, log_odds, rng)
+        lens, new, pred = self._new_scores(params, inputs)
         if lens == "classwise":
             # the classwise output can reuse the probability buffer when this call made it;
             # clipping is done block by block while the result is transposed back
@@ -786,6 +786,51 @@ class OneDimRecalibrator(Recalibrator):
             return combine_classwise(new, out=out, clip=True)
         np.clip(new, 0.0, 1.0, out=new)
         return combine_components(lens, new, inputs.probs, pred)
+
+    def _new_scores(
+        self, params: FittedParameters, inputs: Inputs
+    ) -> tuple[str, np.ndarray, np.ndarray | None]:
+        """Return the lens, the recalibrated ``(C, n)`` scores and the predicted class.
+
+        The scores are not yet clipped to [0, 1]; the class is None but on the top-label lens.
+        """
+        lens = params.values["lens"]
+        scores, log_odds, pred = self._components(lens, inputs)
+        new = self._apply_components(
+            params.values["components"], scores, log_odds, predict_rng(self.seed)
+        )
+        return lens, new, pred
+
+    def predict_component(self, probs: ArrayLike, *, logits: bool = False) -> np.ndarray:
+        """Return the recalibrated score of a one-component lens, without the matrix.
+
+        The column of :meth:`predict_proba` that holds it, to the bit: P(y = 1) on the
+        binary lens, the predicted class's probability on the top-label lens.
+
+        Parameters
+        ----------
+        probs : array_like
+            Predictions as at fit time.
+        logits : bool, default False
+            Whether ``probs`` holds logits.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n,)`` scores in [0, 1].
+
+        Raises
+        ------
+        ConfigError
+            On the classwise lens (one score per class: use :meth:`predict_proba`).
+        """
+        params = self._require_fitted()
+        if params.values["lens"] == "classwise":
+            raise ConfigError(
+                "The classwise lens recalibrates every class; use predict_proba for its matrix."
+            )
+        lens, new, _ = self._new_scores(params, self._checked_inputs(params, probs, logits))
+        return np.clip(new[0], 0.0, 1.0)
 
     def _fit_draws(self, n: int, rng: Generator) -> Any:
         """Draw the random numbers one component's fit of ``n`` rows uses (None: it uses none)."""
