@@ -68,7 +68,7 @@ def test_each_surface_names_its_own_controls():
     data, config = _data(300, 3), AnalysisConfig(lens="classwise")
     ui = slow_tests(data, config, max_row_work=1000, surface="ui")["consistency"]
     cli = slow_tests(data, config, max_row_work=1000, surface="cli")["consistency"]
-    assert "the sidebar's “Lens” choice (top-label)" in ui and "“Run it anyway”" in ui
+    assert "the sidebar's “Lens” choice (top-label)" in ui and "press “Run it anyway (slow)”" in ui
     assert "--lens top-label" in cli and "--resamples" in cli and "--estimator plugin" in cli
     assert "\x1e" not in ui + cli  # every marker phrased
 

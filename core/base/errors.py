@@ -73,7 +73,7 @@ ARGUMENTS: dict[str, dict[str, str]] = {
     "max_row_work": {
         "api": "raise max_row_work= (None runs it whatever it costs)",
         "cli": "run it anyway (the command line has no such limit)",
-        "ui": "tick “Run it anyway” below",
+        "ui": "press “Run it anyway (slow)” below",
     },
     "logits": {
         "api": "logits=True",
