@@ -213,7 +213,7 @@ def slow_tests(
     max_row_work: int | None = PAGE_ROW_WORK,
     surface: str = "api",
 ) -> dict[str, str]:
-    """Return the tests that would draw more than ``max_row_work`` rows one resample at a time.
+    """Return the tests whose cost, in row draws' worth, is above ``max_row_work``.
 
     What :func:`run_tests` skips with the same arguments, so a page can say so before it
     runs them: :attr:`TestInfo.row_work` says what a test costs, in row draws' worth. A
