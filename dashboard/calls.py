@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.analyses.analysis import AnalysisConfig, bootstrap_mode
 from core.analyses.analysis import analyze as core_analyze
-from core.analyses.calibration_tests import TESTS, run_tests, simulate_test_errors
+from core.analyses.calibration_tests import (
+    TESTS,
+    run_tests,
+    simulate_test_errors,
+    slow_tests,
+)
 from core.analyses.estimator_comparison import compare_estimators, error_versus_bins
 from core.analyses.gallery import run_entry
 from core.analyses.model_comparison import compare_models, comparison_mode
@@ -460,6 +465,22 @@ def tests(predictions: Predictions, config: AnalysisConfig, **options: Any) -> A
     """Return :func:`core.analyses.calibration_tests.run_tests` (cached; ``options`` its keywords)."""
     return cache.compute(
         run_tests, predictions, config, spinner="Running the calibration tests…", **options
+    )
+
+
+def slow_tests_note(
+    predictions: Predictions,
+    config: AnalysisConfig,
+    tests: tuple[str, ...],
+    n_resamples: int,
+    max_row_work: int,
+) -> dict[str, str]:
+    """Return :func:`core.analyses.calibration_tests.slow_tests` in the page's words (cached).
+
+    The tests a page's budget holds back, each with why and what is fast.
+    """
+    return cache.compute(
+        slow_tests, predictions, config, tests, n_resamples, max_row_work, surface="ui"
     )
 
 

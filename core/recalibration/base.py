@@ -829,7 +829,7 @@ class OneDimRecalibrator(Recalibrator):
             raise ConfigError(
                 "The classwise lens recalibrates every class; use predict_proba for its matrix."
             )
-        lens, new, _ = self._new_scores(params, self._checked_inputs(params, probs, logits))
+        _, new, _ = self._new_scores(params, self._checked_inputs(params, probs, logits))
         return np.clip(new[0], 0.0, 1.0)
 
     def _fit_draws(self, n: int, rng: Generator) -> Any:

@@ -783,16 +783,12 @@ def batch_bin_sums(
     ([[1, 2]], [[0.0, 2.0]])
     """
     r = index.shape[0]
-    if outcomes.dtype == bool or outcomes.dtype.kind in "iu":
+    # one sample of very many bins takes the count per statistic below: the codes' 2·B
+    # counters would miss the cache on every row (the same sums, no code array)
+    coded = not (r == 1 and n_bins > _CODED_MAX_BINS)
+    if coded and (outcomes.dtype == bool or outcomes.dtype.kind in "iu"):
         if r == 1 and 2 * n_bins <= _CHUNK // 8:
             return _one_sample_coded_sums(index[0], scores[0], outcomes[0], n_bins)
-        if r == 1 and n_bins > _CODED_MAX_BINS:
-            # 2·B counters of the codes miss the cache on every row: a count per statistic
-            # is several times faster and makes no code array (the same sums)
-            counts = np.bincount(index[0], minlength=n_bins).astype(np.int64, copy=False)
-            label_sums = np.bincount(index[0], weights=outcomes[0], minlength=n_bins)
-            score_sums = np.bincount(index[0], weights=scores[0], minlength=n_bins)
-            return counts[None, :], score_sums[None, :], label_sums[None, :]
         return coded_bin_sums(2 * index + outcomes, scores, n_bins)
     size = r * n_bins
     key = index if r == 1 else index + (np.arange(r, dtype=np.intp) * n_bins)[:, None]

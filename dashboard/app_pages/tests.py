@@ -11,7 +11,6 @@ from core.analyses.calibration_tests import (
     PAGE_ROW_WORK,
     TESTS,
     CalibrationTestResult,
-    slow_tests,
     test_settings,
 )
 from core.analyses.findings import suite_finding
@@ -115,7 +114,7 @@ else:
         "max_exact_n": max_exact_n,
         "max_row_work": None,
     }
-    slow = slow_tests(pred, config, DEFAULT_SUITE, n_resamples, PAGE_ROW_WORK, surface="ui")
+    slow = calls.slow_tests_note(pred, config, DEFAULT_SUITE, n_resamples, PAGE_ROW_WORK)
     suite = cache.recall(calls.tests_key(pred, config, **asked)) if slow else None
     notes = st.container()  # the notes above the button
     if (

@@ -151,9 +151,7 @@ def run_tests(
     slow = slow_tests(pred, config, tests, n_resamples, max_row_work)
     skipped: dict[str, str] = {}
     for step, name in enumerate(tests):
-        report = None
-        if progress is not None:
-            report = _suite_progress(progress, name, step, len(tests))
+        report = None if progress is None else _suite_progress(progress, name, step, len(tests))
         if report is not None:
             report(0.0, "")
         if name in slow:
