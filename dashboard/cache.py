@@ -22,7 +22,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.base.numbers import format_duration
+from core.base.numbers import format_duration, time_left
 from dashboard.errors import show_errors
 
 #: Cached results kept (oldest dropped first).
@@ -206,9 +206,9 @@ def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any])
 
         def progress(frac: float, message: str) -> None:
             frac = min(max(frac, 0.0), 1.0)
-            spent = time.perf_counter() - started
-            if 0.0 < frac < 1.0 and spent > 1.0:
-                message += f" — about {format_duration(spent * (1.0 - frac) / frac)} left"
+            left = time_left(time.perf_counter() - started, frac)
+            if left is not None:
+                message += f" — about {format_duration(left)} left"
             bar.progress(frac, text=message)
 
         with show_errors():

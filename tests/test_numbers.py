@@ -10,6 +10,7 @@ import pytest
 
 from core.base.export import safe_csv
 from core.base.numbers import (
+    format_duration,
     format_frame,
     format_interval,
     format_number,
@@ -17,6 +18,7 @@ from core.base.numbers import (
     format_pvalue,
     people_table,
     tidy_floats,
+    time_left,
 )
 
 
@@ -122,3 +124,21 @@ def test_format_frame_and_people_table():
     assert cells[0] == ["Plug-in binned (ECE)", "0.04123", "0.03", "< 1e-16"]
     assert cells[1] == ["SKCE (unbiased, quadratic)", "0", "", "0.5"]
     assert format_frame(frame, signed=["value"])["value"](0.5) == "+0.5"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0.2, "1 s"), (1.4, "1 s"), (67.4, "67 s"), (89.6, "90 s"), (90, "2 min"), (250, "4 min"),
+     (5399, "90 min"), (5400, "1.5 h"), (33_000, "9.2 h")],
+)  # fmt: skip
+def test_durations_are_rounded_to_the_unit_a_page_says(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_the_time_left_assumes_the_pace_so_far():
+    # a quarter done in 10 s: three quarters more at 40 s for the whole, 30 s left
+    assert time_left(10.0, 0.25) == 30.0
+    assert time_left(4.0, 0.8) == pytest.approx(1.0)
+    # too early to tell, not started, or done
+    assert time_left(0.9, 0.5) is None
+    assert time_left(5.0, 0.0) is None and time_left(5.0, 1.0) is None

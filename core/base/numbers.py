@@ -42,6 +42,7 @@ __all__ = [
     "is_pvalue_column",
     "people_table",
     "tidy_floats",
+    "time_left",
 ]
 
 #: Magnitudes at or below this print as 0 (floating noise of sums of numbers of order 1).
@@ -183,6 +184,22 @@ def format_duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def time_left(spent: float, fraction: float) -> float | None:
+    """Return the seconds a task still needs if it goes on as fast as so far.
+
+    ``spent · (1 − f) / f`` after ``spent`` seconds for a share ``f`` of the work; None before
+    the first second (too early to tell) or outside ``0 < f < 1``.
+
+    Examples
+    --------
+    >>> time_left(10.0, 0.25), time_left(0.5, 0.5), time_left(3.0, 1.0)
+    (30.0, None, None)
+    """
+    if not 0.0 < fraction < 1.0 or spent <= 1.0:
+        return None
+    return spent * (1.0 - fraction) / fraction
 
 
 def format_percent(x: Any, digits: int = 2) -> str:
