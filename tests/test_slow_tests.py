@@ -9,6 +9,7 @@ what a page's budget (:data:`PAGE_ROW_WORK`) refuses until asked.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import core
 from core.analyses.analysis import AnalysisConfig
@@ -68,9 +69,15 @@ def test_each_surface_names_its_own_controls():
     data, config = _data(300, 3), AnalysisConfig(lens="classwise")
     ui = slow_tests(data, config, max_row_work=1000, surface="ui")["consistency"]
     cli = slow_tests(data, config, max_row_work=1000, surface="cli")["consistency"]
-    assert "the sidebar's “Lens” choice (top-label)" in ui and "press “Run it anyway (slow)”" in ui
+    assert (
+        "the sidebar's “Lens” choice (Top-label (confidence))" in ui
+        and "press “Run it anyway (slow)”" in ui
+    )
     assert "--lens top-label" in cli and "--resamples" in cli and "--estimator plugin" in cli
     assert "\x1e" not in ui + cli  # every marker phrased
+    # the page names its choices as its controls show them, and not the budget's units
+    assert "“Estimator” choice (Plug-in binned (ECE))" in ui and "row draws" not in ui
+    assert "row draws' worth, above 1,000" in cli
 
 
 def test_run_tests_skips_exactly_what_slow_tests_names_and_runs_it_unbudgeted():
@@ -119,3 +126,26 @@ def test_the_suite_reports_its_progress_test_by_test_and_within_consistency():
     # the numbers do not depend on the bar
     plain = run_tests((p, y), config, n_resamples=200)
     assert [r.pvalue for r in with_bar.results] == [r.pvalue for r in plain.results]
+
+
+def test_a_tests_share_of_the_bar_is_its_cost(monkeypatch):
+    # the bar's time left extrapolates the pace so far: a long test must fill the bar as it
+    # takes the time. Two quick tests of weight 1 beside consistency's 300 × 3 × 200 =
+    # 180,000 row draws: halfway through its resamples the suite is
+    # (1 + 90,000) / (180,000 + 2) done
+    from core.analyses.calibration_tests import suite
+
+    monkeypatch.setattr(suite, "QUICK_TEST_WORK", 1.0)
+    seen: dict[str, float] = {}
+    run_tests(
+        _data(300, 3),
+        AnalysisConfig(lens="classwise"),
+        tests=("spiegelhalter", "consistency", "skce-ul-asymptotic"),
+        n_resamples=200,
+        progress=lambda f, m: seen.setdefault(m, f),
+    )
+    half = seen["test 2 of 3: Consistency resampling, 100 of 200 resamples"]
+    assert half == pytest.approx((1 + 90_000) / (180_000 + 2), rel=1e-12)
+    assert seen["test 3 of 3: Asymptotic test (SKCE_ul)"] == pytest.approx(
+        (1 + 180_000) / (180_000 + 2), rel=1e-12
+    )

@@ -180,7 +180,7 @@ def test_a_slow_test_waits_for_a_click_and_names_the_fast_settings(monkeypatch):
     at = _loaded(_csv(300), lens="classwise")
     (warning,) = [w.value.replace("\\", "") for w in at.warning if "waits for" in w.value]
     assert "**Consistency resampling**" in warning
-    assert "the sidebar's “Lens” choice (top-label)" in warning
+    assert "the sidebar's “Lens” choice (Top-label (confidence))" in warning
     assert "the “Resamples (bootstrap, consistency)” box (111) fits" in warning
     assert "Consistency resampling" not in list(_table(at)["label"])
     assert not any("Consistency resampling" in c.value for c in at.caption)  # said once

@@ -63,7 +63,7 @@ def test_consistency_waits_on_the_classwise_lens_and_runs_when_asked(
 ):
     main = _tests_page(page, app_url, csv_file)
     warning = main.get_by_text("waits for you")
-    expect(main.get_by_text("the sidebar's “Lens” choice (top-label)")).to_be_visible()
+    expect(main.get_by_text("the sidebar's “Lens” choice (Top-label (confidence))")).to_be_visible()
     expect(main.get_by_test_id("stDataFrame").first).to_be_visible()
     _open_null_choice(page)
     expect(page.get_by_role("option", name="Bootstrap test (SKCE_uq)")).to_be_visible()

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from core.analyses.analysis import check_config
@@ -17,10 +18,15 @@ from core.base.options import N_TEST_RESAMPLES
 from core.data import as_predictions
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
+from core.stats.binning import BINNINGS
+from core.stats.lenses import LENSES
 
 #: Row draws a second that a null drawn one resample at a time makes on a laptop (about
 #: 33 ns each at 2·10⁵ × 10 on the classwise lens), for the time a slow test would take.
 ROW_DRAWS_PER_SECOND = 30_000_000
+#: Row draws' worth a test without row work counts for on a suite's progress bar (a tenth of
+#: a second: the kernel and classical tests take about that at a page's sizes).
+QUICK_TEST_WORK = ROW_DRAWS_PER_SECOND / 10
 #: Row draws a page lets a test make one resample at a time before it asks first (about
 #: a second): :func:`run_tests`'s ``max_row_work`` on the Tests page.
 PAGE_ROW_WORK = ROW_DRAWS_PER_SECOND
@@ -148,11 +154,23 @@ def run_tests(
     pred = as_predictions(data)
     n = pred.n
     results: list[CalibrationTestResult] = []
-    slow = slow_tests(pred, config, tests, n_resamples, max_row_work)
+    works = (
+        {}
+        if max_row_work is None and progress is None
+        else _row_works(pred, config, tests, n_resamples)
+    )
+    slow = {} if max_row_work is None else _slow(pred, works, max_row_work)
+    # a test's share of the bar is its row work (the others a tenth of a second's worth),
+    # so the time left a bar estimates from the pace so far holds across the suite
+    weights = [
+        float(works[t][0]) if t in works and t not in slow else QUICK_TEST_WORK for t in tests
+    ]
+    done_before = np.concatenate([[0.0], np.cumsum(weights)]) / (sum(weights) or 1.0)
     skipped: dict[str, str] = {}
     for step, name in enumerate(tests):
-        report = None if progress is None else _suite_progress(progress, name, step, len(tests))
-        if report is not None:
+        report = None
+        if progress is not None:
+            report = _suite_progress(progress, name, step, len(tests), done_before)
             report(0.0, "")
         if name in slow:
             skipped[name] = slow[name]
@@ -191,14 +209,22 @@ def run_tests(
 
 
 def _suite_progress(
-    progress: Callable[[float, str], Any], name: str, step: int, steps: int
+    progress: Callable[[float, str], Any],
+    name: str,
+    step: int,
+    steps: int,
+    done_before: np.ndarray,
 ) -> Callable[[float, str], None]:
-    """Report a test's own progress as a share of the suite."""
+    """Report a test's own progress as its share of the suite.
+
+    ``done_before`` holds the share of the suite before each test, then 1.
+    """
     label = TESTS.get(name).label
+    start, end = float(done_before[step]), float(done_before[step + 1])
 
     def report(fraction: float, message: str) -> None:
         what = f"{label}, {message}" if message else label
-        progress((step + fraction) / steps, f"test {step + 1} of {steps}: {what}")
+        progress(start + fraction * (end - start), f"test {step + 1} of {steps}: {what}")
 
     return report
 
@@ -243,8 +269,14 @@ def slow_tests(
     if max_row_work is None:
         return {}
     pred = as_predictions(data)
-    n, n_classes = pred.n, pred.n_classes
-    slow = {}
+    return _slow(pred, _row_works(pred, config, tests, n_resamples), max_row_work, surface)
+
+
+def _row_works(
+    pred: Any, config: Any, tests: Sequence[str], n_resamples: int | None
+) -> dict[str, tuple[int, str, dict[str, Any]]]:
+    """Return the tests that cost their row work (:attr:`TestInfo.row_work`): work, lens, options."""
+    out = {}
     for name in tests:
         entry = TESTS.get(name)
         if entry.row_work is None:
@@ -252,19 +284,41 @@ def slow_tests(
         lens, opts = test_settings(
             name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
         )
-        lens = lens or ("binary" if n_classes == 2 else "top-label")
-        work = entry.row_work(pred.probs, pred.labels, lens=lens, **opts)
+        lens = lens or ("binary" if pred.n_classes == 2 else "top-label")
+        out[name] = (entry.row_work(pred.probs, pred.labels, lens=lens, **opts), lens, opts)
+    return out
+
+
+def _slow(
+    pred: Any,
+    works: Mapping[str, tuple[int, str, dict[str, Any]]],
+    max_row_work: int,
+    surface: str = "api",
+) -> dict[str, str]:
+    """Return the reasons of the tests whose row work is above ``max_row_work``."""
+    n, n_classes = pred.n, pred.n_classes
+    slow = {}
+    for name, (work, lens, opts) in works.items():
         if work > max_row_work:
             r = int(opts["n_resamples"])
             fits = r * max_row_work // work
             one = "binary" if n_classes == 2 else "top-label"
             label = ESTIMATORS.get(opts.get("estimator", "plugin")).label
+            # the page names its controls' choices as they show them, and not the budget
+            ui = surface == "ui"
+            fast = ("plugin", "equal-width", one)
+            if ui:
+                fast = (
+                    ESTIMATORS.get("plugin").label,
+                    BINNINGS.get("equal-width").label,
+                    LENSES.get(one).label,
+                )
+            cost = "" if ui else f" ({work:,} row draws' worth, above {max_row_work:,})"
             slow[name] = render(
                 f"{r:,} resamples of {n:,} rows on the {lens} lens with {label} take about "
-                f"{format_duration(work / ROW_DRAWS_PER_SECOND)} ({work:,} row draws' worth, above "
-                f"{max_row_work:,}). The plug-in estimator on fixed bins and a one-component "
-                f"lens is fast: {arg('estimator', 'plugin')}, {arg('binning', 'equal-width')}, "
-                f"{arg('lens', one)}; "
+                f"{format_duration(work / ROW_DRAWS_PER_SECOND)}{cost}. The plug-in estimator "
+                "on fixed bins and a one-component lens is fast: "
+                f"{arg('estimator', fast[0])}, {arg('binning', fast[1])}, {arg('lens', fast[2])}; "
                 + (f"{arg('n_resamples', fits)} fits" if fits else "not one resample fits")
                 + f"; or {arg('max_row_work')}.",
                 surface,
