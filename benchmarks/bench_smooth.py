@@ -86,6 +86,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         )
     m, r = (2_000, 100) if quick else (10_000, 1_000)
     sb, yb = s[:m], y[:m]
+
     def boot() -> None:
         DISTRIBUTIONS.clear()  # a memo hit would time a lookup, not the bootstrap
         bootstrap_interval(sb, yb, statistic="smooth", lens="binary", n_resamples=r)

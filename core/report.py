@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -577,6 +577,7 @@ def build_report(
     by: Sequence[str] | None = None,
     min_group_rows: int = MIN_GROUP_ROWS,
     workers: int | None = 1,
+    progress: Callable[[float, str], Any] | None = None,
 ) -> Report:
     """Analyse predictions for a report.
 
@@ -614,8 +615,11 @@ def build_report(
     workers : int or None, default=1
         Processes the models are analysed in, one job per model with its part of the
         comparison (:class:`core.base.parallel.ProcessJobs`; forked, so Linux only); None for
-        :func:`core.base.parallel.process_count` of the models. The numbers are those of one
-        process.
+        :func:`core.base.parallel.process_count` of the models; in this process, the models
+        share its thread pool. The numbers are those of one process on one thread.
+    progress : callable, optional
+        ``progress(fraction, message)`` once each model is analysed (a progress bar); what
+        it raises stops the models not yet started.
 
     Returns
     -------
@@ -671,8 +675,13 @@ def build_report(
     # one job per model, in worker processes when there are several (the numbers are those
     # of one process)
     count = process_count(len(parts)) if workers is None else workers
+
+    def tick(i: int) -> None:
+        if progress is not None:
+            progress((i + 1) / len(parts), f"Analysed model {i + 1:,} of {len(parts):,}")
+
     with ProcessJobs(model_report, len(parts), count) as jobs:
-        done = jobs.results()
+        done = jobs.results(tick)
     models = [m for m, _ in done]
     comparison = None
     if plan is not None:

@@ -32,8 +32,17 @@ MAX_ENTRIES = 64
 #: click. 10^7 is about two seconds for the top-label lens on two cores.
 AUTO_BOOTSTRAP_BUDGET = 10_000_000
 
+#: Bootstrap work run at once behind a progress bar with a Stop button (larger jobs wait for
+#: a click): a comparison's exact bootstrap runs about 2·10⁷ row-resamples a second on two
+#: cores with the default metrics and test (14 CIFAR-10 networks × 10⁴ rows × 1,000
+#: resamples, 1.4·10⁸, take about 7 s), so this is about 15 s.
+PROGRESS_BOOTSTRAP_BUDGET = 300_000_000
+
 #: Session key of the bootstrap jobs asked for (or already run) in this session.
 _ASKED = "_bootstraps_asked"
+
+#: Session key of the long runs stopped in this session (they wait for a click to run again).
+_STOPPED = "_runs_stopped"
 
 
 class _Store:
@@ -223,9 +232,15 @@ def run_with_progress(key: Hashable, label: str, compute_: Callable[[Any], Any])
 
 
 def stopped_notice() -> None:
-    """Say so when the last run of this session was stopped before it finished."""
+    """Say so when the last run of this session was stopped before it finished.
+
+    A stopped run that started without a click then waits for one
+    (:func:`bootstrap_gate`).
+    """
     key = st.session_state.pop(_RUNNING, None)
     if key is not None and recall(key) is None:
+        st.session_state.setdefault(_STOPPED, set()).add(key)
+        st.session_state.get(_ASKED, set()).discard(key)
         st.warning(
             "The last computation was stopped before it finished; nothing was kept. "
             "Press its button to start again.",
@@ -241,18 +256,31 @@ def asked(job: Hashable) -> bool:
     return job in st.session_state.get(_ASKED, set())
 
 
+def was_stopped(job: Hashable) -> bool:
+    """Whether a run of ``job`` was stopped in this session and not asked for again."""
+    return job in st.session_state.get(_STOPPED, set())
+
+
 def ask(job: Hashable) -> None:
     """Record that this session asks for a gated computation (a button's callback)."""
     st.session_state.setdefault(_ASKED, set()).add(job)
+    st.session_state.get(_STOPPED, set()).discard(job)
 
 
-def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> bool:
+def bootstrap_gate(
+    job: Hashable,
+    work: int,
+    *,
+    what: str,
+    button_key: str,
+    budget: int | None = None,
+) -> bool:
     """Decide whether a bootstrap may run now: the one rule every page follows.
 
-    It runs at once when its work (rows × resamples × components) is at most
-    :data:`AUTO_BOOTSTRAP_BUDGET` or this session already asked for it; otherwise the page
-    shows its point estimates, an explanation and a button, and the bootstrap runs after
-    the click (the result is kept for this data and these options).
+    It runs at once when its work (rows × resamples × components) is at most ``budget``
+    (and it was not stopped in this session) or this session already asked for it;
+    otherwise the page shows its point estimates, an explanation and a button, and the
+    bootstrap runs after the click (the result is kept for this data and these options).
 
     Parameters
     ----------
@@ -264,19 +292,30 @@ def bootstrap_gate(job: Hashable, work: int, *, what: str, button_key: str) -> b
         The size of the job in words (e.g. ``"2,276 rows × 1,000 resamples"``).
     button_key : str
         Widget key of the button.
+    budget : int, optional
+        The largest work run without a click: :data:`AUTO_BOOTSTRAP_BUDGET` (the default) where the
+        page waits for the result, :data:`PROGRESS_BOOTSTRAP_BUDGET` where it runs with a
+        progress bar and a Stop button (:func:`run_with_progress`).
 
     Returns
     -------
     bool
         Whether to compute the intervals in this run.
     """
-    if work <= AUTO_BOOTSTRAP_BUDGET or asked(job):
+    budget = AUTO_BOOTSTRAP_BUDGET if budget is None else budget
+    stopped = was_stopped(job)
+    if (work <= budget and not stopped) or asked(job):
         ask(job)
         return True
     st.info(
-        f"Bootstrap intervals on {what} take a while; the point estimates are shown. Lower "
-        "the resamples, or compute the intervals now (the result is kept for this data and "
-        "these options).",
+        (
+            f"The bootstrap intervals on {what} were stopped; the point estimates are shown. "
+            "Lower the resamples, or compute the intervals again"
+            if stopped
+            else f"Bootstrap intervals on {what} take a while; the point estimates are "
+            "shown. Lower the resamples, or compute the intervals now"
+        )
+        + " (the result is kept for this data and these options).",
         icon=":material/hourglass:",
     )
     st.button(

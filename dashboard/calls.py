@@ -97,6 +97,8 @@ __all__ = [
     "bootstrap_work",
     "class_balance_chart",
     "comparison",
+    "comparison_key",
+    "comparison_with_progress",
     "comparison_work",
     "confidence_chart",
     "coverage_chart",
@@ -128,6 +130,7 @@ __all__ = [
     "recalibration",
     "reliability_chart",
     "report_files",
+    "report_key",
     "separation_chart",
     "simulation",
     "subgroup_charts",
@@ -388,6 +391,30 @@ def comparison(
     )
 
 
+def comparison_key(
+    models: Mapping[str, Predictions], config: AnalysisConfig, **options: Any
+) -> Any:
+    """Where :func:`comparison_with_progress` keeps the comparison of these models and options."""
+    return ("compare", cache.data_key(models), config, tuple(sorted(options.items())))
+
+
+def comparison_with_progress(
+    models: Mapping[str, Predictions], config: AnalysisConfig, **options: Any
+) -> Any:
+    """:func:`comparison` run with a progress bar, the time left and a Stop button, and kept.
+
+    ``options`` are those of :func:`comparison`; None when it failed (the error shown).
+    """
+    return _with_progress(
+        comparison_key(models, config, **options),
+        f"Comparing {len(models)} models with {options.get('n_resamples', 0):,} resamples",
+        compare_models,
+        models,
+        config=config,
+        **options,
+    )
+
+
 # ---------------------------------------------------------------- Recalibration
 
 
@@ -556,27 +583,63 @@ def gallery_chart(result: Any) -> Any:
 # ---------------------------------------------------------------- Report
 
 
+def report_key(
+    predictions: Predictions,
+    config: AnalysisConfig,
+    title: str,
+    test: str,
+    diagrams: tuple[str, ...] = (),
+) -> Any:
+    """Where :func:`report_files` keeps the report of these data and options."""
+    return ("report", cache.data_key(predictions), config, title, test, tuple(diagrams))
+
+
 def report_files(
     predictions: Predictions,
     config: AnalysisConfig,
     title: str,
     test: str,
     diagrams: tuple[str, ...] = (),
-) -> tuple[str, str, dict[str, Any]]:
-    """Return the report's HTML, its JSON and what the page shows of it (cached).
+) -> tuple[str, str, dict[str, Any]] | None:
+    """Return the report's HTML, its JSON and what the page shows of it, with progress.
 
-    The strings, not the :class:`~core.report.Report`, are kept: they are what the page
-    shows and serves.
+    Built with a progress bar per model and a Stop button, and kept; None when it failed
+    (the error shown). The strings, not the :class:`~core.report.Report`, are kept: they are
+    what the page shows and serves.
     """
-    return cache.compute(_report_files, predictions, config, title, test, diagrams)
+    return _with_progress(
+        report_key(predictions, config, title, test, diagrams),
+        "Building the report (analysis, bootstrap, test, figures)",
+        _report_files,
+        predictions,
+        config,
+        title,
+        test,
+        diagrams,
+    )
 
 
 def _report_files(
-    pred: Predictions, config: AnalysisConfig, title: str, test: str, diagrams: Any
+    pred: Predictions,
+    config: AnalysisConfig,
+    title: str,
+    test: str,
+    diagrams: Any,
+    *,
+    progress: Any,
 ) -> Any:
+    def step(fraction: float, message: str) -> None:
+        progress(0.9 * fraction, message)  # the figures of the page: the last tenth
+
     report = build_report(
-        pred, config=config, title=title or None, test=test or None, diagrams=diagrams
+        pred,
+        config=config,
+        title=title or None,
+        test=test or None,
+        diagrams=diagrams,
+        progress=step,
     )
+    progress(0.9, "Drawing the figures")
     summary = {
         "models": [
             (m.model, m.n, m.analysis.headline.value, m.test.pvalue if m.test else None)

@@ -186,11 +186,34 @@ def _bounds(table):
     return table[[c for c in table.columns if c.endswith((" low", " high"))]]
 
 
+def test_a_longer_bootstrap_runs_at_once_with_its_progress(monkeypatch):
+    _sample_or_skip()
+    import dashboard.cache
+
+    # 4 models x 569 rows x 50 resamples: above the (patched) quick budget, within the
+    # budget run behind a progress bar
+    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert not any("Bootstrap intervals on" in i.value for i in at.info)
+    assert at.status and at.status[0].label == "Comparing 4 models with 50 resamples — done"
+    shown = at.dataframe[0].value
+    assert _bounds(shown).iloc[:, :2].notna().all().all()
+    # the same numbers as the quick path (and core): one comparison, whatever the bar
+    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 10**12)
+    quick = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
+    quick.switch_page(PAGE).run()
+    assert not quick.status
+    pd.testing.assert_frame_equal(quick.dataframe[0].value, shown)
+
+
 def test_large_bootstrap_waits_for_a_click(monkeypatch):
     _sample_or_skip()
     import dashboard.cache
 
     monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
+    monkeypatch.setattr(dashboard.cache, "PROGRESS_BOOTSTRAP_BUDGET", 1_000)
     at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception

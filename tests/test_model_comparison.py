@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -501,3 +502,26 @@ def test_cli_compare_json_matches_the_library(tmp_path, capsys):
     pd.DataFrame({"label": y, "p": s}).to_csv(single, index=False)
     assert main(["compare", str(single)]) == 2
     assert "no model column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_progress_counts_each_model_and_test_and_the_numbers_do_not_move(monkeypatch, threads):
+    monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
+    p, y = _world(600, 4)
+    parts = {"a": (p, y), "b": (p**2, y), "c": (np.sqrt(p), y)}
+    kw = dict(config=BINARY, n_resamples=60, test="hosmer-lemeshow")
+    ticks = []
+    shown = compare_models(parts, progress=lambda f, m: ticks.append((f, m)), **kw)
+    plain = compare_models(parts, **kw)
+    assert json.dumps(shown.to_record(), default=str) == json.dumps(plain.to_record(), default=str)
+    fractions = [f for f, _ in ticks]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(ticks) == 6
+    assert ticks[0][1] == "Bootstrap of model 1 of 3"
+    assert ticks[-1][1] == "Calibration test of model 3 of 3"
+
+    # a raise from the bar (a Stop) ends the comparison
+    def stop(f, m):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        compare_models(parts, progress=stop, **kw)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -26,6 +27,33 @@ def test_map_ordered_keeps_order_and_runs_nested_calls_inline(monkeypatch):
 
     assert parallel.map_ordered(outer, range(6)) == [sum(j * j for j in range(i)) for i in range(6)]
     assert any(name.startswith("calibscope") for name in seen)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_map_ordered_reports_each_result_in_order_and_a_raise_stops_the_rest(monkeypatch, threads):
+    monkeypatch.setenv("CALIBSCOPE_THREADS", threads)
+    reported, started = [], []
+
+    def work(i):
+        started.append(i)
+        time.sleep(0.01)
+        return -i
+
+    assert parallel.map_ordered(work, range(5), done=reported.append) == [0, -1, -2, -3, -4]
+    assert reported == [0, 1, 2, 3, 4]
+    started.clear()
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(i):
+        if i == 1:
+            raise Stop  # a progress bar's Stop: the items not started never run
+
+    with pytest.raises(Stop):
+        parallel.map_ordered(work, range(100), done=stop_after_two)
+    time.sleep(0.1)  # what the pool had started finishes; nothing more starts
+    assert 2 <= len(started) <= 2 + 4 * int(threads) + 1
 
 
 @pytest.mark.parametrize(("env", "expected"), [("1", 1), ("4", 4), ("zero", None), ("", None)])

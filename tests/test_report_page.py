@@ -72,6 +72,10 @@ def test_sample_gives_html_and_json_downloads(sample_available):
     assert not at.exception, at.exception
     assert not at.error
     assert at.title[0].value == "Report"
+    # built behind a progress bar with a Stop button, then kept as done
+    assert [s.label for s in at.status] == [
+        "Building the report (analysis, bootstrap, test, figures) — done"
+    ]
     buttons = at.get("download_button")
     assert [b.proto.label for b in buttons] == [
         "CSV",  # the summary table's

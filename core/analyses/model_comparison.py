@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,7 @@ from core.analyses.analysis import AnalysisConfig, bootstrap_mode, check_config
 from core.analyses.calibration_tests import TESTS, calibration_test, test_settings
 from core.base.errors import CalibscopeError, ConfigError, DataError
 from core.base.options import DEFAULT_METRICS
+from core.base.parallel import map_ordered
 from core.base.validation import check_norm, norm_key, norm_text
 from core.data import as_predictions
 from core.data.lint import FEW_ROWS
@@ -61,7 +62,7 @@ from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import resample_options
 from core.inference.bootstrap import bootstrap_many, support_of, truth_values
 from core.inference.calibration import EstimatorCall
-from core.inference.cells import analysis_draws, cell_bootstrap
+from core.inference.cells import Progress, analysis_draws, cell_bootstrap
 from core.inference.comparison_cells import (
     joint_cell_bootstrap,
     joint_cells,
@@ -488,6 +489,7 @@ def compare_models(
     seed: int | None = None,
     test: str | None = None,
     test_options: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> ModelComparison:
     """Compare several models on identical bins, with intervals, p-values and rankings.
 
@@ -514,6 +516,9 @@ def compare_models(
         A name in :data:`core.analyses.calibration_tests.TESTS` run on every model; None for none.
     test_options : mapping, optional
         Options of the test (default: ``n_resamples=1000`` for a resampling test).
+    progress : callable, optional
+        ``progress(fraction, message)`` after each model's values and each model's test
+        (a progress bar); what it raises stops the comparison.
 
     Returns
     -------
@@ -540,7 +545,17 @@ def compare_models(
         metrics, reference, n_resamples, confidence_level, seed, test, test_options
     )
     plan = prepare_comparison(parts, config=config, options=options)
-    return plan.finish([plan.model_values(m) for m in plan.models])
+    count = len(plan.models)
+    steps = count * (2 if plan.settings.test else 1)
+
+    def step(what: str, before: int = 0) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        return lambda i: progress((before + i + 1) / steps, f"{what} {i + 1:,} of {count:,}")
+
+    # each model's values are independent of the others' (numpy releases the GIL)
+    values = map_ordered(plan.model_values, plan.models, done=step("Bootstrap of model"))
+    return plan.finish(values, done=step("Calibration test of model", count))
 
 
 @dataclass(frozen=True)
@@ -1100,8 +1115,13 @@ class ComparisonPlan:
             )
         return joint, own
 
-    def finish(self, parts: Sequence[ModelValues]) -> ModelComparison:
-        """Return the comparison from every model's :meth:`model_values`, in model order."""
+    def finish(
+        self, parts: Sequence[ModelValues], *, done: Callable[[int], Any] | None = None
+    ) -> ModelComparison:
+        """Return the comparison from every model's :meth:`model_values`, in model order.
+
+        ``done(i)`` is called once model ``i``'s calibration test is in.
+        """
         models, data = self.models, self.data
         values: dict[tuple[str, str], float] = {}
         dists: dict[tuple[str, str], np.ndarray] = {}
@@ -1123,6 +1143,7 @@ class ComparisonPlan:
             self.config,
             self.model_seeds,
             self.settings.test_options,
+            done=done,
         )
         return assemble_comparison(
             config=self.config,
@@ -1506,21 +1527,28 @@ def _tests(
     config: AnalysisConfig,
     seeds: Mapping[str, int],
     test_options: Mapping[str, Any] | None,
+    *,
+    done: Callable[[int], Any] | None = None,
 ) -> pd.DataFrame:
     columns = ["model", "test", "lens", "statistic", "pvalue", "bound", "note"]
     if test is None:
         return pd.DataFrame(columns=columns)
     lens, opts = test_settings(test, config, test_options)
-    rows = []
-    for m in models:
+
+    def run(m: str) -> Any:
         try:
-            r = calibration_test(
+            return calibration_test(
                 data[m].probs, data[m].labels, test=test, lens=lens, seed=seeds[m], **opts
             )
         except CalibscopeError as exc:
+            return exc
+
+    rows = []
+    for m, r in zip(models, map_ordered(run, models, done=done), strict=True):
+        if isinstance(r, CalibscopeError):
             rows.append(
                 {"model": m, "test": test, "lens": lens or "", "statistic": math.nan,
-                 "pvalue": math.nan, "bound": False, "note": str(exc)}
+                 "pvalue": math.nan, "bound": False, "note": str(r)}
             )  # fmt: skip
             continue
         note = r.method + (f" (± {r.mc_error:.2g} Monte-Carlo)" if r.mc_error else "")

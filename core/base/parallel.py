@@ -89,7 +89,13 @@ def _inline(entries: int | None) -> bool:
     return thread_count() <= 1 or small or getattr(_inside, "active", False)
 
 
-def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None = None) -> list[R]:
+def map_ordered(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    entries: int | None = None,
+    done: Callable[[int], Any] | None = None,
+) -> list[R]:
     """Return ``[fn(item) for item in items]``, computed on the thread pool.
 
     ``items`` is consumed lazily, in order, in the calling thread (draws from a shared
@@ -109,23 +115,40 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, entries: int | None
         The pieces of work.
     entries : int, optional
         Size of the whole job (matrix entries), to decide whether threads are worth it.
+    done : callable, optional
+        ``done(i)`` once item ``i``'s result is in, in order, in the calling thread (a
+        progress bar). What it raises stops the map: items not yet started are cancelled.
 
     Returns
     -------
     list
         ``fn`` of every item, in the order of ``items``.
     """
+    results: list[R] = []
+
+    def collect(result: R) -> None:
+        results.append(result)
+        if done is not None:
+            done(len(results) - 1)
+
     if _inline(entries):
-        return [fn(item) for item in items]
+        for item in items:
+            collect(fn(item))
+        return results
     size = thread_count()
     pool = _executor(size)
-    results: list[R] = []
     pending: deque[Future[R]] = deque()
-    for item in items:
-        pending.append(pool.submit(_run, fn, item))
-        if len(pending) >= 4 * size:
-            results.append(pending.popleft().result())
-    results.extend(f.result() for f in pending)
+    try:
+        for item in items:
+            pending.append(pool.submit(_run, fn, item))
+            if len(pending) >= 4 * size:
+                collect(pending.popleft().result())
+        while pending:
+            collect(pending.popleft().result())
+    except BaseException:
+        for future in pending:  # a stopped run (or a failed item) starts nothing more
+            future.cancel()
+        raise
     return results
 
 
@@ -274,8 +297,16 @@ class ProcessJobs:
         """Whether the jobs run in worker processes (else in this process, in :meth:`results`)."""
         return self._executor is not None
 
-    def results(self) -> list:
+    def results(self, done: Callable[[int], Any] | None = None) -> list:
         """Return ``[fn(0), …, fn(n − 1)]``; the first failing job (in order) raises its error.
+
+        Without worker processes the jobs run on the thread pool (:func:`map_ordered`).
+
+        Parameters
+        ----------
+        done : callable, optional
+            ``done(i)`` once job ``i``'s result is in, in order (a progress bar); what it
+            raises stops the jobs not yet started.
 
         Returns
         -------
@@ -283,11 +314,16 @@ class ProcessJobs:
             The jobs' results in order.
         """
         if self._executor is None:
-            return [self._fn(i) for i in range(self._n)]
+            return map_ordered(self._fn, range(self._n), done=done)
         try:
-            return [f.result() for f in self._futures]
+            out = []
+            for i, future in enumerate(self._futures):
+                out.append(future.result())
+                if done is not None:
+                    done(i)
+            return out
         except BrokenProcessPool:  # a worker died (killed, out of memory): run them here
-            return [self._fn(i) for i in range(self._n)]
+            return map_ordered(self._fn, range(self._n), done=done)
         finally:
             self.close()
 

@@ -162,27 +162,33 @@ if reference and reference not in chosen_models:
     reference = AUTO
 
 picked = {m: state.models_of(pred)[m] for m in chosen_models}
-# the same rule as every page: a large bootstrap waits for a click
+options = {
+    "metrics": tuple(metrics),
+    "reference": reference or None,
+    "n_resamples": int(n_resamples),
+    "test": test or None,
+}
+# the same rule as every page: a quick bootstrap runs at once, a longer one behind a progress
+# bar with a Stop button, a very long one (or a stopped one) waits for a click
 rows = sum(p.n for p in picked.values())
-boot_config = dataclasses.replace(config, n_resamples=int(n_resamples))
-work = calls.comparison_work(picked, boot_config)
-boot_key = ("compare", cache.data_key(picked), config, tuple(metrics), int(n_resamples))
-allowed = cache.bootstrap_gate(
-    boot_key,
+work = calls.comparison_work(picked, dataclasses.replace(config, n_resamples=int(n_resamples)))
+cache.stopped_notice()
+cmp = None
+if work > cache.AUTO_BOOTSTRAP_BUDGET and cache.bootstrap_gate(
+    calls.comparison_key(picked, config, **options),
     work,
     what=f"{rows:,} rows × {int(n_resamples):,} resamples",
     button_key="compare_run_bootstrap",
-)
-resamples = int(n_resamples) if allowed else 0
-with errors.show_errors(stop=True):
-    cmp = calls.comparison(
-        picked,
-        config,
-        metrics=tuple(metrics),
-        reference=reference or None,
-        n_resamples=resamples,
-        test=test or None,
-    )
+    budget=cache.PROGRESS_BOOTSTRAP_BUDGET,
+):
+    cmp = calls.comparison_with_progress(picked, config, **options)
+    if cmp is None:
+        st.stop()  # the error is shown
+elif work > cache.AUTO_BOOTSTRAP_BUDGET:
+    options["n_resamples"] = 0  # the point estimates while the intervals wait
+if cmp is None:
+    with errors.show_errors(stop=True):
+        cmp = calls.comparison(picked, config, **options)
 
 st.markdown(f"**{literal(comparison_finding(cmp))}**")  # what the comparison found
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.figures.diagrams import DIAGRAMS
 from core.report import DEFAULT_TEST
-from dashboard import calls, errors, state, widgets
+from dashboard import cache, calls, state, widgets
 from dashboard.text import literal
 
 st.title("Report", anchor=False)
@@ -54,11 +54,18 @@ diagrams = st.pills(
     help="Reliability diagrams besides the binned one (as `calibscope report --diagram KIND`).",
 )
 
-with st.spinner("Building the report (analysis, bootstrap, test, figures)…", show_time=True):
-    with errors.show_errors(stop=True):
-        html_text, json_text, summary = calls.report_files(
-            pred, config, title, test, tuple(diagrams or ())
-        )
+cache.stopped_notice()
+job = calls.report_key(pred, config, title, test, tuple(diagrams or ()))
+if cache.was_stopped(job):  # stopped, it waits for a click rather than starting again
+    st.button(
+        "Build the report", key="report_build", on_click=cache.ask, args=(job,),
+        icon=":material/play_arrow:",
+    )  # fmt: skip
+    st.stop()
+built = calls.report_files(pred, config, title, test, tuple(diagrams or ()))
+if built is None:
+    st.stop()  # the error is shown
+html_text, json_text, summary = built
 
 st.subheader(literal(summary["title"]), anchor=False)
 rows = [

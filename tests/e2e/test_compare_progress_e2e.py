@@ -1,0 +1,74 @@
+"""Browser test: a review of many models bootstraps at once behind a progress bar, and stops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+from test_e2e import wait_idle  # noqa: E402  (the suite's helper; same folder on sys.path)
+
+pytestmark = pytest.mark.e2e
+
+MODELS = 10
+ROWS = 10_000
+
+
+@pytest.fixture(scope="module")
+def review_csv(tmp_path_factory) -> Path:
+    """Ten 10-class models on the same 10,000 rows (``id, model, label, p_0 … p_9``).
+
+    10 × 10⁴ rows × 1,000 resamples is 10⁸ row-resamples: above the quick budget, within
+    the one run behind a progress bar, and seconds of work (the exact bootstrap: 10⁴ rows ×
+    1,000 resamples per model is its largest).
+    """
+    rng = np.random.default_rng(11)
+    truth = rng.dirichlet(np.full(10, 0.5), ROWS)
+    labels = np.minimum((rng.random(ROWS)[:, None] >= truth.cumsum(1)).sum(1), 9)
+    frames = []
+    for m in range(MODELS):
+        sharp = truth ** (1.0 + 0.1 * m)
+        probs = sharp / sharp.sum(1, keepdims=True)
+        frame = pd.DataFrame(probs.round(6), columns=[f"p_{c}" for c in range(10)])
+        frame.insert(0, "label", labels)
+        frame.insert(0, "model", f"net{m}")
+        frame.insert(0, "id", np.arange(ROWS))
+        frames.append(frame)
+    path = tmp_path_factory.mktemp("review") / "review.csv"
+    pd.concat(frames).to_csv(path, index=False)
+    return path
+
+
+def test_many_models_bootstrap_at_once_with_a_bar_and_stop_leaves_the_estimates(
+    page: Page, app_url: str, review_csv: Path
+):
+    page.goto(f"{app_url}/?n_resamples=0")
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(review_csv)
+    wait_idle(page)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    main = page.get_by_test_id("stMain")
+    # no button first: the bootstrap starts and says how far it is
+    expect(main.get_by_text("Bootstrap of model", exact=False).first).to_be_visible(timeout=60_000)
+    expect(main.get_by_role("button", name="Compute bootstrap intervals")).to_have_count(0)
+    main.get_by_role("button", name="Stop").click()
+    wait_idle(page)
+    expect(main.get_by_text("stopped before it finished")).to_be_visible()
+    # stopped, it does not start again by itself: the point estimates and a button
+    expect(main.get_by_text("were stopped", exact=False)).to_be_visible()
+    expect(main.get_by_text("no intervals (0 resamples)", exact=False)).to_be_visible()
+    button = main.get_by_role("button", name="Compute bootstrap intervals")
+    expect(button).to_be_visible()
+    button.click()
+    wait_idle(page)
+    expect(
+        main.get_by_text(f"Comparing {MODELS} models with 1,000 resamples — done")
+    ).to_be_visible()
+    expect(main.get_by_text("from 1,000 resamples", exact=False)).to_be_visible()
+    expect(main.get_by_text("were stopped", exact=False)).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+
