@@ -186,37 +186,37 @@ def _bounds(table):
     return table[[c for c in table.columns if c.endswith((" low", " high"))]]
 
 
-def test_a_longer_bootstrap_runs_at_once_with_its_progress(monkeypatch):
+def _budgets_page(monkeypatch, resamples: int, **budgets: int) -> AppTest:
+    """The Compare page on the binary sample with ``resamples`` and patched budgets."""
     _sample_or_skip()
     import dashboard.cache
 
-    # 4 models x 569 rows x 50 resamples: above the (patched) quick budget, within the
-    # budget run behind a progress bar
-    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
-    at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
+    for name, value in budgets.items():
+        monkeypatch.setattr(dashboard.cache, name, value)
+    at = _app(sample=SAMPLE, lens="binary", compare_resamples=str(resamples)).run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_a_longer_bootstrap_runs_at_once_with_its_progress(monkeypatch):
+    # 4 models x 569 rows x 50 resamples: above the (patched) quick budget, within the
+    # budget run behind a progress bar
+    at = _budgets_page(monkeypatch, 50, AUTO_BOOTSTRAP_BUDGET=1_000)
     assert not any("Bootstrap intervals on" in i.value for i in at.info)
     assert at.status and at.status[0].label == "Comparing 4 models with 50 resamples — done"
     shown = at.dataframe[0].value
     assert _bounds(shown).iloc[:, :2].notna().all().all()
     # the same numbers as the quick path (and core): one comparison, whatever the bar
-    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 10**12)
-    quick = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
-    quick.switch_page(PAGE).run()
+    quick = _budgets_page(monkeypatch, 50, AUTO_BOOTSTRAP_BUDGET=10**12)
     assert not quick.status
     pd.testing.assert_frame_equal(quick.dataframe[0].value, shown)
 
 
 def test_large_bootstrap_waits_for_a_click(monkeypatch):
-    _sample_or_skip()
-    import dashboard.cache
-
-    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
-    monkeypatch.setattr(dashboard.cache, "PROGRESS_BOOTSTRAP_BUDGET", 1_000)
-    at = _app(sample=SAMPLE, lens="binary", compare_resamples="50").run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
+    at = _budgets_page(
+        monkeypatch, 50, AUTO_BOOTSTRAP_BUDGET=1_000, PROGRESS_BOOTSTRAP_BUDGET=1_000
+    )
     # 4 models x 569 rows x 50 resamples is over the (patched) budget: point estimates first
     assert any("Bootstrap intervals on 2,276 rows" in i.value for i in at.info)
     first = at.dataframe[0].value
@@ -230,15 +230,9 @@ def test_large_bootstrap_waits_for_a_click(monkeypatch):
 
 
 def test_the_cell_bootstrap_runs_without_a_click(monkeypatch):
-    _sample_or_skip()
-    import dashboard.cache
-
-    monkeypatch.setattr(dashboard.cache, "AUTO_BOOTSTRAP_BUDGET", 1_000)
     # 569 rows x 20,000 resamples is above the exact bootstrap's work: compare_models draws
     # cells, quick at any n, so no button waits
-    at = _app(sample=SAMPLE, lens="binary", compare_resamples="20000").run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
+    at = _budgets_page(monkeypatch, 20000, AUTO_BOOTSTRAP_BUDGET=1_000)
     assert not any("Bootstrap intervals on" in i.value for i in at.info)
     assert _bounds(at.dataframe[0].value).iloc[:, :2].notna().all().all()  # the first metric's
     assert any("joint cells" in c.value for c in at.caption)

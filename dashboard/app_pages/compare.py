@@ -173,8 +173,8 @@ options = {
 rows = sum(p.n for p in picked.values())
 work = calls.comparison_work(picked, dataclasses.replace(config, n_resamples=int(n_resamples)))
 cache.stopped_notice()
-cmp = None
-if work > cache.AUTO_BOOTSTRAP_BUDGET and cache.bootstrap_gate(
+slow = work > cache.AUTO_BOOTSTRAP_BUDGET
+if slow and cache.bootstrap_gate(
     calls.comparison_key(picked, config, **options),
     work,
     what=f"{rows:,} rows × {int(n_resamples):,} resamples",
@@ -184,9 +184,9 @@ if work > cache.AUTO_BOOTSTRAP_BUDGET and cache.bootstrap_gate(
     cmp = calls.comparison_with_progress(picked, config, **options)
     if cmp is None:
         st.stop()  # the error is shown
-elif work > cache.AUTO_BOOTSTRAP_BUDGET:
-    options["n_resamples"] = 0  # the point estimates while the intervals wait
-if cmp is None:
+else:
+    if slow:
+        options["n_resamples"] = 0  # the point estimates while the intervals wait
     with errors.show_errors(stop=True):
         cmp = calls.comparison(picked, config, **options)
 
