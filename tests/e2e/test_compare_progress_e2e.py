@@ -72,3 +72,23 @@ def test_many_models_bootstrap_at_once_with_a_bar_and_stop_leaves_the_estimates(
     expect(page.get_by_test_id("stException")).to_have_count(0)
     expect(page.get_by_text("Traceback")).to_have_count(0)
 
+
+def test_the_report_of_many_models_shows_its_progress_and_stops(
+    page: Page, app_url: str, review_csv: Path
+):
+    page.goto(f"{app_url}/?n_resamples=0")
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(review_csv)
+    wait_idle(page)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Report").click()
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("Analysed model", exact=False).first).to_be_visible(timeout=60_000)
+    main.get_by_role("button", name="Stop").click()
+    wait_idle(page)
+    expect(main.get_by_text("stopped before it finished")).to_be_visible()
+    download = main.get_by_role("button", name="Download the report (HTML)")
+    expect(download).to_have_count(0)
+    # stopped, it waits for a click rather than starting again; the click builds it
+    main.get_by_role("button", name="Build the report").click()
+    expect(download).to_be_visible(timeout=120_000)
+    expect(main.get_by_role("button", name="Build the report")).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
