@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, row
+from benchmarks.common import median_of, row
 from core.bias import DEFAULT_NS, default_estimators, draw_replicate, simulate_estimates
 from core.inference.calibration import calibration_error
 from core.worlds import PRESET_WORLDS
@@ -44,7 +44,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rows = []
     for name in ("resnet110_c10", "roelofs-fig14"):
         world = PRESET_WORLDS[name]
-        t_floor = best_of(lambda world=world: _floor(world, reps), repeat=1, warmup=0)
+        t_floor = median_of(lambda world=world: _floor(world, reps), warmup=0)
         res: dict[str, Any] = {}
 
         def call(world=world, res=res, map_chunks=None) -> None:
@@ -54,13 +54,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
         size = f"{reps:,} replicates × 7 sizes × 6 estimators"
         rows.append(row(f"bias floor ({name})", t_floor, t_floor, "draw + sort every prefix"))
-        rows.append(
-            row(f"bias_vs_n default ({name})", best_of(call, repeat=1, warmup=0), t_floor, size)
-        )
+        rows.append(row(f"bias_vs_n default ({name})", median_of(call, warmup=0), t_floor, size))
         mapper = _joblib_map(2)
         if mapper is not None:
             single = res["out"].values
-            seconds = best_of(lambda m=mapper: call(map_chunks=m), repeat=1, warmup=0)
+            seconds = median_of(lambda m=mapper: call(map_chunks=m), warmup=0)
             same = np.array_equal(single, res["out"].values)
             rows.append(
                 row(f"bias_vs_n 2 joblib workers ({name})", seconds, t_floor, f"identical: {same}")
@@ -77,7 +75,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                             estimator=spec.estimator, binning=spec.binning, n_bins=spec.n_bins,
                         )  # fmt: skip
 
-        t_naive = best_of(naive, repeat=1, warmup=0) * reps / few
+        t_naive = median_of(naive, warmup=0) * reps / few
         rows.append(
             row(
                 f"per-dataset registry calls ({name})",

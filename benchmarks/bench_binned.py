@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, peer_module, row
+from benchmarks.common import MIN_REPEATS, median_of, peer_module, row
 from core.base.validation import check_probs_labels, check_with_top_label
 from core.estimators import ESTIMATORS
 from core.inference.calibration import calibration_error
@@ -174,7 +174,7 @@ def _one_thread() -> Iterator[None]:
 def _one_thread_row(name: str, func: Callable[[], Any], floor: float, repeat: int) -> dict:
     """The row of ``func`` timed on one thread (no target: the targeted row is the default)."""
     with _one_thread():
-        t = best_of(func, repeat=repeat)
+        t = median_of(func, repeat=repeat)
     return row(f"{name} (one thread)", t, floor, "CALIBSCOPE_THREADS=1")
 
 
@@ -200,7 +200,7 @@ def _peer_rows(s: np.ndarray, y: np.ndarray, floor: float, repeat: int) -> list[
     if sk is not None:
         from sklearn.calibration import calibration_curve
 
-        t = best_of(lambda: calibration_curve(y, s, n_bins=B, strategy="uniform"), repeat=repeat)
+        t = median_of(lambda: calibration_curve(y, s, n_bins=B, strategy="uniform"), repeat=repeat)
         rows.append(row(f"{label}: sklearn calibration_curve", t, floor, "bin means only, no ECE"))
     else:
         rows.append(row(f"{label}: sklearn", float("nan"), None, "not installed"))
@@ -210,13 +210,13 @@ def _peer_rows(s: np.ndarray, y: np.ndarray, floor: float, repeat: int) -> list[
         from torchmetrics.functional.classification import binary_calibration_error
 
         ts, ty = torch.from_numpy(s), torch.from_numpy(y)
-        t = best_of(lambda: binary_calibration_error(ts, ty, n_bins=B), repeat=repeat)
+        t = median_of(lambda: binary_calibration_error(ts, ty, n_bins=B), repeat=repeat)
         rows.append(row(f"{label}: torchmetrics", t, floor))
     else:
         rows.append(row(f"{label}: torchmetrics", float("nan"), None, "not installed"))
     rp = peer_module("relplot")
     if rp is not None:
-        t = best_of(lambda: rp.metrics.binnedECE(s, y, nbins=B), repeat=repeat)
+        t = median_of(lambda: rp.metrics.binnedECE(s, y, nbins=B), repeat=repeat)
         rows.append(row(f"{label}: relplot binnedECE", t, floor))
     else:
         rows.append(row(f"{label}: relplot", float("nan"), None, "not installed"))
@@ -224,13 +224,13 @@ def _peer_rows(s: np.ndarray, y: np.ndarray, floor: float, repeat: int) -> list[
     if nc is not None:
         from netcal.metrics import ECE
 
-        t = best_of(lambda: ECE(bins=B).measure(s, y), repeat=repeat)
+        t = median_of(lambda: ECE(bins=B).measure(s, y), repeat=repeat)
         rows.append(row(f"{label}: netcal ECE", t, floor))
     else:
         rows.append(row(f"{label}: netcal", float("nan"), None, "not installed"))
     uc = peer_module("calibration")
     if uc is not None:
-        t = best_of(lambda: uc.get_ece(s, y, num_bins=B), repeat=1, warmup=0)
+        t = median_of(lambda: uc.get_ece(s, y, num_bins=B), warmup=0)
         rows.append(row(f"{label}: uncertainty-calibration get_ece", t, floor))
     else:
         rows.append(row(f"{label}: uncertainty-calibration", float("nan"), None, "not installed"))
@@ -250,7 +250,7 @@ def _top_label_peer_rows(
         from torchmetrics.functional.classification import multiclass_calibration_error
 
         tp, ty = torch.from_numpy(probs), torch.from_numpy(labels)
-        t = best_of(
+        t = median_of(
             lambda: multiclass_calibration_error(tp, ty, num_classes=k, n_bins=B), repeat=repeat
         )
         rows.append(row(f"{label}: torchmetrics", t, floor, "input checks included"))
@@ -260,7 +260,7 @@ def _top_label_peer_rows(
     if nc is not None:
         from netcal.metrics import ECE
 
-        t = best_of(lambda: ECE(bins=B).measure(probs, labels), repeat=1, warmup=0)
+        t = median_of(lambda: ECE(bins=B).measure(probs, labels), warmup=0)
         rows.append(row(f"{label}: netcal ECE", t, floor))
     else:
         rows.append(row(f"{label}: netcal", float("nan"), None, "not installed"))
@@ -269,18 +269,18 @@ def _top_label_peer_rows(
 
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the binned estimators; return rows of name, seconds, ratio_to_floor, notes."""
-    repeat = 3 if quick else 7
+    repeat = 1 if quick else MIN_REPEATS
     rows: list[dict[str, Any]] = []
     goal = "binned-end-to-end"
 
     # binary, n = 1e6, 15 equal-width bins
     n = 200_000 if quick else 1_000_000
     s, y = _binary_data(n)
-    floor = best_of(lambda: _ew_floor(s, y), repeat=repeat)
+    floor = median_of(lambda: _ew_floor(s, y), repeat=repeat)
     rows.append(row(f"floor binary EW n={n:,}", floor, floor, "(s*B).astype(int) + 3 bincounts"))
     # each entry against the least work of the statistics it declares
     floors = {"bins": floor}
-    t = best_of(lambda: _ew_deviation_floor(s, y), repeat=repeat)
+    t = median_of(lambda: _ew_deviation_floor(s, y), repeat=repeat)
     floors["scores-in-bins"] = t
     rows.append(
         row(
@@ -291,12 +291,12 @@ def run(quick: bool) -> list[dict[str, Any]]:
         )
     )
     p2, y2 = check_probs_labels(s, y)
-    t = best_of(lambda: check_probs_labels(s, y), repeat=repeat)
+    t = median_of(lambda: check_probs_labels(s, y), repeat=repeat)
     rows.append(row(f"input validation binary n={n:,}", t, floor, "core.base.validation"))
     for name in ESTIMATORS.names(binned=True):
         norm = 2.0 if name == "debiased" else 1.0
         kw = {"lens": "binary", "norm": norm, "estimator": name}
-        t = best_of(lambda kw=kw: calibration_error(s, y, **kw), repeat=repeat)
+        t = median_of(lambda kw=kw: calibration_error(s, y, **kw), repeat=repeat)
         info = ESTIMATORS.get(name)
         binning = info.binning_for("equal-width")  # mcb: always its own discrete bins
         # the sweep and bins of the distinct scores sort: their least work is a sort, not
@@ -326,7 +326,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     repeat,
                 )
             )
-        t = best_of(
+        t = median_of(
             lambda name=name, norm=norm, binning=binning: _direct(
                 name, p2, y2, lens="binary", norm=norm, binning=binning
             ),
@@ -336,7 +336,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rows.extend(_peer_rows(s, y, floor, repeat))
 
     # equal mass, n = 1e6
-    em_floor = best_of(lambda: _em_floor(s, y), repeat=repeat)
+    em_floor = median_of(lambda: _em_floor(s, y), repeat=repeat)
     rows.append(
         row(
             f"floor binary EM n={n:,}",
@@ -345,11 +345,13 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "argpartition at B−1 ranks + 2 segment sums",
         )
     )
-    t = best_of(lambda: _em_argsort(s, y), repeat=repeat)
+    t = median_of(lambda: _em_argsort(s, y), repeat=repeat)
     rows.append(
         row(f"reference (not a floor): stable argsort EM n={n:,}", t, em_floor, "old floor")
     )
-    t = best_of(lambda: calibration_error(s, y, lens="binary", binning="equal-mass"), repeat=repeat)
+    t = median_of(
+        lambda: calibration_error(s, y, lens="binary", binning="equal-mass"), repeat=repeat
+    )
     rows.append(
         row(
             f"plugin binary EM n={n:,} (end to end)",
@@ -359,7 +361,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             target=goal,
         )
     )
-    t = best_of(
+    t = median_of(
         lambda: calibration_error(s, y, lens="binary", binning="equal-mass", estimator="sweep"),
         repeat=repeat,
     )
@@ -374,10 +376,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
         conf = probs[np.arange(n), pred]
         return _ew_floor(conf, (pred == labels).astype(np.float64))
 
-    floor = best_of(top_floor, repeat=repeat)
+    floor = median_of(top_floor, repeat=repeat)
     rows.append(row(f"floor top-label EW {n:,}×{k:,}", floor, floor, "argmax + take + EW floor"))
     pv, yv = check_probs_labels(probs, labels)
-    t = best_of(lambda: calibration_error(probs, labels), repeat=repeat)
+    t = median_of(lambda: calibration_error(probs, labels), repeat=repeat)
     rows.append(row(f"plugin top-label EW {n:,}×{k:,} (end to end)", t, floor, target=goal))
     rows.append(
         _one_thread_row(
@@ -387,11 +389,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
             repeat,
         )
     )
-    t = best_of(lambda: _direct("plugin", pv, yv), repeat=repeat)
+    t = median_of(lambda: _direct("plugin", pv, yv), repeat=repeat)
     rows.append(row(f"plugin top-label EW {n:,}×{k:,} (validated input)", t, floor))
-    t = best_of(lambda: check_probs_labels(probs, labels), repeat=repeat)
+    t = median_of(lambda: check_probs_labels(probs, labels), repeat=repeat)
     rows.append(row(f"input validation {n:,}×{k:,}", t, floor, "core.base.validation"))
-    t = best_of(lambda: check_with_top_label(probs, labels), repeat=repeat)
+    t = median_of(lambda: check_with_top_label(probs, labels), repeat=repeat)
     rows.append(
         row(
             f"input validation + top label {n:,}×{k:,}",
@@ -403,8 +405,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rows.extend(_top_label_peer_rows(probs, labels, floor, repeat))
 
     # classwise equal-mass debiased ℓ2, same matrix
-    reps = 1 if quick else 2
-    floor = best_of(lambda: _classwise_em_floor(probs, labels), repeat=reps, warmup=0)
+    reps = 1 if quick else MIN_REPEATS
+    floor = median_of(lambda: _classwise_em_floor(probs, labels), repeat=reps, warmup=0)
     rows.append(
         row(
             f"floor classwise EM {n:,}×{k:,}",
@@ -413,12 +415,12 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "per column: argpartition at B−1 ranks + 2 segment sums",
         )
     )
-    t = best_of(lambda: _classwise_em_argsort(probs, labels), repeat=1, warmup=0)
+    t = median_of(lambda: _classwise_em_argsort(probs, labels), warmup=0)
     rows.append(
         row(f"reference (not a floor): column argsort EM {n:,}×{k:,}", t, floor, "old floor")
     )
     kw = {"lens": "classwise", "binning": "equal-mass", "estimator": "debiased", "norm": 2}
-    t = best_of(lambda: calibration_error(probs, labels, **kw), repeat=reps)
+    t = median_of(lambda: calibration_error(probs, labels, **kw), repeat=reps)
     rows.append(row(f"debiased ℓ2 classwise EM {n:,}×{k:,} (end to end)", t, floor, target=goal))
     rows.append(
         _one_thread_row(

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, row
+from benchmarks.common import MIN_REPEATS, median_of, row
 from core.inference.bootstrap import DISTRIBUTIONS, bootstrap_interval
 from core.inference.calibration import calibration_error
 from core.stats.consistency_bands import consistency_band
@@ -46,7 +46,7 @@ def _per_resample(estimator: str, binning: str = "equal-width") -> Callable[...,
 def run(quick: bool) -> list[dict[str, Any]]:
     """Time the bootstrap paths; return benchmark rows."""
     n, r = (10_000, 100) if quick else (100_000, 1_000)
-    repeat = 1 if quick else 3
+    repeat = 1 if quick else MIN_REPEATS
     s, y = _data(n)
     bin_of_row = np.minimum((s * B).astype(np.intp), B - 1)
     idx = np.random.default_rng(1).integers(0, n, size=(r, n))
@@ -55,7 +55,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         for i in range(r):
             np.bincount(bin_of_row[idx[i]], minlength=B)
 
-    t_floor = best_of(floor, repeat=repeat, warmup=0)
+    t_floor = median_of(floor, repeat=repeat, warmup=0)
     size = f"{r:,} resamples × {n:,} rows"
     rows = [row(f"bootstrap floor: {r:,} bincounts", t_floor, t_floor, size)]
     cases = [
@@ -85,7 +85,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 s, y, statistic=statistic, n_resamples=resamples, seed=0, **opts
             )
 
-        seconds = best_of(call, repeat=repeat, warmup=0)
+        seconds = median_of(call, repeat=repeat, warmup=0)
         res = result["res"]
         note = f"path {res.path}; {resamples:,} resamples"
         if resamples != r:
@@ -110,13 +110,13 @@ def _band_row(quick: bool, repeat: int) -> dict[str, Any]:
         for _ in range(10):
             np.bincount(bin_of_row, weights=rng.random(n) < s, minlength=B)
 
-    floor = best_of(ten_resamples, repeat=repeat, warmup=0) * r / 10
+    floor = median_of(ten_resamples, repeat=repeat, warmup=0) * r / 10
     result: dict[str, Any] = {}
 
     def call() -> None:
         result["band"] = consistency_band(s, n_bins=B, n_resamples=r, seed=0)
 
-    seconds = best_of(call, repeat=repeat, warmup=1)
+    seconds = median_of(call, repeat=repeat, warmup=1)
     return row(
         f"consistency band {r:,} resamples × {n:,} rows",
         seconds,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, peer_module, row
+from benchmarks.common import median_of, peer_module, row
 
 B = 15
 
@@ -84,14 +84,14 @@ def _conventions(n: int) -> list[dict[str, Any]]:
     from core import calibration_error
 
     p, y = _binary(n)
-    floor = best_of(lambda: _floor(p, y), repeat=3)
+    floor = median_of(lambda: _floor(p, y))
     rows = [row(f"conventions floor: bincount ECE n={n:,}, {B} bins", floor, floor)]
     peers = _peers(p, y)
     # uncertainty-calibration's get_ece is the top-label ECE: on binary data, of max(p, 1 − p)
     lens = {"uncertainty-calibration": "top-label"}
     for name in ("calibscope", "sklearn", "netcal", "torchmetrics", "uncertainty-calibration"):
         kw = {"lens": lens.get(name, "binary"), "n_bins": B, "convention": name}
-        ours = best_of(lambda kw=kw: calibration_error(p, y, **kw).value, repeat=3)
+        ours = median_of(lambda kw=kw: calibration_error(p, y, **kw).value)
         value = calibration_error(p, y, **kw).value
         rows.append(row(f"calibration_error(convention={name!r}) n={n:,}", ours, floor))
         call = peers.get(name)
@@ -100,7 +100,7 @@ def _conventions(n: int) -> list[dict[str, Any]]:
         if call is None:
             rows.append(row(f"{name} itself n={n:,}", float("nan"), None, "not installed"))
             continue
-        theirs = best_of(call, repeat=1, warmup=1)
+        theirs = median_of(call, warmup=1)
         same = abs(call() - value) <= 1e-12 * max(1.0, abs(value))
         note = "same value to 1e-12" if same else f"values differ: {call():.15g} vs {value:.15g}"
         if name == "torchmetrics" and not same:
@@ -116,11 +116,11 @@ def _kde(n: int) -> list[dict[str, Any]]:
     probs = rng.dirichlet(np.ones(4) * 0.8, size=n)
     y = np.array([rng.choice(4, p=r) for r in probs])
     conf = probs.max(axis=1)
-    floor = best_of(lambda: np.abs(conf[:, None] - conf[None, :]), repeat=3)
+    floor = median_of(lambda: np.abs(conf[:, None] - conf[None, :]))
     rows = [row(f"kde floor: n×n |s_i − s_j| n={n:,}", floor, floor)]
     bw = 0.05
     kw = {"estimator": "kde", "lens": "top-label", "norm": 1, "bandwidth": bw}
-    ours = best_of(lambda: calibration_error(probs, y, **kw).value, repeat=3)
+    ours = median_of(lambda: calibration_error(probs, y, **kw).value)
     rows.append(row(f"kde (top-label, ℓ1, bandwidth {bw}) n={n:,}", ours, floor))
     torch = peer_module("torch")
     peers = Path(__file__).resolve().parents[1] / "tests" / "peers"
@@ -139,7 +139,7 @@ def _kde(n: int) -> list[dict[str, Any]]:
             ece_kde.get_ece_kde(f, t, bandwidth=bw, p=1, mc_type="top_label", device="cpu")
         )
 
-    theirs = best_of(ref, repeat=1, warmup=1)
+    theirs = median_of(ref, warmup=1)
     value = calibration_error(probs, y, **kw).value
     same = abs(ref() - value) <= 1e-9 * max(1.0, abs(value))
     note = "same value to 1e-9" if same else f"values differ: {ref():.12g} vs {value:.12g}"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, peer_module, row
+from benchmarks.common import median_of, peer_module, row
 
 
 def _data(n: int, digits: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -38,9 +38,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
     n = 20_000 if quick else 1_000_000
     for digits, what in ((None, "continuous"), (2, "2 decimals")):
         p, y = _data(n, digits)
-        floor = best_of(lambda p=p: np.sort(p), repeat=3)
+        floor = median_of(lambda p=p: np.sort(p))
         rows.append(row(f"corp floor: sort n={n:,} ({what})", floor, floor))
-        ours = best_of(lambda p=p, y=y: corp_decomposition(p, y), repeat=3)
+        ours = median_of(lambda p=p, y=y: corp_decomposition(p, y))
         rows.append(row(f"corp decomposition n={n:,} ({what})", ours, floor))
         sk = peer_module("sklearn")
         if sk is not None:
@@ -52,7 +52,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 unc = np.mean((y.mean() - y) ** 2)
                 return s - s_fit, unc - s_fit, unc, s
 
-            t_sk = best_of(sk_corp, repeat=1, warmup=1)
+            t_sk = median_of(sk_corp, warmup=1)
             d = corp_decomposition(p, y)
             agree = np.allclose([d.mcb, d.dsc, d.unc, d.score], sk_corp(), rtol=0, atol=1e-12)
             rows.append(
@@ -65,16 +65,15 @@ def run(quick: bool) -> list[dict[str, Any]]:
             )
     n_boot = 20_000 if quick else 100_000
     p, y = _data(n_boot)
-    floor = best_of(lambda: np.sort(p), repeat=3)
+    floor = median_of(lambda: np.sort(p))
     rows.append(row(f"corp floor: sort n={n_boot:,}", floor, floor))
     r = 100 if quick else 1000
-    boot = best_of(
+    boot = median_of(
         lambda: bootstrap_interval(p, y, statistic="mcb", lens="binary", n_resamples=r),
-        repeat=1,
         warmup=0,
     )
     rows.append(row(f"mcb bootstrap R={r:,} n={n_boot:,}", boot, floor, "fixed discrete bins"))
     config = AnalysisConfig(lens="binary")
-    diagram = best_of(lambda: corp_diagram((p, y), config), repeat=1, warmup=0)
+    diagram = median_of(lambda: corp_diagram((p, y), config), warmup=0)
     rows.append(row(f"corp diagram with both bands n={n_boot:,}", diagram, floor))
     return rows

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks.common import best_of, row
+from benchmarks.common import median_of, row
 from core.analyses.calibration_tests import calibration_test
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
@@ -107,17 +107,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     n = 2_000 if quick else 10_000
     p, y = _data(n)
     kern._MEDIAN_CACHE.clear()
-    t_med = best_of(
-        lambda: (kern._MEDIAN_CACHE.clear(), kern.median_bandwidth(p)), repeat=1, warmup=0
-    )
+    t_med = median_of(lambda: (kern._MEDIAN_CACHE.clear(), kern.median_bandwidth(p)), warmup=0)
     nu = kern.median_bandwidth(p)
     spec = kern.KernelSpec("laplacian", "tv", nu)
-    floor = best_of(lambda: tiled_skce_uq(p, y, nu), repeat=2, warmup=0)
-    t_naive = best_of(lambda: naive_skce_uq(p, y, nu), repeat=1, warmup=0)
+    floor = median_of(lambda: tiled_skce_uq(p, y, nu), warmup=0)
+    t_naive = median_of(lambda: naive_skce_uq(p, y, nu), warmup=0)
     want = naive_skce_uq(p, y, nu)
     err_floor = abs(tiled_skce_uq(p, y, nu) / want - 1)
-    t64 = best_of(lambda: _fresh_sums(p, y, spec, np.float64), repeat=2, warmup=0)
-    t32 = best_of(lambda: _fresh_sums(p, y, spec, np.float32), repeat=2, warmup=0)
+    t64 = median_of(lambda: _fresh_sums(p, y, spec, np.float64), warmup=0)
+    t32 = median_of(lambda: _fresh_sums(p, y, spec, np.float32), warmup=0)
     err64 = abs(_fresh_sums(p, y, spec, np.float64) / want - 1)
     err32 = abs(_fresh_sums(p, y, spec, np.float32) / want - 1)
     rows.append(
@@ -143,9 +141,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     nb = 1_000 if quick else 5_000
     pb, yb = _data(nb, seed=1)
     kern.median_bandwidth(pb)
-    t_boot = best_of(
+    t_boot = median_of(
         lambda: calibration_test(pb, yb, test="skce-uq-bootstrap", n_resamples=1000),
-        repeat=1,
         warmup=0,
     )
     rows.append(row(f"bootstrap test R=1000, n={nb:,} (median cached)", t_boot, None))
@@ -157,9 +154,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         "lens": "canonical", "norm": 1.0, "binning": None, "n_bins": None, "tie_policy": None,
         "class_weights": None, "class_names": None, "rng": np.random.default_rng(0),
     }  # fmt: skip
-    t_ul = best_of(lambda: func(pl, yl, bandwidth=0.8, **kw), repeat=3)
+    t_ul = median_of(lambda: func(pl, yl, bandwidth=0.8, **kw))
     rows.append(row(f"SKCE_ul, n={nl:,}, K=10, fixed ν", t_ul, None))
-    t_ul_med = best_of(lambda: func(pl, yl, **kw), repeat=1)
+    t_ul_med = median_of(lambda: func(pl, yl, **kw))
     rows.append(
         row(
             f"SKCE_ul, n={nl:,}, median ν on {kern.MEDIAN_SUBSAMPLE:,}-row subsample",

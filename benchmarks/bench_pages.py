@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import best_of, row
+from benchmarks.common import MIN_REPEATS, median_of, row
 from core.analyses import analysis
 from core.analyses.analysis import AnalysisConfig, analyze, bootstrap_mode
 from core.analyses.calibration_tests import (
@@ -169,7 +169,7 @@ def _page_rows(
     repeat: int,
 ) -> list[dict[str, Any]]:
     p, y = pred.probs, pred.labels
-    floor = best_of(lambda: floor_func(p, y), repeat=7)
+    floor = median_of(lambda: floor_func(p, y))
     components = lens_components(config.lens, pred.n_classes)
     mode = bootstrap_mode(config, pred.n, components)
     rows = [row(f"floor {label}: one-pass EW bincount", floor, floor, f"{config.lens} lens")]
@@ -184,7 +184,7 @@ def _page_rows(
         _clear_kernel_memos()
         _reliability(pred, config)
 
-    t = best_of(first_view, repeat=repeat, warmup=0)
+    t = median_of(first_view, repeat=repeat, warmup=0)
     rows.append(
         row(
             f"Reliability page first view, {label}",
@@ -195,7 +195,7 @@ def _page_rows(
         )
     )
     result = analyze(pred, config)
-    t = best_of(lambda: analysis_figure(result), repeat=repeat, warmup=0)
+    t = median_of(lambda: analysis_figure(result), repeat=repeat, warmup=0)
     rows.append(row(f"Reliability figure, {label}", t, floor, "core.figures (plotly), no target"))
     rebinned = dataclasses.replace(config, n_bins=20)
 
@@ -205,7 +205,7 @@ def _page_rows(
         analysis._POINTS.clear()
         _reliability(pred, rebinned)
 
-    t = best_of(change_bins, repeat=repeat, warmup=0)
+    t = median_of(change_bins, repeat=repeat, warmup=0)
     rows.append(
         row(
             f"Reliability page, bins 15 → 20, {label}",
@@ -220,7 +220,7 @@ def _page_rows(
         _clear_kernel_memos()
         _estimators(pred, config)
 
-    t = best_of(estimators_page, repeat=repeat, warmup=0)
+    t = median_of(estimators_page, repeat=repeat, warmup=0)
     rows.append(
         row(
             f"Estimators page default view, {label}",
@@ -236,7 +236,7 @@ def _page_rows(
         _clear_kernel_memos()
         run_tests(pred, config, n_resamples=1000, max_row_work=PAGE_ROW_WORK)
 
-    t = best_of(tests_page, repeat=repeat, warmup=0)
+    t = median_of(tests_page, repeat=repeat, warmup=0)
     rows.append(
         row(
             f"Tests page default view, {label}",
@@ -252,14 +252,13 @@ def _page_rows(
 def _consistency_rows(label: str, pred: Predictions, floor_func: Any) -> list[dict[str, Any]]:
     """Consistency resampling with the plug-in and the debiased estimator, 200 resamples."""
     p, y = pred.probs, pred.labels
-    floor = best_of(lambda: floor_func(p, y), repeat=7)
+    floor = median_of(lambda: floor_func(p, y))
     rows = []
     for estimator in ("plugin", "debiased"):
-        t = best_of(
+        t = median_of(
             lambda e=estimator: calibration_test(
                 p, y, test="consistency", estimator=e, n_resamples=200, seed=0
             ),
-            repeat=3,
         )
         rows.append(
             row(
@@ -283,7 +282,7 @@ def _compare_rows(label: str, probs: np.ndarray, y: np.ndarray) -> list[dict[str
     rows = []
     for lens, floor_func in (("top-label", _top_label_floor), ("classwise", _classwise_floor)):
         floor = sum(
-            best_of(lambda m=m, f=floor_func: f(m.probs, m.labels)) for m in models.values()
+            median_of(lambda m=m, f=floor_func: f(m.probs, m.labels)) for m in models.values()
         )
         config = AnalysisConfig(lens=lens, estimator="plugin")
 
@@ -291,7 +290,7 @@ def _compare_rows(label: str, probs: np.ndarray, y: np.ndarray) -> list[dict[str
             _clear_kernel_memos()
             compare_models(models, config=config, n_resamples=1000, test=DEFAULT_TEST)
 
-        t = best_of(page, repeat=1, warmup=0)
+        t = median_of(page, warmup=0)
         rows.append(
             row(
                 f"Compare page default view, 4 models × {label}, {lens}",
@@ -339,7 +338,7 @@ def _analyze_in_child(n: int) -> dict[str, float]:
 def _linear_rows(quick: bool) -> list[dict[str, Any]]:
     """``analyze`` at 10⁶ and 10⁷ rows (10⁴ and 10⁵ with ``quick``), fresh processes."""
     small, large = (10_000, 100_000) if quick else (1_000_000, 10_000_000)
-    repeat = 1 if quick else 3
+    repeat = 1 if quick else MIN_REPEATS
     runs = {n: [_analyze_in_child(n) for _ in range(repeat)] for n in (small, large)}
     t_small = statistics.median(r["seconds"] for r in runs[small])
     t_large = statistics.median(r["seconds"] for r in runs[large])
@@ -362,7 +361,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rng = np.random.default_rng(20240601)
     _warm_up(rng)
     n_bin, (n_mc, k) = (100_000, (3_000, 10)) if quick else (1_000_000, (200_000, 10))
-    repeat = 1 if quick else 3
+    repeat = 1 if quick else MIN_REPEATS
     rows: list[dict[str, Any]] = []
     binary = as_predictions(_binary(n_bin, rng))
     rows.extend(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench_binned import _binary_data, _ew_floor
-from benchmarks.common import best_of, peer_module, row
+from benchmarks.common import MIN_REPEATS, median_of, peer_module, row
 from core import calibration_error
 from core.inference.bootstrap import DISTRIBUTIONS, bootstrap_interval
 
@@ -30,20 +30,20 @@ def _ours(s: np.ndarray, y: np.ndarray, bandwidth: Any = "auto") -> float:
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Time the smooth ECE (automatic and fixed bandwidth), relplot's, and the bootstrap."""
     n = 100_000 if quick else 1_000_000
-    repeat = 2 if quick else 3
+    repeat = 1 if quick else MIN_REPEATS
     s, y = _binary_data(n)
     yf = y.astype(np.float64)
-    floor = best_of(lambda: _ew_floor(s, y), repeat=repeat)
+    floor = median_of(lambda: _ew_floor(s, y), repeat=repeat)
     rows = [row(f"floor, binary equal-width plug-in, n={n:,}", floor, floor)]
     ours = _ours(s, y)
-    t = best_of(lambda: _ours(s, y), repeat=repeat)
+    t = median_of(lambda: _ours(s, y), repeat=repeat)
     rows.append(row(f"smooth ECE (auto σ), n={n:,}", t, floor, target="smooth-ece"))
-    t_fixed = best_of(lambda: _ours(s, y, 0.05), repeat=repeat)
+    t_fixed = median_of(lambda: _ours(s, y, 0.05), repeat=repeat)
     rows.append(row(f"smooth ECE (σ = 0.05), n={n:,}", t_fixed, floor))
     rp = peer_module("relplot")
     if rp is not None:
         want = float(rp.smECE(s, yf))
-        t_rp = best_of(lambda: rp.smECE(s, yf), repeat=repeat)
+        t_rp = median_of(lambda: rp.smECE(s, yf), repeat=repeat)
         rows.append(
             row(
                 f"relplot smECE (auto σ), n={n:,}",
@@ -53,7 +53,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             )
         )
         want_fixed = float(rp.smECE_sigma(s, yf, 0.05))
-        t_rp_fixed = best_of(lambda: rp.smECE_sigma(s, yf, 0.05), repeat=repeat)
+        t_rp_fixed = median_of(lambda: rp.smECE_sigma(s, yf, 0.05), repeat=repeat)
         diff = abs(_ours(s, y, 0.05) - want_fixed) / want_fixed
         rows.append(
             row(
@@ -69,12 +69,12 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     rng = np.random.default_rng(1)
     sc = rng.random(n)
     yc = (rng.random(n) < sc).astype(np.int64)
-    t_cal = best_of(lambda: _ours(sc, yc), repeat=repeat)
+    t_cal = median_of(lambda: _ours(sc, yc), repeat=repeat)
     sigma = calibration_error(sc, yc, estimator="smooth", lens="binary").details["bandwidth"]
     rows.append(row(f"smooth ECE (auto σ), calibrated, n={n:,}", t_cal, floor, f"σ* = {sigma:.4f}"))
     if rp is not None:
         ycf = yc.astype(np.float64)
-        t_rp_cal = best_of(lambda: rp.smECE(sc, ycf), repeat=repeat)
+        t_rp_cal = median_of(lambda: rp.smECE(sc, ycf), repeat=repeat)
         diff = abs(_ours(sc, yc) - float(rp.smECE(sc, ycf))) / float(rp.smECE(sc, ycf))
         rows.append(
             row(
@@ -91,7 +91,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         DISTRIBUTIONS.clear()  # a memo hit would time a lookup, not the bootstrap
         bootstrap_interval(sb, yb, statistic="smooth", lens="binary", n_resamples=r)
 
-    t_boot = best_of(boot, repeat=1)
+    t_boot = median_of(boot)
     rows.append(
         row(f"smooth ECE bootstrap, n={m:,} × {r:,} resamples", t_boot, None, "rows-batch path")
     )

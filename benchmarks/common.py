@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import math
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,16 +94,131 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def best_of(func: Callable[[], Any], *, repeat: int = 5, warmup: int = 1) -> float:
-    """Return the best wall time in seconds of ``repeat`` calls (after ``warmup`` calls)."""
+#: A call this long is not repeated to a median: the row says it was timed once.
+LONG_CALL_SECONDS = 20.0
+
+#: Timed calls of every row at least (medians of five; ``--quick`` times each once).
+MIN_REPEATS = 5
+
+_SMOKE = {"on": False}
+
+
+@contextmanager
+def smoke() -> Iterator[None]:
+    """Time every call once, without warm-up, inside the block (``--quick``: a smoke run)."""
+    before = _SMOKE["on"]
+    _SMOKE["on"] = True
+    try:
+        yield
+    finally:
+        _SMOKE["on"] = before
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall times of repeated calls of one function.
+
+    Attributes
+    ----------
+    median : float
+        Median wall time in seconds (what a row reports and divides by its floor).
+    low, high : float
+        Fastest and slowest call.
+    repeats : int
+        How many calls were timed (after the warm-up).
+    """
+
+    median: float
+    low: float
+    high: float
+    repeats: int
+
+    def scaled(self, factor: float) -> Timing:
+        """Return the times multiplied by ``factor`` (a part timed for the whole)."""
+        return Timing(self.median * factor, self.low * factor, self.high * factor, self.repeats)
+
+    def __mul__(self, factor: float) -> Timing:
+        """A part timed for the whole: ``t * resamples / timed``."""
+        return self.scaled(factor)
+
+    def __truediv__(self, other: float | Timing) -> Any:
+        """By a number: the times scaled; by a timing: the ratio of the medians."""
+        if isinstance(other, Timing):
+            return self.median / other.median
+        return self.scaled(1.0 / other)
+
+    def __radd__(self, other: float) -> Timing:
+        """``sum`` of timings starts from 0."""
+        if other != 0:
+            return NotImplemented
+        return self
+
+    def __add__(self, other: Timing) -> Timing:
+        """The times of two calls made one after the other (medians, lows, highs added)."""
+        return Timing(
+            self.median + other.median,
+            self.low + other.low,
+            self.high + other.high,
+            min(self.repeats, other.repeats),
+        )
+
+
+def _timing(times: list[float]) -> Timing:
+    return Timing(statistics.median(times), min(times), max(times), len(times))
+
+
+def round_robin(
+    funcs: Sequence[Callable[[], Any]], *, repeat: int = MIN_REPEATS, warmup: int = 1
+) -> list[Timing]:
+    """Time functions in turn, ``repeat`` rounds of one call each, after ``warmup`` rounds.
+
+    Calling them in turn exposes every function, floor and peers alike, to the same load of a
+    shared machine. A function whose warm-up (or, without one, first) call took longer than
+    :data:`LONG_CALL_SECONDS` is timed once; its :class:`Timing` says ``repeats=1``.
+
+    Parameters
+    ----------
+    funcs : sequence of callables
+        What to time, each called without arguments.
+    repeat : int
+        Timed rounds (medians of at least 5 unless a call is long).
+    warmup : int
+        Untimed rounds first (imports, first allocations, memo fills of the data).
+
+    Returns
+    -------
+    list of Timing
+        One per function, in order.
+    """
+    if _SMOKE["on"]:
+        repeat, warmup = 1, 0
+    times: list[list[float]] = [[] for _ in funcs]
+    long = [False] * len(funcs)
     for _ in range(warmup):
-        func()
-    best = float("inf")
+        for i, func in enumerate(funcs):
+            start = time.perf_counter()
+            func()
+            long[i] = long[i] or time.perf_counter() - start > LONG_CALL_SECONDS
     for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
+        for i, func in enumerate(funcs):
+            if long[i] and times[i]:
+                continue
+            start = time.perf_counter()
+            func()
+            took = time.perf_counter() - start
+            times[i].append(took)
+            long[i] = long[i] or took > LONG_CALL_SECONDS
+    return [_timing(t) for t in times]
+
+
+def median_of(func: Callable[[], Any], *, repeat: int = MIN_REPEATS, warmup: int = 1) -> Timing:
+    """Return the :class:`Timing` of ``repeat`` calls of one function (after ``warmup``)."""
+    return round_robin([func], repeat=repeat, warmup=warmup)[0]
+
+
+def seconds_of(value: Timing | float) -> float:
+    """Return a row's seconds: a timing's median, or a number as it is."""
+    return value.median if isinstance(value, Timing) else float(value)
 
 
 def peer_module(name: str) -> Any | None:
@@ -131,8 +248,8 @@ def find_peers() -> dict[str, str | None]:
 
 def row(
     name: str,
-    seconds: float,
-    floor: float | None,
+    seconds: Timing | float,
+    floor: Timing | float | None,
     notes: str = "",
     *,
     target: str | None = None,
@@ -144,10 +261,12 @@ def row(
     ----------
     name : str
         What was timed.
-    seconds : float
-        Best wall time.
-    floor : float, optional
-        The floor's time in the same run.
+    seconds : Timing or float
+        The wall time: a :class:`Timing` (its median is the row's seconds, its fastest and
+        slowest call and repeats are shown beside) or seconds measured otherwise (a
+        subprocess's own clock, a sum of parts).
+    floor : Timing or float, optional
+        The floor's time in the same run (its median).
     notes : str
         Shown after the numbers.
     target : str, optional
@@ -158,12 +277,19 @@ def row(
     Returns
     -------
     dict
-        ``name, seconds, ratio_to_floor, notes, target, met`` and ``extra``.
+        ``name, seconds, low, high, repeats, ratio_to_floor, notes, target, met`` and
+        ``extra`` (``low``, ``high`` and ``repeats`` are None for seconds given as a number).
     """
-    ratio = seconds / floor if floor else float("nan")
+    took = seconds_of(seconds)
+    base = None if floor is None else seconds_of(floor)
+    ratio = took / base if base else float("nan")
+    timing = seconds if isinstance(seconds, Timing) else None
     out: dict[str, Any] = {
         "name": name,
-        "seconds": seconds,
+        "seconds": took,
+        "low": None if timing is None else timing.low,
+        "high": None if timing is None else timing.high,
+        "repeats": None if timing is None else timing.repeats,
         "ratio_to_floor": ratio,
         "notes": notes,
         **extra,

@@ -185,3 +185,35 @@ def test_stream_load_path_reads_every_row_as_the_engine_does(tmp_path):
             check=True,
         ).stdout.split()
         assert out == [want, str(s.shape[0])]
+
+
+def test_recalibration_floors_compute_the_fits_they_time():
+    from benchmarks import bench_recal
+    from core.recalibration import make_recalibrator
+
+    z, y = bench_recal._binary(20_001)
+    p = 1 / (1 + np.exp(-z))
+    # the packed-key sort and scipy's PAV give core's isotonic fit, to the bit
+    iso = make_recalibrator("isotonic").fit(p, y).predict_proba(p)
+    np.testing.assert_array_equal(bench_recal.isotonic_floor(p, y), iso[:, 1])
+    # Newton passes run to convergence give the maximum-likelihood logistic fit (hard targets)
+    platt = make_recalibrator("platt", targets="hard").fit(z, y, logits=True)
+    got = bench_recal.newton_floor(z, y, passes=10)
+    np.testing.assert_allclose(got, platt.predict_proba(z, logits=True)[:, 1], rtol=1e-9)
+    zm, ym = bench_recal._multiclass(2_000, 20)
+    temp = make_recalibrator("temperature").fit(zm, ym, logits=True)
+    got = bench_recal.temperature_floor(zm, ym, passes=10)
+    np.testing.assert_allclose(got, temp.predict_proba(zm, logits=True), rtol=1e-9, atol=1e-15)
+
+
+def test_round_robin_reports_medians_and_spread():
+    from benchmarks.common import median_of, round_robin
+
+    calls: list[str] = []
+    a, b = round_robin([lambda: calls.append("a"), lambda: calls.append("b")], repeat=5)
+    assert calls == ["a", "b"] * 6  # one warm-up round, then five timed rounds in turn
+    assert a.repeats == b.repeats == 5 and a.low <= a.median <= a.high
+    r = row("x", a, b)
+    assert r["seconds"] == a.median and r["low"] == a.low and r["repeats"] == 5
+    assert r["ratio_to_floor"] == pytest.approx(a.median / b.median)
+    assert median_of(lambda: None, repeat=7, warmup=0).repeats == 7

@@ -31,7 +31,7 @@ scores by the midpoint rule on ``m`` equally spaced scores (:func:`population_gr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ import numpy as np
 
 from core.analyses.validity import validity_curves
 from core.base.errors import ConfigError
+from core.base.progress import Progress
 from core.base.registry import Entry, Registry
 from core.base.validation import check_rng
 from core.inference.bootstrap import bootstrap_interval
@@ -49,8 +50,6 @@ from core.worlds import PRESET_WORLDS, WIDMANN_WORLDS, UniformScores, draw_predi
 
 if TYPE_CHECKING:
     import pandas as pd
-
-ProgressCallback = Callable[[float, str], None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,7 +166,7 @@ def run_entry(name: str, **options: Any) -> GalleryResult:
     return GALLERY.get(name).func(**options)
 
 
-def _tick(progress: ProgressCallback | None, fraction: float, message: str) -> None:
+def _tick(progress: Progress | None, fraction: float, message: str) -> None:
     if progress is not None:
         progress(min(max(fraction, 0.0), 1.0), message)
 
@@ -195,7 +194,7 @@ def gupta_ramdas_fig2(
     max_bins: int = 50,
     alpha: float = 0.1,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """ε of Theorem 3 against B for each n (no randomness; ``seed`` is accepted and unused).
 
@@ -273,7 +272,7 @@ def roelofs_fig14(
     ns: Sequence[int] = (200, 800, 3200),
     n_resamples: int = 60,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """b* and ECE_sweep (ℓ2, equal-mass, binary lens) over datasets drawn from two worlds.
 
@@ -422,7 +421,7 @@ def widmann_fig1(
     n_resamples: int = 100,
     estimators: Sequence[str] = ("canonical-uniform", "skce-b", "skce-uq", "skce-ul"),
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """ECE and SKCE estimates of ``n_resamples`` datasets of ``n`` rows under M1–M3.
 
@@ -518,7 +517,7 @@ def gupta_ramdas_validity(
     n_resamples: int = 10,
     methods: Sequence[str] = GR_METHODS,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """Return validity curves of the methods on rows drawn from a world (no CREDIT here).
 
@@ -716,7 +715,7 @@ def kumar_fig2(
     n_resamples: int = 100,
     grid: int = 400_000,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """Binned ℓ2 CE of a Platt model against B, with its true and population binned error.
 
@@ -907,7 +906,7 @@ def kumar_fig3(
     n_trials: int = 30,
     grid: int = 100_000,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """Return the true CE² and MSE of histogram binning (UMD) and scaling-binning over B.
 
@@ -1091,7 +1090,7 @@ def metacal_table1(
     alpha: float = 0.05,
     beta: float = 0.8,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> GalleryResult:
     """ECE, coverage, miscoverage and coverage accuracy of TS and Meta-Cal over runs on G2.
 

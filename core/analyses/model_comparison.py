@@ -54,6 +54,7 @@ from core.analyses.calibration_tests import TESTS, calibration_test, test_settin
 from core.base.errors import CalibscopeError, ConfigError, DataError
 from core.base.options import DEFAULT_METRICS
 from core.base.parallel import map_ordered
+from core.base.progress import Progress
 from core.base.validation import check_norm, norm_key, norm_text
 from core.data import as_predictions
 from core.data.lint import FEW_ROWS
@@ -62,7 +63,7 @@ from core.estimators.base import KernelContext, NormalStream
 from core.estimators.kernel import resample_options
 from core.inference.bootstrap import bootstrap_many, support_of, truth_values
 from core.inference.calibration import EstimatorCall
-from core.inference.cells import Progress, analysis_draws, cell_bootstrap
+from core.inference.cells import analysis_draws, cell_bootstrap
 from core.inference.comparison_cells import (
     joint_cell_bootstrap,
     joint_cells,

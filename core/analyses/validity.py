@@ -19,7 +19,7 @@ bound (11) of Theorem 4 (:func:`core.stats.guarantees.theory_validity`) and appl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.base.errors import ConfigError, DataError
+from core.base.progress import Progress
 from core.base.validation import (
     MAX_BINS,
     MAX_RESAMPLES,
@@ -50,8 +51,6 @@ VALIDITY_LENSES = ("binary", "top-label")
 DEFAULT_EPS_GRID = np.linspace(0.0, 1.0, 1001)
 #: Recalibrators whose bound (11) gives a theory curve, with their variant.
 THEORY_VARIANTS = {"histogram-umd": "umd", "histogram-ze": "zadrozny-elkan"}
-
-ProgressCallback = Callable[[float, str], Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -552,7 +551,7 @@ def validity_curves(
     confidence_level: float = 0.95,
     recalibrator_options: Mapping[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> ValidityResult:
     """Marginal and conditional validity curves over ``R`` random calibration/test splits.
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.base.errors import ConfigError, DataError
+from core.base.progress import Progress
 from core.base.validation import check_norm
 from core.bias.batches import SizeBlock, estimate_block
 from core.bias.sources import DataSource, as_source, draw_replicate
@@ -22,7 +23,6 @@ DEFAULT_NS: tuple[int, ...] = (200, 400, 800, 1600, 3200, 6400, 12800)
 #: Elements (replicates × max n) simulated at once; bounds memory at ~100 MB per chunk.
 CHUNK_ELEMENTS = 2_000_000
 
-ProgressCallback = Callable[[float, str], "bool | None"]
 MapFunction = Callable[[Callable[[tuple[int, int]], "ChunkResult"], Iterable[tuple[int, int]]], Iterable["ChunkResult"]]  # fmt: skip
 
 
@@ -202,7 +202,7 @@ def simulate_estimates(
     n_resamples: int = 1000,
     seed: int = 0,
     norm: float | str = 2,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
     map_chunks: MapFunction | None = None,
     chunk_size: int | None = None,
 ) -> SimulationResult:
@@ -285,7 +285,7 @@ def _run_chunks(
     plan: SimulationPlan,
     ranges: list[tuple[int, int]],
     n_resamples: int,
-    progress: ProgressCallback | None,
+    progress: Progress | None,
     map_chunks: MapFunction | None,
 ) -> list[ChunkResult]:
     """Run the replicate ranges, reporting progress after each; a ``False`` reply cancels."""
@@ -325,7 +325,7 @@ def bias_vs_n(
     n_resamples: int = 1000,
     seed: int = 0,
     norm: float | str = 2,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
     map_chunks: MapFunction | None = None,
 ) -> pd.DataFrame:
     """Bias, spread and RMSE of calibration-error estimators against sample size.

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 
 from core.base.errors import ConfigError
 from core.bias.runner import (
-    ProgressCallback,
+    Progress,
     SimulationCancelled,
     bias_vs_n,
     simulate_estimates,
@@ -34,7 +34,7 @@ def bias_heatmap(
     seed: int = 0,
     norm: float | str = 2,
     include_sweep: bool = True,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Bias of ECE_bin over (n, number of bins), plus the sweep row (Roelofs et al. Fig. 2b).
 
@@ -64,7 +64,7 @@ def ece_vs_tce(
     exponents: Sequence[float] | None = None,
     n_resamples: int = 500,
     seed: int = 0,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Mean and 5–95 % band of an estimator against the true ℓ2 CE (Roelofs et al. Fig. 13).
 
@@ -142,7 +142,7 @@ def detection_power(
     n_resamples: int = 500,
     alpha: float = 0.05,
     seed: int = 0,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """How often an estimator detects a given true CE at each n (Roelofs et al. §7.2, Fig. 5).
 

@@ -37,7 +37,7 @@ reading the spread of the scores in a bin at ℓ2 (through the sums of squares);
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -1073,7 +1073,3 @@ def clipped_variance(mean_square: np.ndarray, mean: np.ndarray) -> np.ndarray:
     """
     var = mean_square - mean * mean
     return np.where(var > 64 * np.finfo(np.float64).eps * mean_square, var, 0.0)
-
-
-#: ``progress(fraction, message)``; see :func:`cell_bootstrap`.
-Progress = Callable[[float, str], Any]

@@ -46,6 +46,7 @@ from core.analyses.analysis import (
     kernel_rows,
 )
 from core.base.errors import ConfigError
+from core.base.progress import Progress
 from core.data.limits import LoadLimits
 from core.data.lint import LintReport, ValueFacts
 from core.estimators import ESTIMATORS
@@ -62,7 +63,7 @@ from core.stream.bins import (
     equal_mass_ranks,
     keep_bins,
 )
-from core.stream.engine import Progress, StreamRunner
+from core.stream.engine import StreamRunner
 from core.stream.load import LoadOptions, Plan
 from core.stream.ranks import PassCounts, RankSearch, level1_size
 from core.stream.sources import BATCH_ROWS

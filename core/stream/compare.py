@@ -64,6 +64,7 @@ from core.analyses.model_comparison import (
     too_few_models,
 )
 from core.base.errors import ConfigError, DataError
+from core.base.progress import Progress
 from core.data.limits import LoadLimits
 from core.data.lint import LintReport
 from core.data.predictions import Digest
@@ -86,7 +87,7 @@ from core.stream.analysis import (
     stream_kernel_rows,
 )
 from core.stream.dask import DaskRunner
-from core.stream.engine import Progress, StreamRunner
+from core.stream.engine import StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows, batch_facts, read_rows
 from core.stream.sources import BATCH_ROWS, read_batches
 from core.stream.stats import (

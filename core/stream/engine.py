@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.base.progress import Progress
 from core.base.validation import MAX_BATCH_ROWS, check_count
 from core.data.limits import LoadLimits
 from core.stream.load import LoadFacts, LoadOptions, Plan, Rows, plan_from, read_stream
@@ -23,9 +24,6 @@ from core.stream.sources import (
     resolve_parts,
 )
 from core.stream.stats import Offsets, merge_groups
-
-#: ``progress(fraction, message)``.
-Progress = Callable[[float, str], Any]
 
 
 class StreamRunner:

@@ -47,6 +47,7 @@ from core.analyses.subgroups import (
     with_breaches,
 )
 from core.base.errors import ConfigError
+from core.base.progress import Progress
 from core.data.groups import MIN_GROUP_ROWS
 from core.data.limits import LoadLimits
 from core.data.loader import kept_names
@@ -55,7 +56,7 @@ from core.stats.binned_view import BinnedView, ComponentBins
 from core.stats.binning import BINNINGS, assign_to_edges
 from core.stats.scores import SCORES
 from core.stream.analysis import AnalysisPasses, check_stream_config
-from core.stream.engine import Progress, StreamRunner
+from core.stream.engine import StreamRunner
 from core.stream.load import LoadOptions, Plan, Rows
 from core.stream.sources import BATCH_ROWS
 from core.stream.stats import (
