@@ -79,6 +79,8 @@ TARGETS: dict[str, Target] = {
     # analyze at 10⁷ binary rows against ten times its time at 10⁶ (each in a fresh process,
     # memos empty), with the extra peak memory of the call (issue 29)
     "analyze-linear": Target("≤1.2× linear, <1 GB extra", max_ratio=1.2, max_rss_mb=1000.0),
+    # the 14-network Compare page (with intervals), Report page and `calibscope report` (issue 29)
+    "reviews": Target("<10 s", max_seconds=10.0),
     # consistency resampling of a seeded Monte Carlo estimator (debiased ℓ1), 200 resamples
     # of 10⁶ rows, against a one-pass 3-bincount floor (issue 29)
     "consistency-debiased": Target("≤150×", max_ratio=150.0),
