@@ -11,11 +11,12 @@ scikit-learn's ``IsotonicRegression(out_of_bounds="clip")``.
 Multiclass rows are renormalised as described in :mod:`core.recalibration.base`.
 
 Cost: a component's fit is one ``numpy.sort`` of uint64 keys ``(bits(score) << 1) |
-outcome`` (no ``argsort``, no gathers) and a PAV on the runs between positive
-outcomes (:func:`core.stats.pav.pav_blocks`, the PAV shared with the CORP diagram); the result
-is bit-identical to ``numpy.unique`` and PAV on every distinct score. Classwise components are fitted and applied by a small
-thread pool (:func:`core.base.parallel.map_ordered`; results do not depend
-on the number of threads).
+outcome`` (no ``argsort``, no gathers) and a PAV on the runs of distinct scores with one
+outcome (:func:`core.stats.pav.pav_blocks`, the PAV shared with the CORP diagram): about
+1.1× that sort plus ``isotonic_regression`` on the distinct scores. The result is
+bit-identical to ``numpy.unique`` and PAV on every distinct score. Classwise components
+are fitted and applied by a small thread pool (:func:`core.base.parallel.map_ordered`;
+results do not depend on the number of threads).
 """
 
 from __future__ import annotations
