@@ -106,10 +106,16 @@ def _sorted_rows(
     else:
         outcome = (key & np.uint64(1)).astype(np.uint8)
     key >>= np.uint64(1)
-    new = np.empty(key.size, dtype=bool)
+    starts = _run_starts(key)
+    return key, outcome, None if starts.size == key.size else starts
+
+
+def _run_starts(v: np.ndarray) -> np.ndarray:
+    """Return the first position of each run of equal values of ``v`` (non-empty)."""
+    new = np.empty(v.size, dtype=bool)
     new[0] = True
-    np.not_equal(key[1:], key[:-1], out=new[1:])
-    return key, outcome, None if new.all() else np.flatnonzero(new)
+    np.not_equal(v[1:], v[:-1], out=new[1:])
+    return np.flatnonzero(new)
 
 
 def _boolean_outcomes(s: np.ndarray, t: np.ndarray) -> np.ndarray | None:
@@ -177,8 +183,7 @@ def _pav_elements(
         Index of each element's first distinct score (None with no ties: ``lo``).
     """
     if starts is None:  # no ties: the elements are the runs of equal outcomes
-        change = np.flatnonzero(outcome[1:] != outcome[:-1])
-        lo = np.concatenate([np.zeros(1, dtype=change.dtype), change + 1])
+        lo = _run_starts(outcome)
         return lo, outcome[lo].astype(np.float64), None
     last = np.empty_like(starts)
     last[:-1] = starts[1:] - 1
@@ -262,15 +267,13 @@ def pav_blocks(
     rows = None if tb is None else _sorted_rows(s, tb)
     if rows is None:
         x, fitted = pav_fit(s, t)
-        change = np.flatnonzero(np.diff(fitted) != 0)
-        starts = np.concatenate([[0], change + 1])
-        ends = np.concatenate([change, [x.size - 1]])
+        starts = _run_starts(fitted)
+        ends = np.append(starts[1:] - 1, x.size - 1)
         keep = np.unique(np.concatenate([starts, ends]))
         return x[starts], fitted[starts], x[keep], fitted[keep]
     key, outcome, starts = rows
     lo, _, fitted, _ = _element_fit(outcome, starts)
-    change = np.flatnonzero(fitted[1:] != fitted[:-1])
-    first = np.concatenate([np.zeros(1, dtype=change.dtype), change + 1])
+    first = _run_starts(fitted)
     x_lo = key[lo[first]].view(np.float64)
     # a block's last row is the row before the next block's first one
     x_hi = key[np.append(lo[first[1:]], key.size) - 1].view(np.float64)
