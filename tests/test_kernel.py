@@ -47,6 +47,7 @@ def small_tiles(monkeypatch):
     # tiles that do not divide n exercise the edges of the symmetric tiling
     monkeypatch.setattr(kern, "TILE_ROWS", 7)
     monkeypatch.setattr(kern, "TILE_COLS", 13)
+    monkeypatch.setattr(kern, "COUNT_TILE_ROWS", 5)
     kern._SUM_CACHE.clear()
     kern._MEDIAN_CACHE.clear()
     yield
