@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from core.base.errors import CalibscopeError, phrase
-from core.base.files import write_atomically
+from core.base.files import check_writable, write_atomically
 from core.base.options import (
     BATCH_ROWS,
     DEFAULT_METRICS,
@@ -227,7 +227,7 @@ def _main(argv: list[str]) -> int:
     with Progress(sys.stderr) as progress:
         args.progress = progress
         text = args.run(args)
-    if args.output:
+    if args.output and args.output != "-":
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
@@ -260,21 +260,45 @@ def check_output(args: argparse.Namespace) -> None:
     _Failure
         Naming the output and the input it would overwrite.
     """
-    for flag, given_out in (
-        ("-o", getattr(args, "output", None)),
-        ("--junit", getattr(args, "junit", None)),
-    ):
-        if not given_out:
+    outputs = [
+        (flag, given)
+        for flag, given in (
+            ("-o", getattr(args, "output", None)),
+            ("--junit", getattr(args, "junit", None)),
+        )
+        if given
+    ]
+    if len(outputs) == 2:
+        (_, a), (_, b) = outputs
+        if a == b == "-" or (a != "-" and b != "-" and _same_file(a, b)):
+            raise _Failure(
+                f"-o and --junit both name {b}; the one would overwrite the other: give "
+                "two different files."
+            )
+    elif outputs and outputs[0] == ("--junit", "-"):
+        raise _Failure(
+            "--junit - and the output would both go to standard output; give --junit a "
+            "file, or -o FILE for the output."
+        )
+    for flag, given_out in outputs:
+        if given_out == "-":  # standard output
             continue
         out = Path(given_out)
         if out.is_dir():
             raise _Failure(f"{flag} {given_out} is a folder; give the name of the file to write.")
+        check_writable(out)
         for given in (*getattr(args, "files", [args.file]), getattr(args, "labels", None)):
             if given and isinstance(given, str | os.PathLike) and _is_input(out, str(given)):
                 raise _Failure(
                     f"{flag} {given_out} would overwrite the input {given}; write the output to "
                     "another file."
                 )
+
+
+def _same_file(a: str, b: str) -> bool:
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)  # hard links and symlinks included
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _is_input(out: Path, given: str) -> bool:
@@ -456,7 +480,13 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--model", metavar="NAME", help="analyse only this model of a long file")
     cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    cmd.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    cmd.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of stdout (a file is replaced whole, a link's file "
+        "written, a device or FIFO written through; - is stdout)",
+    )
     cmd.add_argument(
         "--engine",
         choices=ENGINES,
@@ -1298,7 +1328,11 @@ def _add_check_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--alpha", type=float, default=0.05, help="level of --test (0.05)")
     _add_test_resamples(cmd)
     _add_min_group_rows(cmd, "groups with fewer rows are skipped")
-    cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    cmd.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write a JUnit XML report to FILE (- for stdout, with -o FILE)",
+    )
 
 
 def _run_check(args: argparse.Namespace) -> str:
@@ -1321,7 +1355,9 @@ def _run_check(args: argparse.Namespace) -> str:
         test_options={"n_resamples": args.test_resamples},
         min_group_rows=args.min_group_rows,
     )
-    if args.junit:
+    if args.junit == "-":
+        sys.stdout.write(result.to_junit())
+    elif args.junit:
         write_atomically(Path(args.junit), result.to_junit())
     args.exit_code = EXIT_OK if result.passed else EXIT_FAILED
     if args.json:

@@ -156,7 +156,9 @@ def test_output_file(capsys, tmp_path):
     assert json.loads(target.read_text())["input"]["digest"] == load_predictions(BINARY).digest
     missing = tmp_path / "no" / "such" / "dir" / "m.json"
     line = _one_line_error(*_run(capsys, "lint", str(BINARY), "-o", str(missing)))
-    assert "No such file or directory" in line
+    assert line.endswith(
+        f"Cannot write {missing}: the folder {missing.parent} does not exist; create it first."
+    )
 
 
 @pytest.mark.data

@@ -19,7 +19,7 @@ import core.cli as cli
 from core.analyses.analysis import AnalysisConfig
 from core.analyses.calibration_tests import calibration_test
 from core.analyses.model_comparison import compare_models
-from core.base.errors import ConfigError
+from core.base.errors import ConfigError, ExportError
 from core.cli import main
 from core.inference.bootstrap import bootstrap_interval
 
@@ -257,7 +257,7 @@ def test_report_write_is_atomic(monkeypatch, small_csv, tmp_path):
         raise OSError("disk full")
 
     monkeypatch.setattr("core.base.files.os.replace", failing)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ExportError, match="Cannot write .*r.json: disk full"):
         report.write(target)
     assert target.read_text() == "earlier"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.csv"]

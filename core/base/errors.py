@@ -204,4 +204,8 @@ class FitError(CalibscopeError):
 
 
 class ExportError(CalibscopeError):
-    """A figure cannot be written as an image here (no kaleido, or no Chrome/Chromium)."""
+    """An output cannot be written.
+
+    A figure as an image here (no kaleido, or no Chrome or Chromium), or a file at the path
+    given (a missing folder, a read-only file, a full disk).
+    """
