@@ -44,6 +44,7 @@ class Truth:
 
     probs: np.ndarray  # (n, K): K = 1 for a binary P(y=1) column
     labels: np.ndarray
+    names: tuple[str, ...] | None = None  # the probability columns, when not p / p_j
 
     @property
     def n(self) -> int:
@@ -52,6 +53,8 @@ class Truth:
     @property
     def columns(self) -> list[str]:
         k = self.probs.shape[1]
+        if self.names is not None:
+            return list(self.names)
         return ["p"] if k == 1 else [f"p_{j}" for j in range(k)]
 
     def frame(self) -> pd.DataFrame:
@@ -59,7 +62,7 @@ class Truth:
         return pd.DataFrame({**data, "label": self.labels})
 
     def rows(self, m: int) -> Truth:
-        return Truth(self.probs[:m], self.labels[:m])
+        return Truth(self.probs[:m], self.labels[:m], self.names)
 
     def text_lines(self, sep: str = ",") -> list[str]:
         lines = [sep.join([*self.columns, "label"])]
@@ -71,9 +74,13 @@ class Truth:
 @st.composite
 def truths(draw) -> Truth:
     n = draw(st.integers(2, 25))
-    k = draw(st.sampled_from([1, 3]))
+    k = draw(st.sampled_from([1, 2, 3]))
     if k == 1:
         probs = np.array(draw(st.lists(st.integers(1, 999), min_size=n, max_size=n)))[:, None]
+        labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    elif k == 2:  # a binary pair: the columns of a class each (a flip would pass as data)
+        first = np.array(draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n)))
+        probs = np.column_stack([first, 1000 - first])
         labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
     else:
         rows = []
@@ -83,7 +90,9 @@ def truths(draw) -> Truth:
             rows.append([a, b, 1000 - a - b])
         probs = np.array(rows)
         labels = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
-    return Truth(probs / 1000.0, np.array(labels, dtype=np.int64))
+    # bare class names (the columns of a binary pair) or the p_j pattern
+    names = draw(st.sampled_from([None, ("cat", "dog")])) if k == 2 else None
+    return Truth(probs / 1000.0, np.array(labels, dtype=np.int64), names)
 
 
 def _check(data: bytes, name: str, truths_ok: list[Truth]) -> None:
@@ -244,6 +253,7 @@ def parquet_cases(draw) -> tuple[bytes, str, list[Truth]]:
                 "extra-text-column",
                 "duplicate-column",
                 "labels-as-text",
+                "probs-as-text",
                 "bad-pandas-metadata",
                 "nested-column",
                 "cut",
@@ -267,6 +277,13 @@ def parquet_cases(draw) -> tuple[bytes, str, list[Truth]]:
         table = table.set_column(
             table.num_columns - 1, "label", pa.array([str(v) for v in truth.labels])
         )
+    elif kind == "probs-as-text":  # numbers stored as strings, maybe with a token or a word
+        col = draw(st.integers(0, table.num_columns - 2))
+        text = [f"{v:.3f}" for v in table.column(col).to_pylist()]
+        token = draw(st.sampled_from([None, "N/A", "NA", "", "oops"]))
+        if token is not None:
+            text[draw(st.integers(0, truth.n - 1))] = token
+        table = table.set_column(col, table.column_names[col], pa.array(text))
     elif kind == "bad-pandas-metadata":
         table = table.replace_schema_metadata({b"pandas": draw(st.binary(max_size=20))})
     elif kind == "nested-column":
@@ -291,5 +308,30 @@ def parquet_cases(draw) -> tuple[bytes, str, list[Truth]]:
 @fuzz
 @given(parquet_cases())
 def test_malformed_parquet_loads_right_or_fails_typed(case):
+    data, name, ok = case
+    _check(data, name, ok)
+
+
+@st.composite
+def text_pair_cases(draw) -> tuple[bytes, str, list[Truth]]:
+    """A binary pair of class columns, one stored as text with maybe a token or a word."""
+    n = draw(st.integers(2, 12))
+    first = np.array(draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n)))
+    labels = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    truth = Truth(np.column_stack([first, 1000 - first]) / 1000.0, labels, ("cat", "dog"))
+    table = pa.Table.from_pandas(truth.frame(), preserve_index=False)
+    col = draw(st.integers(0, 1))
+    text = [f"{v:.3f}" for v in table.column(col).to_pylist()]
+    for row in draw(st.lists(st.integers(0, n - 1), max_size=3)):
+        text[row] = draw(st.sampled_from(["N/A", "NA", "null", "", "oops", "-", "?"]))
+    table = table.set_column(col, table.column_names[col], pa.array(text))
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue(), "pair.parquet", [truth]
+
+
+@fuzz
+@given(text_pair_cases())
+def test_a_text_class_column_never_flips_the_pair(case):
     data, name, ok = case
     _check(data, name, ok)

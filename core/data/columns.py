@@ -21,7 +21,7 @@ from core.base.errors import DataError, arg
 from core.base.validation import ROW_SUM_TOL
 from core.data.lint import LintFinding
 from core.data.probabilities import numeric_matrix
-from core.data.tables import LoadedTable
+from core.data.tables import MISSING_TOKENS, LoadedTable
 
 #: Column names taken as the label column (compared in lower case).
 LABEL_NAMES = (
@@ -383,6 +383,34 @@ def _split_free(frame: pd.DataFrame, used: set[str]) -> tuple[list[str], list[st
     return free, numeric, ignored
 
 
+def _refuse_half_read(frame: pd.DataFrame, chosen: str, left_out: Sequence[str]) -> None:
+    """Refuse one probability column picked beside a left-out column of numbers and text.
+
+    Such a column is most likely the other class's probabilities with a few values that are
+    not numbers; reading the one column left as P(y=1) would silently score the wrong class.
+    """
+    for c in left_out:
+        if frame[c].dtype.kind not in "OSUT":
+            continue
+        texts = frame[c].dropna().astype(str).str.strip()
+        values = texts[~texts.str.lower().isin(MISSING_TOKENS)]
+        if values.empty:
+            continue
+        parsed = pd.to_numeric(values, errors="coerce")
+        if parsed.notna().mean() >= 0.5:
+            words = pd.to_numeric(texts, errors="coerce").isna()
+            bad = texts[words].iloc[0] if words.any() else ""
+            raise ColumnError(
+                f"Column {c!r} holds numbers and text (such as {bad[:40]!r}), so it was not "
+                f"read as probabilities, and {chosen!r} alone would be read as P(y=1). Fix "
+                f"the values of {c!r} (mark missing ones NA), or choose the probability "
+                f"columns with {arg('prob_columns')}.",
+                argument="prob_columns",
+                candidates=[chosen, c],
+                columns=list(frame.columns),
+            )
+
+
 def _refuse_copies(chosen: Sequence[str], repeated: frozenset[str]) -> None:
     copies = sorted({c for c in chosen if c in repeated or c.rsplit(".", 1)[0] in repeated})
     if copies:
@@ -442,6 +470,8 @@ def find_prob_columns(
         chosen = rule.pick(candidates)
         if chosen is not None:
             break
+    if len(chosen) == 1:
+        _refuse_half_read(frame, chosen[0], [c for c in ignored if c in free])
     ignored += [c for c in numeric if c not in chosen]
     _refuse_copies(chosen, repeated)
     if not chosen:

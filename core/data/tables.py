@@ -248,17 +248,29 @@ def text_columns(schema: Any) -> list[str]:
     return [n for n in text if text.count(n) == 1]
 
 
-def column_values(column: Any) -> np.ndarray:
+def column_values(column: Any, *, numbers: bool = False) -> np.ndarray:
     """Return an Arrow column (array or chunked array) as a numpy array.
 
     A dictionary-encoded column becomes an object array whose rows share the dictionary's
-    values (missing values as None), never an array with each row's value spelled out.
+    values (missing values as None), never an array with each row's value spelled out;
+    with ``numbers``, a text column of numbers and missing-value tokens becomes numbers
+    (:func:`numeric_text`), as the in-memory reader reads it.
     """
     import pyarrow as pa
 
     if not pa.types.is_dictionary(column.type):
         return column.to_numpy(zero_copy_only=False)
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if numbers and chunks:
+        read = [
+            numeric_text(
+                chunk.dictionary.to_pylist(),
+                chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False),
+            )
+            for chunk in chunks
+        ]
+        if all(r is not None for r in read):
+            return np.concatenate(read)
     out = [
         shared_values(
             chunk.dictionary.to_pylist(),
@@ -310,11 +322,52 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
         raise DataError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
     for c in frame.columns:
         if isinstance(frame[c].dtype, pd.CategoricalDtype):
-            # object arrays sharing the dictionary's strings, as text columns are read
             cat = frame[c].cat
-            values = shared_values(cat.categories.to_list(), cat.codes.to_numpy())
+            codes = cat.codes.to_numpy()
+            numbers = numeric_text(cat.categories.to_list(), codes)
+            if numbers is not None:  # numbers stored as text, read as a CSV reads them
+                frame[c] = pd.Series(numbers, index=frame.index)
+                continue
+            # object arrays sharing the dictionary's strings, as text columns are read
+            values = shared_values(cat.categories.to_list(), codes)
             frame[c] = pd.Series(values, index=frame.index, dtype=object)
     return LoadedTable(frame, False, name, duplicate_columns_finding(dupes))
+
+
+def numeric_text(values: list[Any], codes: np.ndarray) -> np.ndarray | None:
+    """Return a text column of numbers and missing-value tokens as numbers, else None.
+
+    ``values`` are the column's distinct strings and ``codes`` each row's index into them
+    (-1 for a missing row). A Parquet column of strings such as ``"0.8"`` and ``"N/A"`` is
+    read as the same text in a CSV file is: numbers, the tokens of :data:`MISSING_TOKENS`
+    as NaN (integers stay integers when nothing is missing). None when a value is neither,
+    or when no value is a number.
+    """
+    texts = []
+    for v in values:
+        if isinstance(v, bytes):
+            try:
+                v = v.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        if not isinstance(v, str):
+            return None
+        texts.append(v.strip())
+    missing = np.array([t.lower() in MISSING_TOKENS for t in texts], dtype=bool)
+    if missing.all():
+        return None
+    parsed = pd.to_numeric(
+        pd.Series([None if m else t for t, m in zip(texts, missing, strict=True)], dtype=object),
+        errors="coerce",
+    )
+    if parsed.isna().to_numpy()[~missing].any():
+        return None
+    table = parsed.to_numpy()
+    codes = np.asarray(codes, dtype=np.int64)
+    if table.dtype.kind in "iu" and not (codes < 0).any():
+        return table[codes]
+    table = np.append(table.astype(np.float64), np.nan)
+    return table[codes]
 
 
 @dataclass(frozen=True)

@@ -656,7 +656,7 @@ def _frame(batch: Any, read: Sequence[str], names: Sequence[str]) -> Any:
     at = {name: i for i, name in enumerate(batch.schema.names)}
     data = {}
     for col, name in zip(read, names, strict=True):
-        values = column_values(batch.column(at[col]))
+        values = column_values(batch.column(at[col]), numbers=True)
         # object columns stay object: pandas would spell out every row's string in Arrow
         data[name] = (
             pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
