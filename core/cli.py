@@ -39,6 +39,7 @@ from typing import IO, Any, NoReturn
 
 from core.base.errors import CalibscopeError, phrase
 from core.base.files import check_writable, write_atomically
+from core.base.names import quoted
 from core.base.options import (
     BATCH_ROWS,
     DEFAULT_METRICS,
@@ -467,6 +468,12 @@ def _add_input_arguments(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--positive-class", metavar="VALUE", help="label value P(y=1) refers to")
     cmd.add_argument(
+        "--class-names",
+        metavar="A,B,...",
+        help="names of the probability columns of a headerless file, in column order "
+        "(the labels may then be these names)",
+    )
+    cmd.add_argument(
         "--logits",
         choices=("auto", "yes", "no"),
         default="auto",
@@ -525,6 +532,7 @@ def _load_options(args: argparse.Namespace, keep_columns: Sequence[str] = ()) ->
         prob_columns=prob_columns,
         label_column=_label_column(args.label_column),
         positive_class=args.positive_class,
+        class_names=_class_names(args),
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
         drop_missing=args.drop_missing,
@@ -615,12 +623,20 @@ def _load(args: argparse.Namespace, *, keep_columns: list[str] | None = None) ->
         prob_columns=prob_columns,
         label_column=_label_column(args.label_column),
         positive_class=args.positive_class,
+        class_names=_class_names(args),
         logits={"auto": "auto", "yes": True, "no": False}[args.logits],
         renormalize=args.renormalize,
         drop_missing=args.drop_missing,
         keep_columns=keep_columns,
     )
     return pred
+
+
+def _class_names(args: argparse.Namespace) -> tuple[str, ...] | None:
+    given = getattr(args, "class_names", None)
+    if not given:
+        return None
+    return tuple(c.strip() for c in given.split(","))
 
 
 def _step(args: argparse.Namespace, step: str) -> None:
@@ -839,7 +855,7 @@ def _run_metrics_stream(args: argparse.Namespace, window: str | None) -> str:
         return records.dumps(record)
     text = _metrics_text(source, config, results)
     for name, _, _ in results if window else ():
-        title = "all rows" if name is None else f"model {name!r}"
+        title = "all rows" if name is None else f"model {quoted(name)}"
         text += "\n" + _subgroup_text(windows[name].result, title, window=windows[name])
     return text
 
@@ -870,7 +886,7 @@ def _run_metrics(args: argparse.Namespace) -> str:
     windows: dict[str | None, Any] = {}
     selected = _select_models(pred, args.model)
     for i, (name, part) in enumerate(selected, start=1):
-        what = "all rows" if name is None else f"model {name!r} ({i} of {len(selected)})"
+        what = "all rows" if name is None else f"model {quoted(name)} ({i} of {len(selected)})"
         _step(args, f"analysing {what}, {part.n:,} rows")
         analysis = analyze(part, config, progress=_updates(args))
         results.append((name, part, analysis))
@@ -903,7 +919,7 @@ def _run_metrics(args: argparse.Namespace) -> str:
         return records.dumps(record)
     text = _metrics_text(pred, config, results)
     for name, _, _ in results:
-        title = "all rows" if name is None else f"model {name!r}"
+        title = "all rows" if name is None else f"model {quoted(name)}"
         if by:
             text += "\n" + _subgroup_text(groups[name], title)
         if window:
@@ -974,7 +990,7 @@ def _metrics_text(pred: Any, config: Any, results: list) -> str:
     interval_title = f"{level_words(config.confidence_level, config.bootstrap_interval)} interval"
     for name, part, analysis in results:
         lines.append("")
-        title = f"model {name!r}" if name is not None else "all rows"
+        title = f"model {quoted(name)}" if name is not None else "all rows"
         head = analysis.headline
         lines.append(
             f"{title}: n = {part.n:,}; headline {head.estimator} = {_fmt(head.value)}"
@@ -1056,7 +1072,7 @@ def _run_lint(args: argparse.Namespace) -> str:
     lines.extend(_finding_lines(_load_findings(pred), indent="  "))
     for name, part in parts:
         found = _value_findings(part)
-        lines.append(f"model {name!r} (n = {part.n:,}):" + ("" if found else " no findings"))
+        lines.append(f"model {quoted(name)} (n = {part.n:,}):" + ("" if found else " no findings"))
         lines.extend(_finding_lines(found, indent="  "))
     return "\n".join(lines) + "\n"
 

@@ -32,6 +32,11 @@ ARGUMENTS: dict[str, dict[str, str]] = {
         "cli": "--positive-class",
         "ui": f"the “Positive class” box in {_MAPPING}",
     },
+    "class_names": {
+        "api": "class_names=",
+        "cli": "--class-names",
+        "ui": "a header row naming the probability columns in the file",
+    },
     "labels": {
         "api": "labels=",
         "cli": "--labels",

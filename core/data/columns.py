@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from core.base.errors import DataError, arg
+from core.base.names import quoted
 from core.base.validation import ROW_SUM_TOL
 from core.data.lint import LintFinding
 from core.data.probabilities import numeric_matrix
@@ -193,7 +194,7 @@ def find_label_column(
 
 def column_list(cols: Sequence[str], limit: int = 12) -> str:
     """Return column names for a message, at most ``limit`` of them and how many more."""
-    shown = ", ".join(repr(c) for c in cols[:limit])
+    shown = ", ".join(quoted(c) for c in cols[:limit])
     return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "") or "(none)"
 
 

@@ -44,7 +44,15 @@ def resolve_class_names(
     if given is not None:
         names = tuple(str(c) for c in given)
         if len(names) != max(k, 2):
-            raise DataError(f"{len(names)} class names given for {max(k, 2)} classes.")
+            raise DataError(
+                f"{len(names)} class names given for {max(k, 2)} classes; give one name per "
+                f"class, in column order, with {arg('class_names')}."
+            )
+        twice = [c for i, c in enumerate(names) if c in names[:i]]
+        if twice:
+            raise DataError(
+                f"The class names must differ: {twice[0]!r} is given twice in {arg('class_names')}."
+            )
         return names
     if k == 1:
         return ("0", "1")

@@ -11,6 +11,7 @@ the values (:mod:`core.data.lint`) and build the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 
 from core.base.errors import DataError, arg
 from core.data.columns import (
+    LABEL_NAMES,
     ColumnError,
     find_label_column,
     find_prob_columns,
@@ -149,6 +151,10 @@ def load_predictions(
     if labels is not None:
         label_values = _external_labels(labels, label_column, frame.shape[0], limits)
         label_name = None
+        own = _own_label_column(frame, table, used)
+        if own is not None:  # the file's own labels: the same, or a contradiction refused
+            findings.append(_same_labels(frame[own], label_values, own, table.name, labels))
+            used.add(own)
     else:
         label_name = find_label_column(frame, table, label_column, used)
         used.add(label_name)
@@ -332,12 +338,68 @@ def models_of(models: Any, mask: np.ndarray, limit: int = 3) -> str:
     return f" of model{'s' if len(names) > 1 else ''} {shown}"
 
 
+def _own_label_column(frame: pd.DataFrame, table: Any, used: set[str]) -> str | None:
+    """Return the file's own label column (found by its name), when it has one."""
+    if table.headerless:
+        return None
+    named = [c for c in frame.columns if c not in used and c.lower() in LABEL_NAMES]
+    return named[0] if len(named) == 1 else None
+
+
+def _label_text(values: Any) -> np.ndarray:
+    """Labels as text for comparing two sources: ``1``, ``1.0`` and ``"1"`` alike."""
+    series = label_series(values)
+    if series.dtype.kind in "biuf":
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.array([repr(float(v)) for v in numbers], dtype=object)
+    out = []
+    for v in series.to_numpy(dtype=object):
+        text = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v).strip()
+        try:
+            text = repr(float(text))
+        except ValueError:
+            pass
+        out.append(text)
+    return np.array(out, dtype=object)
+
+
+def _same_labels(own: pd.Series, given: Any, column: str, name: str, source: Any) -> LintFinding:
+    """Refuse a labels file that contradicts the file's own label column; else say it was unused."""
+    where = f"the labels file {Path(str(source)).name}" if is_pathlike(source) else "the labels"
+    differ = _label_text(own) != _label_text(given)
+    if differ.any():
+        rows, count = first_rows(differ)
+        raise DataError(
+            f"{name}'s own label column {column!r} and {where} disagree on {count:,} of "
+            f"{differ.size:,} rows ({format_rows(rows, count)}). Give the labels once: drop "
+            f"the column or {arg('labels')}, or choose the labels with {arg('label_column')} "
+            "and no labels file.",
+            rows=rows,
+        )
+    return LintFinding(
+        "label-column-unused",
+        "warning",
+        f"{name}'s own label column {column!r} was not used: the labels come from {where} "
+        "(they agree on every row).",
+        columns=(column,),
+    )
+
+
 def _external_labels(
     labels: Any, label_column: str | int | None, n: int, limits: LoadLimits
 ) -> np.ndarray:
     if is_pathlike(labels) or is_filelike(labels) or isinstance(labels, (bytes, bytearray)):
+        seekable = not is_filelike(labels) or (hasattr(labels, "seekable") and labels.seekable())
+        start = labels.tell() if is_filelike(labels) and seekable else None
         table = read_source(labels, None, limits)
         frame = table.frame
+        short = frame.shape[1] == 1 and not table.headerless and frame.shape[0] == n - 1
+        if short and seekable:
+            # one row short: the first row was a label, not a header ("True", "cat")
+            if start is not None:
+                labels.seek(start)
+            table = read_source(labels, table.name, limits, header=False)
+            frame = table.frame
         if frame.shape[1] == 1:
             values = frame.iloc[:, 0].to_numpy()
         else:

@@ -11,12 +11,15 @@ one name) are refused with one message naming the file.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from core.base.errors import CalibscopeError, DataError
+from core.base.names import quoted
+from core.data.lint import LintFinding, LintReport
 from core.data.loader import load_predictions
 from core.data.predictions import Predictions, combine_models
 
@@ -98,6 +101,10 @@ def load_models(
                 f"{file} has a model column with {len(pred.models)} models; give one model per "
                 "file, or load that file on its own."
             )
+        if pred.models:  # one value: the file's name is the model's, and that is said
+            pred = dataclasses.replace(
+                pred, lint=LintReport((*pred.lint.findings, _unused_model_column(pred, name)))
+            )
         if first is None:
             first = (file, pred)
         elif pred.class_names != first[1].class_names or pred.binary != first[1].binary:
@@ -134,3 +141,14 @@ def _replayable(labels: Any) -> Any:
         return buf
 
     return fresh
+
+
+def _unused_model_column(pred: Predictions, name: str) -> LintFinding:
+    column = pred.columns.get("model", "model")
+    return LintFinding(
+        "model-column-unused",
+        "warning",
+        f"The file's own {column!r} column (model {quoted(pred.models[0])}) was not used: each "
+        f"file is one model, named {quoted(name)} after its file.",
+        columns=(column,),
+    )

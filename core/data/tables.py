@@ -24,7 +24,7 @@ import io
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,14 @@ def is_filelike(x: Any) -> bool:
     return hasattr(x, "read") and not isinstance(x, (str, bytes, os.PathLike))
 
 
-def read_source(source: Any, name: str | None, limits: LoadLimits | None = None) -> LoadedTable:
+def read_source(
+    source: Any, name: str | None, limits: LoadLimits | None = None, *, header: bool | None = None
+) -> LoadedTable:
+    """Read a CSV or Parquet source (path, file, bytes) or take a DataFrame as a table.
+
+    ``header`` overrides whether a CSV file's first row names the columns (None: decided
+    from the first rows, :func:`read_layout`).
+    """
     limits = LoadLimits.from_env() if limits is None else limits
     if isinstance(source, pd.DataFrame):
         limits.check_columns(source.shape[1], name or "The DataFrame")
@@ -115,7 +122,8 @@ def read_source(source: Any, name: str | None, limits: LoadLimits | None = None)
     is_parquet = data[:4] == b"PAR1" or (suffixes and suffixes[-1] in PARQUET_SUFFIXES)
     if is_parquet:
         return _read_parquet(data, name, limits)
-    return _read_csv(data, name, limits, tab=bool(suffixes) and suffixes[-1] == ".tsv")
+    tab = bool(suffixes) and suffixes[-1] == ".tsv"
+    return _read_csv(data, name, limits, tab=tab, header=header)
 
 
 def _source_bytes(source: Any, name: str | None, limits: LoadLimits) -> tuple[bytes, str | None]:
@@ -529,9 +537,13 @@ def _first_content(data: bytes) -> int:
     return data.rfind(b"\n", 0, m.start()) + 1
 
 
-def _read_csv(data: bytes, name: str, limits: LoadLimits, *, tab: bool) -> LoadedTable:
+def _read_csv(
+    data: bytes, name: str, limits: LoadLimits, *, tab: bool, header: bool | None = None
+) -> LoadedTable:
     start = _first_content(data)
     lay = read_layout(data[start : start + 65536], tab=tab, name=name)
+    if header is not None and header == lay.headerless:
+        lay = replace(lay, headerless=not header)
     fields = lay.fields
     limits.check_columns(len(fields), name)
     n = len(fields)
