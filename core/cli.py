@@ -59,6 +59,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 #: An unexpected failure (a bug): one line, and the traceback with --debug.
 EXIT_INTERNAL = 1
+#: ``calibscope check``: a scope could not be judged (its estimate or test is undefined on
+#: its rows) and none failed: neither a pass nor a fail.
+EXIT_UNJUDGED = 3
 EXIT_ERROR = 2
 #: Interrupted (Ctrl-C), as shells report a SIGINT.
 EXIT_INTERRUPTED = 130
@@ -1375,10 +1378,11 @@ def _run_check(args: argparse.Namespace) -> str:
         sys.stdout.write(result.to_junit())
     elif args.junit:
         write_atomically(Path(args.junit), result.to_junit())
-    args.exit_code = EXIT_OK if result.passed else EXIT_FAILED
+    codes = {"pass": EXIT_OK, "fail": EXIT_FAILED, "cannot judge": EXIT_UNJUDGED}
+    args.exit_code = codes[result.verdict]
     if args.json:
         return records.dumps(result.to_record())
-    lines = [result.summary]
+    lines = [result.summary, f"gated: {result.scopes}"]
     if len(result.rows) > 1:
         lines += [
             f"  {r.status.upper():7} {r.scope} (n = {r.n:,}): {r.reason}" for r in result.rows
@@ -1410,7 +1414,11 @@ COMMANDS: dict[
         _run_report,
     ),
     "check": (
-        "A calibration gate for CI: exit 0 when the error's upper bound is at most --max-ece, 1 if not.",
+        "A calibration gate for CI: exit 0 when the error's upper bound is at most --max-ece "
+        "(and --test does not reject) for every scope — all rows, or each model of the model "
+        "column, and each value of the group column (groups under --min-group-rows skipped) "
+        "—, 1 when a scope fails, 3 when none fails but one cannot be judged (its estimate or "
+        "test is undefined on its rows), 2 for bad input or options.",
         _add_check_arguments,
         _run_check,
     ),

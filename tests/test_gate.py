@@ -123,3 +123,43 @@ def test_junit_escapes_user_names(tmp_path):
     result = check_calibration(load_predictions(path), max_error=1.0, config=CONFIG)
     root = ET.fromstring(result.to_junit().split("\n", 1)[1])
     assert any(name in case.get("name") for case in root.iter("testcase"))
+
+
+def test_a_scope_that_cannot_be_judged_has_its_own_exit_code(tmp_path, capsys):
+    # Spiegelhalter's Z is undefined on scores of exactly 0 or 1: neither a pass nor a fail
+    rng = np.random.default_rng(0)
+    p = rng.integers(0, 2, 300).astype(float)
+    path = tmp_path / "hard.csv"
+    pd.DataFrame({"p": p, "label": p.astype(int)}).to_csv(path, index=False)
+    args = ["check", str(path), "--max-ece", "0.5", "--resamples", "100"]
+    assert main([*args, "--test", "spiegelhalter"]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("CANNOT JUDGE: 1 of 1 scope(s) could not be judged; all rows: ")
+    assert "gated: all rows" in out
+    assert main([*args, "--test", "spiegelhalter", "--json"]) == 3
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "cannot judge" and record["passed"] is False
+    assert main(args) == 0  # without the test every scope is judged
+    # a failing scope beside an unjudged one: the gate fails
+    q = rng.uniform(size=300)
+    frame = pd.DataFrame(
+        {
+            "p": np.concatenate([p, q]),
+            "label": np.concatenate([p.astype(int), (q > 0.9).astype(int)]),
+            "model": ["hard"] * 300 + ["bad"] * 300,
+        }
+    )
+    result = check_calibration(
+        load_predictions(frame), max_error=0.05, config=CONFIG, test="spiegelhalter"
+    )
+    assert sorted(r.status for r in result.rows) == ["error", "fail"]
+    assert result.verdict == "fail" and result.summary.startswith("FAIL: 2 of 2")
+
+
+def test_the_output_says_which_scopes_are_gated(breast, capsys):
+    result = check_calibration(breast, max_error=0.5, config=CONFIG)
+    assert result.scopes == (
+        f"each of the {len(breast.models)} models and each of the 2 values of the group column "
+        "within each model"
+    )
+    assert "group column" in main.__globals__["COMMANDS"]["check"][0]

@@ -103,13 +103,43 @@ class GateResult:
     config: AnalysisConfig
 
     @property
+    def verdict(self) -> str:
+        """``"pass"``, ``"fail"`` or ``"cannot judge"``.
+
+        A scope that fails makes the gate fail; otherwise a scope whose estimate, interval
+        or test could not be computed on its rows (a test undefined on scores of exactly 0
+        or 1, say) leaves the gate unable to judge, which is neither a pass nor a fail.
+        """
+        statuses = {r.status for r in self.rows}
+        if "fail" in statuses:
+            return "fail"
+        return "cannot judge" if "error" in statuses else "pass"
+
+    @property
+    def scopes(self) -> str:
+        """The scopes gated, in words: all rows or each model, and each value of ``group``."""
+        models = sorted({r.model for r in self.rows if r.model is not None})
+        groups = sorted({r.group for r in self.rows if r.group is not None})
+        what = f"each of the {len(models)} models" if models else "all rows"
+        if groups:
+            what += f" and each of the {len(groups)} values of the group column"
+            what += " within each model" if models else ""
+        return what
+
+    @property
     def summary(self) -> str:
-        """One line: PASS or FAIL, and the worst scope."""
+        """One line: PASS, FAIL or CANNOT JUDGE, and the worst scope."""
         judged = [r for r in self.rows if r.status in ("pass", "fail", "error")]
         failed = [r for r in judged if r.status != "pass"]
         level = f"{self.config.confidence_level:.0%}"
         skipped = len(self.rows) - len(judged)
         tail = f"; {skipped} small group(s) skipped" if skipped else ""
+        if self.verdict == "cannot judge":
+            first = next(r for r in judged if r.status == "error")
+            return (
+                f"CANNOT JUDGE: {len(failed)} of {len(judged)} scope(s) could not be judged; "
+                f"{first.scope}: {first.reason}{tail}"
+            )
         if not failed:
             worst = max(judged, key=lambda r: r.high)
             scopes = f"all {len(judged)} scopes" if len(judged) > 1 else worst.scope
@@ -125,6 +155,8 @@ class GateResult:
         return {
             "command": "check",
             "passed": self.passed,
+            "verdict": self.verdict,
+            "gated": self.scopes,
             "summary": self.summary,
             "threshold": self.threshold,
             "estimator": self.estimator,
