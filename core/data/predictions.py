@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from core.base.errors import DataError
+from core.base.names import visible
 from core.base.validation import binary_matrix, check_predictions, trust
 from core.data.lint import VALUE_CODES, LintFinding, LintReport, lint_values
 from core.data.text import text_codes
@@ -535,6 +536,7 @@ def make_predictions(
     probs = trust(np.ascontiguousarray(probs, dtype=np.float64))
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     labels.setflags(write=False)
+    names = tuple(visible(str(n)) for n in names)
     frozen = {}
     for role in ("model", "split", "group"):
         arr = roles.get(role)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from core.base.errors import DataError
+from core.base.names import visible
 
 __all__ = ["MAX_NAME_CHARS", "kept_row", "role_values", "rows_in", "text_codes", "text_values"]
 
@@ -90,7 +91,7 @@ def _value_codes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first: dict[str, int] = {}
     remap = np.array([first.setdefault(str(v), len(first)) for v in uniques], dtype=np.int64)
     names = np.empty(len(first), dtype=object)
-    names[:] = list(first)
+    names[:] = [visible(name) for name in first]  # a name shows as stored, never reordered
     return remap[codes] if remap.size else codes.astype(np.int64), names
 
 

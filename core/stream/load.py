@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from core.base.errors import DataError, arg
+from core.base.names import visible
 from core.data.columns import (
     find_label_column,
     find_prob_columns,
@@ -400,10 +401,11 @@ class Plan:
     def class_names(self) -> tuple[str, ...]:
         """Class names (those of the label encoding once known)."""
         if self.labels is not None:
-            return self.labels.names
-        return resolve_class_names(
+            return tuple(map(visible, self.labels.names))
+        names = resolve_class_names(
             self.prob_columns, self.layout.headerless, self.options.class_names, self.k
         )
+        return tuple(map(visible, names))
 
     def decided(self, facts: LoadFacts) -> Plan:
         """Return the plan the facts of all rows read so far decide."""
