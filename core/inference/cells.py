@@ -857,8 +857,10 @@ def normal_batches(
     for s in scores:
         mean = cells.row_sums[s] / safe
         within.append(np.atleast_1d(counts @ clipped_variance(cells.row_squares[s] / safe, mean)))
-    total, cov = _law_moments(cells, scores)
+    # one BLAS thread for the moments' dot products too: a threaded BLAS splits a long dot
+    # product by its thread count, and the intervals would then depend on it
     with one_blas_thread():
+        total, cov = _law_moments(cells, scores)
         root = psd_root(cov)
         t = total + rng.standard_normal((n_resamples, root.shape[1])) @ root.T
     batches = []
