@@ -808,10 +808,8 @@ def _config(args: argparse.Namespace, n_classes: int) -> Any:
 
     estimator = getattr(args, "estimator", "plugin")
     info = ESTIMATORS.get(estimator)
-    # no --lens: a kernel headline takes its estimator's default lens (the rule of
-    # calibration_error); a binned one the binary lens on two classes, else top-label
-    default = ("binary" if n_classes == 2 else "top-label") if info.binned else info.default_lens
-    lens = args.lens or default
+    # no --lens: the rule of calibration_error (EstimatorInfo.lens_for)
+    lens = info.lens_for(n_classes, args.lens)
     return AnalysisConfig(
         lens=lens,
         binning=args.binning,

@@ -68,7 +68,7 @@ from core.figures.diagrams import DIAGRAMS, diagram_figure, reliability_diagram
 from core.figures.export import write_figures
 from core.stats.binning import BINNINGS
 from core.stats.intervals import BOOTSTRAP_INTERVALS, INTERVAL_METHODS
-from core.stats.lenses import LENSES
+from core.stats.lenses import LENSES, data_lens
 
 __all__ = ["DEFAULT_TEST", "ModelReport", "Report", "build_report"]
 
@@ -633,8 +633,7 @@ def build_report(
     """
     extra = _extra_diagrams(diagrams)
     if config is None:
-        binary = predictions.binary or predictions.n_classes == 2
-        config = AnalysisConfig(lens="binary" if binary else "top-label")
+        config = AnalysisConfig(lens=data_lens(predictions.n_classes))
     if seed is not None:
         config = replace(config, seed=seed)
     if test is not None:

@@ -67,9 +67,11 @@ def test_one_dimensional_input_top_label_uses_max_of_p_and_1_minus_p():
     p = [0.2, 0.9]
     y = [0, 0]
     # top-label: confidences 0.8 (predicts 0, correct) and 0.9 (predicts 1, wrong)
-    r = calibration_error(p, y, n_bins=1)
+    r = calibration_error(p, y, n_bins=1, lens="top-label")
     assert r.value == pytest.approx(abs(0.85 - 0.5))
-    assert calibration_error(p, y, lens="binary", n_bins=1).value == pytest.approx(0.55)
+    # binary data mean the binary lens when none is chosen (every surface's rule)
+    assert calibration_error(p, y, n_bins=1).value == pytest.approx(0.55)
+    assert calibration_error(p, y, n_bins=1).lens == "binary"
 
 
 def test_classwise_bin_table_has_component_column_and_class_names():

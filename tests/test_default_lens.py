@@ -125,3 +125,59 @@ def test_figures_title_the_score_axis_in_the_lens_words(lens):
         "top-label confidence",
     }
     assert lens_axis("classwise", "cat") == "classwise score (cat)"
+
+
+def _binary(n=2000, seed=1):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    return p, (rng.uniform(size=n) < p**1.3).astype(int)
+
+
+def test_binary_data_mean_the_binary_lens_on_every_surface(tmp_path, capsys):
+    # the issue: calibration_error and analyze used top-label (0.0632), the CLI, the
+    # dashboard and every peer the binary lens (0.0614)
+    p, y = _binary()
+    binary = core.calibration_error(p, y, lens="binary").value
+    assert core.calibration_error(p, y).value == binary
+    assert core.calibration_error(np.column_stack([1 - p, p]), y).lens == "binary"
+    assert core.calibration_error(p[:, None], y).lens == "binary"
+    assert core.analyze((p, y)).headline.value == binary
+    assert core.analyze((p, y)).config.lens == "binary"
+    assert core.calibration_error(p, y, lens="top-label").value != binary
+    path = tmp_path / "b.csv"
+    path.write_text("p,label\n" + "".join(f"{float(a)!r},{b}\n" for a, b in zip(p, y, strict=True)))
+    assert main(["metrics", str(path), "--resamples", "0", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["config"]["lens"] == "binary"
+    assert record["results"][0]["headline"]["value"] == binary
+    boot = bootstrap_interval(p, y, n_resamples=50)
+    assert (
+        boot.confidence_interval
+        == bootstrap_interval(p, y, n_resamples=50, lens="binary").confidence_interval
+    )
+
+
+def test_the_rule_keeps_other_defaults():
+    p, y = _binary(300)
+    assert core.calibration_error(p, y, estimator="smooth").lens == "binary"
+    assert core.calibration_error(p, y, estimator="mmce").lens == "top-label"  # its definition
+    for name in ("skce-b", "skce-uq", "kde"):
+        assert ESTIMATORS.get(name).lens_for(2) == "canonical"
+    assert ESTIMATORS.get("plugin").lens_for(3) == "top-label"
+    assert ESTIMATORS.get("plugin").lens_for(2, "classwise") == "classwise"
+    pm, ym = _data()
+    assert core.calibration_error(pm, ym).lens == "top-label"
+
+
+def test_analyze_takes_two_arrays_as_calibration_error_does():
+    p, y = _binary(500)
+    config = core.AnalysisConfig(lens="top-label", n_resamples=20)
+    def same(a, b):
+        return json.dumps(a.to_record(), default=str) == json.dumps(b.to_record(), default=str)
+
+    assert same(core.analyze(p, y), core.analyze((p, y)))
+    assert same(core.analyze(p, y, config), core.analyze((p, y), config))
+    with pytest.raises(core.ConfigError, match="config must be an AnalysisConfig"):
+        core.analyze((p, y), {"lens": "binary"})
+    with pytest.raises(core.ConfigError, match="Give the config once"):
+        core.analyze((p, y), config, config)

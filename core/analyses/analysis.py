@@ -45,7 +45,7 @@ from core.stats.intervals import (
     pivots,
     with_outside_note,
 )
-from core.stats.lenses import LENSES
+from core.stats.lenses import LENSES, data_lens
 from core.stats.scores import BRIER_CONVENTIONS, SCORES, BrierDecomposition, decompose_brier
 
 #: Columns of :attr:`ReliabilityAnalysis.metrics`.
@@ -625,7 +625,7 @@ def intervals_from_cells(
 
 
 def analyze(
-    data: Any, config: AnalysisConfig | None = None, *, progress: Any = None
+    data: Any, config: Any = None, more: AnalysisConfig | None = None, *, progress: Any = None
 ) -> ReliabilityAnalysis:
     """Run the reliability analysis of predictions under one config.
 
@@ -638,9 +638,13 @@ def analyze(
     data : Predictions or (probs, labels)
         Loaded predictions (:func:`core.load_predictions`), or a pair of arrays:
         ``(n,)`` P(y=1) or ``(n, K)`` probabilities and class indices ``0..K-1``
-        (see :func:`core.data.as_predictions`).
+        (see :func:`core.data.as_predictions`). ``analyze(probs, labels[, config])`` takes
+        the two arrays as :func:`core.calibration_error` does.
     config : AnalysisConfig, optional
-        The options; default ``AnalysisConfig()``.
+        The options; default ``AnalysisConfig()`` on the data's default lens (the binary lens
+        for two classes, :func:`core.stats.lenses.data_lens`), as every surface reads them.
+    more : AnalysisConfig, optional
+        The config of ``analyze(probs, labels, config)``.
     progress : callable, optional
         ``progress(fraction, message)`` during an exact bootstrap.
 
@@ -666,8 +670,14 @@ def analyze(
     >>> list(a.metrics.metric[:2]), a.metrics.columns.tolist()[:3]
     (['plugin', 'label-binned'], ['metric', 'label', 'value'])
     """
-    config = check_config(config)
+    if config is not None and not isinstance(config, AnalysisConfig | Mapping | str):
+        data, config = (data, config), more  # analyze(probs, labels[, config])
+    elif more is not None:
+        raise ConfigError("Give the config once: analyze(data, config) or analyze(p, y, config).")
     pred = as_predictions(data)
+    if config is None:
+        config = AnalysisConfig(lens=data_lens(pred.n_classes))
+    config = check_config(config)
     p, y, binary = pred.probs, pred.labels, pred.binary
     n = p.shape[0]
     names = tuple(pred.class_names)

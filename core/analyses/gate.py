@@ -26,6 +26,7 @@ from core.base.numbers import format_number, format_pvalue
 from core.data import as_predictions
 from core.data.groups import MIN_GROUP_ROWS, find_groups
 from core.stats.intervals import level_words
+from core.stats.lenses import data_lens
 
 __all__ = ["GateResult", "GateRow", "check_calibration"]
 
@@ -257,9 +258,7 @@ def check_calibration(
     if test is not None:
         TESTS.get(test)
     if config is None:
-        config = AnalysisConfig(
-            lens="binary" if pred.binary or pred.n_classes == 2 else "top-label"
-        )
+        config = AnalysisConfig(lens=data_lens(pred.n_classes))
     if config.n_resamples == 0:
         raise ConfigError(
             "The gate compares the upper end of a bootstrap interval with the threshold; "

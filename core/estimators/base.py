@@ -43,7 +43,7 @@ from core.base.registry import Entry, Registry
 from core.base.validation import check_norm, norm_key, norm_text
 from core.stats.binning import BINNINGS, BinStats
 from core.stats.combine import aggregate, combine_lp, combine_signed  # noqa: F401  (re-exported)
-from core.stats.lenses import LENSES, LensView, lens_view  # noqa: F401  (re-exported)
+from core.stats.lenses import LENSES, LensView, data_lens, lens_view  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
     from core.stats.binned_view import BinnedView
@@ -368,6 +368,21 @@ class EstimatorInfo(Entry):
     def lens_or_default(self, lens: str | None) -> str:
         """Return ``lens``, or the estimator's :attr:`default_lens` for None."""
         return self.default_lens if lens is None else lens
+
+    def lens_for(self, n_classes: int, lens: str | None = None) -> str:
+        """Return ``lens``, or the lens this estimator reads data of ``n_classes`` classes on.
+
+        The one default-lens rule of every surface: an estimator whose default is the
+        top-label lens reads two classes on the binary lens where it has one
+        (:func:`core.stats.lenses.data_lens`); any other default (the kernel estimators'
+        canonical lens, MMCE's top-label one) stays.
+        """
+        if lens is not None:
+            return lens
+        if self.default_lens == "top-label":
+            wanted = data_lens(n_classes)
+            return wanted if wanted in self.lenses else self.default_lens
+        return self.default_lens
 
     @property
     def from_bins(self) -> bool:

@@ -235,6 +235,11 @@ def bootstrap_many(
     chunk = check_chunk_size(chunk_size, n)
     est_seed = seed if isinstance(seed, int) else 0
     known = values or {}
+    # a named estimator asked for without a lens reads these rows on the data's default lens
+    # (binary for two classes), as calibration_error does; then every step sees that lens
+    statistics = {
+        key: (stat, _with_lens(stat, opts, p.shape[1])) for key, (stat, opts) in statistics.items()
+    }
     memo_keys, found = _drawn_before(views, statistics, binary, n_resamples, seed, chunk)
     plans = {
         key: plan_for(stat, views, p_in, binary, dict(opts), est_seed, known.get(key))
@@ -273,6 +278,12 @@ def bootstrap_many(
         for key in statistics
         for name, path, _, distribution in [drawn[key]]
     }
+
+
+def _with_lens(stat: Any, opts: Mapping[str, Any], k: int) -> Mapping[str, Any]:
+    if isinstance(stat, str) and stat in ESTIMATORS and opts.get("lens") is None:
+        return {**opts, "lens": ESTIMATORS.get(stat).lens_for(k)}
+    return opts
 
 
 def _drawn_before(

@@ -306,10 +306,11 @@ def calibration_error(
         The ℓp norm: 1 is the ECE, 2 the ℓ2 calibration error, inf the MCE.
     lens : str, optional
         ``binary``, ``top-label``, ``classwise`` or (kernel estimators) ``canonical``.
-        None (the default) is the estimator's own default lens
-        (:attr:`~core.estimators.base.EstimatorInfo.default_lens`): ``top-label`` for the
-        binned estimators and MMCE, ``canonical`` for the SKCE and KDE estimators. The
-        result's ``lens`` says which was used.
+        None (the default) is the data's lens for the estimator
+        (:meth:`~core.estimators.base.EstimatorInfo.lens_for`): ``binary`` for two classes
+        (a P(y=1) vector or two columns) and ``top-label`` for more with the binned and
+        smooth estimators, ``top-label`` for MMCE, ``canonical`` for the SKCE and KDE
+        estimators. The result's ``lens`` says which was used.
     tie_policy : {"split", "keep"}, default "split"
         Equal-mass treatment of equal scores (see :mod:`core.stats.binning`).
     class_weights : array_like, optional
@@ -345,6 +346,8 @@ def calibration_error(
     >>> round(calibration_error(p, y, lens="binary", n_bins=2).value, 12)
     0.25
     """
+    if lens is None:  # the data's default lens (binary for two classes)
+        lens = ESTIMATORS.get(estimator).lens_for(_classes_of(probs))
     call = EstimatorCall.make(
         estimator,
         binning=binning,
@@ -366,3 +369,9 @@ def calibration_error(
         top = None
     with known_top_label(p, top):
         return call.result(call.run(p, y, check_rng(seed)))
+
+
+def _classes_of(probs: ArrayLike) -> int:
+    """Return the number of classes of probabilities as given (a vector is P(y=1): two)."""
+    shape = np.shape(probs)
+    return 2 if len(shape) < 2 or shape[1] == 1 else int(shape[1])

@@ -237,6 +237,17 @@ def lens_view(
     return entry.func(probs, labels, names, class_weights)
 
 
+def data_lens(n_classes: int) -> str:
+    """Return the lens of data with ``n_classes`` classes when none is chosen.
+
+    Two classes (a P(y=1) column or two probability columns) take the binary lens, as the
+    peers and the dashboard read them; more take the top-label lens. Estimators whose own
+    default is another lens (the kernel estimators' canonical one) keep it
+    (:meth:`core.estimators.base.EstimatorInfo.lens_for`).
+    """
+    return "binary" if n_classes == 2 else "top-label"
+
+
 def n_classes(probs: np.ndarray) -> int:
     """Return ``K`` of validated predictions: 2 for a P(y=1) vector, else the columns."""
     return 2 if probs.ndim == 1 else int(probs.shape[1])
