@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "CalibrationErrorResult": "core.inference.calibration",
     "calibration_error": "core.inference.calibration",
     "smooth_ece": "core.estimators.smooth",
+    "SmoothECEResult": "core.estimators.smooth",
     # reliability diagrams
     "DIAGRAMS": "core.figures.diagrams",
     "DiagramInfo": "core.figures.diagrams",

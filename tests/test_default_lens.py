@@ -172,6 +172,7 @@ def test_the_rule_keeps_other_defaults():
 def test_analyze_takes_two_arrays_as_calibration_error_does():
     p, y = _binary(500)
     config = core.AnalysisConfig(lens="top-label", n_resamples=20)
+
     def same(a, b):
         return json.dumps(a.to_record(), default=str) == json.dumps(b.to_record(), default=str)
 

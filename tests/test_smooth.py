@@ -94,7 +94,8 @@ def test_auto_bandwidth_pins_relplot(name):
     got = calibration_error(f, y.astype(int), estimator="smooth", lens="binary")
     np.testing.assert_allclose(got.value, value, rtol=RTOL, atol=1e-15)
     assert got.details["bandwidth"] == sigma  # a multiple of 2⁻¹⁰: exact
-    assert smooth_ece(f, y) == pytest.approx((value, sigma), rel=RTOL, abs=1e-15)
+    r = smooth_ece(f, y)
+    assert (r.value, r.bandwidth) == pytest.approx((value, sigma), rel=RTOL, abs=1e-15)
 
 
 @pytest.mark.parametrize(("name", "sigma"), list(FIXED))
@@ -117,10 +118,11 @@ def test_live_relplot_agrees(name):
     relplot = _relplot()
     f, y = FIXTURES[name]
     value, sigma = relplot.smECE(f, y, return_width=True)
-    assert smooth_ece(f, y) == pytest.approx((value, sigma), rel=RTOL, abs=1e-15)
+    r = smooth_ece(f, y)
+    assert (r.value, r.bandwidth) == pytest.approx((value, sigma), rel=RTOL, abs=1e-15)
     # our float64 evaluation equals relplot's on the same numbers in float64 to rounding
     f64, y64 = f.astype(np.float64), y.astype(np.float64)
-    assert smooth_ece(f, y)[0] == pytest.approx(relplot.smECE(f64, y64), rel=1e-12, abs=1e-15)
+    assert smooth_ece(f, y).value == pytest.approx(relplot.smECE(f64, y64), rel=1e-12, abs=1e-15)
 
 
 def test_live_relplot_agrees_on_random_problems_and_bandwidths():
@@ -131,10 +133,12 @@ def test_live_relplot_agrees_on_random_problems_and_bandwidths():
     for n in (4, 37, 800, 5000):
         f = rng.beta(0.7, 0.7, size=n)
         y = (rng.uniform(size=n) < f**1.2).astype(float)
-        assert smooth_ece(f, y) == pytest.approx(relplot.smECE(f, y, return_width=True), rel=1e-9)
+        r = smooth_ece(f, y)
+        want_pair = relplot.smECE(f, y, return_width=True)
+        assert (r.value, r.bandwidth) == pytest.approx(want_pair, rel=1e-9)
         for sigma in (0.003, 0.004, 0.03, 0.2, 1.0):
             want = relplot.smECE_sigma(f, y, sigma)
-            assert smooth_ece(f, y, bandwidth=sigma)[0] == pytest.approx(want, rel=1e-9)
+            assert smooth_ece(f, y, bandwidth=sigma).value == pytest.approx(want, rel=1e-9)
     p, y = multiclass_fixture()
     c, ok = multiclass_logits_to_confidences(p, y, probs=True)
     got = calibration_error(p, y, estimator="smooth", lens="top-label").value
@@ -161,7 +165,8 @@ def test_reflection_at_the_boundaries_by_hand():
 def test_one_point_closed_form():
     # one row: the residual is constant, so smECE_σ = |r|·ΣD/(ΣD + E·10⁻⁴)
     s, o = 0.3, 1.0
-    value, sigma = smooth_ece([s], [o], bandwidth=0.1)
+    r = smooth_ece([s], [o], bandwidth=0.1)
+    value, sigma = r.value, r.bandwidth
     sample = SmoothSample(np.array([s]), np.array([o]))
     t = np.linspace(0, 1, 200)
     from core.estimators.smooth import interpolate
@@ -174,7 +179,7 @@ def test_one_point_closed_form():
 def test_classwise_is_the_weighted_mean_of_classes():
     p, y = multiclass_fixture()
     got = calibration_error(p, y, estimator="smooth", lens="classwise")
-    per_class = [smooth_ece(p[:, k], (y == k).astype(float))[0] for k in range(4)]
+    per_class = [smooth_ece(p[:, k], (y == k).astype(float)).value for k in range(4)]
     assert got.component_values == pytest.approx(per_class, rel=1e-12)
     assert got.value == pytest.approx(np.mean(per_class), rel=1e-12)
     weighted = calibration_error(
@@ -325,3 +330,11 @@ def test_diagram_caps_its_bootstrap_work(monkeypatch):
     )
     assert drawn.n_resamples == 120 and drawn.requested_resamples == 400
     assert drawn.bootstrap.n_resamples == 120 and "capped" in drawn.summary
+
+
+def test_smooth_ece_returns_a_result_object():
+    r = core.smooth_ece([0.2, 0.8, 0.6], [0, 1, 1])
+    assert isinstance(r, core.SmoothECEResult) and r.automatic and r.n == 3
+    fixed = core.smooth_ece([0.2, 0.8, 0.6], [0, 1, 1], bandwidth=0.1)
+    assert not fixed.automatic and fixed.bandwidth == 0.1
+    assert repr(fixed).startswith("SmoothECEResult(value=") and "(given)" in repr(fixed)

@@ -33,6 +33,7 @@ the convolution that of the grid's even extension). The grid binning is linear i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -363,9 +364,38 @@ class SmoothSample:
 # ----------------------------------------------------------------- one estimate
 
 
+@dataclass(frozen=True)
+class SmoothECEResult:
+    """The smooth ECE of one 1-D problem (:func:`smooth_ece`).
+
+    Attributes
+    ----------
+    value : float
+        ``smECE_σ``.
+    bandwidth : float
+        The bandwidth ``σ`` it was computed at.
+    automatic : bool
+        Whether ``σ`` is relplot's fixed point (``bandwidth="auto"``) or was given.
+    n : int
+        Rows.
+    """
+
+    value: float
+    bandwidth: float
+    automatic: bool
+    n: int
+
+    def __repr__(self) -> str:
+        how = "fixed point" if self.automatic else "given"
+        return (
+            f"SmoothECEResult(value={self.value:.6g}, bandwidth={self.bandwidth:.6g} "
+            f"({how}), n={self.n:,})"
+        )
+
+
 def smooth_ece(
     scores: ArrayLike, outcomes: ArrayLike, *, bandwidth: str | float = "auto"
-) -> tuple[float, float]:
+) -> SmoothECEResult:
     """Smooth ECE of one 1-D problem (scores and 0/1 outcomes).
 
     Parameters
@@ -380,21 +410,22 @@ def smooth_ece(
 
     Returns
     -------
-    tuple of float
-        ``(smECE, σ)``.
+    SmoothECEResult
+        ``value`` (smECE) and ``bandwidth`` (σ), as every estimator returns a result.
 
     Examples
     --------
-    >>> value, sigma = smooth_ece([0.2, 0.8], [0, 1], bandwidth=0.1)
-    >>> round(value, 6), sigma
+    >>> r = smooth_ece([0.2, 0.8], [0, 1], bandwidth=0.1)
+    >>> round(r.value, 6), r.bandwidth
     (0.199452, 0.1)
     """
     s = np.asarray(scores, dtype=np.float64).ravel()
     if s.size == 0:
         raise EstimationError("The smooth ECE needs at least one row.")
     sample = SmoothSample(s, np.asarray(outcomes, dtype=np.float64).ravel())
-    value, sigma = sample.values(check_bandwidth(bandwidth))
-    return float(value[0]), float(sigma[0])
+    bw = check_bandwidth(bandwidth)
+    value, sigma = sample.values(bw)
+    return SmoothECEResult(float(value[0]), float(sigma[0]), bw == "auto", int(s.size))
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
