@@ -313,3 +313,31 @@ def test_cli_convention_gives_the_library_value(tmp_path, capsys):
         main(["metrics", str(path), "--convention", "torchmetrics", "--binning", "equal-mass"]) == 2
     )
     assert "torchmetrics" in capsys.readouterr().err
+
+
+def test_uncertainty_calibration_discrete_bins_merge_as_the_library_does():
+    # get_discrete_bins' midpoint of two scores one ulp apart rounds onto the larger one,
+    # so bisect_left puts both in one bin: 0.07 by hand, where Calibscope keeps two (0.5)
+    s = np.array([0.57, np.nextafter(0.57, 1.0)])
+    y = np.array([1, 0])
+    kw = {"binning": "discrete", "lens": "binary"}
+    uc = core.calibration_error(s, y, convention="uncertainty-calibration", **kw)
+    assert uc.value == pytest.approx(abs(s.mean() - 0.5), abs=1e-15)
+    assert core.calibration_error(s, y, **kw).value == pytest.approx(0.5)
+    # the top-label scores of binary input make such pairs (1 − 0.43 is one ulp off 0.57)
+    rng = np.random.default_rng(4)
+    p = np.round(rng.uniform(size=400), 2)
+    labels = (rng.uniform(size=400) < p).astype(int)
+    ours = core.calibration_error(
+        p, labels, convention="uncertainty-calibration", binning="discrete", lens="top-label"
+    ).value
+    if importlib.util.find_spec("calibration") is None:
+        pytest.skip("uncertainty-calibration is not installed")
+    import calibration
+
+    matrix = np.column_stack([1 - p, p])
+    lib = calibration.get_binning_ce(matrix, labels, p=1, debias=False, mode="top-label")
+    assert ours == pytest.approx(lib, abs=1e-12)
+    assert calibration.get_binning_ce(list(s), list(y), p=1, debias=False) == pytest.approx(
+        uc.value, abs=1e-12
+    )

@@ -402,9 +402,13 @@ def _torchmetrics(
 def _uncertainty_calibration(
     scores: np.ndarray, binning: str, n_bins: int, float32: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    if binning == "discrete":  # midpoints between distinct values: one bin per value
-        return _native_discrete(scores, n_bins)
-    if binning == "equal-width":
+    if binning == "discrete":
+        # get_discrete_bins: the midpoints of consecutive distinct values, then 1.0, read by
+        # bisect_left; a midpoint that rounds up onto the larger of two values one ulp apart
+        # puts both in one bin, as the library does
+        u = np.unique(scores)
+        upper = np.append((u[:-1] + u[1:]) / 2.0, 1.0)
+    elif binning == "equal-width":
         upper = np.arange(1, n_bins + 1) * 1.0 / n_bins
     elif binning == "equal-mass":
         s = np.sort(scores)
