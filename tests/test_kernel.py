@@ -583,3 +583,14 @@ def test_pairs_below_counts_every_row_exactly(metric, kind):
                 stop = cols >= value if strict else cols > value
                 want = row + 1 + (int(np.argmax(stop)) if stop.any() else cols.size)
                 assert got[row] == want, (row, value, strict)
+
+
+def test_the_biased_forms_are_defined_on_one_row():
+    # MMCE² = (1/n²) Σ (c_i − r_i)(c_j − r_j) k(r_i, r_j): one row gives |c − r|
+    assert core.calibration_error([0.7], [1], estimator="mmce").value == pytest.approx(0.3)
+    assert core.calibration_error([0.7], [0], estimator="mmce").value == pytest.approx(0.7)
+    # SKCE_b of one row is h(x, x) = k(p, p)·‖e_y − p‖² with a given bandwidth
+    one = core.calibration_error([0.7], [1], estimator="skce-b", bandwidth=0.5, lens="binary")
+    assert one.value == pytest.approx(2 * 0.3**2)
+    with pytest.raises(core.EstimationError, match="unbiased quadratic SKCE estimator needs"):
+        core.calibration_error([0.7], [1], estimator="skce-uq", bandwidth=0.5)

@@ -1127,8 +1127,10 @@ def skce_value(
     p, y = prob.probs, prob.labels
     n = p.shape[0]
     if which in ("b", "uq"):
-        if n < 2:
-            raise EstimationError("The quadratic SKCE estimators need at least two rows.")
+        if which == "uq" and n < 2:  # the biased form is defined on one row (h(x, x) / 1)
+            raise EstimationError("The unbiased quadratic SKCE estimator needs at least two rows.")
+        if n < 1:
+            raise EstimationError("The quadratic SKCE estimators need at least one row.")
         check_exact_size(n, int(options.get("max_exact_n", MAX_EXACT_N)), f"SKCE_{which}")
         dtype = np.float32 if options.get("precision", "float64") == "float32" else np.float64
         total, trace = h_sums(p, y, spec, dtype=dtype)
