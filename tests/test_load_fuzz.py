@@ -335,3 +335,67 @@ def text_pair_cases(draw) -> tuple[bytes, str, list[Truth]]:
 def test_a_text_class_column_never_flips_the_pair(case):
     data, name, ok = case
     _check(data, name, ok)
+
+
+# ----------------------------------------------------------------------------- labels files
+
+
+@st.composite
+def word_label_cases(draw) -> tuple[bytes, bytes, list[int], list[str]]:
+    """A headerless two-column matrix and a one-column labels file of words, maybe headed."""
+    n = draw(st.integers(2, 20))
+    words = draw(st.sampled_from([("False", "True"), ("cat", "dog"), ("no", "yes"), ("0", "1")]))
+    y = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    first = draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n))
+    matrix = "".join(f"{a / 1000:.3f},{1 - a / 1000:.3f}\n" for a in first).encode()
+    header = draw(st.sampled_from([None, "label", "y", "target"]))
+    lines = ([header] if header else []) + [words[v] for v in y]
+    return matrix, ("\n".join(lines) + "\n").encode(), y, list(words)
+
+
+@fuzz
+@given(word_label_cases())
+def test_a_labels_file_of_words_keeps_every_row(case):
+    matrix, labels, y, words = case
+    names = None if words == ["0", "1"] else words
+    if words == ["False", "True"]:
+        names = None  # booleans read as 0/1
+    try:
+        pred = load_predictions(matrix, name="m.csv", labels=labels, class_names=names)
+    except CalibscopeError as exc:  # only a refusal naming the rows, never a lost row
+        assert "rows but" not in str(exc), exc
+        return
+    assert pred.n == len(y)
+    assert pred.labels.tolist() == y
+
+
+@st.composite
+def contradicting_files(draw) -> tuple[list[tuple[str, bytes]], bytes, bool]:
+    """Two or three files with their own label column, and a labels file: agreeing or not."""
+    n = draw(st.integers(2, 12))
+    y = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    files, agree = [], True
+    for i in range(draw(st.integers(2, 3))):
+        own = list(y)
+        if draw(st.booleans()):
+            flip = draw(st.integers(0, n - 1))
+            own[flip] = 1 - own[flip]
+            agree = False
+        rows = "".join(f"0.{(7 * j + i) % 10}{j % 10},{v}\n" for j, v in enumerate(own))
+        files.append((f"m{i}.csv", ("p,label\n" + rows).encode()))
+    return files, ("\n".join(map(str, y)) + "\n").encode(), agree
+
+
+@fuzz
+@given(contradicting_files())
+def test_several_files_never_hide_a_contradicting_label_column(case):
+    from core.data import load_models
+
+    files, labels, agree = case
+    try:
+        pred = load_models(files, labels=labels)
+    except CalibscopeError as exc:
+        assert not agree and "disagree" in str(exc), exc
+        return
+    assert agree
+    assert any(f.code == "label-column-unused" for f in pred.lint.findings)
