@@ -341,3 +341,19 @@ def test_uncertainty_calibration_discrete_bins_merge_as_the_library_does():
     assert calibration.get_binning_ce(list(s), list(y), p=1, debias=False) == pytest.approx(
         uc.value, abs=1e-12
     )
+
+
+def test_torchmetrics_bins_float32_binary_input_on_float32_edges():
+    # the library bins binary input in its dtype. Float32 edges: 0.7f is on the edge 0.7f
+    # (bin [0.7, 0.8)), 0.65f in [0.6, 0.7): |0.7 − 1|·½ + |0.65 − 0|·½ = 0.475. Float64
+    # edges: 0.7f (0.69999998…) is below the edge 0.7, one bin: |0.675 − 0.5| = 0.175
+    p32 = np.array([0.7, 0.65], dtype=np.float32)
+    y = np.array([1, 0])
+    kw = {"convention": "torchmetrics", "n_bins": 10, "lens": "binary"}
+    assert core.calibration_error(p32, y, **kw).value == pytest.approx(0.475, abs=1e-7)
+    as64 = core.calibration_error(p32.astype(np.float64), y, **kw).value
+    assert as64 == pytest.approx(0.175, abs=1e-7)
+    # Calibscope's own bins read every input as float64
+    assert core.calibration_error(p32, y, n_bins=10, lens="binary").value == pytest.approx(as64)
+    boot = core.bootstrap_interval(p32, y, n_resamples=20, **kw)
+    assert boot.value == pytest.approx(0.475, abs=1e-7)

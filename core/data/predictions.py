@@ -563,7 +563,7 @@ def make_predictions(
         split=frozen["split"],
         group=frozen["group"],
         lint=lint,
-        source=source,
+        source=visible(str(source)),
         digest=digest,
         columns=mapping,
         extra=types.MappingProxyType(kept),

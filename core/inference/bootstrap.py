@@ -101,7 +101,7 @@ from core.base.errors import CalibscopeError
 from core.base.memo import Memo, array_digest
 from core.base.validation import check_predictions, check_rng
 from core.estimators import ESTIMATORS
-from core.inference.calibration import EstimatorCall
+from core.inference.calibration import EstimatorCall, is_float32
 from core.inference.resampling import check_chunk_size, chunks, plan_for
 from core.stats.binned_view import BinnedViews
 from core.stats.intervals import (
@@ -226,7 +226,7 @@ def bootstrap_many(
     seed = check_seed(seed)
     if views is None:
         p, y, binary = check_predictions(probs, labels)
-        views = BinnedViews(p, y)
+        views = BinnedViews(p, y, float32_input=is_float32(probs))
     else:
         p, y = views.probs, views.labels
         binary = bool(binary)

@@ -175,14 +175,22 @@ class EstimatorCall:
         """How per-component values aggregate (the estimator's rule, or the convention's)."""
         return CONVENTIONS.get(self.convention).combine_for(self.info)
 
-    def run(self, p: np.ndarray, y: np.ndarray, rng: np.random.Generator | int) -> Estimate:
+    def run(
+        self,
+        p: np.ndarray,
+        y: np.ndarray,
+        rng: np.random.Generator | int,
+        float32_input: bool = False,
+    ) -> Estimate:
         """Return the estimate on validated arrays.
 
         ``p`` is an ``(n, K)`` matrix or the P(y=1) vector of binary predictions
-        (:func:`core.base.validation.as_probs`).
+        (:func:`core.base.validation.as_probs`); ``float32_input`` says the predictions
+        were given as float32 (a library convention may bin in that dtype).
         """
         if not self.native:  # a library's bins: through the views, which bin as it does
-            return self.run_on(BinnedViews(p, y, self.class_names, self.class_weights), rng)
+            views = BinnedViews(p, y, self.class_names, self.class_weights, float32_input)
+            return self.run_on(views, rng)
         return self.info.func(
             p,
             y,
@@ -368,10 +376,15 @@ def calibration_error(
         p, y = check_probs_labels(probs, labels, matrix=False)
         top = None
     with known_top_label(p, top):
-        return call.result(call.run(p, y, check_rng(seed)))
+        return call.result(call.run(p, y, check_rng(seed), is_float32(probs)))
 
 
 def _classes_of(probs: ArrayLike) -> int:
     """Return the number of classes of probabilities as given (a vector is P(y=1): two)."""
     shape = np.shape(probs)
     return 2 if len(shape) < 2 or shape[1] == 1 else int(shape[1])
+
+
+def is_float32(probs: ArrayLike) -> bool:
+    """Return whether predictions were given as float32 (numpy, or a tensor's dtype)."""
+    return str(getattr(probs, "dtype", "")) in ("float32", "torch.float32")

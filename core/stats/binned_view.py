@@ -285,7 +285,12 @@ def bin_view(
 
 
 def convention_view(
-    view: LensView, binning: str, n_bins: int, tie_policy: str, convention: str
+    view: LensView,
+    binning: str,
+    n_bins: int,
+    tie_policy: str,
+    convention: str,
+    float32_input: bool = False,
 ) -> BinnedView:
     """Bin every component of a lens view as a library does (:mod:`core.stats.conventions`).
 
@@ -301,6 +306,9 @@ def convention_view(
         Recorded only: a library's equal-mass edges are its own.
     convention : str
         A name in :data:`core.stats.conventions.CONVENTIONS`.
+    float32_input : bool, default=False
+        Whether the predictions were given as float32 (a library that bins in the input's
+        dtype then uses float32 edges).
 
     Returns
     -------
@@ -312,7 +320,7 @@ def convention_view(
     comps = []
     for name, scores, outcomes in zip(view.names, view.scores, view.outcomes, strict=True):
         s = conv.transform(scores, view.lens)
-        idx, edges = conv.bins(s, binning, n_bins, view.lens)
+        idx, edges = conv.bins(s, binning, n_bins, view.lens, float32_input=float32_input)
         comps.append(ComponentBins(name, s, outcomes, idx, edges, binning, tie_policy, n_bins))
     return BinnedView(
         view.lens, binning, n_bins, tie_policy, tuple(comps), view.names, view.weights
@@ -358,6 +366,9 @@ class BinnedViews:
         Component names of the classwise lens.
     class_weights : array_like, optional
         Classwise aggregation weights.
+    float32_input : bool, default=False
+        Whether the predictions were given as float32 (read by the library conventions that
+        bin in the input's dtype).
     """
 
     def __init__(
@@ -366,7 +377,9 @@ class BinnedViews:
         labels: np.ndarray,
         class_names: tuple[str, ...] | None = None,
         class_weights: ArrayLike | None = None,
+        float32_input: bool = False,
     ) -> None:
+        self.float32_input = bool(float32_input)
         self.probs = probs
         self.labels = labels
         self.class_names = class_names
@@ -420,7 +433,12 @@ class BinnedViews:
             key = (lens, binning, int(n_bins), convention, weights)
             if key not in self._binned:
                 self._binned[key] = convention_view(
-                    self.lens(lens, weights), binning, n_bins, tie_policy, convention
+                    self.lens(lens, weights),
+                    binning,
+                    n_bins,
+                    tie_policy,
+                    convention,
+                    self.float32_input,
                 )
             return self._binned[key]
         key = (lens, binning, int(n_bins), tie_policy, weights)

@@ -96,6 +96,9 @@ class ConventionInfo(Entry):
         Scores are clipped to ``[ε, 1 − ε]`` (ε the float64 machine epsilon) first.
     float32_lenses : tuple of str
         Lenses whose scores the library casts to float32 (and bins on float32 edges).
+    input_dtype_lenses : tuple of str
+        Lenses on which the library bins in the input's dtype: float32 predictions are
+        binned on float32 edges there (float64 ones on float64 edges).
     extra_bin : bool
         A score of exactly 1.0 lies in a bin of its own above the last.
     combine_clipped : bool
@@ -112,6 +115,7 @@ class ConventionInfo(Entry):
     mass_rule: str = ""
     clip: bool = False
     float32_lenses: tuple[str, ...] = ()
+    input_dtype_lenses: tuple[str, ...] = ()
     extra_bin: bool = False
     combine_clipped: bool = False
 
@@ -159,10 +163,21 @@ class ConventionInfo(Entry):
         return np.asarray(out, dtype=np.float64)
 
     def bins(
-        self, scores: np.ndarray, binning: str, n_bins: int, lens: str
+        self,
+        scores: np.ndarray,
+        binning: str,
+        n_bins: int,
+        lens: str,
+        *,
+        float32_input: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(index, edges)`` of scores already :meth:`transform`-ed."""
-        return self.func(scores, binning, n_bins, lens in self.float32_lenses)
+        """Return ``(index, edges)`` of scores already :meth:`transform`-ed.
+
+        ``float32_input``: the predictions were given as float32, which a library binning
+        in the input's dtype (:attr:`input_dtype_lenses`) bins on float32 edges.
+        """
+        float32 = lens in self.float32_lenses or (float32_input and lens in self.input_dtype_lenses)
+        return self.func(scores, binning, n_bins, float32)
 
     def combine_for(self, info: Any) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
         """Return how an estimator's per-component values aggregate under this convention."""
@@ -349,6 +364,7 @@ def _netcal(
     closed="left",
     edge_rule="torch.linspace edges, left-closed",
     float32_lenses=("top-label",),
+    input_dtype_lenses=("binary",),
     extra_bin=True,
 )
 def _torchmetrics(
