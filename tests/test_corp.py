@@ -289,3 +289,15 @@ def test_corp_diagram_on_a_lens_without_components_and_without_bands() -> None:
     )
     assert r.lens == "top-label" and "top-label" in r.summary
     assert r.components[0].consistency is None and r.n_resamples == 0
+
+
+def test_corp_pools_exact_ties_where_sklearn_pools_within_float_resolution():
+    # the documented difference: two forecasts one ulp apart are two groups for CORP, one
+    # for scikit-learn's IsotonicRegression (docs/formulas.md, CORP)
+    s = np.array([0.57, np.nextafter(0.57, 1.0), 0.2, 0.9])
+    y = np.array([0, 1, 0, 1])
+    ours = calibration_error(s, y, estimator="mcb", lens="binary").value
+    assert ours == pytest.approx(0.13995, abs=1e-12)  # by hand: the PAV fit is y itself
+    fit = IsotonicRegression(out_of_bounds="clip").fit(s, y).predict(s)
+    sk = np.mean((s - y) ** 2) - np.mean((fit - y) ** 2)  # the binary Brier convention
+    assert sk == pytest.approx(0.01495, abs=1e-12)
