@@ -280,3 +280,79 @@ def test_a_live_process_temporary_is_kept(tmp_path):
     dead.write_text("stale")
     write_atomically(tmp_path / "out.txt", "x")
     assert other.exists() and not dead.exists()
+
+
+# ------------------------------------------------------------------------- every kind of target
+
+
+KINDS = ["new", "regular", "read-only", "symlink", "dangling-link", "folder", "missing-folder"]
+KINDS += ["dev-null", "fifo", "socket"]
+
+
+def _target(folder: Path, kind: str) -> tuple[Path, object]:
+    """Make an output target of ``kind``; return it and what must hold of it afterwards."""
+    path = folder / "out.txt"
+    if kind == "regular":
+        path.write_text("old")
+        path.chmod(0o640)
+    elif kind == "read-only":
+        path.write_text("old")
+        path.chmod(0o444)
+    elif kind == "symlink":
+        (folder / "real.txt").write_text("old")
+        path.symlink_to("real.txt")
+    elif kind == "dangling-link":
+        path.symlink_to("made.txt")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "missing-folder":
+        path = folder / "no" / "out.txt"
+    elif kind == "dev-null":
+        path = Path("/dev/null")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        return path, server
+    return path, None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("command", ["lint", "metrics"])
+def test_every_kind_of_target_is_written_or_refused_whole(capsys, data, tmp_path, kind, command):
+    path, held = _target(tmp_path, kind)
+    got: list[bytes] = []
+    reader = None
+    if kind == "fifo":
+        reader = threading.Thread(target=lambda: got.append(path.read_bytes()))
+        reader.start()
+    argv = [command, str(data), "-o", str(path)] + (
+        ["--resamples", "0"] if command == "metrics" else []
+    )
+    try:
+        code = main(argv)
+    finally:
+        if held is not None:
+            held.close()
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err and ".tmp" not in err
+    if kind in ("read-only", "folder", "missing-folder", "socket"):
+        assert code == 2 and err.count("\n") == 1 and str(path) in err
+        if kind == "read-only":
+            assert path.read_text() == "old" and stat.S_IMODE(path.stat().st_mode) == 0o444
+        return
+    assert code == 0, err
+    if reader is not None:
+        reader.join(10)
+        assert stat.S_ISFIFO(path.stat().st_mode) and b"t.csv" in got[0]
+    elif kind == "dev-null":
+        assert stat.S_ISCHR(path.stat().st_mode)
+    elif kind in ("symlink", "dangling-link"):
+        assert path.is_symlink() and "t.csv" in path.read_text()
+    else:
+        assert path.is_file() and "t.csv" in path.read_text()
+        if kind == "regular":
+            assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    names = [p.name for p in tmp_path.iterdir()]
+    assert not any(n.endswith(".tmp") for n in names)
