@@ -46,7 +46,11 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         For a folder, a missing or read-only folder, a read-only file or a socket, naming
         ``path``.
     """
-    given = os.fspath(path)
+    _checked(os.fspath(path))
+
+
+def _checked(given: str) -> tuple[Path, os.stat_result | None]:
+    """Return the resolved target and its status (None: a new file) once it is writable."""
     target = Path(os.path.realpath(given))
     try:
         st = os.stat(target)
@@ -59,7 +63,7 @@ def check_writable(path: str | os.PathLike[str]) -> None:
             ) from None
         if not os.access(folder, os.W_OK | os.X_OK):
             raise ExportError(f"Cannot write {given}: its folder is not writable.") from None
-        return
+        return target, None
     except OSError as exc:
         raise ExportError(f"Cannot write {given}: {_reason(exc)}.") from None
     mode = st.st_mode
@@ -70,7 +74,7 @@ def check_writable(path: str | os.PathLike[str]) -> None:
     if not stat.S_ISREG(mode):  # a device or a FIFO: written through
         if not os.access(target, os.W_OK):
             raise ExportError(f"Cannot write {given}: permission denied.")
-        return
+        return target, st
     # the write bits, not only access(): root may write any file, but a file made
     # read-only says it is not to be replaced
     if not mode & 0o222 or not os.access(target, os.W_OK):
@@ -83,6 +87,7 @@ def check_writable(path: str | os.PathLike[str]) -> None:
             f"Cannot write {given}: its folder is not writable, so the file cannot be "
             "replaced whole."
         )
+    return target, st
 
 
 def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
@@ -112,14 +117,9 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
     system), so readers see the old content or the new.
     """
     given = os.fspath(path)
-    check_writable(given)
-    target = Path(os.path.realpath(given))
+    target, st = _checked(given)
     data = text.encode("utf-8")
     try:
-        try:
-            st: os.stat_result | None = os.stat(target)
-        except FileNotFoundError:
-            st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
             with open(target, "wb") as out:  # a device or a FIFO
                 out.write(data)

@@ -224,12 +224,15 @@ def _sums_to_one(frame: pd.DataFrame, cols: Sequence[str]) -> bool:
     return bool(np.abs(P.sum(axis=1) - 1.0).max() <= ROW_SUM_TOL and P.min() >= 0 and P.max() <= 1)
 
 
+def _parsed_text(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Return a column's present values as stripped text, and them as numbers (NaN: none)."""
+    texts = series.dropna().astype(str).str.strip()
+    return texts, pd.to_numeric(texts, errors="coerce")
+
+
 def _mostly_numeric(series: pd.Series) -> bool:
-    values = series.dropna()
-    if values.empty:
-        return False
-    parsed = pd.to_numeric(values.astype(str).str.strip(), errors="coerce")
-    return parsed.notna().mean() >= 0.9
+    texts, parsed = _parsed_text(series)
+    return not texts.empty and parsed.notna().mean() >= 0.9
 
 
 @dataclass(frozen=True, eq=False)
@@ -393,13 +396,12 @@ def _refuse_half_read(frame: pd.DataFrame, chosen: str, left_out: Sequence[str])
     for c in left_out:
         if frame[c].dtype.kind not in "OSUT":
             continue
-        texts = frame[c].dropna().astype(str).str.strip()
-        values = texts[~texts.str.lower().isin(MISSING_TOKENS)]
-        if values.empty:
+        texts, parsed = _parsed_text(frame[c])
+        present = ~texts.str.lower().isin(MISSING_TOKENS)
+        if not present.any():
             continue
-        parsed = pd.to_numeric(values, errors="coerce")
-        if parsed.notna().mean() >= 0.5:
-            words = pd.to_numeric(texts, errors="coerce").isna()
+        if parsed[present].notna().mean() >= 0.5:
+            words = parsed.isna()
             bad = texts[words].iloc[0] if words.any() else ""
             raise ColumnError(
                 f"Column {c!r} holds numbers and text (such as {bad[:40]!r}), so it was not "

@@ -331,13 +331,13 @@ def _read_parquet(data: bytes, name: str, limits: LoadLimits) -> LoadedTable:
     for c in frame.columns:
         if isinstance(frame[c].dtype, pd.CategoricalDtype):
             cat = frame[c].cat
-            codes = cat.codes.to_numpy()
-            numbers = numeric_text(cat.categories.to_list(), codes)
+            codes, distinct = cat.codes.to_numpy(), cat.categories.to_list()
+            numbers = numeric_text(distinct, codes)
             if numbers is not None:  # numbers stored as text, read as a CSV reads them
                 frame[c] = pd.Series(numbers, index=frame.index)
                 continue
             # object arrays sharing the dictionary's strings, as text columns are read
-            values = shared_values(cat.categories.to_list(), codes)
+            values = shared_values(distinct, codes)
             frame[c] = pd.Series(values, index=frame.index, dtype=object)
     return LoadedTable(frame, False, name, duplicate_columns_finding(dupes))
 

@@ -16,6 +16,7 @@ from core.analyses.calibration_tests import (
 from core.analyses.findings import suite_finding
 from core.base.numbers import format_frame, format_number, format_pvalue
 from core.estimators.kernel import MAX_EXACT_N
+from core.stats.lenses import data_lens
 from core.worlds import DirichletWorld
 from dashboard import cache, calls, errors, state, widgets
 from dashboard.text import literal
@@ -88,7 +89,7 @@ else:
     )
     if config is None:
         st.stop()
-    default_lens = "binary" if pred.n_classes == 2 else "top-label"
+    default_lens = data_lens(pred.n_classes)
     lens, consistency = test_settings("consistency", config)
     lens = lens or default_lens
     classical_lens = test_settings("spiegelhalter", config)[0] or default_lens

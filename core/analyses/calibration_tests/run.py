@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from core.analyses.calibration_tests.base import TESTS, CalibrationTestResult
 from core.base.errors import ConfigError
 from core.base.validation import check_probs_labels, check_rng
-from core.stats.lenses import LENSES
+from core.stats.lenses import LENSES, data_lens
 
 
 def calibration_test(
@@ -79,7 +79,7 @@ def calibration_test(
     p, y = check_probs_labels(probs, labels)
     allowed = entry.lenses
     if lens is None:
-        lens = entry.default_lens or ("binary" if p.shape[1] == 2 else "top-label")
+        lens = entry.default_lens or data_lens(p.shape[1])
     LENSES.get(lens)
     if lens not in allowed:
         raise ConfigError(

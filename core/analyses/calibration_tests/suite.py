@@ -19,7 +19,7 @@ from core.data import as_predictions
 from core.estimators import ESTIMATORS
 from core.estimators import kernel as kern
 from core.stats.binning import BINNINGS
-from core.stats.lenses import LENSES
+from core.stats.lenses import LENSES, data_lens
 
 #: Row draws a second that a null drawn one resample at a time makes on a laptop (about
 #: 33 ns each at 2·10⁵ × 10 on the classwise lens), for the time a slow test would take.
@@ -284,7 +284,7 @@ def _row_works(
         lens, opts = test_settings(
             name, config, None if n_resamples is None else {"n_resamples": int(n_resamples)}
         )
-        lens = lens or ("binary" if pred.n_classes == 2 else "top-label")
+        lens = lens or data_lens(pred.n_classes)
         out[name] = (entry.row_work(pred.probs, pred.labels, lens=lens, **opts), lens, opts)
     return out
 
@@ -302,7 +302,7 @@ def _slow(
         if work > max_row_work:
             r = int(opts["n_resamples"])
             fits = r * max_row_work // work
-            one = "binary" if n_classes == 2 else "top-label"
+            one = data_lens(n_classes)
             label = ESTIMATORS.get(opts.get("estimator", "plugin")).label
             # the page names its controls' choices as they show them, and not the budget
             ui = surface == "ui"
